@@ -1,0 +1,5 @@
+//! The benchmarks, one module each, on a shared runtime and harness.
+
+pub mod harness;
+pub mod runtime;
+pub mod timer;

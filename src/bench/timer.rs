@@ -1,0 +1,567 @@
+//! `rtlat timer`: wake-up latency of periodic real-time threads, one per CPU.
+//!
+//! Each thread sleeps with `clock_nanosleep(TIMER_ABSTIME)` until its next
+//! intended wake time and records `latency = actual wake − intended wake`.
+//! Thread i of n is offset by i·period/n so threads never wake together.
+//! A wake-up at or after the following period start is an overrun: the
+//! missed periods are counted and skipped, and the next wake stays on the
+//! original grid (start + k·period), so the schedule never drifts.
+
+use crate::bench::harness::{self, Channel, Saver};
+use crate::bench::runtime::{self, RtConfig, Runtime, SignalWatch, StopFlag};
+use crate::cli::{ClockArg, TimerArgs};
+use crate::error::{exit, Error, Result};
+use crate::output::live::Live;
+use crate::result::{self, BreakEvent, RunResult, Thresholds, Tool};
+use crate::stats::recorder::{self, Recorder};
+use crate::sys::{self, clock::Clock, trace::Tracer};
+use crate::sysinfo::{self, SystemInfo};
+use serde::Serialize;
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::thread;
+
+/// Stack of a measuring thread (locked under mlockall, so kept small).
+const THREAD_STACK: usize = 256 * 1024;
+/// Time between the end of setup and the first wake-up of thread 0.
+const START_DELAY_NS: u64 = 20_000_000;
+
+/// Validated settings of a timer run.
+#[derive(Debug, Clone, Serialize)]
+pub struct TimerConfig {
+    pub cpus: Vec<usize>,
+    pub period_ns: u64,
+    pub clock: Clock,
+    pub duration_ns: Option<u64>,
+    pub loops: Option<u64>,
+    pub break_threshold_ns: Option<u64>,
+    pub max_latency_ns: Option<u64>,
+    pub interval_ns: u64,
+    pub save_every_ns: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub synthetic_seed: Option<u64>,
+    #[serde(skip)]
+    pub rt: RtConfig,
+}
+
+impl TimerConfig {
+    pub fn from_args(a: &TimerArgs) -> Result<Self> {
+        let online = sysinfo::online_cpus();
+        let cpus = crate::units::parse_cpu_list(&a.cpus, &online).map_err(Error::usage)?;
+        if cpus.is_empty() {
+            return Err(Error::usage("--cpus selects no CPU; give e.g. 0 or all"));
+        }
+        let rt = if a.synthetic.is_some() {
+            RtConfig::unprivileged()
+        } else {
+            RtConfig::from_args(&a.rt, a.period)?
+        };
+        Ok(TimerConfig {
+            cpus,
+            period_ns: a.period,
+            clock: match a.clock {
+                ClockArg::Monotonic => Clock::Monotonic,
+                ClockArg::Realtime => Clock::Realtime,
+            },
+            duration_ns: a.duration,
+            loops: a.loops,
+            break_threshold_ns: a.break_threshold,
+            max_latency_ns: a.output.max_latency,
+            interval_ns: a.output.interval,
+            save_every_ns: a.output.save_every,
+            synthetic_seed: a.synthetic,
+            rt,
+        })
+    }
+}
+
+/// Where the time comes from: the real clock, or a deterministic simulation.
+trait Waker {
+    /// Sleep until `target` and return the wake-up time.
+    fn wait_until(&mut self, target: u64) -> u64;
+}
+
+struct RealWaker(libc::clockid_t);
+
+impl Waker for RealWaker {
+    #[inline(always)]
+    fn wait_until(&mut self, target: u64) -> u64 {
+        sys::clock::sleep_until(self.0, target);
+        sys::clock::now_ns(self.0)
+    }
+}
+
+/// Simulated time with reproducible latencies: 2–5 µs, a 50–150 µs spike
+/// every ~5000 samples, and an overrun of 2–3 periods every ~200 000.
+pub struct SyntheticWaker {
+    state: u64,
+    t: u64,
+    period: u64,
+}
+
+impl SyntheticWaker {
+    pub fn new(seed: u64, thread: usize, period: u64) -> Self {
+        let state = (seed ^ 0x9E37_79B9_7F4A_7C15).wrapping_mul(thread as u64 * 2 + 1) | 1;
+        SyntheticWaker {
+            state,
+            t: 0,
+            period,
+        }
+    }
+    fn next(&mut self) -> u64 {
+        let mut x = self.state;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.state = x;
+        x
+    }
+}
+
+impl Waker for SyntheticWaker {
+    fn wait_until(&mut self, target: u64) -> u64 {
+        let r = self.next();
+        let lat = if r % 200_000 == 7 {
+            2 * self.period + r % self.period
+        } else if r % 5000 == 3 {
+            50_000 + r % 100_000
+        } else {
+            2_000 + r % 3_000
+        };
+        self.t = target.max(self.t) + lat;
+        self.t
+    }
+}
+
+/// What one measuring thread is told to do.
+struct Plan {
+    index: usize,
+    period: u64,
+    /// Absolute time of the run's start on the thread's clock.
+    start: u64,
+    /// Absolute time of this thread's first wake-up.
+    first: u64,
+    end: Option<u64>,
+    loops: Option<u64>,
+    break_threshold: Option<u64>,
+}
+
+/// How one measuring thread ended.
+struct ThreadEnd {
+    cpu_time_ns: u64,
+    brk: Option<BreakEvent>,
+}
+
+/// The measuring loop. Between the wake-up timestamp and the next sleep it
+/// only does arithmetic and the recorder's lock-free publication.
+fn measure<W: Waker>(
+    w: &mut W,
+    rec: &mut Recorder,
+    plan: &Plan,
+    stop: &StopFlag,
+) -> Option<BreakEvent> {
+    let mut next = plan.first;
+    let mut n: u64 = 0;
+    let threshold = plan.break_threshold.unwrap_or(u64::MAX);
+    let end = plan.end.unwrap_or(u64::MAX);
+    let loops = plan.loops.unwrap_or(u64::MAX);
+    while n < loops && next < end && !stop.is_set() {
+        let now = w.wait_until(next);
+        let latency = now.saturating_sub(next);
+        let missed = if latency >= plan.period {
+            latency / plan.period
+        } else {
+            0
+        };
+        let at = now.saturating_sub(plan.start);
+        rec.record(latency, at, missed);
+        if latency > threshold {
+            stop.set();
+            return Some(BreakEvent {
+                thread: plan.index,
+                cpu: None,
+                sample: n,
+                latency_ns: latency,
+                at_ns: at,
+                trace_marked: false,
+            });
+        }
+        next += plan.period * (1 + missed);
+        n += 1;
+    }
+    None
+}
+
+/// The outcome of a run: the result and the exit code it calls for.
+pub struct Outcome {
+    pub result: RunResult,
+    pub exit_code: i32,
+}
+
+/// Run the timer benchmark end to end.
+pub fn run(args: &TimerArgs, command_line: Vec<String>) -> Result<Outcome> {
+    let cfg = TimerConfig::from_args(args)?;
+    let stop = StopFlag::default();
+    let signals = SignalWatch::start(stop.clone())?;
+    let n = cfg.cpus.len();
+    let pin = cfg.rt.can_pin();
+    let clock_id = cfg.clock.id();
+
+    // Every buffer exists before memory is locked and before the first sample.
+    let mut channels = Vec::with_capacity(n);
+    let mut recorders = Vec::with_capacity(n);
+    for &cpu in &cfg.cpus {
+        let (rec, col) = recorder::pair(cfg.interval_ns);
+        recorders.push(rec);
+        channels.push(Channel::new(
+            format!("cpu{cpu}"),
+            Some(cpu),
+            col,
+            cfg.interval_ns,
+        ));
+    }
+    let tracer = if cfg.break_threshold_ns.is_some() && cfg.synthetic_seed.is_none() {
+        Tracer::open()
+    } else {
+        None
+    };
+    let tracer = Arc::new(Mutex::new(tracer));
+    let phases: Vec<u64> = (0..n)
+        .map(|i| cfg.period_ns * i as u64 / n as u64)
+        .collect();
+
+    let mut result = RunResult {
+        schema: result::SCHEMA_NAME.into(),
+        schema_version: result::SCHEMA_VERSION,
+        tool: Tool::this(),
+        benchmark: "timer".into(),
+        label: args.output.label.clone(),
+        command_line,
+        start_time_utc: String::new(),
+        duration_ns: 0,
+        complete: false,
+        end_reason: "running".into(),
+        config: serde_json::to_value(&cfg).unwrap_or_default(),
+        system: SystemInfo::collect(),
+        tuning: cfg.rt.tuning(
+            cfg.cpus.iter().map(|&c| pin.then_some(c)).collect(),
+            phases.clone(),
+        ),
+        threads: Vec::new(),
+        total: Default::default(),
+        thresholds: Thresholds {
+            max_latency_ns: cfg.max_latency_ns,
+            break_threshold_ns: cfg.break_threshold_ns,
+            ..Default::default()
+        },
+        loads: Vec::new(),
+        notes: Vec::new(),
+        measuring_cpu_time_ns: 0,
+    };
+    if !pin {
+        result.notes.push(
+            "threads not pinned: SCHED_DEADLINE requires affinity over the whole root domain"
+                .into(),
+        );
+    }
+    if cfg.break_threshold_ns.is_some()
+        && cfg.synthetic_seed.is_none()
+        && tracer.lock().map(|t| t.is_none()).unwrap_or(true)
+    {
+        result
+            .notes
+            .push("tracefs not writable: a break will not be marked in the kernel trace".into());
+    }
+
+    let runtime = if cfg.synthetic_seed.is_some() {
+        None
+    } else {
+        Some(Runtime::setup(&cfg.rt)?)
+    };
+
+    // Start the threads; each sets itself up, reports, and waits for the start time.
+    let mut handles = Vec::with_capacity(n);
+    let mut starts = Vec::with_capacity(n);
+    let (ready_tx, ready_rx) = mpsc::channel::<std::result::Result<(), Error>>();
+    for (i, (rec, &cpu)) in recorders.into_iter().zip(&cfg.cpus).enumerate() {
+        let (start_tx, start_rx) = mpsc::channel::<Option<u64>>();
+        starts.push(start_tx);
+        let ready = ready_tx.clone();
+        let stop = stop.clone();
+        let rt = cfg.rt.clone();
+        let tracer = Arc::clone(&tracer);
+        let (period, phase, duration, loops, brk, seed) = (
+            cfg.period_ns,
+            phases[i],
+            cfg.duration_ns,
+            cfg.loops,
+            cfg.break_threshold_ns,
+            cfg.synthetic_seed,
+        );
+        let handle = thread::Builder::new()
+            .name(format!("rtlat-cpu{cpu}"))
+            .stack_size(THREAD_STACK)
+            .spawn(move || -> ThreadEnd {
+                let mut rec = rec;
+                if seed.is_none() {
+                    let set = runtime::enter_rt_thread(&rt, pin.then_some(cpu));
+                    let failed = set.is_err();
+                    let _ = ready.send(set);
+                    if failed {
+                        return ThreadEnd { cpu_time_ns: 0, brk: None };
+                    }
+                } else {
+                    let _ = ready.send(Ok(()));
+                }
+                let start = match start_rx.recv() {
+                    Ok(Some(s)) => s,
+                    _ => return ThreadEnd { cpu_time_ns: 0, brk: None },
+                };
+                let plan = Plan {
+                    index: i,
+                    period,
+                    start,
+                    first: start + phase,
+                    end: duration.map(|d| start + d),
+                    loops,
+                    break_threshold: brk,
+                };
+                let cpu0 = sys::thread_cpu_time_ns();
+                let mut brk = match seed {
+                    Some(s) => measure(&mut SyntheticWaker::new(s, i, period), &mut rec, &plan, &stop),
+                    None => measure(&mut RealWaker(clock_id), &mut rec, &plan, &stop),
+                };
+                let cpu_time_ns = sys::thread_cpu_time_ns().saturating_sub(cpu0);
+                rec.finish();
+                if let Some(b) = brk.as_mut() {
+                    b.cpu = Some(cpu);
+                    if let Ok(mut guard) = tracer.lock() {
+                        if let Some(t) = guard.as_mut() {
+                            b.trace_marked = t.mark_and_stop(&format!(
+                                "rtlat: break on cpu{cpu}: latency {} ns > threshold at sample {}\n",
+                                b.latency_ns, b.sample
+                            ));
+                        }
+                    }
+                }
+                ThreadEnd { cpu_time_ns, brk }
+            })
+            .map_err(|e| Error::env(format!("cannot start a measuring thread: {e}")))?;
+        handles.push(handle);
+    }
+    drop(ready_tx);
+    let mut setup_error = None;
+    for _ in 0..n {
+        match ready_rx.recv() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                setup_error.get_or_insert(e);
+            }
+            Err(_) => {
+                setup_error.get_or_insert(Error::env("a measuring thread died during setup"));
+            }
+        }
+    }
+    if let Some(e) = setup_error {
+        for s in &starts {
+            let _ = s.send(None);
+        }
+        for h in handles {
+            let _ = h.join();
+        }
+        return Err(e);
+    }
+
+    // Go.
+    let start = if cfg.synthetic_seed.is_some() {
+        0
+    } else {
+        sys::clock::now_ns(clock_id) + START_DELAY_NS
+    };
+    let (wall_s, wall_ns) = sys::clock::wall_clock();
+    let wall_start = wall_s * 1_000_000_000 + wall_ns as u64 + START_DELAY_NS;
+    result.start_time_utc = result::rfc3339_utc(
+        wall_start / 1_000_000_000,
+        (wall_start % 1_000_000_000) as u32,
+    );
+    for s in &starts {
+        let _ = s.send(Some(start));
+    }
+
+    let mut live = Live::new(args.output.quiet, cfg.interval_ns);
+    let mut saver = Saver {
+        path: args.output.json.clone(),
+        every_ns: cfg.save_every_ns,
+        last_error: None,
+    };
+    saver.save(&result);
+    let mono = Clock::Monotonic.id();
+    let mono_start = sys::clock::now_ns(mono)
+        + if cfg.synthetic_seed.is_some() {
+            0
+        } else {
+            START_DELAY_NS
+        };
+    let mut next_tick = mono_start + cfg.interval_ns;
+    let mut next_save = mono_start + cfg.save_every_ns;
+    const POLL_NS: u64 = 50_000_000;
+    while !handles.iter().all(|h| h.is_finished()) {
+        let now = sys::clock::now_ns(mono);
+        if now >= next_tick {
+            let elapsed = now.saturating_sub(mono_start);
+            let remaining = cfg.duration_ns.map(|d| d.saturating_sub(elapsed));
+            harness::tick(&mut channels, &mut live, elapsed, remaining);
+            next_tick += cfg.interval_ns * (1 + (now - next_tick) / cfg.interval_ns);
+        }
+        if now >= next_save {
+            harness::fill_result(&mut result, &channels);
+            result.duration_ns = now.saturating_sub(mono_start);
+            saver.save(&result);
+            next_save += cfg.save_every_ns * (1 + (now - next_save) / cfg.save_every_ns);
+        }
+        sys::clock::sleep_until(mono, (now + POLL_NS).min(next_tick).min(next_save));
+    }
+    let end_mono = sys::clock::now_ns(mono);
+
+    let mut brk: Option<BreakEvent> = None;
+    for h in handles {
+        match h.join() {
+            Ok(end) => {
+                result.measuring_cpu_time_ns += end.cpu_time_ns;
+                if let Some(b) = end.brk {
+                    if brk.as_ref().is_none_or(|x| b.at_ns < x.at_ns) {
+                        brk = Some(b);
+                    }
+                }
+            }
+            Err(_) => result
+                .notes
+                .push("a measuring thread panicked; its samples so far are kept".into()),
+        }
+    }
+    drop(runtime);
+    let caught = signals.caught();
+    drop(signals);
+
+    harness::tick(
+        &mut channels,
+        &mut live,
+        end_mono.saturating_sub(mono_start),
+        Some(0),
+    );
+    harness::fill_result(&mut result, &channels);
+    result.duration_ns = match (
+        cfg.synthetic_seed,
+        result
+            .threads
+            .iter()
+            .map(|t| {
+                t.series
+                    .points
+                    .last()
+                    .map(|p| p.t_ns + t.series.interval_ns)
+            })
+            .max()
+            .flatten(),
+    ) {
+        (Some(_), Some(d)) => cfg.duration_ns.unwrap_or(d),
+        _ => end_mono.saturating_sub(mono_start),
+    };
+    result.end_reason = if brk.is_some() {
+        "break"
+    } else if caught.is_some() {
+        "signal"
+    } else if cfg.loops.is_some() {
+        "loops"
+    } else {
+        "duration"
+    }
+    .into();
+    result.complete = true;
+    let exceeded = cfg.max_latency_ns.is_some_and(|m| result.total.max_ns > m);
+    result.thresholds.max_latency_exceeded = exceeded;
+    result.thresholds.break_event = brk.clone();
+    let exit_code = if exceeded || brk.is_some() {
+        exit::THRESHOLD
+    } else {
+        exit::SUCCESS
+    };
+    print!("{}", crate::output::text::summary(&result));
+    saver.save_final(&result)?;
+    Ok(Outcome { result, exit_code })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(loops: u64, period: u64) -> Plan {
+        Plan {
+            index: 0,
+            period,
+            start: 0,
+            first: 0,
+            end: None,
+            loops: Some(loops),
+            break_threshold: None,
+        }
+    }
+
+    /// A waker that returns scripted latencies.
+    struct Scripted(Vec<u64>, usize, Vec<u64>);
+    impl Waker for Scripted {
+        fn wait_until(&mut self, target: u64) -> u64 {
+            self.2.push(target);
+            let l = self.0[self.1 % self.0.len()];
+            self.1 += 1;
+            target + l
+        }
+    }
+
+    #[test]
+    fn overruns_are_counted_and_the_schedule_stays_on_grid() {
+        let (mut rec, mut col) = recorder::pair(1_000_000_000);
+        // Period 1000: the second wake is 2500 late: 2 periods missed.
+        let mut w = Scripted(vec![10, 2500, 20, 30], 0, Vec::new());
+        measure(&mut w, &mut rec, &plan(4, 1000), &StopFlag::default());
+        rec.finish();
+        col.collect(&mut Vec::new());
+        assert_eq!(col.totals().overruns, 2);
+        assert_eq!(col.totals().samples, 4);
+        // Intended wakes: 0, 1000, then 4000 (2000 and 3000 skipped), 5000 — all on the grid.
+        assert_eq!(w.2, vec![0, 1000, 4000, 5000]);
+    }
+
+    #[test]
+    fn break_threshold_stops_at_the_first_sample_above() {
+        let (mut rec, _col) = recorder::pair(1_000_000_000);
+        let mut w = Scripted(vec![10, 20, 900, 5], 0, Vec::new());
+        let mut p = plan(100, 1000);
+        p.break_threshold = Some(500);
+        let stop = StopFlag::default();
+        let b = measure(&mut w, &mut rec, &p, &stop).expect("break");
+        assert_eq!((b.sample, b.latency_ns), (2, 900));
+        assert!(stop.is_set());
+        assert_eq!(rec.totals().samples, 3);
+    }
+
+    #[test]
+    fn duration_bounds_the_sample_count() {
+        let (mut rec, _col) = recorder::pair(1_000_000_000);
+        let mut w = Scripted(vec![1], 0, Vec::new());
+        let mut p = plan(u64::MAX, 1000);
+        p.loops = None;
+        p.end = Some(10_000);
+        measure(&mut w, &mut rec, &p, &StopFlag::default());
+        assert_eq!(rec.totals().samples, 10);
+    }
+
+    #[test]
+    fn synthetic_waker_is_deterministic() {
+        let mut a = SyntheticWaker::new(42, 1, 1000);
+        let mut b = SyntheticWaker::new(42, 1, 1000);
+        for t in 0..1000 {
+            assert_eq!(a.wait_until(t * 1000), b.wait_until(t * 1000));
+        }
+    }
+}

@@ -1,0 +1,257 @@
+//! The result file: the contract between a run and everything that reads it.
+//!
+//! `RunResult` is versioned (`schema_version`) and documented in
+//! `docs/result-schema.json`. Every time is integer ns. A file is rewritten
+//! atomically during a run with `complete: false`, so a killed run leaves a
+//! valid, self-describing file.
+
+use crate::stats::histogram::HistogramRecord;
+use crate::stats::Summary;
+use crate::sysinfo::SystemInfo;
+use serde::{Deserialize, Serialize};
+use std::io::Write;
+use std::path::Path;
+
+pub const SCHEMA_NAME: &str = "rtlat-result";
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// One run of one benchmark.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunResult {
+    /// Always `rtlat-result`.
+    pub schema: String,
+    pub schema_version: u32,
+    pub tool: Tool,
+    /// `timer`, `switch`, `cruncher`, `net`, `irq`.
+    pub benchmark: String,
+    /// Given with `--label`; else readers use hostname + kernel release.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    pub command_line: Vec<String>,
+    /// RFC 3339 UTC time of the first sample.
+    pub start_time_utc: String,
+    /// From the first sample to the end (or to the last rewrite while running).
+    pub duration_ns: u64,
+    /// False while running and when the run was killed before it could finish.
+    pub complete: bool,
+    /// `running`, `duration`, `loops`, `signal`, `break`, `error`.
+    pub end_reason: String,
+    /// The benchmark's validated settings.
+    pub config: serde_json::Value,
+    pub system: SystemInfo,
+    pub tuning: Tuning,
+    /// One entry per measuring thread (per CPU for `timer`).
+    pub threads: Vec<ThreadResult>,
+    /// Every thread merged.
+    pub total: Summary,
+    #[serde(default)]
+    pub thresholds: Thresholds,
+    /// Loads that ran beside the measurement (empty: none declared).
+    #[serde(default)]
+    pub loads: Vec<serde_json::Value>,
+    /// Warnings the run wants a reader to know (e.g. intervals the reporter lost).
+    #[serde(default)]
+    pub notes: Vec<String>,
+    /// CPU time used by the measuring threads, all together (ns).
+    #[serde(default)]
+    pub measuring_cpu_time_ns: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Tool {
+    pub name: String,
+    pub version: String,
+}
+
+impl Tool {
+    pub fn this() -> Tool {
+        Tool {
+            name: env!("CARGO_PKG_NAME").into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        }
+    }
+}
+
+/// The real-time tuning the run applied, recorded whether on or off.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Tuning {
+    /// mlockall(MCL_CURRENT|MCL_FUTURE) was in force.
+    pub mlock: bool,
+    /// Value held on /dev/cpu_dma_latency in µs; `null` when off.
+    pub dma_latency_us: Option<i32>,
+    /// `fifo`, `rr`, `deadline`, `other`.
+    pub policy: String,
+    /// Static priority for fifo/rr; 0 otherwise.
+    pub priority: i32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline: Option<DeadlineParams>,
+    /// Per thread: the CPU it was pinned to, `null` when not pinned.
+    pub affinity: Vec<Option<usize>>,
+    /// Wake-up offset of each thread within the period (ns).
+    pub phase_offsets_ns: Vec<u64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DeadlineParams {
+    pub runtime_ns: u64,
+    pub deadline_ns: u64,
+    pub period_ns: u64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Thresholds {
+    #[serde(default)]
+    pub max_latency_ns: Option<u64>,
+    #[serde(default)]
+    pub max_latency_exceeded: bool,
+    #[serde(default)]
+    pub break_threshold_ns: Option<u64>,
+    /// The sample that crossed `break_threshold_ns`, if one did.
+    #[serde(default)]
+    pub break_event: Option<BreakEvent>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct BreakEvent {
+    pub thread: usize,
+    pub cpu: Option<usize>,
+    pub sample: u64,
+    pub latency_ns: u64,
+    /// ns after the start of the run.
+    pub at_ns: u64,
+    /// Whether a marker was written to the kernel trace and tracing stopped.
+    pub trace_marked: bool,
+}
+
+/// One measuring thread.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ThreadResult {
+    /// `cpu0`, `pair0`, `rtt` …
+    pub name: String,
+    pub cpu: Option<usize>,
+    pub summary: Summary,
+    pub histogram: HistogramRecord,
+    pub series: Series,
+}
+
+/// Per-interval statistics over time. When a long run exceeds the point budget,
+/// neighbouring points merge and `interval_ns` doubles: memory stays constant.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Series {
+    pub interval_ns: u64,
+    pub points: Vec<SeriesPoint>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct SeriesPoint {
+    /// Start of the interval, ns after the start of the run.
+    pub t_ns: u64,
+    pub samples: u64,
+    pub min_ns: u64,
+    pub avg_ns: u64,
+    pub max_ns: u64,
+    pub overruns: u64,
+}
+
+impl RunResult {
+    /// Read and check a result file.
+    pub fn load(path: &Path) -> Result<RunResult, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let r: RunResult = serde_json::from_str(&text)
+            .map_err(|e| format!("{}: not an rtlat result ({e})", path.display()))?;
+        if r.schema != SCHEMA_NAME {
+            return Err(format!(
+                "{}: schema is '{}', expected '{SCHEMA_NAME}'",
+                path.display(),
+                r.schema
+            ));
+        }
+        if r.schema_version > SCHEMA_VERSION {
+            return Err(format!(
+                "{}: schema version {} is newer than this rtlat understands ({SCHEMA_VERSION}); upgrade rtlat",
+                path.display(),
+                r.schema_version
+            ));
+        }
+        Ok(r)
+    }
+
+    /// Write atomically: a temporary file beside `path`, fsync, rename.
+    pub fn save(&self, path: &Path) -> std::io::Result<()> {
+        let text = serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?;
+        write_atomically(path, &text)
+    }
+}
+
+/// Replace `path` with `bytes` so a reader sees the old or the new file, never a mix.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "result".into());
+    let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.write_all(b"\n")?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Format seconds since the Unix epoch as RFC 3339 UTC (`2026-11-30T09:00:00.123Z`).
+pub fn rfc3339_utc(secs: u64, nanos: u32) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Civil-from-days (H. Hinnant's algorithm), valid for all dates after 1970.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60,
+        nanos / 1_000_000
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_formatting() {
+        assert_eq!(rfc3339_utc(0, 0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(
+            rfc3339_utc(951_782_400, 5_000_000),
+            "2000-02-29T00:00:00.005Z"
+        );
+        assert_eq!(rfc3339_utc(1_796_030_400, 0), "2026-11-30T09:20:00.000Z");
+    }
+
+    #[test]
+    fn atomic_write_replaces_and_leaves_no_temporary() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("r.json");
+        write_atomically(&p, b"{\"a\":1}").unwrap();
+        write_atomically(&p, b"{\"a\":2}").unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "{\"a\":2}\n");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+}

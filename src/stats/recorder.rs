@@ -1,0 +1,391 @@
+//! The hot-path recorder and its reporter-side collector.
+//!
+//! A [`Recorder`] belongs to one measuring thread. Per sample it does plain
+//! arithmetic on its own fields, one relaxed atomic add into a delta
+//! histogram, and one seqlock publication: no allocation, no lock, no
+//! syscall, no formatting. The [`Collector`] on the (non-real-time) reporter
+//! thread drains the deltas into a full `u64` histogram and reads snapshots and
+//! finished intervals. Nothing blocks the writer.
+
+use super::histogram::{index_of, Histogram, BUCKETS};
+use super::seqlock::SeqCell;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+
+/// Finished intervals kept for the reporter; it drains them every interval,
+/// so this only overflows if the reporter stalls for this many intervals.
+const RING: usize = 64;
+
+/// Exact running statistics of one thread.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Totals {
+    pub samples: u64,
+    pub sum: u64,
+    pub sum_sq: u128,
+    pub min: u64,
+    pub max: u64,
+    /// Sample index (0-based) of the maximum.
+    pub max_index: u64,
+    /// Time of the maximum, ns after the run's start.
+    pub max_time: u64,
+    pub overruns: u64,
+    /// The latest sample.
+    pub last: u64,
+}
+
+impl Totals {
+    fn to_words(self) -> [u64; 10] {
+        [
+            self.samples,
+            self.sum,
+            self.sum_sq as u64,
+            (self.sum_sq >> 64) as u64,
+            self.min,
+            self.max,
+            self.max_index,
+            self.max_time,
+            self.overruns,
+            self.last,
+        ]
+    }
+    fn from_words(w: [u64; 10]) -> Self {
+        Totals {
+            samples: w[0],
+            sum: w[1],
+            sum_sq: (w[2] as u128) | ((w[3] as u128) << 64),
+            min: w[4],
+            max: w[5],
+            max_index: w[6],
+            max_time: w[7],
+            overruns: w[8],
+            last: w[9],
+        }
+    }
+
+    /// Combine two threads' totals (the max keeps its own thread's index/time).
+    pub fn merge(&mut self, o: &Totals) {
+        if o.samples == 0 {
+            return;
+        }
+        if self.samples == 0 || o.max > self.max {
+            self.max = o.max;
+            self.max_index = o.max_index;
+            self.max_time = o.max_time;
+        }
+        self.min = if self.samples == 0 {
+            o.min
+        } else {
+            self.min.min(o.min)
+        };
+        self.samples += o.samples;
+        self.sum += o.sum;
+        self.sum_sq += o.sum_sq;
+        self.overruns += o.overruns;
+        self.last = o.last;
+    }
+}
+
+/// Statistics of one interval (by default one second) of one thread.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct IntervalStats {
+    /// Interval number since the start of the run.
+    pub index: u64,
+    pub samples: u64,
+    pub min: u64,
+    pub max: u64,
+    pub sum: u64,
+    pub overruns: u64,
+}
+
+impl IntervalStats {
+    fn to_words(self) -> [u64; 6] {
+        [
+            self.index,
+            self.samples,
+            self.min,
+            self.max,
+            self.sum,
+            self.overruns,
+        ]
+    }
+    fn from_words(w: [u64; 6]) -> Self {
+        IntervalStats {
+            index: w[0],
+            samples: w[1],
+            min: w[2],
+            max: w[3],
+            sum: w[4],
+            overruns: w[5],
+        }
+    }
+    pub fn avg(&self) -> u64 {
+        self.sum.checked_div(self.samples).unwrap_or(0)
+    }
+    /// Fold `o` (a neighbouring interval) into this one.
+    pub fn merge(&mut self, o: &IntervalStats) {
+        if o.samples > 0 {
+            self.min = if self.samples == 0 {
+                o.min
+            } else {
+                self.min.min(o.min)
+            };
+            self.max = self.max.max(o.max);
+        }
+        self.samples += o.samples;
+        self.sum += o.sum;
+        self.overruns += o.overruns;
+    }
+}
+
+/// What a recorder and its collector share.
+struct Shared {
+    delta: Box<[AtomicU32]>,
+    totals: SeqCell<10>,
+    ring: [SeqCell<6>; RING],
+    head: AtomicU32,
+}
+
+/// Create a connected recorder/collector pair. All memory is allocated here.
+pub fn pair(interval_ns: u64) -> (Recorder, Collector) {
+    let shared = Arc::new(Shared {
+        delta: (0..BUCKETS).map(|_| AtomicU32::new(0)).collect(),
+        totals: SeqCell::default(),
+        ring: std::array::from_fn(|_| SeqCell::default()),
+        head: AtomicU32::new(0),
+    });
+    (
+        Recorder {
+            shared: Arc::clone(&shared),
+            totals: Totals::default(),
+            interval: IntervalStats::default(),
+            interval_ns: interval_ns.max(1),
+            interval_end: interval_ns.max(1),
+            head: 0,
+        },
+        Collector {
+            shared,
+            histogram: Histogram::new(),
+            totals: Totals::default(),
+            tail: 0,
+            lost_intervals: 0,
+        },
+    )
+}
+
+/// The measuring thread's side.
+pub struct Recorder {
+    shared: Arc<Shared>,
+    totals: Totals,
+    interval: IntervalStats,
+    interval_ns: u64,
+    /// End of the current interval, ns after the run's start.
+    interval_end: u64,
+    head: u32,
+}
+
+impl Recorder {
+    /// Record one sample: `latency` ns, taken `at` ns after the run's start,
+    /// with `overruns` periods missed before it.
+    #[inline(always)]
+    pub fn record(&mut self, latency: u64, at: u64, overruns: u64) {
+        if at >= self.interval_end {
+            self.finish_interval(at);
+        }
+        self.shared.delta[index_of(latency)].fetch_add(1, Ordering::Relaxed);
+        let t = &mut self.totals;
+        if t.samples == 0 || latency < t.min {
+            t.min = latency;
+        }
+        if t.samples == 0 || latency > t.max {
+            t.max = latency;
+            t.max_index = t.samples;
+            t.max_time = at;
+        }
+        t.samples += 1;
+        t.sum += latency;
+        t.sum_sq += (latency as u128) * (latency as u128);
+        t.overruns += overruns;
+        t.last = latency;
+        let iv = &mut self.interval;
+        if iv.samples == 0 || latency < iv.min {
+            iv.min = latency;
+        }
+        iv.max = iv.max.max(latency);
+        iv.samples += 1;
+        iv.sum += latency;
+        iv.overruns += overruns;
+        self.shared.totals.write(&self.totals.to_words());
+    }
+
+    /// Publish the current interval and start the one containing `at`.
+    #[cold]
+    fn finish_interval(&mut self, at: u64) {
+        self.publish_interval();
+        let index = at / self.interval_ns;
+        self.interval = IntervalStats {
+            index,
+            ..Default::default()
+        };
+        self.interval_end = (index + 1) * self.interval_ns;
+    }
+
+    fn publish_interval(&mut self) {
+        if self.interval.samples == 0 {
+            return;
+        }
+        let slot = self.head as usize % RING;
+        self.shared.ring[slot].write(&self.interval.to_words());
+        self.head = self.head.wrapping_add(1);
+        self.shared.head.store(self.head, Ordering::Release);
+    }
+
+    /// Publish the last, partial interval at the end of the run.
+    pub fn finish(&mut self) {
+        self.publish_interval();
+        self.interval.samples = 0;
+    }
+
+    pub fn totals(&self) -> &Totals {
+        &self.totals
+    }
+}
+
+/// The reporter's side: owns the full histogram of one thread.
+pub struct Collector {
+    shared: Arc<Shared>,
+    histogram: Histogram,
+    totals: Totals,
+    tail: u32,
+    /// Intervals the reporter could not read in time (it stalled for > 64 intervals).
+    pub lost_intervals: u64,
+}
+
+impl Collector {
+    /// Drain new samples into the histogram, refresh the totals, and return
+    /// the intervals finished since the last call.
+    pub fn collect(&mut self, finished: &mut Vec<IntervalStats>) {
+        let (words, _) = self.shared.totals.read();
+        for (i, cell) in self.shared.delta.iter().enumerate() {
+            if cell.load(Ordering::Relaxed) != 0 {
+                let n = cell.swap(0, Ordering::Relaxed);
+                self.histogram.add_to_bucket(i, n as u64);
+            }
+        }
+        self.totals = Totals::from_words(words);
+        if self.totals.samples > 0 {
+            // Buckets drained after the snapshot may hold a newer, larger sample;
+            // the exact extremes catch up on the next collection.
+            self.histogram
+                .set_extremes(self.totals.min, self.totals.max);
+        }
+        let head = self.shared.head.load(Ordering::Acquire);
+        let pending = head.wrapping_sub(self.tail);
+        if pending as usize > RING {
+            self.lost_intervals += (pending as usize - RING) as u64;
+            self.tail = head.wrapping_sub(RING as u32);
+        }
+        while self.tail != head {
+            let (w, _) = self.shared.ring[self.tail as usize % RING].read();
+            finished.push(IntervalStats::from_words(w));
+            self.tail = self.tail.wrapping_add(1);
+        }
+    }
+
+    pub fn histogram(&self) -> &Histogram {
+        &self.histogram
+    }
+
+    pub fn totals(&self) -> &Totals {
+        &self.totals
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn collector_sees_every_sample_and_exact_extremes() {
+        let (mut rec, mut col) = pair(1_000);
+        let mut out = Vec::new();
+        let mut t = 0;
+        for i in 0..10_000u64 {
+            let lat = (i * 7919) % 100_000 + 1;
+            rec.record(lat, t, u64::from(i % 1000 == 0));
+            t += 100;
+            if i % 500 == 0 {
+                col.collect(&mut out);
+            }
+        }
+        rec.finish();
+        col.collect(&mut out);
+        let tot = col.totals();
+        assert_eq!(tot.samples, 10_000);
+        assert_eq!(col.histogram().samples, 10_000);
+        assert_eq!(tot.min, 1);
+        assert_eq!(tot.overruns, 10);
+        assert_eq!(col.histogram().max, tot.max);
+        // 10_000 samples 100 ns apart in 1 µs intervals: 1000 intervals of 10.
+        assert_eq!(out.len(), 1000);
+        assert!(out.iter().all(|iv| iv.samples == 10));
+        assert_eq!(out.iter().map(|iv| iv.sum).sum::<u64>(), tot.sum);
+        assert_eq!(out.iter().map(|iv| iv.max).max(), Some(tot.max));
+        // Intervals are in order, none skipped.
+        assert!(out.windows(2).all(|w| w[1].index == w[0].index + 1));
+    }
+
+    #[test]
+    fn a_stalled_reporter_counts_lost_intervals_without_blocking_the_writer() {
+        let (mut rec, mut col) = pair(10);
+        for i in 0..1000u64 {
+            rec.record(5, i * 10, 0);
+        }
+        rec.finish();
+        let mut out = Vec::new();
+        col.collect(&mut out);
+        assert_eq!(out.len(), RING);
+        assert_eq!(col.lost_intervals, 1000 - RING as u64);
+        assert_eq!(col.totals().samples, 1000);
+    }
+
+    #[test]
+    fn max_is_located_by_index_and_time() {
+        let (mut rec, _col) = pair(1_000_000);
+        for (i, lat) in [5u64, 9, 100, 7].iter().enumerate() {
+            rec.record(*lat, 1000 * i as u64, 0);
+        }
+        let t = rec.totals();
+        assert_eq!((t.max, t.max_index, t.max_time), (100, 2, 2000));
+    }
+
+    #[test]
+    fn totals_merge() {
+        let mut a = Totals {
+            samples: 2,
+            sum: 10,
+            sum_sq: 52,
+            min: 4,
+            max: 6,
+            max_index: 1,
+            max_time: 9,
+            overruns: 1,
+            last: 6,
+        };
+        let b = Totals {
+            samples: 1,
+            sum: 20,
+            sum_sq: 400,
+            min: 20,
+            max: 20,
+            max_index: 0,
+            max_time: 3,
+            overruns: 0,
+            last: 20,
+        };
+        a.merge(&b);
+        assert_eq!(
+            (a.samples, a.sum, a.min, a.max, a.max_time, a.overruns),
+            (3, 30, 4, 20, 3, 1)
+        );
+    }
+}

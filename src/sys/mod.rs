@@ -1,0 +1,76 @@
+//! The real-time runtime: every `unsafe` block and raw syscall of rtlat lives here.
+//!
+//! - [`clock`]: clock reads and absolute sleeps;
+//! - [`sched`]: scheduling policy, priority and CPU affinity of the calling thread;
+//! - [`mem`]: memory locking and stack prefaulting;
+//! - [`pm`]: the `/dev/cpu_dma_latency` request held for a run;
+//! - [`signals`]: blocking and waiting for SIGINT/SIGTERM;
+//! - [`trace`]: markers in the kernel's trace buffer (tracefs);
+//! - [`probe`]: harmless probes of what the system permits (for `rtlat check`).
+
+pub mod clock;
+pub mod mem;
+pub mod pm;
+pub mod probe;
+pub mod sched;
+pub mod signals;
+pub mod trace;
+
+use std::io;
+
+/// The last OS error as an `io::Error`.
+pub(crate) fn last_error() -> io::Error {
+    io::Error::last_os_error()
+}
+
+/// The kernel's name for this host and release, from uname(2).
+pub struct Uname {
+    pub sysname: String,
+    pub nodename: String,
+    pub release: String,
+    pub version: String,
+    pub machine: String,
+}
+
+pub fn uname() -> io::Result<Uname> {
+    // SAFETY: utsname is plain old data; zeroed is a valid value.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: `u` is a valid, writable utsname.
+    if unsafe { libc::uname(&mut u) } != 0 {
+        return Err(last_error());
+    }
+    fn field(chars: &[libc::c_char]) -> String {
+        let bytes: Vec<u8> = chars
+            .iter()
+            .take_while(|&&c| c != 0)
+            .map(|&c| c as u8)
+            .collect();
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+    Ok(Uname {
+        sysname: field(&u.sysname),
+        nodename: field(&u.nodename),
+        release: field(&u.release),
+        version: field(&u.version),
+        machine: field(&u.machine),
+    })
+}
+
+/// CPU time (user + system) consumed by the calling thread, in ns.
+pub fn thread_cpu_time_ns() -> u64 {
+    clock::now_ns(libc::CLOCK_THREAD_CPUTIME_ID)
+}
+
+/// CPU time (user + system) consumed by the whole process, in ns.
+pub fn process_cpu_time_ns() -> u64 {
+    clock::now_ns(libc::CLOCK_PROCESS_CPUTIME_ID)
+}
+
+/// Resident set size of this process in bytes, from /proc/self/statm.
+pub fn rss_bytes() -> Option<u64> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    // SAFETY: sysconf has no memory-safety preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    Some(pages * page.max(4096) as u64)
+}

@@ -1,0 +1,131 @@
+//! Scheduling policy, priority and CPU affinity of the calling thread.
+
+use std::io;
+
+/// A scheduling policy with its parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sched {
+    /// SCHED_FIFO at a priority 1..=99.
+    Fifo(i32),
+    /// SCHED_RR at a priority 1..=99.
+    Rr(i32),
+    /// SCHED_DEADLINE with runtime, deadline and period in ns.
+    Deadline {
+        runtime_ns: u64,
+        deadline_ns: u64,
+        period_ns: u64,
+    },
+    /// SCHED_OTHER (the unprivileged, non-real-time mode).
+    Other,
+}
+
+/// `struct sched_attr` of sched_setattr(2); libc does not export it.
+#[repr(C)]
+#[derive(Default)]
+struct SchedAttr {
+    size: u32,
+    sched_policy: u32,
+    sched_flags: u64,
+    sched_nice: i32,
+    sched_priority: u32,
+    sched_runtime: u64,
+    sched_deadline: u64,
+    sched_period: u64,
+}
+
+const SCHED_DEADLINE: u32 = 6;
+
+/// Apply `sched` to the calling thread (Linux scheduling is per thread).
+pub fn set_current(sched: Sched) -> io::Result<()> {
+    let (policy, prio) = match sched {
+        Sched::Fifo(p) => (libc::SCHED_FIFO, p),
+        Sched::Rr(p) => (libc::SCHED_RR, p),
+        Sched::Other => (libc::SCHED_OTHER, 0),
+        Sched::Deadline {
+            runtime_ns,
+            deadline_ns,
+            period_ns,
+        } => {
+            let attr = SchedAttr {
+                size: std::mem::size_of::<SchedAttr>() as u32,
+                sched_policy: SCHED_DEADLINE,
+                sched_runtime: runtime_ns,
+                sched_deadline: deadline_ns,
+                sched_period: period_ns,
+                ..Default::default()
+            };
+            // SAFETY: `attr` is a valid sched_attr whose size field matches; pid 0 is the calling thread.
+            let rc =
+                unsafe { libc::syscall(libc::SYS_sched_setattr, 0, &attr as *const SchedAttr, 0) };
+            return if rc == 0 {
+                Ok(())
+            } else {
+                Err(super::last_error())
+            };
+        }
+    };
+    let param = libc::sched_param {
+        sched_priority: prio,
+    };
+    // SAFETY: `param` is a valid sched_param; pid 0 is the calling thread.
+    if unsafe { libc::sched_setscheduler(0, policy, &param) } != 0 {
+        return Err(super::last_error());
+    }
+    Ok(())
+}
+
+/// Pin the calling thread to one CPU.
+pub fn pin_current(cpu: usize) -> io::Result<()> {
+    // SAFETY: cpu_set_t is plain data; zeroed is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    if cpu >= 8 * std::mem::size_of::<libc::cpu_set_t>() {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+    }
+    // SAFETY: `cpu` is within the set's capacity (checked above).
+    unsafe { libc::CPU_SET(cpu, &mut set) };
+    // SAFETY: `set` is a valid cpu_set_t of the size passed; pid 0 is the calling thread.
+    if unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) } != 0 {
+        return Err(super::last_error());
+    }
+    Ok(())
+}
+
+/// Restrict the calling thread to a set of CPUs (used by non-RT helpers).
+pub fn confine_current(cpus: &[usize]) -> io::Result<()> {
+    // SAFETY: cpu_set_t is plain data; zeroed is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    let cap = 8 * std::mem::size_of::<libc::cpu_set_t>();
+    for &cpu in cpus.iter().filter(|&&c| c < cap) {
+        // SAFETY: `cpu` is within the set's capacity (filtered above).
+        unsafe { libc::CPU_SET(cpu, &mut set) };
+    }
+    // SAFETY: `set` is a valid cpu_set_t of the size passed; pid 0 is the calling thread.
+    if unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) } != 0 {
+        return Err(super::last_error());
+    }
+    Ok(())
+}
+
+/// The CPU the calling thread runs on now.
+pub fn current_cpu() -> Option<usize> {
+    // SAFETY: sched_getcpu has no preconditions.
+    let c = unsafe { libc::sched_getcpu() };
+    (c >= 0).then_some(c as usize)
+}
+
+/// The kernel thread id of the calling thread.
+pub fn gettid() -> i32 {
+    // SAFETY: gettid has no preconditions.
+    unsafe { libc::syscall(libc::SYS_gettid) as i32 }
+}
+
+/// Minimum and maximum static priority of SCHED_FIFO.
+pub fn fifo_priority_range() -> (i32, i32) {
+    // SAFETY: these calls have no preconditions.
+    unsafe {
+        (
+            libc::sched_get_priority_min(libc::SCHED_FIFO),
+            libc::sched_get_priority_max(libc::SCHED_FIFO),
+        )
+    }
+}

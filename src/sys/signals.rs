@@ -1,0 +1,60 @@
+//! SIGINT/SIGTERM: blocked in every thread, received by one waiter thread.
+//!
+//! The process blocks both signals before it spawns any thread, so measuring
+//! threads inherit the blocked mask and are never interrupted. A dedicated,
+//! non-real-time thread waits for them with sigwait(2) and raises a flag.
+
+use std::io;
+
+fn term_set() -> libc::sigset_t {
+    // SAFETY: sigset_t is plain data; sigemptyset initialises it before use.
+    let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is a valid sigset_t.
+    unsafe {
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+    }
+    set
+}
+
+/// Block SIGINT and SIGTERM in the calling thread (and threads it spawns later).
+pub fn block_termination() -> io::Result<()> {
+    let set = term_set();
+    // SAFETY: `set` is initialised; the old-mask pointer may be null.
+    let rc = unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };
+    if rc != 0 {
+        return Err(io::Error::from_raw_os_error(rc));
+    }
+    Ok(())
+}
+
+/// Wait for SIGINT or SIGTERM (they must be blocked); returns the signal number.
+pub fn wait_termination() -> i32 {
+    let set = term_set();
+    let mut sig: libc::c_int = 0;
+    loop {
+        // SAFETY: `set` is initialised and `sig` is writable.
+        if unsafe { libc::sigwait(&set, &mut sig) } == 0 {
+            return sig;
+        }
+    }
+}
+
+/// Send `sig` to this process (used to wake the waiter thread at the end of a run).
+pub fn raise_to_process(sig: i32) {
+    // SAFETY: kill on our own pid has no memory-safety preconditions.
+    unsafe { libc::kill(libc::getpid(), sig) };
+}
+
+/// Ask the kernel to send SIGKILL to this process when its parent dies.
+pub fn die_with_parent() -> io::Result<()> {
+    // SAFETY: prctl with PR_SET_PDEATHSIG takes a signal number; no pointers.
+    if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) } != 0 {
+        return Err(super::last_error());
+    }
+    Ok(())
+}
+
+pub const SIGINT: i32 = libc::SIGINT;
+pub const SIGTERM: i32 = libc::SIGTERM;

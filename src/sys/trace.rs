@@ -1,0 +1,45 @@
+//! Markers in the kernel's trace buffer, so a trace shows what happened at a break.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// tracefs mount points, newest first.
+const TRACEFS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
+
+/// Open handles on `trace_marker` and `tracing_on`, taken before the first sample
+/// so that a break costs no path lookup.
+#[derive(Debug)]
+pub struct Tracer {
+    pub dir: PathBuf,
+    marker: File,
+    tracing_on: File,
+}
+
+impl Tracer {
+    /// Open tracefs if it is mounted and writable; `None` otherwise.
+    pub fn open() -> Option<Self> {
+        TRACEFS.iter().map(Path::new).find_map(|dir| {
+            let marker = OpenOptions::new()
+                .write(true)
+                .open(dir.join("trace_marker"))
+                .ok()?;
+            let tracing_on = OpenOptions::new()
+                .write(true)
+                .open(dir.join("tracing_on"))
+                .ok()?;
+            Some(Tracer {
+                dir: dir.to_path_buf(),
+                marker,
+                tracing_on,
+            })
+        })
+    }
+
+    /// Write `text` into the trace and stop tracing, so the buffer ends at the event.
+    pub fn mark_and_stop(&mut self, text: &str) -> bool {
+        let a = self.marker.write_all(text.as_bytes()).is_ok();
+        let b = self.tracing_on.write_all(b"0").is_ok();
+        a && b
+    }
+}

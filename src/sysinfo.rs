@@ -1,0 +1,919 @@
+//! What the machine is: kernel, preemption model, command line, CPUs,
+//! frequency governors, idle states, clock source, RT throttling and any sign
+//! of virtualisation. Stored in every result file and judged by `rtlat check`.
+//!
+//! Everything is read from files relative to a root directory, so the parsing
+//! is tested against captured trees (`tests/fixtures/sysinfo/`). Missing or
+//! garbled files leave a field empty; nothing here panics or fails.
+
+use std::fs;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::units::{format_cpu_list, parse_ranges};
+
+/// `preempt_model` when nothing tells which model the kernel was built with.
+pub const PREEMPT_UNKNOWN: &str = "unknown";
+
+/// `virtualization` when only the x86 `hypervisor` CPU flag shows one.
+pub const UNKNOWN_HYPERVISOR: &str = "unknown hypervisor";
+
+/// The cpufreq governor of one CPU.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CpuGovernor {
+    pub cpu: usize,
+    pub governor: String,
+}
+
+/// One cpuidle state of CPU 0.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IdleState {
+    /// The state's name, e.g. `C6` or `WFI`.
+    pub name: String,
+    /// Exit latency in µs, as the kernel declares it.
+    pub latency_us: u64,
+    /// Disabled through `stateN/disable`.
+    #[serde(default)]
+    pub disabled: bool,
+}
+
+/// The system description. Every field may be empty: old or partial result
+/// files parse (`#[serde(default)]`), and unreadable files leave `None`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SystemInfo {
+    pub hostname: Option<String>,
+    /// `uname -r`.
+    pub kernel_release: Option<String>,
+    /// `uname -v`, e.g. `#1 SMP PREEMPT_RT Tue Mar 5 14:12:40 CET 2024`.
+    pub kernel_version: Option<String>,
+    /// `uname -m`, e.g. `x86_64`, `aarch64`, `armv7l`, `ppc`.
+    pub machine: Option<String>,
+    /// `PREEMPT_RT`, `PREEMPT`, `PREEMPT_DYNAMIC(<mode>)` (or bare
+    /// `PREEMPT_DYNAMIC` when the mode cannot be read), `VOLUNTARY`, `NONE`
+    /// or `unknown`.
+    pub preempt_model: String,
+    /// `/sys/kernel/realtime` (present on PREEMPT_RT kernels).
+    pub realtime_sysfs: Option<bool>,
+    /// `/proc/cmdline`.
+    pub cmdline: Option<String>,
+    pub cpu_model: Option<String>,
+    /// The `Hardware` line of `/proc/cpuinfo` (32-bit ARM kernels).
+    pub hardware: Option<String>,
+    /// Number of online CPUs (0 when unknown).
+    pub cpu_count: usize,
+    /// Online CPUs in the kernel's list syntax, e.g. `0-3`.
+    pub online_cpus: Option<String>,
+    /// `/proc/device-tree/model`.
+    pub device_tree_model: Option<String>,
+    /// CPUs isolated from the scheduler: `/sys/devices/system/cpu/isolated`,
+    /// or else the CPUs of the `isolcpus=` boot parameter.
+    pub isolcpus: Option<String>,
+    /// The raw `isolcpus=` boot parameter, flags included.
+    pub isolcpus_cmdline: Option<String>,
+    /// Tickless CPUs: `/sys/devices/system/cpu/nohz_full`, or else `nohz_full=`.
+    pub nohz_full: Option<String>,
+    /// The `rcu_nocbs=` boot parameter.
+    pub rcu_nocbs: Option<String>,
+    pub clocksource: Option<String>,
+    pub available_clocksources: Vec<String>,
+    /// cpufreq governor per CPU; empty without cpufreq.
+    pub governors: Vec<CpuGovernor>,
+    /// `/sys/devices/system/cpu/smt/active`.
+    pub smt_active: Option<bool>,
+    pub cpuidle_driver: Option<String>,
+    /// The idle states of CPU 0.
+    pub idle_states: Vec<IdleState>,
+    pub sched_rt_runtime_us: Option<i64>,
+    pub sched_rt_period_us: Option<i64>,
+    /// The hypervisor this runs under (`QEMU`, `KVM`, `VMware`, `Xen`, …);
+    /// `None` when there is no sign of virtualisation.
+    pub virtualization: Option<String>,
+    /// `/proc/sys/kernel/timer_migration`.
+    pub timer_migration: Option<bool>,
+}
+
+impl Default for SystemInfo {
+    fn default() -> Self {
+        SystemInfo {
+            hostname: None,
+            kernel_release: None,
+            kernel_version: None,
+            machine: None,
+            preempt_model: PREEMPT_UNKNOWN.to_string(),
+            realtime_sysfs: None,
+            cmdline: None,
+            cpu_model: None,
+            hardware: None,
+            cpu_count: 0,
+            online_cpus: None,
+            device_tree_model: None,
+            isolcpus: None,
+            isolcpus_cmdline: None,
+            nohz_full: None,
+            rcu_nocbs: None,
+            clocksource: None,
+            available_clocksources: Vec::new(),
+            governors: Vec::new(),
+            smt_active: None,
+            cpuidle_driver: None,
+            idle_states: Vec::new(),
+            sched_rt_runtime_us: None,
+            sched_rt_period_us: None,
+            virtualization: None,
+            timer_migration: None,
+        }
+    }
+}
+
+/// The kernel's names as uname(2) reports them.
+struct Names {
+    hostname: Option<String>,
+    release: Option<String>,
+    version: Option<String>,
+    machine: Option<String>,
+}
+
+impl SystemInfo {
+    /// Describe the running system.
+    pub fn collect() -> SystemInfo {
+        let names = crate::sys::uname().ok().map(|u| Names {
+            hostname: non_empty(u.nodename),
+            release: non_empty(u.release),
+            version: non_empty(u.version),
+            machine: non_empty(u.machine),
+        });
+        let mut info = collect(Path::new("/"), names);
+        // CPUID names the hypervisor when DMI and sysfs do not (e.g. Firecracker).
+        if matches!(
+            info.virtualization.as_deref(),
+            None | Some(UNKNOWN_HYPERVISOR)
+        ) {
+            if let Some(hv) = crate::sys::probe::cpuid_hypervisor() {
+                info.virtualization = Some(hv);
+            }
+        }
+        if info.cpu_count == 0 {
+            let cpus = online_cpus();
+            info.cpu_count = cpus.len();
+            info.online_cpus = Some(format_cpu_list(&cpus));
+        }
+        info
+    }
+
+    /// Describe the system whose `/proc` and `/sys` are found under `root`
+    /// (a captured tree). The uname fields come from
+    /// `proc/sys/kernel/{hostname,osrelease,version,arch}`.
+    pub fn collect_from(root: &Path) -> SystemInfo {
+        collect(root, None)
+    }
+}
+
+/// The online CPUs, from `/sys/devices/system/cpu/online`; when that cannot
+/// be read, `0..available_parallelism`.
+pub fn online_cpus() -> Vec<usize> {
+    read(Path::new("/"), "sys/devices/system/cpu/online")
+        .and_then(|t| parse_ranges(&t).ok())
+        .filter(|cpus| !cpus.is_empty())
+        .unwrap_or_else(|| {
+            let n = std::thread::available_parallelism().map_or(1, |n| n.get());
+            (0..n).collect()
+        })
+}
+
+fn collect(root: &Path, names: Option<Names>) -> SystemInfo {
+    let names = names.unwrap_or_else(|| Names {
+        hostname: read(root, "proc/sys/kernel/hostname"),
+        release: read(root, "proc/sys/kernel/osrelease"),
+        version: read(root, "proc/sys/kernel/version"),
+        machine: read(root, "proc/sys/kernel/arch"),
+    });
+    let cmdline = read(root, "proc/cmdline");
+    let param = |key: &str| cmdline.as_deref().and_then(|c| cmdline_param(c, key));
+    let cpuinfo = read(root, "proc/cpuinfo").unwrap_or_default();
+    let cpuinfo = parse_cpuinfo(&cpuinfo);
+
+    let realtime_sysfs = read(root, "sys/kernel/realtime").and_then(|t| parse_bool(&t));
+    let config = names
+        .release
+        .as_deref()
+        .and_then(|r| read(root, &format!("boot/config-{r}")));
+    let preempt_model = derive_preempt_model(
+        realtime_sysfs,
+        names.version.as_deref(),
+        read(root, "sys/kernel/debug/sched/preempt").as_deref(),
+        param("preempt").as_deref(),
+        config.as_deref(),
+    );
+
+    let (cpu_count, online) = match read(root, "sys/devices/system/cpu/online")
+        .and_then(|t| parse_ranges(&t).ok())
+        .filter(|c| !c.is_empty())
+    {
+        Some(cpus) => (cpus.len(), Some(format_cpu_list(&cpus))),
+        None => {
+            // The processor numbers /proc/cpuinfo lists are the online CPUs.
+            let mut cpus: Vec<usize> = cpuinfo
+                .iter()
+                .filter(|(k, _)| k == "processor")
+                .filter_map(|(_, v)| v.parse().ok())
+                .collect();
+            cpus.sort_unstable();
+            cpus.dedup();
+            let list = (!cpus.is_empty()).then(|| format_cpu_list(&cpus));
+            (cpus.len(), list)
+        }
+    };
+
+    let device_tree_model = read(root, "proc/device-tree/model")
+        .or_else(|| read(root, "sys/firmware/devicetree/base/model"));
+
+    let isolcpus_cmdline = param("isolcpus");
+    let isolcpus = read(root, "sys/devices/system/cpu/isolated").or_else(|| {
+        isolcpus_cmdline
+            .as_deref()
+            .and_then(isolcpus_cpus)
+            .map(|c| normalize_list(&c))
+    });
+    let nohz_full = read(root, "sys/devices/system/cpu/nohz_full")
+        .filter(|t| t != "(null)")
+        .or_else(|| param("nohz_full").map(|c| normalize_list(&c)));
+
+    let clocksource_dir = "sys/devices/system/clocksource/clocksource0";
+    let available_clocksources = read(root, &format!("{clocksource_dir}/available_clocksource"))
+        .map(|t| t.split_whitespace().map(String::from).collect())
+        .unwrap_or_default();
+
+    let mut info = SystemInfo {
+        hostname: names.hostname,
+        kernel_release: names.release,
+        kernel_version: names.version,
+        machine: names.machine,
+        preempt_model,
+        realtime_sysfs,
+        cmdline: None,
+        cpu_model: cpu_model(&cpuinfo),
+        hardware: first(&cpuinfo, "Hardware").map(String::from),
+        cpu_count,
+        online_cpus: online,
+        device_tree_model,
+        isolcpus,
+        isolcpus_cmdline,
+        nohz_full,
+        rcu_nocbs: param("rcu_nocbs"),
+        clocksource: read(root, &format!("{clocksource_dir}/current_clocksource")),
+        available_clocksources,
+        governors: governors(root),
+        smt_active: read(root, "sys/devices/system/cpu/smt/active").and_then(|t| parse_bool(&t)),
+        cpuidle_driver: read(root, "sys/devices/system/cpu/cpuidle/current_driver"),
+        idle_states: idle_states(root),
+        sched_rt_runtime_us: read(root, "proc/sys/kernel/sched_rt_runtime_us")
+            .and_then(|t| t.parse().ok()),
+        sched_rt_period_us: read(root, "proc/sys/kernel/sched_rt_period_us")
+            .and_then(|t| t.parse().ok()),
+        virtualization: None,
+        timer_migration: read(root, "proc/sys/kernel/timer_migration").and_then(|t| parse_bool(&t)),
+    };
+    info.virtualization = detect_virtualization(root, &cpuinfo, info.device_tree_model.as_deref());
+    info.cmdline = cmdline;
+    info
+}
+
+/// Read a small text file below `root`, trimmed of whitespace and NULs;
+/// `None` when missing, unreadable or empty.
+fn read(root: &Path, rel: &str) -> Option<String> {
+    let bytes = fs::read(root.join(rel)).ok()?;
+    // Device-tree strings end in NUL; keep only the first string.
+    let bytes = bytes.split(|&b| b == 0).next().unwrap_or_default();
+    non_empty(String::from_utf8_lossy(bytes).trim().to_string())
+}
+
+fn non_empty(s: String) -> Option<String> {
+    let t = s.trim();
+    if t.is_empty() {
+        None
+    } else if t.len() == s.len() {
+        Some(s)
+    } else {
+        Some(t.to_string())
+    }
+}
+
+fn parse_bool(t: &str) -> Option<bool> {
+    match t.trim() {
+        "1" | "Y" | "y" | "on" => Some(true),
+        "0" | "N" | "n" | "off" => Some(false),
+        _ => None,
+    }
+}
+
+/// The value of the last `key=value` on the kernel command line.
+fn cmdline_param(cmdline: &str, key: &str) -> Option<String> {
+    cmdline
+        .split_whitespace()
+        .rev()
+        .filter_map(|w| w.split_once('='))
+        .find(|(k, _)| *k == key)
+        .map(|(_, v)| v.trim_matches('"').to_string())
+        .filter(|v| !v.is_empty())
+}
+
+/// The CPU list of `isolcpus=[flag,...,]<cpus>` (flags such as `nohz`,
+/// `domain`, `managed_irq` precede the list).
+fn isolcpus_cpus(value: &str) -> Option<String> {
+    let cpus: Vec<&str> = value
+        .split(',')
+        .skip_while(|part| !part.starts_with(|c: char| c.is_ascii_digit()))
+        .collect();
+    (!cpus.is_empty()).then(|| cpus.join(","))
+}
+
+/// `2,3` → `2-3`; lists the kernel's syntax cannot parse are kept as written.
+fn normalize_list(text: &str) -> String {
+    match parse_ranges(text) {
+        Ok(mut cpus) if !cpus.is_empty() => {
+            cpus.sort_unstable();
+            cpus.dedup();
+            format_cpu_list(&cpus)
+        }
+        _ => text.to_string(),
+    }
+}
+
+/// Decide the preemption model. `/sys/kernel/realtime` wins, then the
+/// `uname -v` tokens; for PREEMPT_DYNAMIC kernels the current mode comes from
+/// debugfs (root only), else the `preempt=` boot parameter, else the build
+/// default in the kernel config.
+fn derive_preempt_model(
+    realtime_sysfs: Option<bool>,
+    version: Option<&str>,
+    debug_preempt: Option<&str>,
+    cmdline_preempt: Option<&str>,
+    config: Option<&str>,
+) -> String {
+    if realtime_sysfs == Some(true) {
+        return "PREEMPT_RT".into();
+    }
+    let tokens: Vec<&str> = version.unwrap_or("").split_whitespace().collect();
+    let has = |t: &str| tokens.contains(&t);
+    // Old RT patches wrote "PREEMPT RT", newer kernels "PREEMPT_RT".
+    if has("PREEMPT_RT") || tokens.windows(2).any(|w| w == ["PREEMPT", "RT"]) {
+        return "PREEMPT_RT".into();
+    }
+    let config_y =
+        |opt: &str| config.is_some_and(|c| c.lines().any(|l| l.trim() == format!("{opt}=y")));
+    if has("PREEMPT_DYNAMIC") {
+        let mode = debug_preempt
+            .and_then(|d| {
+                let start = d.find('(')?;
+                let end = start + d[start..].find(')')?;
+                Some(d[start + 1..end].trim().to_string())
+            })
+            .filter(|m| !m.is_empty())
+            .or_else(|| cmdline_preempt.map(str::to_string))
+            .or_else(|| {
+                [
+                    ("CONFIG_PREEMPT_NONE", "none"),
+                    ("CONFIG_PREEMPT_VOLUNTARY", "voluntary"),
+                    ("CONFIG_PREEMPT", "full"),
+                    ("CONFIG_PREEMPT_LAZY", "lazy"),
+                ]
+                .iter()
+                .find(|(opt, _)| config_y(opt))
+                .map(|(_, mode)| mode.to_string())
+            });
+        return match mode {
+            Some(mode) => format!("PREEMPT_DYNAMIC({mode})"),
+            None => "PREEMPT_DYNAMIC".into(),
+        };
+    }
+    if has("PREEMPT") {
+        return "PREEMPT".into();
+    }
+    if let Some(other) = tokens.iter().find(|t| t.starts_with("PREEMPT_")) {
+        return other.to_string();
+    }
+    if config_y("CONFIG_PREEMPT_RT") || config_y("CONFIG_PREEMPT_RT_FULL") {
+        return "PREEMPT_RT".into();
+    }
+    if config_y("CONFIG_PREEMPT") {
+        return "PREEMPT".into();
+    }
+    if config_y("CONFIG_PREEMPT_VOLUNTARY") {
+        return "VOLUNTARY".into();
+    }
+    if config_y("CONFIG_PREEMPT_NONE") {
+        return "NONE".into();
+    }
+    PREEMPT_UNKNOWN.into()
+}
+
+/// `/proc/cpuinfo` as `key: value` pairs in file order.
+fn parse_cpuinfo(text: &str) -> Vec<(String, String)> {
+    text.lines()
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        .collect()
+}
+
+fn first<'a>(pairs: &'a [(String, String)], key: &str) -> Option<&'a str> {
+    pairs
+        .iter()
+        .find(|(k, v)| k == key && !v.is_empty())
+        .map(|(_, v)| v.as_str())
+}
+
+/// The CPU model, per architecture: x86 and most 32-bit ARM kernels have a
+/// `model name`; old ARM kernels a `Processor`; arm64 only the implementer and
+/// part numbers; PowerPC a `cpu` line plus `platform`, `model` and `machine`.
+fn cpu_model(pairs: &[(String, String)]) -> Option<String> {
+    let arm_cores = arm_cores(pairs);
+    if let Some(name) = first(pairs, "model name").or_else(|| first(pairs, "Processor")) {
+        return Some(match arm_cores {
+            Some(cores) if !name.contains(&cores) => format!("{name} / {cores}"),
+            _ => name.to_string(),
+        });
+    }
+    if arm_cores.is_some() {
+        return arm_cores;
+    }
+    if let Some(cpu) = first(pairs, "cpu") {
+        let extras: Vec<String> = ["platform", "model", "machine"]
+            .iter()
+            .filter_map(|k| first(pairs, k).map(|v| format!("{k}: {v}")))
+            .collect();
+        return Some(if extras.is_empty() {
+            cpu.to_string()
+        } else {
+            format!("{cpu} ({})", extras.join(", "))
+        });
+    }
+    first(pairs, "uarch")
+        .or_else(|| first(pairs, "isa"))
+        .map(String::from)
+}
+
+/// ARM cores from `CPU implementer` / `CPU part`: `ARM Cortex-A72`, or
+/// `4x ARM Cortex-A55 + 4x ARM Cortex-A76` on big.LITTLE systems.
+fn arm_cores(pairs: &[(String, String)]) -> Option<String> {
+    let mut implementer = None;
+    let mut cores: Vec<(String, usize)> = Vec::new();
+    for (k, v) in pairs {
+        match k.as_str() {
+            "CPU implementer" => implementer = parse_hex(v),
+            "CPU part" => {
+                let (Some(imp), Some(part)) = (implementer, parse_hex(v)) else {
+                    continue;
+                };
+                let name = arm_core_name(imp, part);
+                match cores.iter_mut().find(|(n, _)| *n == name) {
+                    Some((_, count)) => *count += 1,
+                    None => cores.push((name, 1)),
+                }
+            }
+            _ => {}
+        }
+    }
+    match cores.as_slice() {
+        [] => None,
+        [(name, _)] => Some(name.clone()),
+        _ => Some(
+            cores
+                .iter()
+                .map(|(name, n)| format!("{n}x {name}"))
+                .collect::<Vec<_>>()
+                .join(" + "),
+        ),
+    }
+}
+
+fn parse_hex(v: &str) -> Option<u32> {
+    u32::from_str_radix(v.trim().trim_start_matches("0x"), 16).ok()
+}
+
+fn arm_core_name(implementer: u32, part: u32) -> String {
+    let vendor = match implementer {
+        0x41 => "ARM",
+        0x42 => "Broadcom",
+        0x43 => "Cavium",
+        0x46 => "Fujitsu",
+        0x48 => "HiSilicon",
+        0x4e => "NVIDIA",
+        0x50 => "APM",
+        0x51 => "Qualcomm",
+        0x53 => "Samsung",
+        0x56 => "Marvell",
+        0x61 => "Apple",
+        0x69 => "Intel",
+        0xc0 => "Ampere",
+        _ => return format!("implementer {implementer:#x} part {part:#x}"),
+    };
+    let core = if implementer == 0x41 {
+        match part {
+            0xb02 => "ARM11 MPCore",
+            0xb36 => "ARM1136",
+            0xb56 => "ARM1156",
+            0xb76 => "ARM1176",
+            0xc05 => "Cortex-A5",
+            0xc07 => "Cortex-A7",
+            0xc08 => "Cortex-A8",
+            0xc09 => "Cortex-A9",
+            0xc0d => "Cortex-A12",
+            0xc0e => "Cortex-A17",
+            0xc0f => "Cortex-A15",
+            0xc14 => "Cortex-R4",
+            0xc15 => "Cortex-R5",
+            0xc20 => "Cortex-M0",
+            0xd01 => "Cortex-A32",
+            0xd02 => "Cortex-A34",
+            0xd03 => "Cortex-A53",
+            0xd04 => "Cortex-A35",
+            0xd05 => "Cortex-A55",
+            0xd06 => "Cortex-A65",
+            0xd07 => "Cortex-A57",
+            0xd08 => "Cortex-A72",
+            0xd09 => "Cortex-A73",
+            0xd0a => "Cortex-A75",
+            0xd0b => "Cortex-A76",
+            0xd0c => "Neoverse-N1",
+            0xd0d => "Cortex-A77",
+            0xd0e => "Cortex-A76AE",
+            0xd40 => "Neoverse-V1",
+            0xd41 => "Cortex-A78",
+            0xd42 => "Cortex-A78AE",
+            0xd44 => "Cortex-X1",
+            0xd46 => "Cortex-A510",
+            0xd47 => "Cortex-A710",
+            0xd48 => "Cortex-X2",
+            0xd49 => "Neoverse-N2",
+            0xd4a => "Neoverse-E1",
+            0xd4b => "Cortex-A78C",
+            0xd4d => "Cortex-A715",
+            0xd4e => "Cortex-X3",
+            0xd4f => "Neoverse-V2",
+            0xd80 => "Cortex-A520",
+            0xd81 => "Cortex-A720",
+            0xd82 => "Cortex-X4",
+            _ => return format!("{vendor} part {part:#x}"),
+        }
+    } else {
+        return format!("{vendor} part {part:#x}");
+    };
+    format!("{vendor} {core}")
+}
+
+/// cpufreq governors of every CPU directory that has one, by CPU number.
+fn governors(root: &Path) -> Vec<CpuGovernor> {
+    let mut out: Vec<CpuGovernor> = numbered_dirs(root, "sys/devices/system/cpu", "cpu")
+        .into_iter()
+        .filter_map(|cpu| {
+            let governor = read(
+                root,
+                &format!("sys/devices/system/cpu/cpu{cpu}/cpufreq/scaling_governor"),
+            )?;
+            Some(CpuGovernor { cpu, governor })
+        })
+        .collect();
+    out.sort_by_key(|g| g.cpu);
+    out
+}
+
+/// The cpuidle states of CPU 0, in state order.
+fn idle_states(root: &Path) -> Vec<IdleState> {
+    let dir = "sys/devices/system/cpu/cpu0/cpuidle";
+    let mut states = numbered_dirs(root, dir, "state");
+    states.sort_unstable();
+    states
+        .into_iter()
+        .filter_map(|n| {
+            let file = |f: &str| read(root, &format!("{dir}/state{n}/{f}"));
+            Some(IdleState {
+                name: file("name").unwrap_or_else(|| format!("state{n}")),
+                latency_us: file("latency")?.parse().ok()?,
+                disabled: file("disable").and_then(|t| parse_bool(&t)) == Some(true),
+            })
+        })
+        .collect()
+}
+
+/// The numbers N of the entries `<prefix>N` in `root/dir`.
+fn numbered_dirs(root: &Path, dir: &str, prefix: &str) -> Vec<usize> {
+    let Ok(entries) = fs::read_dir(root.join(dir)) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            e.file_name()
+                .to_str()?
+                .strip_prefix(prefix)?
+                .parse::<usize>()
+                .ok()
+        })
+        .collect()
+}
+
+/// Signs of a hypervisor: `/sys/hypervisor/type`, the DMI vendor and product,
+/// the device tree, and finally the x86 `hypervisor` CPU flag.
+fn detect_virtualization(
+    root: &Path,
+    cpuinfo: &[(String, String)],
+    dt_model: Option<&str>,
+) -> Option<String> {
+    if let Some(kind) = read(root, "sys/hypervisor/type") {
+        return Some(match kind.as_str() {
+            "xen" => "Xen".to_string(),
+            _ => kind,
+        });
+    }
+    let vendor = read(root, "sys/class/dmi/id/sys_vendor").unwrap_or_default();
+    let product = read(root, "sys/class/dmi/id/product_name").unwrap_or_default();
+    let bios = read(root, "sys/class/dmi/id/bios_vendor").unwrap_or_default();
+    let dmi = format!("{vendor}\n{product}\n{bios}");
+    // Vendors that also sell bare metal count only with a virtual product name.
+    let known: &[(&str, &str)] = &[
+        ("Firecracker", "Firecracker"),
+        ("QEMU", "QEMU"),
+        ("KVM", "KVM"),
+        ("VMware", "VMware"),
+        ("VirtualBox", "VirtualBox"),
+        ("innotek", "VirtualBox"),
+        ("Xen", "Xen"),
+        ("Parallels", "Parallels"),
+        ("BHYVE", "bhyve"),
+        ("Google Compute Engine", "Google Compute Engine"),
+        ("Cloud Hypervisor", "Cloud Hypervisor"),
+    ];
+    if let Some((_, name)) = known.iter().find(|(needle, _)| dmi.contains(needle)) {
+        return Some(name.to_string());
+    }
+    if vendor.contains("Microsoft") && product.contains("Virtual Machine") {
+        return Some("Hyper-V".into());
+    }
+    if vendor.contains("Amazon") && !product.contains("metal") {
+        return Some("Amazon EC2".into());
+    }
+    if let Some(compat) = read(root, "proc/device-tree/hypervisor/compatible") {
+        return Some(compat);
+    }
+    if dt_model.is_some_and(|m| m.contains("dummy-virt")) {
+        return Some("QEMU".into());
+    }
+    let flagged =
+        first(cpuinfo, "flags").is_some_and(|f| f.split_whitespace().any(|w| w == "hypervisor"));
+    flagged.then(|| UNKNOWN_HYPERVISOR.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn fixture(name: &str) -> SystemInfo {
+        let root: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/sysinfo")
+            .join(name);
+        assert!(root.is_dir(), "missing fixture {}", root.display());
+        SystemInfo::collect_from(&root)
+    }
+
+    fn governors(s: &SystemInfo) -> Vec<&str> {
+        s.governors.iter().map(|g| g.governor.as_str()).collect()
+    }
+
+    #[test]
+    fn x86_64_kvm_guest() {
+        let s = fixture("x86_64");
+        assert_eq!(s.hostname.as_deref(), Some("ci-runner-07"));
+        assert_eq!(s.kernel_release.as_deref(), Some("6.8.0-49-generic"));
+        assert_eq!(s.machine.as_deref(), Some("x86_64"));
+        assert_eq!(s.preempt_model, "PREEMPT_DYNAMIC(voluntary)");
+        assert_eq!(s.realtime_sysfs, None);
+        assert_eq!(
+            s.cpu_model.as_deref(),
+            Some("Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz")
+        );
+        assert_eq!(s.cpu_count, 4);
+        assert_eq!(s.online_cpus.as_deref(), Some("0-3"));
+        assert_eq!(s.device_tree_model, None);
+        assert_eq!(s.virtualization.as_deref(), Some("QEMU"));
+        assert_eq!(s.clocksource.as_deref(), Some("kvm-clock"));
+        assert_eq!(s.available_clocksources, ["kvm-clock", "tsc", "acpi_pm"]);
+        assert!(s.governors.is_empty());
+        assert_eq!(s.smt_active, Some(false));
+        assert_eq!(s.isolcpus, None);
+        assert_eq!(s.nohz_full, None);
+        assert_eq!(s.cpuidle_driver.as_deref(), Some("none"));
+        assert!(s.idle_states.is_empty());
+        assert_eq!(s.sched_rt_runtime_us, Some(950_000));
+        assert_eq!(s.sched_rt_period_us, Some(1_000_000));
+        assert_eq!(s.timer_migration, Some(true));
+        assert!(s.cmdline.as_deref().unwrap().starts_with("BOOT_IMAGE="));
+    }
+
+    #[test]
+    fn aarch64_raspberry_pi() {
+        let s = fixture("aarch64");
+        assert_eq!(s.machine.as_deref(), Some("aarch64"));
+        assert_eq!(s.preempt_model, "PREEMPT");
+        assert_eq!(s.cpu_model.as_deref(), Some("ARM Cortex-A72"));
+        assert_eq!(
+            s.device_tree_model.as_deref(),
+            Some("Raspberry Pi 4 Model B Rev 1.4")
+        );
+        assert_eq!(s.cpu_count, 4);
+        assert_eq!(governors(&s), ["ondemand"; 4]);
+        assert_eq!(
+            s.governors.iter().map(|g| g.cpu).collect::<Vec<_>>(),
+            [0, 1, 2, 3]
+        );
+        assert_eq!(s.clocksource.as_deref(), Some("arch_sys_counter"));
+        assert_eq!(s.virtualization, None);
+        assert_eq!(s.smt_active, None);
+    }
+
+    #[test]
+    fn armv7_imx6_old_rt_patch() {
+        let s = fixture("armv7");
+        assert_eq!(s.machine.as_deref(), Some("armv7l"));
+        // No /sys/kernel/realtime: "PREEMPT RT" in uname -v decides.
+        assert_eq!(s.realtime_sysfs, None);
+        assert_eq!(s.preempt_model, "PREEMPT_RT");
+        assert_eq!(
+            s.cpu_model.as_deref(),
+            Some("ARMv7 Processor rev 10 (v7l) / ARM Cortex-A9")
+        );
+        assert_eq!(
+            s.hardware.as_deref(),
+            Some("Freescale i.MX6 Quad/DualLite (Device Tree)")
+        );
+        assert_eq!(
+            s.device_tree_model.as_deref(),
+            Some("Freescale i.MX6 Quad SABRE Smart Device Board")
+        );
+        assert_eq!(s.cpu_count, 4);
+        assert_eq!(governors(&s), ["performance"; 4]);
+        assert_eq!(s.isolcpus.as_deref(), Some("2-3"));
+        assert_eq!(s.isolcpus_cmdline.as_deref(), Some("2,3"));
+        assert_eq!(s.nohz_full.as_deref(), Some("2-3"));
+        assert_eq!(s.rcu_nocbs.as_deref(), Some("2,3"));
+        assert_eq!(s.cpuidle_driver.as_deref(), Some("imx6q_cpuidle"));
+        assert_eq!(
+            s.idle_states,
+            [
+                IdleState {
+                    name: "WFI".into(),
+                    latency_us: 1,
+                    disabled: false
+                },
+                IdleState {
+                    name: "WAIT".into(),
+                    latency_us: 50,
+                    disabled: false
+                },
+            ]
+        );
+        assert_eq!(s.sched_rt_runtime_us, Some(-1));
+        assert_eq!(s.timer_migration, Some(false));
+        assert_eq!(s.virtualization, None);
+    }
+
+    #[test]
+    fn ppc32_mpc8315_preempt_rt() {
+        let s = fixture("ppc");
+        assert_eq!(s.hostname.as_deref(), Some("mpc8315erdb"));
+        assert_eq!(s.kernel_release.as_deref(), Some("6.6.21-rt26"));
+        assert_eq!(s.machine.as_deref(), Some("ppc"));
+        assert_eq!(s.realtime_sysfs, Some(true));
+        assert_eq!(s.preempt_model, "PREEMPT_RT");
+        assert_eq!(
+            s.cpu_model.as_deref(),
+            Some("e300c3 (platform: MPC831x RDB, model: MPC8315ERDB)")
+        );
+        assert_eq!(s.device_tree_model.as_deref(), Some("MPC8315ERDB"));
+        assert_eq!(s.cpu_count, 1);
+        assert_eq!(s.online_cpus.as_deref(), Some("0"));
+        assert!(s.governors.is_empty());
+        assert_eq!(s.clocksource.as_deref(), Some("timebase"));
+        assert_eq!(s.sched_rt_runtime_us, Some(-1));
+        assert_eq!(s.virtualization, None);
+        assert_eq!(s.timer_migration, None);
+    }
+
+    #[test]
+    fn empty_root_gives_an_empty_description() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = SystemInfo::collect_from(dir.path());
+        assert_eq!(s, SystemInfo::default());
+        assert_eq!(s.preempt_model, PREEMPT_UNKNOWN);
+        let s = SystemInfo::collect_from(&dir.path().join("does-not-exist"));
+        assert_eq!(s, SystemInfo::default());
+    }
+
+    #[test]
+    fn garbled_files_are_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let put = |rel: &str, bytes: &[u8]| {
+            let p = root.join(rel);
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            fs::write(p, bytes).unwrap();
+        };
+        put("proc/cpuinfo", b"\xff\xfe garbage\nCPU part: zz\n:::\n");
+        put("sys/devices/system/cpu/online", b"0-x");
+        put("proc/sys/kernel/sched_rt_runtime_us", b"lots");
+        put("sys/devices/system/cpu/cpu0/cpuidle/state0/latency", b"-");
+        put("sys/devices/system/cpu/smt/active", b"maybe");
+        let s = SystemInfo::collect_from(root);
+        assert_eq!(s.cpu_count, 0);
+        assert_eq!(s.sched_rt_runtime_us, None);
+        assert!(s.idle_states.is_empty());
+        assert_eq!(s.smt_active, None);
+    }
+
+    #[test]
+    fn serde_round_trip_and_partial_files() {
+        let s = fixture("armv7");
+        let json = serde_json::to_string(&s).unwrap();
+        let back: SystemInfo = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, s);
+        let partial: SystemInfo =
+            serde_json::from_str(r#"{"hostname":"a","future_field":1}"#).unwrap();
+        assert_eq!(partial.hostname.as_deref(), Some("a"));
+        assert_eq!(partial.preempt_model, PREEMPT_UNKNOWN);
+    }
+
+    #[test]
+    fn preempt_model_sources() {
+        let d = |v, dbg, cmd, cfg| derive_preempt_model(None, Some(v), dbg, cmd, cfg);
+        let dynamic = "#1 SMP PREEMPT_DYNAMIC Mon Nov  4 02:06:24 UTC 2024";
+        assert_eq!(
+            d(dynamic, Some("none voluntary (full) lazy"), None, None),
+            "PREEMPT_DYNAMIC(full)"
+        );
+        assert_eq!(
+            d(dynamic, None, Some("full"), None),
+            "PREEMPT_DYNAMIC(full)"
+        );
+        assert_eq!(
+            d(dynamic, None, None, Some("CONFIG_PREEMPT_VOLUNTARY=y\n")),
+            "PREEMPT_DYNAMIC(voluntary)"
+        );
+        assert_eq!(d(dynamic, None, None, None), "PREEMPT_DYNAMIC");
+        assert_eq!(d("#1 SMP PREEMPT_RT Tue", None, None, None), "PREEMPT_RT");
+        assert_eq!(d("#1 SMP PREEMPT Tue", None, None, None), "PREEMPT");
+        assert_eq!(d("#1 SMP Tue", None, None, None), PREEMPT_UNKNOWN);
+        assert_eq!(
+            d(
+                "#1 SMP Tue",
+                None,
+                None,
+                Some("# CONFIG_PREEMPT is not set\nCONFIG_PREEMPT_NONE=y")
+            ),
+            "NONE"
+        );
+        assert_eq!(
+            derive_preempt_model(Some(true), None, None, None, None),
+            "PREEMPT_RT"
+        );
+        assert_eq!(
+            derive_preempt_model(None, None, None, None, None),
+            PREEMPT_UNKNOWN
+        );
+    }
+
+    #[test]
+    fn big_little_and_unknown_arm_cores() {
+        let mut text = String::new();
+        for part in ["0xd05", "0xd05", "0xd0b"] {
+            text.push_str(&format!("CPU implementer\t: 0x41\nCPU part\t: {part}\n\n"));
+        }
+        text.push_str("CPU implementer\t: 0x51\nCPU part\t: 0x805\n");
+        assert_eq!(
+            cpu_model(&parse_cpuinfo(&text)).as_deref(),
+            Some("2x ARM Cortex-A55 + 1x ARM Cortex-A76 + 1x Qualcomm part 0x805")
+        );
+    }
+
+    #[test]
+    fn isolcpus_flags_are_stripped() {
+        assert_eq!(
+            isolcpus_cpus("nohz,domain,managed_irq,2-3,5").as_deref(),
+            Some("2-3,5")
+        );
+        assert_eq!(isolcpus_cpus("domain").as_deref(), None);
+        assert_eq!(
+            cmdline_param("a isolcpus=1 b isolcpus=2-3", "isolcpus").as_deref(),
+            Some("2-3")
+        );
+    }
+
+    #[test]
+    fn live_system_does_not_panic() {
+        let s = SystemInfo::collect();
+        assert!(s.cpu_count >= 1);
+        assert!(!online_cpus().is_empty());
+        assert!(s.kernel_release.is_some());
+    }
+}

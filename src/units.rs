@@ -1,0 +1,195 @@
+//! Parsing of the user's units: durations (`1ms`, `100us`, `2h`) and CPU lists (`0,2-3`, `all`).
+
+/// Parse a duration with a unit into nanoseconds.
+///
+/// Units: `ns`, `us` (or `µs`), `ms`, `s`, `m`, `h`. A fractional number is
+/// allowed (`1.5ms`). A bare number is refused because its unit would be a guess.
+pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    if t.is_empty() {
+        return Err("empty duration; give a number with a unit, e.g. 1ms".into());
+    }
+    if t.starts_with('-') {
+        return Err(format!(
+            "'{t}' is negative; give a positive duration such as 1ms"
+        ));
+    }
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .ok_or_else(|| format!("'{t}' has no unit; write it as {t}us, {t}ms or {t}s"))?;
+    let (num, unit) = t.split_at(split);
+    if num.is_empty() {
+        return Err(format!("'{t}' is not a number with a unit, e.g. 1ms"));
+    }
+    let scale: f64 = match unit {
+        "ns" => 1.0,
+        "us" | "µs" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        "m" | "min" => 60e9,
+        "h" => 3600e9,
+        _ => {
+            return Err(format!(
+                "'{t}': unknown unit '{unit}'; use ns, us, ms, s, m or h"
+            ))
+        }
+    };
+    if num.is_empty() || num.chars().filter(|&c| c == '.').count() > 1 {
+        return Err(format!("'{t}' is not a number with a unit, e.g. 1ms"));
+    }
+    let value: f64 = num
+        .parse()
+        .map_err(|_| format!("'{t}' is not a number with a unit, e.g. 1ms"))?;
+    let ns = value * scale;
+    if !ns.is_finite() || ns >= u64::MAX as f64 {
+        return Err(format!("'{t}' is too large"));
+    }
+    Ok(ns.round() as u64)
+}
+
+/// Parse a CPU list such as `0,2-3` or `all` against the online CPUs.
+/// The result is sorted and free of duplicates.
+pub fn parse_cpu_list(text: &str, online: &[usize]) -> Result<Vec<usize>, String> {
+    let t = text.trim();
+    if t == "all" {
+        return Ok(online.to_vec());
+    }
+    let mut cpus = parse_ranges(t).map_err(|e| format!("--cpus '{t}': {e}"))?;
+    cpus.sort_unstable();
+    cpus.dedup();
+    if let Some(bad) = cpus.iter().find(|c| !online.contains(c)) {
+        return Err(format!(
+            "--cpus: CPU {bad} is not online; online CPUs are {}",
+            format_cpu_list(online)
+        ));
+    }
+    Ok(cpus)
+}
+
+/// Parse the kernel's list syntax (`0-3,5`), as in `/sys/devices/system/cpu/online`.
+pub fn parse_ranges(t: &str) -> Result<Vec<usize>, String> {
+    let mut out = Vec::new();
+    if t.trim().is_empty() {
+        return Ok(out);
+    }
+    for part in t.trim().split(',') {
+        let part = part.trim();
+        let bad = || format!("'{part}' is not a CPU number or range like 2-3");
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let a: usize = a.trim().parse().map_err(|_| bad())?;
+                let b: usize = b.trim().parse().map_err(|_| bad())?;
+                if a > b || b - a > 65536 {
+                    return Err(bad());
+                }
+                out.extend(a..=b);
+            }
+            None => out.push(part.parse().map_err(|_| bad())?),
+        }
+    }
+    Ok(out)
+}
+
+/// Format CPUs back in the kernel's list syntax (`0-3,5`).
+pub fn format_cpu_list(cpus: &[usize]) -> String {
+    let mut parts = Vec::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let start = cpus[i];
+        let mut end = start;
+        while i + 1 < cpus.len() && cpus[i + 1] == end + 1 {
+            i += 1;
+            end = cpus[i];
+        }
+        parts.push(if start == end {
+            start.to_string()
+        } else {
+            format!("{start}-{end}")
+        });
+        i += 1;
+    }
+    parts.join(",")
+}
+
+/// Display nanoseconds as microseconds with three decimals.
+pub fn us(ns: u64) -> String {
+    format!("{}.{:03}", ns / 1000, ns % 1000)
+}
+
+/// A short human duration: `1ms`, `250us`, `10s`, `2h` when exact, else `1.500ms`.
+pub fn human_duration(ns: u64) -> String {
+    const UNITS: [(u64, &str); 6] = [
+        (3_600_000_000_000, "h"),
+        (60_000_000_000, "m"),
+        (1_000_000_000, "s"),
+        (1_000_000, "ms"),
+        (1_000, "us"),
+        (1, "ns"),
+    ];
+    for (scale, name) in UNITS {
+        if ns >= scale && ns % scale == 0 && (scale > 1 || ns < 1000) {
+            return format!("{}{name}", ns / scale);
+        }
+    }
+    for (scale, name) in UNITS {
+        if ns >= scale {
+            return format!("{:.3}{name}", ns as f64 / scale as f64);
+        }
+    }
+    "0s".into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_with_units() {
+        assert_eq!(parse_duration_ns("1ms"), Ok(1_000_000));
+        assert_eq!(parse_duration_ns("100us"), Ok(100_000));
+        assert_eq!(parse_duration_ns("1.5ms"), Ok(1_500_000));
+        assert_eq!(parse_duration_ns("2h"), Ok(7_200_000_000_000));
+        assert_eq!(parse_duration_ns("5m"), Ok(300_000_000_000));
+        assert_eq!(parse_duration_ns("250ns"), Ok(250));
+        assert_eq!(parse_duration_ns("0s"), Ok(0));
+    }
+
+    #[test]
+    fn bad_durations_are_refused_with_reason() {
+        assert!(parse_duration_ns("-5").unwrap_err().contains("negative"));
+        assert!(parse_duration_ns("abc")
+            .unwrap_err()
+            .contains("not a number"));
+        assert!(parse_duration_ns("10").unwrap_err().contains("no unit"));
+        assert!(parse_duration_ns("10parsecs")
+            .unwrap_err()
+            .contains("unknown unit"));
+        assert!(parse_duration_ns("1.2.3ms").is_err());
+        assert!(parse_duration_ns("").is_err());
+        assert!(parse_duration_ns("99999999999999h").is_err());
+    }
+
+    #[test]
+    fn cpu_lists() {
+        let online = [0, 1, 2, 3];
+        assert_eq!(parse_cpu_list("0,2-3", &online), Ok(vec![0, 2, 3]));
+        assert_eq!(parse_cpu_list("3,1,1", &online), Ok(vec![1, 3]));
+        assert_eq!(parse_cpu_list("all", &online), Ok(vec![0, 1, 2, 3]));
+        assert!(parse_cpu_list("999", &online)
+            .unwrap_err()
+            .contains("not online"));
+        assert!(parse_cpu_list("3-1", &online).is_err());
+        assert!(parse_cpu_list("x", &online).is_err());
+        assert_eq!(format_cpu_list(&[0, 1, 2, 5, 7, 8]), "0-2,5,7-8");
+    }
+
+    #[test]
+    fn display_units() {
+        assert_eq!(us(1_234_567), "1234.567");
+        assert_eq!(us(5), "0.005");
+        assert_eq!(human_duration(1_000_000), "1ms");
+        assert_eq!(human_duration(7_200_000_000_000), "2h");
+        assert_eq!(human_duration(1_500_000), "1500us");
+        assert_eq!(human_duration(1_500_001), "1.500ms");
+    }
+}
