@@ -14,6 +14,11 @@ pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
             "'{t}' is negative; give a positive duration such as 1ms"
         ));
     }
+    if t.chars().all(|c| c == '0' || c == '.') {
+        return Err(format!(
+            "'{t}' is zero; give a positive duration such as 1ms"
+        ));
+    }
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .ok_or_else(|| format!("'{t}' has no unit; write it as {t}us, {t}ms or {t}s"))?;

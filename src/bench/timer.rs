@@ -79,6 +79,9 @@ impl TimerConfig {
 trait Waker {
     /// Sleep until `target` and return the wake-up time.
     fn wait_until(&mut self, target: u64) -> u64;
+    /// Called after each sample; only a simulation uses it to pace itself.
+    #[inline(always)]
+    fn pace(&mut self, _rec: &Recorder) {}
 }
 
 struct RealWaker(libc::clockid_t);
@@ -131,6 +134,12 @@ impl Waker for SyntheticWaker {
         self.t = target.max(self.t) + lat;
         self.t
     }
+    fn pace(&mut self, rec: &Recorder) {
+        // Simulated time runs far ahead of the reporter: let it catch up.
+        while rec.backlog() >= recorder::PACE_LIMIT {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
 }
 
 /// What one measuring thread is told to do.
@@ -175,6 +184,7 @@ fn measure<W: Waker>(
         };
         let at = now.saturating_sub(plan.start);
         rec.record(latency, at, missed);
+        w.pace(rec);
         if latency > threshold {
             stop.set();
             return Some(BreakEvent {
@@ -213,15 +223,33 @@ pub fn run(args: &TimerArgs, command_line: Vec<String>) -> Result<Outcome> {
     for &cpu in &cfg.cpus {
         let (rec, col) = recorder::pair(cfg.interval_ns);
         recorders.push(rec);
-        channels.push(Channel::new(
-            format!("cpu{cpu}"),
-            Some(cpu),
-            col,
-            cfg.interval_ns,
-        ));
+        // Unpinned threads (SCHED_DEADLINE) are named by index, not by a CPU they may leave.
+        let (name, pinned) = if pin {
+            (format!("cpu{cpu}"), Some(cpu))
+        } else {
+            (format!("thread{}", channels.len()), None)
+        };
+        channels.push(Channel::new(name, pinned, col, cfg.interval_ns));
     }
+    let mut notes = Vec::new();
     let tracer = if cfg.break_threshold_ns.is_some() && cfg.synthetic_seed.is_none() {
-        Tracer::open()
+        match Tracer::open_or_mount() {
+            Some((t, mounted)) => {
+                if mounted {
+                    notes.push(format!(
+                        "mounted tracefs at {} for --break-threshold",
+                        t.dir.display()
+                    ));
+                }
+                Some(t)
+            }
+            None => {
+                notes.push(
+                    "tracefs not writable: a break will not be marked in the kernel trace".into(),
+                );
+                None
+            }
+        }
     } else {
         None
     };
@@ -255,7 +283,7 @@ pub fn run(args: &TimerArgs, command_line: Vec<String>) -> Result<Outcome> {
             ..Default::default()
         },
         loads: Vec::new(),
-        notes: Vec::new(),
+        notes,
         measuring_cpu_time_ns: 0,
     };
     if !pin {
@@ -263,14 +291,6 @@ pub fn run(args: &TimerArgs, command_line: Vec<String>) -> Result<Outcome> {
             "threads not pinned: SCHED_DEADLINE requires affinity over the whole root domain"
                 .into(),
         );
-    }
-    if cfg.break_threshold_ns.is_some()
-        && cfg.synthetic_seed.is_none()
-        && tracer.lock().map(|t| t.is_none()).unwrap_or(true)
-    {
-        result
-            .notes
-            .push("tracefs not writable: a break will not be marked in the kernel trace".into());
     }
 
     let runtime = if cfg.synthetic_seed.is_some() {
@@ -334,7 +354,7 @@ pub fn run(args: &TimerArgs, command_line: Vec<String>) -> Result<Outcome> {
                 let cpu_time_ns = sys::thread_cpu_time_ns().saturating_sub(cpu0);
                 rec.finish();
                 if let Some(b) = brk.as_mut() {
-                    b.cpu = Some(cpu);
+                    b.cpu = pin.then_some(cpu);
                     if let Ok(mut guard) = tracer.lock() {
                         if let Some(t) = guard.as_mut() {
                             b.trace_marked = t.mark_and_stop(&format!(
@@ -402,7 +422,13 @@ pub fn run(args: &TimerArgs, command_line: Vec<String>) -> Result<Outcome> {
         } else {
             START_DELAY_NS
         };
-    let mut next_tick = mono_start + cfg.interval_ns;
+    // A simulation runs faster than real time: collect it often.
+    let tick_ns = if cfg.synthetic_seed.is_some() {
+        2_000_000
+    } else {
+        cfg.interval_ns
+    };
+    let mut next_tick = mono_start + tick_ns;
     let mut next_save = mono_start + cfg.save_every_ns;
     const POLL_NS: u64 = 50_000_000;
     while !handles.iter().all(|h| h.is_finished()) {
@@ -411,7 +437,7 @@ pub fn run(args: &TimerArgs, command_line: Vec<String>) -> Result<Outcome> {
             let elapsed = now.saturating_sub(mono_start);
             let remaining = cfg.duration_ns.map(|d| d.saturating_sub(elapsed));
             harness::tick(&mut channels, &mut live, elapsed, remaining);
-            next_tick += cfg.interval_ns * (1 + (now - next_tick) / cfg.interval_ns);
+            next_tick += tick_ns * (1 + (now - next_tick) / tick_ns);
         }
         if now >= next_save {
             harness::fill_result(&mut result, &channels);

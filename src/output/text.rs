@@ -97,7 +97,7 @@ pub fn summary(r: &RunResult) -> String {
             us(b.latency_ns),
             secs(b.at_ns),
             if b.trace_marked {
-                "; kernel trace marked and stopped"
+                "; kernel trace marked and tracing stopped (read tracing/trace; echo 1 > tracing/tracing_on to resume)"
             } else {
                 ""
             }

@@ -143,6 +143,8 @@ struct Shared {
     totals: SeqCell<10>,
     ring: [SeqCell<6>; RING],
     head: AtomicU32,
+    /// Intervals the collector has consumed (only read by simulations that pace themselves).
+    tail: AtomicU32,
 }
 
 /// Create a connected recorder/collector pair. All memory is allocated here.
@@ -152,6 +154,7 @@ pub fn pair(interval_ns: u64) -> (Recorder, Collector) {
         totals: SeqCell::default(),
         ring: std::array::from_fn(|_| SeqCell::default()),
         head: AtomicU32::new(0),
+        tail: AtomicU32::new(0),
     });
     (
         Recorder {
@@ -248,7 +251,18 @@ impl Recorder {
     pub fn totals(&self) -> &Totals {
         &self.totals
     }
+
+    /// Finished intervals the collector has not read yet. A real measuring
+    /// thread never waits on this; a simulation running faster than real time
+    /// uses it to avoid overrunning the ring.
+    pub fn backlog(&self) -> u32 {
+        self.head
+            .wrapping_sub(self.shared.tail.load(Ordering::Relaxed))
+    }
 }
+
+/// Intervals a simulation may run ahead of the collector.
+pub const PACE_LIMIT: u32 = (RING / 2) as u32;
 
 /// The reporter's side: owns the full histogram of one thread.
 pub struct Collector {
@@ -289,6 +303,7 @@ impl Collector {
             finished.push(IntervalStats::from_words(w));
             self.tail = self.tail.wrapping_add(1);
         }
+        self.shared.tail.store(self.tail, Ordering::Relaxed);
     }
 
     pub fn histogram(&self) -> &Histogram {

@@ -17,6 +17,19 @@ pub struct Tracer {
 }
 
 impl Tracer {
+    /// Open tracefs, mounting it at /sys/kernel/tracing first if it is not
+    /// mounted (root only). Returns the tracer and whether this call mounted it.
+    pub fn open_or_mount() -> Option<(Self, bool)> {
+        if let Some(t) = Self::open() {
+            return Some((t, false));
+        }
+        let dir = Path::new(TRACEFS[0]);
+        if !dir.is_dir() || !mount_tracefs(dir) {
+            return None;
+        }
+        Self::open().map(|t| (t, true))
+    }
+
     /// Open tracefs if it is mounted and writable; `None` otherwise.
     pub fn open() -> Option<Self> {
         TRACEFS.iter().map(Path::new).find_map(|dir| {
@@ -42,4 +55,22 @@ impl Tracer {
         let b = self.tracing_on.write_all(b"0").is_ok();
         a && b
     }
+}
+
+fn mount_tracefs(dir: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(target) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: all pointers are valid NUL-terminated strings; data may be null.
+    let rc = unsafe {
+        libc::mount(
+            c"nodev".as_ptr(),
+            target.as_ptr(),
+            c"tracefs".as_ptr(),
+            0,
+            std::ptr::null(),
+        )
+    };
+    rc == 0
 }

@@ -1,0 +1,197 @@
+use crate::util::*;
+
+#[test]
+fn bad_values_give_one_line_and_exit_2() {
+    let cases: &[&[&str]] = &[
+        &["timer", "--period", "0"],
+        &["timer", "--period", "-5"],
+        &["timer", "--period", "abc"],
+        &["timer", "--period", "10"],
+        &["timer", "--cpus", "999"],
+        &["timer", "--cpus", "1-x"],
+        &["timer", "--priority", "200"],
+        &["timer", "--duration", "0"],
+        &["timer", "--loops", "0"],
+        &["timer", "--policy", "nosuch"],
+        &["timer", "--dma-latency", "-3"],
+        &["timer", "--policy", "other", "--priority", "5"],
+        &["timer", "--dl-runtime", "10us"],
+        &[
+            "timer",
+            "--policy",
+            "deadline",
+            "--dl-runtime",
+            "2ms",
+            "--period",
+            "1ms",
+        ],
+        &["timer", "--duration", "1s", "--loops", "5"],
+        &["timer", "--no-such-option"],
+        &["nosuchcommand"],
+    ];
+    for args in cases {
+        let out = rtlat().args(*args).output().expect("runs");
+        let lines = stderr_lines(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {lines:?}");
+        assert_eq!(lines.len(), 1, "{args:?} printed {lines:?}");
+        assert!(lines[0].starts_with("rtlat: "), "{args:?}: {lines:?}");
+        assert!(out.stdout.is_empty(), "{args:?} printed to stdout");
+    }
+}
+
+#[test]
+fn messages_name_the_offending_value_and_the_fix() {
+    let out = rtlat()
+        .args(["timer", "--cpus", "999"])
+        .output()
+        .expect("runs");
+    let msg = stderr_lines(&out).join("");
+    assert!(
+        msg.contains("999") && msg.contains("online CPUs are"),
+        "{msg}"
+    );
+    let out = rtlat()
+        .args(["timer", "--period", "10"])
+        .output()
+        .expect("runs");
+    let msg = stderr_lines(&out).join("");
+    assert!(msg.contains("10us") || msg.contains("unit"), "{msg}");
+}
+
+#[test]
+fn help_and_version() {
+    let out = rtlat().arg("--help").output().expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    assert!(text.contains("Examples:") && text.contains("timer") && text.contains("check"));
+    assert!(text.contains("Exit codes"));
+    let out = rtlat().args(["timer", "--help"]).output().expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Examples:") && text.contains("overrun") && text.contains("--period"));
+    let out = rtlat().arg("--version").output().expect("runs");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        format!("rtlat {}", env!("CARGO_PKG_VERSION"))
+    );
+}
+
+#[test]
+fn unwritable_result_path_exits_4_and_keeps_the_summary() {
+    let out = rtlat()
+        .args([
+            "timer",
+            "--synthetic",
+            "1",
+            "--cpus",
+            "0",
+            "--loops",
+            "1000",
+            "--quiet",
+        ])
+        .args(["--json", "/nonexistent-dir/r.json"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(4));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("cpu0") && stdout.contains("1000"),
+        "summary lost: {stdout}"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("/nonexistent-dir/r.json"), "{err}");
+}
+
+/// A copy of the binary that an unprivileged user can execute.
+fn unprivileged_copy(dir: &std::path::Path) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777)).expect("chmod dir");
+    let copy = dir.join("rtlat");
+    std::fs::copy(bin(), &copy).expect("copy binary");
+    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    copy
+}
+
+fn as_nobody(exe: &std::path::Path) -> std::process::Command {
+    let mut c = std::process::Command::new("setpriv");
+    c.args([
+        "--reuid=65534",
+        "--regid=65534",
+        "--clear-groups",
+        "--inh-caps=-all",
+    ]);
+    c.arg(exe);
+    c
+}
+
+#[test]
+fn missing_privileges_exit_3_naming_the_fix() {
+    if !require_root("missing_privileges_exit_3_naming_the_fix") {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let exe = unprivileged_copy(dir.path());
+    for extra in [&[][..], &["--no-mlock", "--dma-latency", "off"][..]] {
+        let out = as_nobody(&exe)
+            .args(["timer", "--duration", "1s"])
+            .args(extra)
+            .output()
+            .expect("setpriv runs");
+        let lines = stderr_lines(&out);
+        assert_eq!(out.status.code(), Some(3), "{extra:?}: {lines:?}");
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(
+            lines[0].contains("setcap cap_sys_nice,cap_ipc_lock+ep"),
+            "{lines:?}"
+        );
+    }
+    // With memory locking and dma latency off, the scheduling refusal names --policy other.
+    let out = as_nobody(&exe)
+        .args([
+            "timer",
+            "--duration",
+            "1s",
+            "--no-mlock",
+            "--dma-latency",
+            "off",
+        ])
+        .output()
+        .expect("runs");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--policy other"));
+}
+
+#[test]
+fn policy_other_is_the_explicit_unprivileged_mode() {
+    if !require_root("policy_other_is_the_explicit_unprivileged_mode") {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let exe = unprivileged_copy(dir.path());
+    let json = dir.path().join("r.json");
+    std::fs::write(&json, b"").expect("create");
+    std::fs::set_permissions(&json, std::os::unix::fs::PermissionsExt::from_mode(0o666))
+        .expect("chmod");
+    let out = as_nobody(&exe)
+        .args([
+            "timer",
+            "--policy",
+            "other",
+            "--no-mlock",
+            "--dma-latency",
+            "off",
+        ])
+        .args(["--duration", "1s", "--quiet", "--json"])
+        .arg(&json)
+        .output()
+        .expect("runs");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = load(&json);
+    assert_eq!(r["tuning"]["policy"], "other");
+    assert_eq!(r["tuning"]["mlock"], false);
+    assert!(r["tuning"]["dma_latency_us"].is_null());
+    assert!(r["total"]["samples"].as_u64().expect("samples") > 0);
+}

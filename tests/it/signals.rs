@@ -1,0 +1,93 @@
+use crate::util::*;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn spawn_run(json: &std::path::Path) -> Child {
+    Command::new(bin())
+        .args(["timer", "--duration", "60s", "--save-every", "1s", "--json"])
+        .arg(json)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn rtlat")
+}
+
+fn signal(child: &Child, sig: i32) {
+    let ok = Command::new("kill")
+        .arg(format!("-{sig}"))
+        .arg(child.id().to_string())
+        .status()
+        .expect("kill runs")
+        .success();
+    assert!(ok, "kill -{sig} failed");
+}
+
+#[test]
+fn sigint_ends_the_run_within_a_second_with_summary_and_complete_file() {
+    if !require_root("sigint_ends_the_run_within_a_second_with_summary_and_complete_file") {
+        return;
+    }
+    for sig in [2, 15] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let json = dir.path().join("r.json");
+        let mut child = spawn_run(&json);
+        std::thread::sleep(Duration::from_millis(2500));
+        let t0 = Instant::now();
+        signal(&child, sig);
+        let status = loop {
+            if let Some(s) = child.try_wait().expect("wait") {
+                break s;
+            }
+            assert!(
+                t0.elapsed() < Duration::from_secs(5),
+                "signal {sig} did not end the run"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        let took = t0.elapsed();
+        assert!(
+            took <= Duration::from_secs(1),
+            "signal {sig}: exit took {took:?}"
+        );
+        assert_eq!(status.code(), Some(0));
+        let out = child.wait_with_output().expect("output");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stdout.contains("rtlat timer:") && stdout.contains("(signal)"),
+            "{stdout}"
+        );
+        let r = load(&json);
+        assert_eq!(r["complete"], true);
+        assert_eq!(r["end_reason"], "signal");
+        let d = r["duration_ns"].as_u64().expect("duration");
+        assert!((2_000_000_000..10_000_000_000).contains(&d), "duration {d}");
+        assert_summary_invariants(&r["total"]);
+    }
+}
+
+#[test]
+fn sigkill_leaves_a_valid_incomplete_file() {
+    if !require_root("sigkill_leaves_a_valid_incomplete_file") {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("k.json");
+    let mut child = spawn_run(&json);
+    std::thread::sleep(Duration::from_millis(3500));
+    signal(&child, 9);
+    child.wait().expect("wait");
+    let r = load(&json);
+    assert_eq!(r["complete"], false);
+    assert_eq!(r["end_reason"], "running");
+    assert!(
+        r["total"]["samples"].as_u64().expect("samples") > 1000,
+        "no samples saved"
+    );
+    assert_schema_valid(&json);
+    // No temporary file is left beside it.
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .expect("dir")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
+    assert_eq!(names.len(), 1, "{names:?}");
+}

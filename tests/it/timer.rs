@@ -1,0 +1,294 @@
+use crate::util::*;
+use std::path::Path;
+
+fn synthetic(dir: &Path, name: &str, extra: &[&str]) -> (std::process::Output, serde_json::Value) {
+    let json = dir.join(name);
+    let out = rtlat()
+        .args(["timer", "--synthetic", "7", "--quiet", "--json"])
+        .arg(&json)
+        .args(extra)
+        .output()
+        .expect("runs");
+    (out, load(&json))
+}
+
+#[test]
+fn synthetic_summary_matches_snapshot() {
+    let out = rtlat()
+        .args([
+            "timer",
+            "--synthetic",
+            "7",
+            "--cpus",
+            "0",
+            "--loops",
+            "200000",
+            "--quiet",
+        ])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    let got = String::from_utf8_lossy(&out.stdout);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots/timer-synthetic.txt");
+    if std::env::var_os("RTLAT_UPDATE_SNAPSHOTS").is_some() {
+        std::fs::write(&path, got.as_bytes()).expect("write snapshot");
+    }
+    let want = std::fs::read_to_string(&path).expect("snapshot exists");
+    assert_eq!(
+        got, want,
+        "summary changed; set RTLAT_UPDATE_SNAPSHOTS=1 to accept"
+    );
+}
+
+#[test]
+fn synthetic_results_are_deterministic_consistent_and_schema_valid() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let args = ["--cpus", "0", "--loops", "50000", "--period", "200us"];
+    let (o1, a) = synthetic(dir.path(), "a.json", &args);
+    let (o2, b) = synthetic(dir.path(), "b.json", &args);
+    assert_eq!(o1.status.code(), Some(0));
+    assert_eq!(o2.status.code(), Some(0));
+    assert_eq!(a["threads"], b["threads"], "same seed, different samples");
+    assert_eq!(a["total"], b["total"]);
+    assert_eq!(a["complete"], true);
+    assert_eq!(a["end_reason"], "loops");
+    assert_eq!(a["total"]["samples"], 50_000);
+    assert_summary_invariants(&a["total"]);
+    for t in a["threads"].as_array().expect("threads") {
+        assert_summary_invariants(&t["summary"]);
+        assert_thread_consistent(t);
+    }
+    // 50 000 samples at 200 us cover ~10 s: one series point per second.
+    let points = a["threads"][0]["series"]["points"]
+        .as_array()
+        .expect("points");
+    assert!((10..=11).contains(&points.len()), "{} points", points.len());
+    assert_eq!(a["config"]["period_ns"], 200_000);
+    assert_schema_valid(&dir.path().join("a.json"));
+}
+
+#[test]
+fn synthetic_overruns_are_counted_and_the_max_is_located() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (out, r) = synthetic(
+        dir.path(),
+        "o.json",
+        &["--cpus", "0", "--loops", "1000000", "--period", "100us"],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let s = &r["threads"][0]["summary"];
+    // The synthetic source overruns by >= 2 periods about every 200 000 samples.
+    assert!(s["overruns"].as_u64().expect("overruns") >= 2, "{s}");
+    assert!(s["max_ns"].as_u64().expect("max") >= 200_000, "{s}");
+    let idx = s["max_sample"].as_u64().expect("idx");
+    assert!(idx < 1_000_000);
+    let at = s["max_at_ns"].as_u64().expect("at");
+    // Sample k wakes at about k periods plus the overruns before it.
+    assert!(
+        at >= idx * 100_000,
+        "max at {at} ns before its sample's slot"
+    );
+    // 1 000 000 samples support p99.9999.
+    let ps = s["percentiles"].as_array().expect("ps");
+    assert_eq!(ps.len(), 7);
+}
+
+#[test]
+fn max_latency_exceeded_exits_1_after_writing_results() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (out, r) = synthetic(
+        dir.path(),
+        "m.json",
+        &["--cpus", "0", "--loops", "10000", "--max-latency", "10us"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(r["complete"], true);
+    assert_eq!(r["thresholds"]["max_latency_exceeded"], true);
+    assert_eq!(r["total"]["samples"], 10_000);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("EXCEEDED"));
+    let (out, r) = synthetic(
+        dir.path(),
+        "n.json",
+        &["--cpus", "0", "--loops", "10000", "--max-latency", "10s"],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(r["thresholds"]["max_latency_exceeded"], false);
+}
+
+#[test]
+fn break_threshold_stops_at_the_first_sample_above() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (out, r) = synthetic(
+        dir.path(),
+        "b.json",
+        &[
+            "--cpus",
+            "0",
+            "--loops",
+            "100000",
+            "--break-threshold",
+            "40us",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(r["end_reason"], "break");
+    let b = &r["thresholds"]["break_event"];
+    let s = &r["threads"][0]["summary"];
+    assert!(b["latency_ns"].as_u64().expect("lat") > 40_000);
+    // The break sample is the last one recorded, and the only one above the threshold.
+    assert_eq!(
+        b["sample"].as_u64().expect("sample") + 1,
+        s["samples"].as_u64().expect("n")
+    );
+    assert_eq!(b["latency_ns"], s["max_ns"]);
+    assert!(s["samples"].as_u64().expect("n") < 100_000);
+}
+
+#[test]
+fn real_timer_run_meets_the_acceptance_invariants() {
+    if !require_root("real_timer_run_meets_the_acceptance_invariants") {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("r.json");
+    let out = rtlat()
+        .args(["timer", "--duration", "3s", "--json"])
+        .arg(&json)
+        .output()
+        .expect("runs");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = load(&json);
+    assert_schema_valid(&json);
+    assert_eq!(r["complete"], true);
+    assert_eq!(r["end_reason"], "duration");
+    let t = &r["tuning"];
+    assert_eq!(
+        (t["policy"].as_str(), t["priority"].as_i64()),
+        (Some("fifo"), Some(80))
+    );
+    assert_eq!(t["mlock"], true);
+    assert_eq!(t["dma_latency_us"], 0);
+    let threads = r["threads"].as_array().expect("threads");
+    let online = threads.len();
+    assert!(online >= 1);
+    assert_eq!(t["affinity"].as_array().expect("affinity").len(), online);
+    for th in threads {
+        let s = &th["summary"];
+        assert_summary_invariants(s);
+        assert_thread_consistent(th);
+        // Every period of the 3 s is either a sample or a counted overrun.
+        let periods = s["samples"].as_u64().expect("n") + s["overruns"].as_u64().expect("o");
+        assert!(
+            (2997..=3003).contains(&periods),
+            "{periods} periods in 3 s at 1 ms: {s}"
+        );
+    }
+    let lines = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        lines.contains("interval t=1.000s name=cpu"),
+        "no interval lines: {lines}"
+    );
+}
+
+#[test]
+fn real_loops_give_exactly_that_many_samples() {
+    if !require_root("real_loops_give_exactly_that_many_samples") {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("l.json");
+    let out = rtlat()
+        .args([
+            "timer", "--cpus", "0", "--period", "200us", "--loops", "2000", "--quiet", "--json",
+        ])
+        .arg(&json)
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    let r = load(&json);
+    assert_eq!(r["total"]["samples"], 2000);
+    assert_eq!(r["end_reason"], "loops");
+    assert_eq!(r["threads"][0]["cpu"], 0);
+}
+
+#[test]
+fn real_break_marks_the_kernel_trace() {
+    if !require_root("real_break_marks_the_kernel_trace") {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("t.json");
+    let out = rtlat()
+        .args([
+            "timer",
+            "--cpus",
+            "0",
+            "--duration",
+            "5s",
+            "--break-threshold",
+            "1ns",
+            "--quiet",
+            "--json",
+        ])
+        .arg(&json)
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(1));
+    let r = load(&json);
+    let b = &r["thresholds"]["break_event"];
+    assert_eq!(b["sample"], 0, "1 ns is exceeded by the first sample");
+    if b["trace_marked"] == true {
+        let trace = std::fs::read_to_string("/sys/kernel/tracing/trace").expect("trace readable");
+        let _ = std::fs::write("/sys/kernel/tracing/tracing_on", "1");
+        assert!(
+            trace.contains("rtlat: break on cpu0"),
+            "marker missing from the trace"
+        );
+    } else {
+        assert!(
+            r["notes"].to_string().contains("tracefs"),
+            "unmarked break without a note"
+        );
+    }
+}
+
+#[test]
+fn deadline_policy_runs_unpinned_and_is_recorded() {
+    if !require_root("deadline_policy_runs_unpinned_and_is_recorded") {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("d.json");
+    let out = rtlat()
+        .args([
+            "timer",
+            "--policy",
+            "deadline",
+            "--dl-runtime",
+            "100us",
+            "--duration",
+            "1s",
+            "--quiet",
+            "--json",
+        ])
+        .arg(&json)
+        .output()
+        .expect("runs");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = load(&json);
+    assert_eq!(r["tuning"]["policy"], "deadline");
+    assert_eq!(r["tuning"]["deadline"]["runtime_ns"], 100_000);
+    assert_eq!(r["tuning"]["deadline"]["period_ns"], 1_000_000);
+    assert!(r["threads"][0]["cpu"].is_null());
+    assert!(r["total"]["samples"].as_u64().expect("n") > 900);
+}

@@ -1,0 +1,132 @@
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+pub fn bin() -> PathBuf {
+    assert_cmd::cargo::cargo_bin("rtlat")
+}
+
+pub fn rtlat() -> Command {
+    Command::new(bin())
+}
+
+pub fn in_ci() -> bool {
+    std::env::var_os("CI").is_some_and(|v| v != "false" && v != "0")
+}
+
+pub fn is_root() -> bool {
+    // SAFETY-free: read the effective uid from /proc.
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .and_then(|l| l.split_whitespace().nth(2).map(|u| u == "0"))
+        })
+        .unwrap_or(false)
+}
+
+/// True when the test may run; prints why it is skipped otherwise (and fails under CI).
+pub fn require_root(test: &str) -> bool {
+    if is_root() {
+        return true;
+    }
+    assert!(!in_ci(), "{test}: CI must run as root");
+    eprintln!("skipped {test}: needs root (RT scheduling, mlock, /dev/cpu_dma_latency)");
+    false
+}
+
+pub fn stderr_lines(out: &Output) -> Vec<String> {
+    String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+pub fn load(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()))
+}
+
+/// Validate a result file against docs/result-schema.json with Python's jsonschema.
+pub fn assert_schema_valid(path: &Path) {
+    let schema = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/result-schema.json");
+    let probe = std::process::Command::new("python3")
+        .args(["-c", "import jsonschema"])
+        .output();
+    if !probe.map(|o| o.status.success()).unwrap_or(false) {
+        assert!(
+            !in_ci(),
+            "python3-jsonschema is missing: .ci/run must install it"
+        );
+        eprintln!("schema validation skipped: apt-get install python3-jsonschema");
+        return;
+    }
+    let out = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import json,sys,jsonschema; jsonschema.Draft202012Validator(json.load(open(sys.argv[2]))).validate(json.load(open(sys.argv[1])))",
+        ])
+        .arg(path)
+        .arg(&schema)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{} does not match the schema: {}",
+        path.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The summary invariants every result must keep.
+pub fn assert_summary_invariants(s: &Value) {
+    let g = |k: &str| {
+        s[k].as_u64()
+            .unwrap_or_else(|| panic!("summary lacks {k}: {s}"))
+    };
+    let (min, avg, max) = (g("min_ns"), g("avg_ns"), g("max_ns"));
+    assert!(g("samples") > 0, "no samples: {s}");
+    assert!(min <= avg && avg <= max, "min {min} avg {avg} max {max}");
+    let ps: Vec<u64> = s["percentiles"]
+        .as_array()
+        .expect("percentiles")
+        .iter()
+        .map(|p| p["ns"].as_u64().expect("ns"))
+        .collect();
+    assert!(!ps.is_empty(), "no percentiles in {s}");
+    assert!(min <= ps[0], "min > p50");
+    assert!(
+        ps.windows(2).all(|w| w[0] <= w[1]),
+        "percentiles not monotonic: {ps:?}"
+    );
+    assert!(*ps.last().expect("p") <= max, "a percentile exceeds max");
+}
+
+/// Histogram counts add up to the samples; series samples too.
+pub fn assert_thread_consistent(t: &Value) {
+    let samples = t["summary"]["samples"].as_u64().expect("samples");
+    let hist: u64 = t["histogram"]["buckets"]
+        .as_array()
+        .expect("buckets")
+        .iter()
+        .map(|b| b["count"].as_u64().expect("count"))
+        .sum();
+    assert_eq!(hist, samples, "histogram counts != samples");
+    let series: u64 = t["series"]["points"]
+        .as_array()
+        .expect("points")
+        .iter()
+        .map(|p| p["samples"].as_u64().expect("samples"))
+        .sum();
+    assert_eq!(series, samples, "series samples != samples");
+    let max_bucket_high = t["histogram"]["buckets"]
+        .as_array()
+        .and_then(|b| b.last())
+        .map(|b| b["high_ns"].as_u64().expect("high"))
+        .expect("a bucket");
+    let max = t["summary"]["max_ns"].as_u64().expect("max");
+    assert!(max <= max_bucket_high, "max {max} outside the last bucket");
+}
