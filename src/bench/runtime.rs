@@ -13,6 +13,10 @@ pub const DEFAULT_PRIORITY: i32 = 80;
 /// Stack each measuring thread touches before its first sample.
 pub const PREFAULT_STACK: usize = 64 * 1024;
 
+/// Heap kept resident for the reporter under mlockall (see `sys::mem::reserve_heap`).
+const HEAP_RESERVE_BASE: usize = 4 << 20;
+const HEAP_RESERVE_PER_THREAD: usize = 1 << 20;
+
 /// The fix named whenever real-time privileges are missing.
 pub const PRIVILEGE_FIX: &str =
     "run as root, or grant the capabilities: sudo setcap cap_sys_nice,cap_ipc_lock+ep $(command -v rtlat)";
@@ -132,8 +136,10 @@ pub struct Runtime {
 
 impl Runtime {
     /// Lock memory and hold the DMA latency request. Call after all buffers exist.
-    pub fn setup(cfg: &RtConfig) -> Result<Runtime> {
+    /// `threads` sizes the reporter's heap reserve.
+    pub fn setup(cfg: &RtConfig, threads: usize) -> Result<Runtime> {
         let locked = if cfg.mlock {
+            sys::mem::reserve_heap(HEAP_RESERVE_BASE + HEAP_RESERVE_PER_THREAD * threads);
             sys::mem::lock_all().map_err(|e| {
                 Error::env(format!(
                     "cannot lock memory (mlockall: {e}); {PRIVILEGE_FIX}, or raise 'ulimit -l', or pass --no-mlock"

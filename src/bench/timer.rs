@@ -296,7 +296,7 @@ pub fn run(args: &TimerArgs, command_line: Vec<String>) -> Result<Outcome> {
     let runtime = if cfg.synthetic_seed.is_some() {
         None
     } else {
-        Some(Runtime::setup(&cfg.rt)?)
+        Some(Runtime::setup(&cfg.rt, n)?)
     };
 
     // Start the threads; each sets itself up, reports, and waits for the start time.

@@ -179,13 +179,22 @@ impl RunResult {
 
     /// Write atomically: a temporary file beside `path`, fsync, rename.
     pub fn save(&self, path: &Path) -> std::io::Result<()> {
-        let text = serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?;
-        write_atomically(path, &text)
+        write_atomically_with(path, |w| {
+            serde_json::to_writer_pretty(&mut *w, self).map_err(std::io::Error::other)
+        })
     }
 }
 
 /// Replace `path` with `bytes` so a reader sees the old or the new file, never a mix.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_atomically_with(path, |w| w.write_all(bytes))
+}
+
+/// As [`write_atomically`], streaming the content from `fill` (no whole-file buffer).
+pub fn write_atomically_with(
+    path: &Path,
+    fill: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -196,9 +205,10 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .unwrap_or_else(|| "result".into());
     let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
     let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.write_all(b"\n")?;
+        let mut w = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
+        fill(&mut w)?;
+        w.write_all(b"\n")?;
+        let f = w.into_inner().map_err(|e| e.into_error())?;
         f.sync_all()?;
         std::fs::rename(&tmp, path)
     })();

@@ -292,3 +292,36 @@ fn deadline_policy_runs_unpinned_and_is_recorded() {
     assert!(r["threads"][0]["cpu"].is_null());
     assert!(r["total"]["samples"].as_u64().expect("n") > 900);
 }
+
+fn vm_rss_kb(pid: u32) -> Option<u64> {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()?
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+#[test]
+fn resident_memory_stays_flat_during_a_run() {
+    if !require_root("resident_memory_stays_flat_during_a_run") {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut child = std::process::Command::new(bin())
+        .args(["timer", "--period", "100us", "--duration", "8s", "--save-every", "1s", "--quiet", "--json"])
+        .arg(dir.path().join("m.json"))
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let early = vm_rss_kb(child.id()).expect("rss at 1.5 s");
+    std::thread::sleep(std::time::Duration::from_millis(6000));
+    let late = vm_rss_kb(child.id()).expect("rss at 7.5 s");
+    assert!(child.wait().expect("wait").success());
+    // Locked memory only grows if something allocates beyond the reserve:
+    // allow one page of slack per thread stack guard.
+    assert!(late <= early + 64, "RSS grew from {early} kB to {late} kB");
+}
