@@ -2,12 +2,27 @@
 //! recorders on a non-real-time thread, print live output, rewrite the result
 //! file atomically, and assemble the final result.
 
-use crate::error::{Error, Result};
+use crate::bench::runtime::{self, RtConfig, Runtime, SignalWatch, StopFlag};
+use crate::cli::OutputArgs;
+use crate::error::{exit, Error, Result};
 use crate::output::live::Live;
-use crate::result::{RunResult, Series, SeriesPoint, ThreadResult};
+use crate::result::{
+    self, BreakEvent, RunResult, Series, SeriesPoint, ThreadResult, Thresholds, Tool, Tuning,
+};
 use crate::stats::recorder::Totals;
 use crate::stats::{Collector, Histogram, IntervalStats, Summary};
+use crate::sys::{self, clock::Clock};
+use crate::sysinfo::SystemInfo;
 use std::path::PathBuf;
+use std::sync::mpsc;
+use std::thread;
+
+/// Stack of a measuring thread (locked under mlockall, so kept small).
+const THREAD_STACK: usize = 256 * 1024;
+/// Time between the end of setup and the start of the measurement.
+const START_DELAY_NS: u64 = 20_000_000;
+/// How often the reporter checks for the end of the run.
+const POLL_NS: u64 = 50_000_000;
 
 /// Points kept per series before neighbours merge (and the interval doubles).
 pub const SERIES_POINTS: usize = 4096;
@@ -187,4 +202,298 @@ pub fn tick(channels: &mut [Channel], live: &mut Live, elapsed_ns: u64, remainin
         live.intervals(i, &c.name, &scratch);
     }
     live.refresh(channels, elapsed_ns, remaining_ns);
+}
+
+/// Everything about a run except its measuring threads.
+pub struct RunSpec {
+    pub benchmark: &'static str,
+    pub command_line: Vec<String>,
+    pub label: Option<String>,
+    pub config: serde_json::Value,
+    pub rt: RtConfig,
+    pub tuning: Tuning,
+    pub notes: Vec<String>,
+    pub loads: Vec<serde_json::Value>,
+    pub duration_ns: Option<u64>,
+    pub loops: Option<u64>,
+    pub max_latency_ns: Option<u64>,
+    pub break_threshold_ns: Option<u64>,
+    pub json: Option<PathBuf>,
+    pub quiet: bool,
+    pub interval_ns: u64,
+    pub save_every_ns: u64,
+    /// Simulated samples: no real-time setup, reporter collects often.
+    pub synthetic: bool,
+}
+
+impl RunSpec {
+    pub fn new(
+        benchmark: &'static str,
+        out: &OutputArgs,
+        command_line: Vec<String>,
+        rt: RtConfig,
+    ) -> Self {
+        RunSpec {
+            benchmark,
+            command_line,
+            label: out.label.clone(),
+            config: serde_json::Value::Null,
+            tuning: rt.tuning(Vec::new(), Vec::new()),
+            rt,
+            notes: Vec::new(),
+            loads: Vec::new(),
+            duration_ns: None,
+            loops: None,
+            max_latency_ns: out.max_latency,
+            break_threshold_ns: None,
+            json: out.json.clone(),
+            quiet: out.quiet,
+            interval_ns: out.interval,
+            save_every_ns: out.save_every,
+            synthetic: false,
+        }
+    }
+}
+
+/// A measuring thread: set up by the harness (affinity, policy, stack), then
+/// `body` runs from the common start time until its own end or `stop`.
+pub struct Worker {
+    pub name: String,
+    pub cpu: Option<usize>,
+    #[allow(clippy::type_complexity)]
+    pub body: Box<dyn FnOnce(u64, &StopFlag) -> WorkerEnd + Send>,
+}
+
+/// How a measuring thread ended.
+#[derive(Debug, Default)]
+pub struct WorkerEnd {
+    pub cpu_time_ns: u64,
+    pub brk: Option<BreakEvent>,
+}
+
+/// The outcome of a run: the result and the exit code it calls for.
+pub struct Outcome {
+    pub result: RunResult,
+    pub exit_code: i32,
+}
+
+/// Run `workers` under the real-time runtime while the calling (non-RT)
+/// thread reports, saves, and finally summarises. `clock` is the clock the
+/// workers' start time is given on.
+pub fn execute(
+    spec: RunSpec,
+    mut channels: Vec<Channel>,
+    workers: Vec<Worker>,
+    clock: libc::clockid_t,
+) -> Result<Outcome> {
+    let stop = StopFlag::default();
+    let signals = SignalWatch::start(stop.clone())?;
+    let mut result = RunResult {
+        schema: result::SCHEMA_NAME.into(),
+        schema_version: result::SCHEMA_VERSION,
+        tool: Tool::this(),
+        benchmark: spec.benchmark.into(),
+        label: spec.label.clone(),
+        command_line: spec.command_line.clone(),
+        start_time_utc: String::new(),
+        duration_ns: 0,
+        complete: false,
+        end_reason: "running".into(),
+        config: spec.config.clone(),
+        system: SystemInfo::collect(),
+        tuning: spec.tuning.clone(),
+        threads: Vec::new(),
+        total: Default::default(),
+        thresholds: Thresholds {
+            max_latency_ns: spec.max_latency_ns,
+            break_threshold_ns: spec.break_threshold_ns,
+            ..Default::default()
+        },
+        loads: spec.loads.clone(),
+        notes: spec.notes.clone(),
+        measuring_cpu_time_ns: 0,
+    };
+    let runtime = if spec.synthetic {
+        None
+    } else {
+        Some(Runtime::setup(&spec.rt, workers.len())?)
+    };
+
+    // Each worker sets itself up, reports, and waits for the common start time.
+    let n = workers.len();
+    let mut handles = Vec::with_capacity(n);
+    let mut starts = Vec::with_capacity(n);
+    let (ready_tx, ready_rx) = mpsc::channel::<Result<()>>();
+    for w in workers {
+        let (start_tx, start_rx) = mpsc::channel::<Option<u64>>();
+        starts.push(start_tx);
+        let ready = ready_tx.clone();
+        let stop = stop.clone();
+        let rt = spec.rt.clone();
+        let synthetic = spec.synthetic;
+        let Worker { name, cpu, body } = w;
+        let handle = thread::Builder::new()
+            .name(name)
+            .stack_size(THREAD_STACK)
+            .spawn(move || -> WorkerEnd {
+                let set = if synthetic {
+                    Ok(())
+                } else {
+                    runtime::enter_rt_thread(&rt, cpu)
+                };
+                let failed = set.is_err();
+                let _ = ready.send(set);
+                if failed {
+                    return WorkerEnd::default();
+                }
+                match start_rx.recv() {
+                    Ok(Some(start)) => body(start, &stop),
+                    _ => WorkerEnd::default(),
+                }
+            })
+            .map_err(|e| Error::env(format!("cannot start a measuring thread: {e}")))?;
+        handles.push(handle);
+    }
+    drop(ready_tx);
+    let mut setup_error = None;
+    for _ in 0..n {
+        match ready_rx.recv() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                setup_error.get_or_insert(e);
+            }
+            Err(_) => {
+                setup_error.get_or_insert(Error::env("a measuring thread died during setup"));
+            }
+        }
+    }
+    if let Some(e) = setup_error {
+        for s in &starts {
+            let _ = s.send(None);
+        }
+        for h in handles {
+            let _ = h.join();
+        }
+        return Err(e);
+    }
+
+    // Go: every worker gets the same start time, a little in the future.
+    let delay = if spec.synthetic { 0 } else { START_DELAY_NS };
+    let start = if spec.synthetic {
+        0
+    } else {
+        sys::clock::now_ns(clock) + delay
+    };
+    let (wall_s, wall_ns) = sys::clock::wall_clock();
+    let wall_start = wall_s * 1_000_000_000 + wall_ns as u64 + delay;
+    result.start_time_utc = result::rfc3339_utc(
+        wall_start / 1_000_000_000,
+        (wall_start % 1_000_000_000) as u32,
+    );
+    for s in &starts {
+        let _ = s.send(Some(start));
+    }
+
+    let mut live = Live::new(spec.quiet, spec.interval_ns);
+    let mut saver = Saver {
+        path: spec.json.clone(),
+        every_ns: spec.save_every_ns,
+        last_error: None,
+    };
+    saver.save(&result);
+    let mono = Clock::Monotonic.id();
+    let mono_start = sys::clock::now_ns(mono) + delay;
+    // A simulation runs faster than real time: collect it often.
+    let tick_ns = if spec.synthetic {
+        2_000_000
+    } else {
+        spec.interval_ns
+    };
+    let mut next_tick = mono_start + tick_ns;
+    let mut next_save = mono_start + spec.save_every_ns;
+    while !handles.iter().all(|h| h.is_finished()) {
+        let now = sys::clock::now_ns(mono);
+        if now >= next_tick {
+            let elapsed = now.saturating_sub(mono_start);
+            let remaining = spec.duration_ns.map(|d| d.saturating_sub(elapsed));
+            tick(&mut channels, &mut live, elapsed, remaining);
+            next_tick += tick_ns * (1 + (now - next_tick) / tick_ns);
+        }
+        if now >= next_save {
+            fill_result(&mut result, &channels);
+            result.duration_ns = now.saturating_sub(mono_start);
+            saver.save(&result);
+            next_save += spec.save_every_ns * (1 + (now - next_save) / spec.save_every_ns);
+        }
+        sys::clock::sleep_until(mono, (now + POLL_NS).min(next_tick).min(next_save));
+    }
+    let end_mono = sys::clock::now_ns(mono);
+
+    let mut brk: Option<BreakEvent> = None;
+    for h in handles {
+        match h.join() {
+            Ok(end) => {
+                result.measuring_cpu_time_ns += end.cpu_time_ns;
+                if let Some(b) = end.brk {
+                    if brk.as_ref().is_none_or(|x| b.at_ns < x.at_ns) {
+                        brk = Some(b);
+                    }
+                }
+            }
+            Err(_) => result
+                .notes
+                .push("a measuring thread panicked; its samples so far are kept".into()),
+        }
+    }
+    drop(runtime);
+    let caught = signals.caught();
+    drop(signals);
+
+    tick(
+        &mut channels,
+        &mut live,
+        end_mono.saturating_sub(mono_start),
+        Some(0),
+    );
+    fill_result(&mut result, &channels);
+    result.duration_ns = if spec.synthetic {
+        // Simulated time: the span the series covers.
+        spec.duration_ns.unwrap_or_else(|| {
+            result
+                .threads
+                .iter()
+                .filter_map(|t| {
+                    t.series
+                        .points
+                        .last()
+                        .map(|p| p.t_ns + t.series.interval_ns)
+                })
+                .max()
+                .unwrap_or(0)
+        })
+    } else {
+        end_mono.saturating_sub(mono_start)
+    };
+    result.end_reason = if brk.is_some() {
+        "break"
+    } else if caught.is_some() {
+        "signal"
+    } else if spec.loops.is_some() {
+        "loops"
+    } else {
+        "duration"
+    }
+    .into();
+    result.complete = true;
+    let exceeded = spec.max_latency_ns.is_some_and(|m| result.total.max_ns > m);
+    result.thresholds.max_latency_exceeded = exceeded;
+    result.thresholds.break_event = brk;
+    let exit_code = if exceeded || result.thresholds.break_event.is_some() {
+        exit::THRESHOLD
+    } else {
+        exit::SUCCESS
+    };
+    print!("{}", crate::output::text::summary(&result));
+    saver.save_final(&result)?;
+    Ok(Outcome { result, exit_code })
 }

@@ -7,24 +7,16 @@
 //! missed periods are counted and skipped, and the next wake stays on the
 //! original grid (start + k·period), so the schedule never drifts.
 
-use crate::bench::harness::{self, Channel, Saver};
-use crate::bench::runtime::{self, RtConfig, Runtime, SignalWatch, StopFlag};
+use crate::bench::harness::{self, Channel, Outcome, RunSpec, Worker, WorkerEnd};
+use crate::bench::runtime::{RtConfig, StopFlag};
 use crate::cli::{ClockArg, TimerArgs};
-use crate::error::{exit, Error, Result};
-use crate::output::live::Live;
-use crate::result::{self, BreakEvent, RunResult, Thresholds, Tool};
+use crate::error::{Error, Result};
+use crate::result::BreakEvent;
 use crate::stats::recorder::{self, Recorder};
 use crate::sys::{self, clock::Clock, trace::Tracer};
-use crate::sysinfo::{self, SystemInfo};
+use crate::sysinfo;
 use serde::Serialize;
-use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
-use std::thread;
-
-/// Stack of a measuring thread (locked under mlockall, so kept small).
-const THREAD_STACK: usize = 256 * 1024;
-/// Time between the end of setup and the first wake-up of thread 0.
-const START_DELAY_NS: u64 = 20_000_000;
 
 /// Validated settings of a timer run.
 #[derive(Debug, Clone, Serialize)]
@@ -155,12 +147,6 @@ struct Plan {
     break_threshold: Option<u64>,
 }
 
-/// How one measuring thread ended.
-struct ThreadEnd {
-    cpu_time_ns: u64,
-    brk: Option<BreakEvent>,
-}
-
 /// The measuring loop. Between the wake-up timestamp and the next sleep it
 /// only does arithmetic and the recorder's lock-free publication.
 fn measure<W: Waker>(
@@ -202,37 +188,25 @@ fn measure<W: Waker>(
     None
 }
 
-/// The outcome of a run: the result and the exit code it calls for.
-pub struct Outcome {
-    pub result: RunResult,
-    pub exit_code: i32,
-}
-
 /// Run the timer benchmark end to end.
 pub fn run(args: &TimerArgs, command_line: Vec<String>) -> Result<Outcome> {
     let cfg = TimerConfig::from_args(args)?;
-    let stop = StopFlag::default();
-    let signals = SignalWatch::start(stop.clone())?;
     let n = cfg.cpus.len();
     let pin = cfg.rt.can_pin();
     let clock_id = cfg.clock.id();
+    let synthetic = cfg.synthetic_seed.is_some();
+    let phases: Vec<u64> = (0..n)
+        .map(|i| cfg.period_ns * i as u64 / n as u64)
+        .collect();
 
-    // Every buffer exists before memory is locked and before the first sample.
-    let mut channels = Vec::with_capacity(n);
-    let mut recorders = Vec::with_capacity(n);
-    for &cpu in &cfg.cpus {
-        let (rec, col) = recorder::pair(cfg.interval_ns);
-        recorders.push(rec);
-        // Unpinned threads (SCHED_DEADLINE) are named by index, not by a CPU they may leave.
-        let (name, pinned) = if pin {
-            (format!("cpu{cpu}"), Some(cpu))
-        } else {
-            (format!("thread{}", channels.len()), None)
-        };
-        channels.push(Channel::new(name, pinned, col, cfg.interval_ns));
-    }
     let mut notes = Vec::new();
-    let tracer = if cfg.break_threshold_ns.is_some() && cfg.synthetic_seed.is_none() {
+    if !pin {
+        notes.push(
+            "threads not pinned: SCHED_DEADLINE requires affinity over the whole root domain"
+                .into(),
+        );
+    }
+    let tracer = if cfg.break_threshold_ns.is_some() && !synthetic {
         match Tracer::open_or_mount() {
             Some((t, mounted)) => {
                 if mounted {
@@ -254,61 +228,30 @@ pub fn run(args: &TimerArgs, command_line: Vec<String>) -> Result<Outcome> {
         None
     };
     let tracer = Arc::new(Mutex::new(tracer));
-    let phases: Vec<u64> = (0..n)
-        .map(|i| cfg.period_ns * i as u64 / n as u64)
-        .collect();
 
-    let mut result = RunResult {
-        schema: result::SCHEMA_NAME.into(),
-        schema_version: result::SCHEMA_VERSION,
-        tool: Tool::this(),
-        benchmark: "timer".into(),
-        label: args.output.label.clone(),
-        command_line,
-        start_time_utc: String::new(),
-        duration_ns: 0,
-        complete: false,
-        end_reason: "running".into(),
-        config: serde_json::to_value(&cfg).unwrap_or_default(),
-        system: SystemInfo::collect(),
-        tuning: cfg.rt.tuning(
-            cfg.cpus.iter().map(|&c| pin.then_some(c)).collect(),
-            phases.clone(),
-        ),
-        threads: Vec::new(),
-        total: Default::default(),
-        thresholds: Thresholds {
-            max_latency_ns: cfg.max_latency_ns,
-            break_threshold_ns: cfg.break_threshold_ns,
-            ..Default::default()
-        },
-        loads: Vec::new(),
-        notes,
-        measuring_cpu_time_ns: 0,
-    };
-    if !pin {
-        result.notes.push(
-            "threads not pinned: SCHED_DEADLINE requires affinity over the whole root domain"
-                .into(),
-        );
-    }
+    let mut spec = RunSpec::new("timer", &args.output, command_line, cfg.rt.clone());
+    spec.config = serde_json::to_value(&cfg).unwrap_or_default();
+    spec.tuning = cfg.rt.tuning(
+        cfg.cpus.iter().map(|&c| pin.then_some(c)).collect(),
+        phases.clone(),
+    );
+    spec.notes = notes;
+    spec.duration_ns = cfg.duration_ns;
+    spec.loops = cfg.loops;
+    spec.synthetic = synthetic;
 
-    let runtime = if cfg.synthetic_seed.is_some() {
-        None
-    } else {
-        Some(Runtime::setup(&cfg.rt, n)?)
-    };
-
-    // Start the threads; each sets itself up, reports, and waits for the start time.
-    let mut handles = Vec::with_capacity(n);
-    let mut starts = Vec::with_capacity(n);
-    let (ready_tx, ready_rx) = mpsc::channel::<std::result::Result<(), Error>>();
-    for (i, (rec, &cpu)) in recorders.into_iter().zip(&cfg.cpus).enumerate() {
-        let (start_tx, start_rx) = mpsc::channel::<Option<u64>>();
-        starts.push(start_tx);
-        let ready = ready_tx.clone();
-        let stop = stop.clone();
-        let rt = cfg.rt.clone();
+    // Every buffer exists before memory is locked and before the first sample.
+    let mut channels = Vec::with_capacity(n);
+    let mut workers = Vec::with_capacity(n);
+    for (i, &cpu) in cfg.cpus.iter().enumerate() {
+        let (mut rec, col) = recorder::pair(cfg.interval_ns);
+        // Unpinned threads (SCHED_DEADLINE) are named by index, not by a CPU they may leave.
+        let (name, pinned) = if pin {
+            (format!("cpu{cpu}"), Some(cpu))
+        } else {
+            (format!("thread{i}"), None)
+        };
+        channels.push(Channel::new(name.clone(), pinned, col, cfg.interval_ns));
         let tracer = Arc::clone(&tracer);
         let (period, phase, duration, loops, brk, seed) = (
             cfg.period_ns,
@@ -318,25 +261,10 @@ pub fn run(args: &TimerArgs, command_line: Vec<String>) -> Result<Outcome> {
             cfg.break_threshold_ns,
             cfg.synthetic_seed,
         );
-        let handle = thread::Builder::new()
-            .name(format!("rtlat-cpu{cpu}"))
-            .stack_size(THREAD_STACK)
-            .spawn(move || -> ThreadEnd {
-                let mut rec = rec;
-                if seed.is_none() {
-                    let set = runtime::enter_rt_thread(&rt, pin.then_some(cpu));
-                    let failed = set.is_err();
-                    let _ = ready.send(set);
-                    if failed {
-                        return ThreadEnd { cpu_time_ns: 0, brk: None };
-                    }
-                } else {
-                    let _ = ready.send(Ok(()));
-                }
-                let start = match start_rx.recv() {
-                    Ok(Some(s)) => s,
-                    _ => return ThreadEnd { cpu_time_ns: 0, brk: None },
-                };
+        workers.push(Worker {
+            name: format!("rtlat-{name}"),
+            cpu: pinned,
+            body: Box::new(move |start: u64, stop: &StopFlag| -> WorkerEnd {
                 let plan = Plan {
                     index: i,
                     period,
@@ -348,173 +276,32 @@ pub fn run(args: &TimerArgs, command_line: Vec<String>) -> Result<Outcome> {
                 };
                 let cpu0 = sys::thread_cpu_time_ns();
                 let mut brk = match seed {
-                    Some(s) => measure(&mut SyntheticWaker::new(s, i, period), &mut rec, &plan, &stop),
-                    None => measure(&mut RealWaker(clock_id), &mut rec, &plan, &stop),
+                    Some(s) => measure(
+                        &mut SyntheticWaker::new(s, i, period),
+                        &mut rec,
+                        &plan,
+                        stop,
+                    ),
+                    None => measure(&mut RealWaker(clock_id), &mut rec, &plan, stop),
                 };
                 let cpu_time_ns = sys::thread_cpu_time_ns().saturating_sub(cpu0);
                 rec.finish();
                 if let Some(b) = brk.as_mut() {
-                    b.cpu = pin.then_some(cpu);
+                    b.cpu = pinned;
                     if let Ok(mut guard) = tracer.lock() {
                         if let Some(t) = guard.as_mut() {
                             b.trace_marked = t.mark_and_stop(&format!(
-                                "rtlat: break on cpu{cpu}: latency {} ns > threshold at sample {}\n",
+                                "rtlat: break on {name}: latency {} ns > threshold at sample {}\n",
                                 b.latency_ns, b.sample
                             ));
                         }
                     }
                 }
-                ThreadEnd { cpu_time_ns, brk }
-            })
-            .map_err(|e| Error::env(format!("cannot start a measuring thread: {e}")))?;
-        handles.push(handle);
+                WorkerEnd { cpu_time_ns, brk }
+            }),
+        });
     }
-    drop(ready_tx);
-    let mut setup_error = None;
-    for _ in 0..n {
-        match ready_rx.recv() {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => {
-                setup_error.get_or_insert(e);
-            }
-            Err(_) => {
-                setup_error.get_or_insert(Error::env("a measuring thread died during setup"));
-            }
-        }
-    }
-    if let Some(e) = setup_error {
-        for s in &starts {
-            let _ = s.send(None);
-        }
-        for h in handles {
-            let _ = h.join();
-        }
-        return Err(e);
-    }
-
-    // Go.
-    let start = if cfg.synthetic_seed.is_some() {
-        0
-    } else {
-        sys::clock::now_ns(clock_id) + START_DELAY_NS
-    };
-    let (wall_s, wall_ns) = sys::clock::wall_clock();
-    let wall_start = wall_s * 1_000_000_000 + wall_ns as u64 + START_DELAY_NS;
-    result.start_time_utc = result::rfc3339_utc(
-        wall_start / 1_000_000_000,
-        (wall_start % 1_000_000_000) as u32,
-    );
-    for s in &starts {
-        let _ = s.send(Some(start));
-    }
-
-    let mut live = Live::new(args.output.quiet, cfg.interval_ns);
-    let mut saver = Saver {
-        path: args.output.json.clone(),
-        every_ns: cfg.save_every_ns,
-        last_error: None,
-    };
-    saver.save(&result);
-    let mono = Clock::Monotonic.id();
-    let mono_start = sys::clock::now_ns(mono)
-        + if cfg.synthetic_seed.is_some() {
-            0
-        } else {
-            START_DELAY_NS
-        };
-    // A simulation runs faster than real time: collect it often.
-    let tick_ns = if cfg.synthetic_seed.is_some() {
-        2_000_000
-    } else {
-        cfg.interval_ns
-    };
-    let mut next_tick = mono_start + tick_ns;
-    let mut next_save = mono_start + cfg.save_every_ns;
-    const POLL_NS: u64 = 50_000_000;
-    while !handles.iter().all(|h| h.is_finished()) {
-        let now = sys::clock::now_ns(mono);
-        if now >= next_tick {
-            let elapsed = now.saturating_sub(mono_start);
-            let remaining = cfg.duration_ns.map(|d| d.saturating_sub(elapsed));
-            harness::tick(&mut channels, &mut live, elapsed, remaining);
-            next_tick += tick_ns * (1 + (now - next_tick) / tick_ns);
-        }
-        if now >= next_save {
-            harness::fill_result(&mut result, &channels);
-            result.duration_ns = now.saturating_sub(mono_start);
-            saver.save(&result);
-            next_save += cfg.save_every_ns * (1 + (now - next_save) / cfg.save_every_ns);
-        }
-        sys::clock::sleep_until(mono, (now + POLL_NS).min(next_tick).min(next_save));
-    }
-    let end_mono = sys::clock::now_ns(mono);
-
-    let mut brk: Option<BreakEvent> = None;
-    for h in handles {
-        match h.join() {
-            Ok(end) => {
-                result.measuring_cpu_time_ns += end.cpu_time_ns;
-                if let Some(b) = end.brk {
-                    if brk.as_ref().is_none_or(|x| b.at_ns < x.at_ns) {
-                        brk = Some(b);
-                    }
-                }
-            }
-            Err(_) => result
-                .notes
-                .push("a measuring thread panicked; its samples so far are kept".into()),
-        }
-    }
-    drop(runtime);
-    let caught = signals.caught();
-    drop(signals);
-
-    harness::tick(
-        &mut channels,
-        &mut live,
-        end_mono.saturating_sub(mono_start),
-        Some(0),
-    );
-    harness::fill_result(&mut result, &channels);
-    result.duration_ns = match (
-        cfg.synthetic_seed,
-        result
-            .threads
-            .iter()
-            .map(|t| {
-                t.series
-                    .points
-                    .last()
-                    .map(|p| p.t_ns + t.series.interval_ns)
-            })
-            .max()
-            .flatten(),
-    ) {
-        (Some(_), Some(d)) => cfg.duration_ns.unwrap_or(d),
-        _ => end_mono.saturating_sub(mono_start),
-    };
-    result.end_reason = if brk.is_some() {
-        "break"
-    } else if caught.is_some() {
-        "signal"
-    } else if cfg.loops.is_some() {
-        "loops"
-    } else {
-        "duration"
-    }
-    .into();
-    result.complete = true;
-    let exceeded = cfg.max_latency_ns.is_some_and(|m| result.total.max_ns > m);
-    result.thresholds.max_latency_exceeded = exceeded;
-    result.thresholds.break_event = brk.clone();
-    let exit_code = if exceeded || brk.is_some() {
-        exit::THRESHOLD
-    } else {
-        exit::SUCCESS
-    };
-    print!("{}", crate::output::text::summary(&result));
-    saver.save_final(&result)?;
-    Ok(Outcome { result, exit_code })
+    harness::execute(spec, channels, workers, clock_id)
 }
 
 #[cfg(test)]

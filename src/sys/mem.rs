@@ -47,9 +47,11 @@ pub fn reserve_heap(bytes: usize) {
             libc::mallopt(libc::M_TRIM_THRESHOLD, -1);
             libc::mallopt(libc::M_MMAP_MAX, 0);
         }
-        let mut reserve: Vec<u8> = Vec::with_capacity(bytes);
-        // Touch every page so it is resident (and locked under MCL_FUTURE).
-        reserve.resize(bytes, 0);
+        let mut reserve = vec![0u8; bytes];
+        // Write every page so it is resident (calloc may hand out untouched zero pages).
+        for i in (0..bytes).step_by(4096) {
+            reserve[i] = 1;
+        }
         std::hint::black_box(&mut reserve);
         drop(reserve);
     }

@@ -311,7 +311,17 @@ fn resident_memory_stays_flat_during_a_run() {
     }
     let dir = tempfile::tempdir().expect("tempdir");
     let mut child = std::process::Command::new(bin())
-        .args(["timer", "--period", "100us", "--duration", "8s", "--save-every", "1s", "--quiet", "--json"])
+        .args([
+            "timer",
+            "--period",
+            "100us",
+            "--duration",
+            "8s",
+            "--save-every",
+            "1s",
+            "--quiet",
+            "--json",
+        ])
         .arg(dir.path().join("m.json"))
         .stdout(std::process::Stdio::null())
         .spawn()
