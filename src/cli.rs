@@ -33,6 +33,20 @@ pub enum Command {
     /// Check what on this system helps or hurts real-time measurement
     #[command(after_help = "Example:\n  rtlat check\n  rtlat check --json > check.json")]
     Check(CheckArgs),
+    /// Context-switch latency: real-time threads or processes waking each other
+    Switch(crate::bench::switch::SwitchArgs),
+    /// How much a fixed computation is stretched by interference
+    Cruncher(crate::bench::cruncher::CruncherArgs),
+    /// UDP latency with the send and receive paths measured apart
+    Net(crate::bench::net::NetArgs),
+    /// Run the load generators on their own
+    Load(crate::load::LoadArgs),
+    /// Text summary, SVG plots and a self-contained HTML report of result files
+    Report(crate::report::ReportArgs),
+    /// Compare result files side by side (text, Markdown, CSV); regression checks
+    Compare(crate::report::CompareArgs),
+    /// Turn other tools' output (cyclictest, Xenomai, rtla, jitterdebugger, sockperf) into a result
+    Import(crate::report::ImportArgs),
 }
 
 const TIMER_EXAMPLES: &str = "\
@@ -147,6 +161,26 @@ pub struct TimerArgs {
     pub rt: RtArgs,
     #[command(flatten)]
     pub output: OutputArgs,
+    #[command(flatten)]
+    pub load: LoadOpts,
+}
+
+/// Loads started beside a benchmark (after the real-time setup, before the
+/// first sample) and stopped after the last sample. Shared by every benchmark.
+#[derive(Debug, Args, Default, Clone)]
+pub struct LoadOpts {
+    /// Loads to run during the measurement, e.g. `exec:2,memory:32M,net:4MB/s` (see `rtlat load --help`)
+    #[arg(long, value_name = "SPEC")]
+    pub load: Option<String>,
+    /// CPUs the loads may run on [default: all online CPUs]
+    #[arg(long, value_name = "LIST")]
+    pub load_cpus: Option<String>,
+    /// Where the `net` load sends its UDP traffic [default: rtlat's own loopback sink]
+    #[arg(long, value_name = "HOST:PORT")]
+    pub load_target: Option<String>,
+    /// Measure idle for DURATION first, then start the loads (separate statistics per phase)
+    #[arg(long, value_name = "DURATION", value_parser = positive_duration)]
+    pub idle_first: Option<u64>,
 }
 
 #[derive(Debug, Args)]

@@ -38,6 +38,24 @@ fn main() {
                 exit::ENVIRONMENT
             }
         },
+        Command::Switch(args) => report(rtlat::bench::switch::run(&args, argv)),
+        Command::Cruncher(args) => report(rtlat::bench::cruncher::run(&args, argv)),
+        Command::Net(args) => report(rtlat::bench::net::run(&args, argv)),
+        Command::Load(args) => report(rtlat::load::run(&args, argv)),
+        Command::Report(args) => report(rtlat::report::run_report(&args)),
+        Command::Compare(args) => report(rtlat::report::run_compare(&args)),
+        Command::Import(args) => report(rtlat::report::run_import(&args)),
     };
     std::process::exit(code);
+}
+
+/// The exit code of a command, printing its error as one line.
+fn report(outcome: rtlat::error::Result<i32>) -> i32 {
+    match outcome {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("rtlat: {e}");
+            e.exit_code()
+        }
+    }
 }

@@ -43,6 +43,11 @@ impl TimerConfig {
         if cpus.is_empty() {
             return Err(Error::usage("--cpus selects no CPU; give e.g. 0 or all"));
         }
+        if a.load.load.is_some() || a.load.idle_first.is_some() {
+            return Err(Error::usage(
+                "--load/--idle-first are not available in this build yet",
+            ));
+        }
         let rt = if a.synthetic.is_some() {
             RtConfig::unprivileged()
         } else {

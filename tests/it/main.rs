@@ -2,7 +2,12 @@
 //! Tests that need root say so when skipped; under CI=true they fail instead.
 
 mod check;
+mod cruncher;
 mod errors;
+mod load;
+mod net;
+mod report;
 mod signals;
+mod switch;
 mod timer;
 mod util;
