@@ -214,6 +214,8 @@ pub struct RunSpec {
     pub tuning: Tuning,
     pub notes: Vec<String>,
     pub loads: Vec<serde_json::Value>,
+    /// Benchmark-specific figures known before the run (more can be added to the result after).
+    pub details: serde_json::Map<String, serde_json::Value>,
     pub duration_ns: Option<u64>,
     pub loops: Option<u64>,
     pub max_latency_ns: Option<u64>,
@@ -242,6 +244,7 @@ impl RunSpec {
             rt,
             notes: Vec::new(),
             loads: Vec::new(),
+            details: serde_json::Map::new(),
             duration_ns: None,
             loops: None,
             max_latency_ns: out.max_latency,
@@ -312,6 +315,8 @@ pub fn execute(
         loads: spec.loads.clone(),
         notes: spec.notes.clone(),
         measuring_cpu_time_ns: 0,
+        phases: Vec::new(),
+        details: spec.details.clone(),
     };
     let runtime = if spec.synthetic {
         None

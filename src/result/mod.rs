@@ -55,6 +55,24 @@ pub struct RunResult {
     /// CPU time used by the measuring threads, all together (ns).
     #[serde(default)]
     pub measuring_cpu_time_ns: u64,
+    /// Per-phase statistics when the run had phases (`--idle-first`: `idle`, then `load`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<Phase>,
+    /// Benchmark-specific figures that are not latency series, e.g. cruncher
+    /// `ideal_ns`/`stretch`, net `lost`/`duplicated`/`reordered`, irq `missed`.
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub details: serde_json::Map<String, serde_json::Value>,
+}
+
+/// One phase of a run, with its own statistics.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Phase {
+    pub name: String,
+    /// ns after the start of the run.
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub threads: Vec<ThreadResult>,
+    pub total: Summary,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
