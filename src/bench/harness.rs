@@ -226,7 +226,13 @@ pub struct RunSpec {
     pub save_every_ns: u64,
     /// Simulated samples: no real-time setup, reporter collects often.
     pub synthetic: bool,
+    /// Called once after the workers ended and the statistics are final, before
+    /// the summary is printed and the file saved: add `details`, notes, etc.
+    pub finish: Option<Finisher>,
 }
+
+/// A benchmark's last word on its result (see [`RunSpec::finish`]).
+pub type Finisher = Box<dyn FnOnce(&mut RunResult) + Send>;
 
 impl RunSpec {
     pub fn new(
@@ -254,6 +260,7 @@ impl RunSpec {
             interval_ns: out.interval,
             save_every_ns: out.save_every,
             synthetic: false,
+            finish: None,
         }
     }
 }
@@ -493,6 +500,9 @@ pub fn execute(
     let exceeded = spec.max_latency_ns.is_some_and(|m| result.total.max_ns > m);
     result.thresholds.max_latency_exceeded = exceeded;
     result.thresholds.break_event = brk;
+    if let Some(finish) = spec.finish {
+        finish(&mut result);
+    }
     let exit_code = if exceeded || result.thresholds.break_event.is_some() {
         exit::THRESHOLD
     } else {
