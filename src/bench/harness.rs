@@ -7,7 +7,7 @@ use crate::cli::OutputArgs;
 use crate::error::{exit, Error, Result};
 use crate::output::live::Live;
 use crate::result::{
-    self, BreakEvent, RunResult, Series, SeriesPoint, ThreadResult, Thresholds, Tool, Tuning,
+    self, BreakEvent, Phase, RunResult, Series, SeriesPoint, ThreadResult, Thresholds, Tool, Tuning,
 };
 use crate::stats::recorder::Totals;
 use crate::stats::{Collector, Histogram, IntervalStats, Summary};
@@ -162,28 +162,63 @@ impl Saver {
     }
 }
 
-/// Fill `result.threads` and `result.total` from the channels.
-pub fn fill_result(result: &mut RunResult, channels: &[Channel]) {
+/// Per-thread results and their merged summary, from one view of each collector.
+fn thread_results<'a>(
+    channels: &'a [Channel],
+    view: impl Fn(&'a Collector) -> (&'a Totals, &'a Histogram),
+    window: (u64, u64),
+) -> (Vec<ThreadResult>, Summary) {
     let mut total_hist = Histogram::new();
     let mut totals = Totals::default();
-    result.threads = channels
+    let threads = channels
         .iter()
         .map(|c| {
-            total_hist.merge(c.collector.histogram());
-            totals.merge(c.collector.totals());
+            let (t, h) = view(&c.collector);
+            total_hist.merge(h);
+            totals.merge(t);
+            let mut series = c.series.to_series();
+            series
+                .points
+                .retain(|p| p.t_ns >= window.0 && p.t_ns < window.1);
             ThreadResult {
                 name: c.name.clone(),
                 cpu: c.cpu,
-                summary: c.summary(),
-                histogram: c.collector.histogram().to_record(),
-                series: c.series.to_series(),
+                summary: Summary::from_parts(t, h),
+                histogram: h.to_record(),
+                series,
             }
         })
         .collect();
     if totals.samples > 0 {
         total_hist.set_extremes(totals.min, totals.max);
     }
-    result.total = Summary::from_parts(&totals, &total_hist);
+    (threads, Summary::from_parts(&totals, &total_hist))
+}
+
+/// Fill `result.threads`, `result.total` and, when the run is split at
+/// `phase_at` ns (`--idle-first`), `result.phases` from the channels.
+pub fn fill_result(result: &mut RunResult, channels: &[Channel], phase_at: Option<u64>) {
+    let (threads, total) = thread_results(channels, |c| (c.totals(), c.histogram()), (0, u64::MAX));
+    result.threads = threads;
+    result.total = total;
+    if let Some(at) = phase_at {
+        let end = result.duration_ns.max(at);
+        result.phases = [("idle", 0, at), ("load", at, end)]
+            .into_iter()
+            .enumerate()
+            .map(|(p, (name, start_ns, end_ns))| {
+                let window = (start_ns, if p == 0 { at } else { u64::MAX });
+                let (threads, total) = thread_results(channels, |c| c.phase(p), window);
+                Phase {
+                    name: name.into(),
+                    start_ns,
+                    end_ns,
+                    threads,
+                    total,
+                }
+            })
+            .collect();
+    }
     let lost: u64 = channels.iter().map(|c| c.collector.lost_intervals).sum();
     let note_prefix = "live intervals lost";
     result.notes.retain(|n| !n.starts_with(note_prefix));
@@ -218,6 +253,8 @@ pub struct RunSpec {
     pub details: serde_json::Map<String, serde_json::Value>,
     pub duration_ns: Option<u64>,
     pub loops: Option<u64>,
+    /// Split the statistics into an `idle` and a `load` phase at this time (ns after start).
+    pub idle_first_ns: Option<u64>,
     pub max_latency_ns: Option<u64>,
     pub break_threshold_ns: Option<u64>,
     pub json: Option<PathBuf>,
@@ -253,6 +290,7 @@ impl RunSpec {
             details: serde_json::Map::new(),
             duration_ns: None,
             loops: None,
+            idle_first_ns: None,
             max_latency_ns: out.max_latency,
             break_threshold_ns: None,
             json: out.json.clone(),
@@ -402,6 +440,11 @@ pub fn execute(
         wall_start / 1_000_000_000,
         (wall_start % 1_000_000_000) as u32,
     );
+    if let Some(at) = spec.idle_first_ns {
+        for c in &channels {
+            c.collector.set_phase_boundary(at);
+        }
+    }
     for s in &starts {
         let _ = s.send(Some(start));
     }
@@ -432,8 +475,8 @@ pub fn execute(
             next_tick += tick_ns * (1 + (now - next_tick) / tick_ns);
         }
         if now >= next_save {
-            fill_result(&mut result, &channels);
             result.duration_ns = now.saturating_sub(mono_start);
+            fill_result(&mut result, &channels, spec.idle_first_ns);
             saver.save(&result);
             next_save += spec.save_every_ns * (1 + (now - next_save) / spec.save_every_ns);
         }
@@ -467,7 +510,7 @@ pub fn execute(
         end_mono.saturating_sub(mono_start),
         Some(0),
     );
-    fill_result(&mut result, &channels);
+    fill_result(&mut result, &channels, spec.idle_first_ns);
     result.duration_ns = if spec.synthetic {
         // Simulated time: the span the series covers.
         spec.duration_ns.unwrap_or_else(|| {
@@ -486,6 +529,9 @@ pub fn execute(
     } else {
         end_mono.saturating_sub(mono_start)
     };
+    if let Some(load) = result.phases.get_mut(1) {
+        load.end_ns = result.duration_ns.max(load.start_ns);
+    }
     result.end_reason = if brk.is_some() {
         "break"
     } else if caught.is_some() {

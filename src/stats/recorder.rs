@@ -137,36 +137,53 @@ impl IntervalStats {
     }
 }
 
+/// Phases a run can have: the whole run, or an idle phase then a load phase.
+pub const PHASES: usize = 2;
+
 /// What a recorder and its collector share.
 struct Shared {
-    delta: Box<[AtomicU32]>,
-    totals: SeqCell<10>,
+    /// Per phase: samples not yet drained by the collector.
+    delta: [Box<[AtomicU32]>; PHASES],
+    /// Per phase: the exact running statistics.
+    totals: [SeqCell<10>; PHASES],
     ring: [SeqCell<6>; RING],
     head: AtomicU32,
     /// Intervals the collector has consumed (only read by simulations that pace themselves).
     tail: AtomicU32,
+    /// When phase 1 starts, ns after the run's start (`u64::MAX`: never).
+    /// Written once before the run starts; read once by the recorder.
+    phase_at: SeqCell<1>,
 }
 
 /// Create a connected recorder/collector pair. All memory is allocated here.
 pub fn pair(interval_ns: u64) -> (Recorder, Collector) {
     let shared = Arc::new(Shared {
-        delta: (0..BUCKETS).map(|_| AtomicU32::new(0)).collect(),
-        totals: SeqCell::default(),
+        delta: std::array::from_fn(|_| (0..BUCKETS).map(|_| AtomicU32::new(0)).collect()),
+        totals: std::array::from_fn(|_| SeqCell::default()),
         ring: std::array::from_fn(|_| SeqCell::default()),
         head: AtomicU32::new(0),
         tail: AtomicU32::new(0),
+        phase_at: SeqCell::default(),
     });
+    shared.phase_at.write(&[u64::MAX]);
     (
         Recorder {
             shared: Arc::clone(&shared),
             totals: Totals::default(),
             interval: IntervalStats::default(),
             interval_ns: interval_ns.max(1),
-            interval_end: interval_ns.max(1),
+            interval_end: 0,
+            next_event: 0,
+            started: false,
+            phase: 0,
+            phase_at: u64::MAX,
+            n: 0,
             head: 0,
         },
         Collector {
             shared,
+            phase_hist: std::array::from_fn(|_| Histogram::new()),
+            phase_totals: [Totals::default(); PHASES],
             histogram: Histogram::new(),
             totals: Totals::default(),
             tail: 0,
@@ -178,11 +195,19 @@ pub fn pair(interval_ns: u64) -> (Recorder, Collector) {
 /// The measuring thread's side.
 pub struct Recorder {
     shared: Arc<Shared>,
+    /// Statistics of the current phase.
     totals: Totals,
     interval: IntervalStats,
     interval_ns: u64,
     /// End of the current interval, ns after the run's start.
     interval_end: u64,
+    /// The next interval end or phase change: the only branch into the cold path.
+    next_event: u64,
+    started: bool,
+    phase: usize,
+    phase_at: u64,
+    /// Samples recorded in the whole run (the global sample index).
+    n: u64,
     head: u32,
 }
 
@@ -191,17 +216,17 @@ impl Recorder {
     /// with `overruns` periods missed before it.
     #[inline(always)]
     pub fn record(&mut self, latency: u64, at: u64, overruns: u64) {
-        if at >= self.interval_end {
-            self.finish_interval(at);
+        if at >= self.next_event {
+            self.boundary(at);
         }
-        self.shared.delta[index_of(latency)].fetch_add(1, Ordering::Relaxed);
+        self.shared.delta[self.phase][index_of(latency)].fetch_add(1, Ordering::Relaxed);
         let t = &mut self.totals;
         if t.samples == 0 || latency < t.min {
             t.min = latency;
         }
         if t.samples == 0 || latency > t.max {
             t.max = latency;
-            t.max_index = t.samples;
+            t.max_index = self.n;
             t.max_time = at;
         }
         t.samples += 1;
@@ -209,6 +234,7 @@ impl Recorder {
         t.sum_sq += (latency as u128) * (latency as u128);
         t.overruns += overruns;
         t.last = latency;
+        self.n += 1;
         let iv = &mut self.interval;
         if iv.samples == 0 || latency < iv.min {
             iv.min = latency;
@@ -217,13 +243,32 @@ impl Recorder {
         iv.samples += 1;
         iv.sum += latency;
         iv.overruns += overruns;
-        self.shared.totals.write(&self.totals.to_words());
+        self.shared.totals[self.phase].write(&self.totals.to_words());
     }
 
-    /// Publish the current interval and start the one containing `at`.
+    /// The first sample, an interval end or the phase change.
     #[cold]
-    fn finish_interval(&mut self, at: u64) {
-        self.publish_interval();
+    fn boundary(&mut self, at: u64) {
+        if !self.started {
+            self.started = true;
+            self.phase_at = self.shared.phase_at.read().0[0];
+            self.start_interval(at);
+        } else if at >= self.interval_end {
+            self.publish_interval();
+            self.start_interval(at);
+        }
+        if self.phase == 0 && at >= self.phase_at {
+            self.phase = 1;
+            self.totals = Totals::default();
+        }
+        self.next_event = if self.phase == 0 {
+            self.interval_end.min(self.phase_at)
+        } else {
+            self.interval_end
+        };
+    }
+
+    fn start_interval(&mut self, at: u64) {
         let index = at / self.interval_ns;
         self.interval = IntervalStats {
             index,
@@ -248,6 +293,7 @@ impl Recorder {
         self.interval.samples = 0;
     }
 
+    /// Statistics of the current phase.
     pub fn totals(&self) -> &Totals {
         &self.totals
     }
@@ -264,9 +310,12 @@ impl Recorder {
 /// Intervals a simulation may run ahead of the collector.
 pub const PACE_LIMIT: u32 = (RING / 2) as u32;
 
-/// The reporter's side: owns the full histogram of one thread.
+/// The reporter's side: owns the full histograms of one thread.
 pub struct Collector {
     shared: Arc<Shared>,
+    phase_hist: [Histogram; PHASES],
+    phase_totals: [Totals; PHASES],
+    /// The whole run: both phases merged.
     histogram: Histogram,
     totals: Totals,
     tail: u32,
@@ -275,22 +324,37 @@ pub struct Collector {
 }
 
 impl Collector {
-    /// Drain new samples into the histogram, refresh the totals, and return
+    /// Split the run at `at_ns` after its start: samples from then on go to
+    /// phase 1. Call before the run starts.
+    pub fn set_phase_boundary(&self, at_ns: u64) {
+        self.shared.phase_at.write(&[at_ns]);
+    }
+
+    /// Drain new samples into the histograms, refresh the totals, and return
     /// the intervals finished since the last call.
     pub fn collect(&mut self, finished: &mut Vec<IntervalStats>) {
-        let (words, _) = self.shared.totals.read();
-        for (i, cell) in self.shared.delta.iter().enumerate() {
-            if cell.load(Ordering::Relaxed) != 0 {
-                let n = cell.swap(0, Ordering::Relaxed);
-                self.histogram.add_to_bucket(i, n as u64);
+        let mut merged = Totals::default();
+        for p in 0..PHASES {
+            let (words, _) = self.shared.totals[p].read();
+            for (i, cell) in self.shared.delta[p].iter().enumerate() {
+                if cell.load(Ordering::Relaxed) != 0 {
+                    let n = cell.swap(0, Ordering::Relaxed) as u64;
+                    self.phase_hist[p].add_to_bucket(i, n);
+                    self.histogram.add_to_bucket(i, n);
+                }
             }
+            let t = Totals::from_words(words);
+            if t.samples > 0 {
+                // Buckets drained after the snapshot may hold a newer, larger sample;
+                // the exact extremes catch up on the next collection.
+                self.phase_hist[p].set_extremes(t.min, t.max);
+            }
+            self.phase_totals[p] = t;
+            merged.merge(&t);
         }
-        self.totals = Totals::from_words(words);
-        if self.totals.samples > 0 {
-            // Buckets drained after the snapshot may hold a newer, larger sample;
-            // the exact extremes catch up on the next collection.
-            self.histogram
-                .set_extremes(self.totals.min, self.totals.max);
+        self.totals = merged;
+        if merged.samples > 0 {
+            self.histogram.set_extremes(merged.min, merged.max);
         }
         let head = self.shared.head.load(Ordering::Acquire);
         let pending = head.wrapping_sub(self.tail);
@@ -306,12 +370,19 @@ impl Collector {
         self.shared.tail.store(self.tail, Ordering::Relaxed);
     }
 
+    /// The whole run.
     pub fn histogram(&self) -> &Histogram {
         &self.histogram
     }
 
+    /// The whole run.
     pub fn totals(&self) -> &Totals {
         &self.totals
+    }
+
+    /// One phase (0: before the boundary, 1: after).
+    pub fn phase(&self, p: usize) -> (&Totals, &Histogram) {
+        (&self.phase_totals[p], &self.phase_hist[p])
     }
 }
 
@@ -371,6 +442,32 @@ mod tests {
         }
         let t = rec.totals();
         assert_eq!((t.max, t.max_index, t.max_time), (100, 2, 2000));
+    }
+
+    #[test]
+    fn a_phase_boundary_splits_the_statistics_without_losing_samples() {
+        let (mut rec, mut col) = pair(1_000);
+        col.set_phase_boundary(5_000);
+        for i in 0..100u64 {
+            // 100 ns apart: samples 0..50 before the boundary, 50..100 after.
+            rec.record(if i < 50 { 10 } else { 1000 + i }, i * 100, 0);
+        }
+        rec.finish();
+        let mut out = Vec::new();
+        col.collect(&mut out);
+        let (t0, h0) = col.phase(0);
+        let (t1, h1) = col.phase(1);
+        assert_eq!((t0.samples, t0.max, h0.samples), (50, 10, 50));
+        assert_eq!(
+            (t1.samples, t1.min, t1.max, h1.samples),
+            (50, 1050, 1099, 50)
+        );
+        // The maximum's index is global across phases.
+        assert_eq!(t1.max_index, 99);
+        assert_eq!(col.totals().samples, 100);
+        assert_eq!(col.histogram().samples, 100);
+        assert_eq!((col.totals().min, col.totals().max), (10, 1099));
+        assert_eq!(out.iter().map(|iv| iv.samples).sum::<u64>(), 100);
     }
 
     #[test]
