@@ -456,6 +456,9 @@ pub fn execute(
         last_error: None,
     };
     saver.save(&result);
+    if !spec.quiet {
+        println!("{}", crate::output::text::start_line(&result));
+    }
     let mono = Clock::Monotonic.id();
     let mono_start = sys::clock::now_ns(mono) + delay;
     // A simulation runs faster than real time: collect it often.

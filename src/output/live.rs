@@ -79,7 +79,7 @@ impl Live {
             s.push_str(&format!("\x1b[{}A", self.drawn));
         }
         let remaining = remaining_ns
-            .map(|r| format!("  remaining {}", clock_time(r)))
+            .map(|r| format!("  remaining {}", clock_time(r.saturating_add(999_999_999))))
             .unwrap_or_else(|| "  (Ctrl-C to stop)".into());
         s.push_str(&format!(
             "\x1b[2Kelapsed {}{remaining}\n",

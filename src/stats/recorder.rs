@@ -119,7 +119,10 @@ impl IntervalStats {
         }
     }
     pub fn avg(&self) -> u64 {
-        self.sum.checked_div(self.samples).unwrap_or(0)
+        // Rounded to the nearest ns, as summaries are.
+        (self.sum + self.samples / 2)
+            .checked_div(self.samples)
+            .unwrap_or(0)
     }
     /// Fold `o` (a neighbouring interval) into this one.
     pub fn merge(&mut self, o: &IntervalStats) {
