@@ -39,6 +39,8 @@ pub enum Command {
     Cruncher(crate::bench::cruncher::CruncherArgs),
     /// UDP latency with the send and receive paths measured apart
     Net(crate::bench::net::NetArgs),
+    /// External interrupt latency over GPIO or serial modem lines: loopback, target, host
+    Irq(crate::bench::irq::IrqArgs),
     /// Run the load generators on their own
     Load(crate::load::LoadArgs),
     /// Text summary, SVG plots and a self-contained HTML report of result files

@@ -41,6 +41,7 @@ fn main() {
         Command::Switch(args) => report(rtlat::bench::switch::run(&args, argv)),
         Command::Cruncher(args) => report(rtlat::bench::cruncher::run(&args, argv)),
         Command::Net(args) => report(rtlat::bench::net::run(&args, argv)),
+        Command::Irq(args) => report(rtlat::bench::irq::run(&args, argv)),
         Command::Load(args) => report(rtlat::load::run(&args, argv)),
         Command::Report(args) => report(rtlat::report::run_report(&args)),
         Command::Compare(args) => report(rtlat::report::run_compare(&args)),

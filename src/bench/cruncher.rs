@@ -1,12 +1,429 @@
-//! `rtlat cruncher` (being built; see the issue).
+//! `rtlat cruncher`: how much a fixed computation is stretched by interference.
+//!
+//! First the computation is calibrated on the measuring CPU at the run's
+//! policy and priority, with nothing else of rtlat running: its iteration count
+//! is sized to `--work`, then it is timed `--calibration-runs` times and the
+//! minimum is the *ideal*. Then it runs once per `--period` (absolute timer)
+//! and every run's duration is one sample. The stretch is max / ideal; runs
+//! longer than ideal × (1 + tolerance) are counted.
 
+use crate::bench::harness::{self, Channel, RunSpec, Worker, WorkerEnd};
+use crate::bench::runtime::{self, RtConfig, StopFlag};
+use crate::cli::{positive_duration, LoadOpts, OutputArgs, PolicyArg, RtArgs};
 use crate::error::{Error, Result};
+use crate::stats::recorder::{self, Recorder};
+use crate::sys;
+use crate::sysinfo;
+use crate::units::{human_duration, us};
+use serde::Serialize;
+use std::hint::black_box;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+
+const CRUNCHER_HELP: &str = "\
+A fixed, deterministic computation (a serial xorshift chain over a small
+on-stack table: no allocation, no system call) is first calibrated to about
+--work on the measuring CPU, at the run's policy and priority: it is timed
+--calibration-runs times and the minimum is the ideal. Then it runs once per
+--period (absolute timer) for the duration; each run's duration is a sample.
+  stretch = longest run / ideal
+Runs longer than ideal x (1 + --tolerance) are counted (beyond_tolerance).
+A run that ends after the next period start is an overrun (periods skipped).
+
+Examples:
+  rtlat cruncher --duration 30s
+  rtlat cruncher --work 2ms --period 10ms --cpu 1 --duration 5m --json c.json
+  rtlat cruncher --tolerance 1% --max-latency 12ms   exit 1 if a run took longer than 12 ms";
 
 #[derive(Debug, clap::Args)]
-pub struct CruncherArgs {}
+#[command(after_help = CRUNCHER_HELP)]
+pub struct CruncherArgs {
+    /// Length of the computation, sized at calibration (ns, us, ms, s)
+    #[arg(long, short, default_value = "10ms", value_parser = positive_duration)]
+    pub work: u64,
+    /// Period of the runs [default: 100ms, or 2 x --work if that is longer]
+    #[arg(long, short, allow_hyphen_values = true, value_parser = positive_duration)]
+    pub period: Option<u64>,
+    /// Runs longer than the ideal by more than this are counted, e.g. 5% or 0.5%
+    #[arg(long, default_value = "5%", value_parser = tolerance)]
+    pub tolerance: f64,
+    /// CPU the computation runs on
+    #[arg(long, default_value_t = 0)]
+    pub cpu: usize,
+    /// Timed calibration runs; the ideal is their minimum
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub calibration_runs: u32,
+    /// Stop after this long (e.g. 10s, 5m, 2h) [default: until interrupted]
+    #[arg(long, short, allow_hyphen_values = true, value_parser = positive_duration, conflicts_with = "loops")]
+    pub duration: Option<u64>,
+    /// Stop after N runs
+    #[arg(long, short, value_parser = clap::value_parser!(u64).range(1..))]
+    pub loops: Option<u64>,
+    #[command(flatten)]
+    pub rt: RtArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    #[command(flatten)]
+    pub load: LoadOpts,
+}
 
-pub fn run(_args: &CruncherArgs, _argv: Vec<String>) -> Result<i32> {
-    Err(Error::usage(
-        "rtlat cruncher is not available in this build yet",
-    ))
+/// `5%`, `0.5%` or `5` (percent) into a fraction.
+fn tolerance(s: &str) -> std::result::Result<f64, String> {
+    let t = s.trim();
+    let num = t.strip_suffix('%').unwrap_or(t);
+    match num.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && (0.0..=1000.0).contains(&v) => Ok(v / 100.0),
+        _ => Err(format!(
+            "'{s}' is not a percentage between 0 and 1000, e.g. 5%"
+        )),
+    }
+}
+
+/// Validated settings of a cruncher run.
+#[derive(Debug, Clone, Serialize)]
+pub struct CruncherConfig {
+    pub cpu: usize,
+    pub work_ns: u64,
+    pub period_ns: u64,
+    /// As a fraction (0.05 = 5 %).
+    pub tolerance: f64,
+    pub calibration_runs: u32,
+    pub duration_ns: Option<u64>,
+    pub loops: Option<u64>,
+    pub max_latency_ns: Option<u64>,
+    pub interval_ns: u64,
+    pub save_every_ns: u64,
+    #[serde(skip)]
+    pub rt: RtConfig,
+}
+
+impl CruncherConfig {
+    pub fn from_args(a: &CruncherArgs) -> Result<Self> {
+        if a.load.load.is_some() || a.load.idle_first.is_some() {
+            return Err(Error::usage(
+                "--load/--idle-first are not available in this build yet",
+            ));
+        }
+        if a.rt.policy == PolicyArg::Deadline {
+            return Err(Error::usage(
+                "--policy deadline is not supported by cruncher; use fifo, rr or other",
+            ));
+        }
+        let online = sysinfo::online_cpus();
+        if !online.contains(&a.cpu) {
+            return Err(Error::usage(format!(
+                "--cpu {}: not an online CPU; online CPUs are {}",
+                a.cpu,
+                crate::units::format_cpu_list(&online)
+            )));
+        }
+        let period = a.period.unwrap_or((2 * a.work).max(100_000_000));
+        if period <= a.work {
+            return Err(Error::usage(format!(
+                "--period {} must be longer than --work {}",
+                human_duration(period),
+                human_duration(a.work)
+            )));
+        }
+        let rt = RtConfig::from_args(&a.rt, period)?;
+        Ok(CruncherConfig {
+            cpu: a.cpu,
+            work_ns: a.work,
+            period_ns: period,
+            tolerance: a.tolerance,
+            calibration_runs: a.calibration_runs,
+            duration_ns: a.duration,
+            loops: a.loops,
+            max_latency_ns: a.output.max_latency,
+            interval_ns: a.output.interval,
+            save_every_ns: a.output.save_every,
+            rt,
+        })
+    }
+}
+
+/// The fixed computation: `iterations` steps of a xorshift chain folded into a
+/// 16-word table on the stack. Each step needs the previous one (nothing to
+/// parallelise or skip), it allocates nothing, and `black_box` on its inputs
+/// and result keeps the optimiser from computing it ahead of time.
+#[inline(never)]
+pub fn crunch(iterations: u64) -> u64 {
+    let mut table = [0u64; 16];
+    let mut x = black_box(0x2545_F491_4F6C_DD1Du64);
+    let n = black_box(iterations);
+    let mut i = 0u64;
+    while i < n {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let slot = &mut table[(x >> 60) as usize];
+        *slot = slot.rotate_left(7) ^ x.wrapping_add(i);
+        i += 1;
+    }
+    black_box(table.iter().fold(x, |a, &t| a.rotate_left(1) ^ t))
+}
+
+const CLOCK: libc::clockid_t = libc::CLOCK_MONOTONIC;
+
+/// Duration of one computation of `iterations` steps, in ns.
+#[inline(always)]
+fn timed(iterations: u64) -> u64 {
+    let t0 = sys::clock::now_ns(CLOCK);
+    black_box(crunch(iterations));
+    sys::clock::now_ns(CLOCK).saturating_sub(t0)
+}
+
+/// The sized computation and its ideal duration.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Calibration {
+    pub iterations: u64,
+    /// Fastest calibration run: the ideal.
+    pub ideal_ns: u64,
+    /// Slowest calibration run (how quiet calibration was).
+    pub slowest_ns: u64,
+    pub runs: u32,
+}
+
+/// Size the computation to `work_ns`, then time it `runs` times, one run per
+/// `period` as in the measurement (a CPU's speed depends on its duty cycle:
+/// turbo budgets, thermal limits, idle states).
+pub fn calibrate(work_ns: u64, runs: u32, period: u64) -> Calibration {
+    black_box(crunch(10_000)); // warm caches and branch predictors
+    let mut n: u64 = 1 << 12;
+    let goal = (work_ns / 4).clamp(1, 20_000_000);
+    while timed(n) < goal && n < 1 << 40 {
+        n *= 2;
+    }
+    let t = (0..3).map(|_| timed(n)).min().unwrap_or(1).max(1);
+    let iterations = ((n as u128 * work_ns as u128) / t as u128).clamp(1, u64::MAX as u128) as u64;
+    let (mut ideal, mut slowest) = (u64::MAX, 0);
+    let mut next = sys::clock::now_ns(CLOCK) + period;
+    for _ in 0..runs.max(1) {
+        sys::clock::sleep_until(CLOCK, next);
+        let d = timed(iterations);
+        ideal = ideal.min(d);
+        slowest = slowest.max(d);
+        next += period;
+    }
+    Calibration {
+        iterations,
+        ideal_ns: ideal.max(1),
+        slowest_ns: slowest,
+        runs: runs.max(1),
+    }
+}
+
+/// Calibrate on the measuring CPU at the run's policy and priority, with the
+/// run's memory locking and DMA latency request held, on a thread of its own,
+/// before the measurement starts.
+fn calibrate_on_cpu(cfg: &CruncherConfig) -> Result<Calibration> {
+    let _held = runtime::Runtime::setup(&cfg.rt, 1)?;
+    let (rt, cpu, work, runs, period) = (
+        cfg.rt.clone(),
+        cfg.cpu,
+        cfg.work_ns,
+        cfg.calibration_runs,
+        cfg.period_ns,
+    );
+    let h = std::thread::Builder::new()
+        .name("rtlat-calibrate".into())
+        .spawn(move || -> Result<Calibration> {
+            runtime::enter_rt_thread(&rt, Some(cpu))?;
+            Ok(calibrate(work, runs, period))
+        })
+        .map_err(|e| Error::env(format!("cannot start the calibration thread: {e}")))?;
+    h.join()
+        .map_err(|_| Error::env("the calibration thread panicked"))?
+}
+
+/// What the measuring thread is told to do.
+struct Plan {
+    iterations: u64,
+    period: u64,
+    /// Runs longer than this are beyond tolerance.
+    limit: u64,
+    duration: Option<u64>,
+    loops: Option<u64>,
+}
+
+/// The measuring loop: one computation per period; returns the runs beyond tolerance.
+fn measure(rec: &mut Recorder, plan: &Plan, start: u64, stop: &StopFlag) -> u64 {
+    let mut next = start;
+    let end = plan.duration.map_or(u64::MAX, |d| start + d);
+    let loops = plan.loops.unwrap_or(u64::MAX);
+    let sliced = plan.period > 400_000_000;
+    let (mut n, mut beyond) = (0u64, 0u64);
+    while n < loops && next < end && !stop.is_set() {
+        if !crate::bench::switch::pause(CLOCK, next, stop, sliced) {
+            break;
+        }
+        let t0 = sys::clock::now_ns(CLOCK);
+        black_box(crunch(plan.iterations));
+        let t1 = sys::clock::now_ns(CLOCK);
+        let took = t1.saturating_sub(t0);
+        let missed = t1.saturating_sub(next) / plan.period;
+        rec.record(took, t0.saturating_sub(start), missed);
+        beyond += u64::from(took > plan.limit);
+        next += plan.period * (1 + missed);
+        n += 1;
+    }
+    beyond
+}
+
+/// The limit a run must stay within: ideal × (1 + tolerance).
+fn limit(ideal_ns: u64, tolerance: f64) -> u64 {
+    ideal_ns + (ideal_ns as f64 * tolerance).round() as u64
+}
+
+/// Run the cruncher end to end; returns the exit code.
+pub fn run(args: &CruncherArgs, argv: Vec<String>) -> Result<i32> {
+    let cfg = CruncherConfig::from_args(args)?;
+    let cal = calibrate_on_cpu(&cfg)?;
+
+    let mut spec = RunSpec::new("cruncher", &args.output, argv, cfg.rt.clone());
+    spec.config = serde_json::to_value(&cfg).unwrap_or_default();
+    spec.tuning = cfg.rt.tuning(vec![Some(cfg.cpu)], vec![0]);
+    spec.duration_ns = cfg.duration_ns;
+    spec.loops = cfg.loops;
+    let d = &mut spec.details;
+    d.insert("ideal_ns".into(), cal.ideal_ns.into());
+    d.insert("work_ns".into(), cfg.work_ns.into());
+    d.insert("iterations".into(), cal.iterations.into());
+    d.insert("calibration_runs".into(), cal.runs.into());
+    d.insert("calibration_slowest_ns".into(), cal.slowest_ns.into());
+    d.insert("tolerance".into(), cfg.tolerance.into());
+
+    let (mut rec, col) = recorder::pair(cfg.interval_ns);
+    let channels = vec![Channel::new(
+        "run".into(),
+        Some(cfg.cpu),
+        col,
+        cfg.interval_ns,
+    )];
+    let plan = Plan {
+        iterations: cal.iterations,
+        period: cfg.period_ns,
+        limit: limit(cal.ideal_ns, cfg.tolerance),
+        duration: cfg.duration_ns,
+        loops: cfg.loops,
+    };
+    let beyond = Arc::new(AtomicU32::new(0));
+    let b = Arc::clone(&beyond);
+    let workers = vec![Worker {
+        name: "rtlat-cruncher".into(),
+        cpu: Some(cfg.cpu),
+        body: Box::new(move |start: u64, stop: &StopFlag| -> WorkerEnd {
+            let cpu0 = sys::thread_cpu_time_ns();
+            let n = measure(&mut rec, &plan, start, stop);
+            let cpu_time_ns = sys::thread_cpu_time_ns().saturating_sub(cpu0);
+            rec.finish();
+            b.store(n.min(u32::MAX as u64) as u32, Ordering::Release);
+            WorkerEnd {
+                cpu_time_ns,
+                brk: None,
+            }
+        }),
+    }];
+    let (ideal, tol) = (cal.ideal_ns, cfg.tolerance);
+    spec.finish = Some(Box::new(move |r: &mut crate::result::RunResult| {
+        r.details.insert(
+            "beyond_tolerance".into(),
+            beyond.load(Ordering::Acquire).into(),
+        );
+        r.details
+            .insert("stretch".into(), stretch(r.total.max_ns, ideal).into());
+        let floor = ideal.saturating_sub((ideal as f64 * tol).round() as u64);
+        if r.total.samples > 0 && r.total.min_ns < floor {
+            r.notes.push(format!(
+                "the fastest run ({} us) beat the calibrated ideal ({} us) by more than the tolerance: this CPU's speed varies (frequency scaling, an SMT sibling, a hypervisor); fix the CPU frequency or raise --calibration-runs",
+                us(r.total.min_ns),
+                us(ideal)
+            ));
+        }
+    }));
+    let outcome = harness::execute(spec, channels, workers, CLOCK)?;
+    let r = &outcome.result;
+    let beyond = r.details.get("beyond_tolerance").and_then(|v| v.as_u64());
+    println!(
+        "cruncher: ideal {} us (fastest of {} calibration runs of {} iterations, slowest {} us); stretch {:.3}; {} of {} runs beyond +{}%",
+        us(cal.ideal_ns),
+        cal.runs,
+        cal.iterations,
+        us(cal.slowest_ns),
+        stretch(r.total.max_ns, ideal),
+        beyond.unwrap_or(0),
+        r.total.samples,
+        cfg.tolerance * 100.0
+    );
+    Ok(outcome.exit_code)
+}
+
+/// Longest run over the ideal (0 without runs).
+fn stretch(max_ns: u64, ideal_ns: u64) -> f64 {
+    if max_ns == 0 || ideal_ns == 0 {
+        0.0
+    } else {
+        max_ns as f64 / ideal_ns as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_computation_is_deterministic_and_scales_with_iterations() {
+        assert_eq!(crunch(1000), crunch(1000));
+        assert_ne!(crunch(1000), crunch(1001));
+        // Ten times the iterations take clearly longer (not optimised away).
+        let small = (0..5).map(|_| timed(20_000)).min().unwrap_or(0);
+        let large = (0..5).map(|_| timed(200_000)).min().unwrap_or(0);
+        assert!(large > 4 * small, "small {small} ns, large {large} ns");
+    }
+
+    #[test]
+    fn calibration_sizes_the_work() {
+        let c = calibrate(2_000_000, 5, 4_000_000);
+        assert!(c.ideal_ns > 0 && c.ideal_ns <= c.slowest_ns);
+        assert_eq!(c.runs, 5);
+        // Sized to 2 ms: within a generous factor on a shared machine.
+        assert!(
+            (500_000..8_000_000).contains(&c.ideal_ns),
+            "ideal {} ns",
+            c.ideal_ns
+        );
+    }
+
+    #[test]
+    fn tolerance_parses_percentages() {
+        assert_eq!(tolerance("5%"), Ok(0.05));
+        assert_eq!(tolerance("0.5%"), Ok(0.005));
+        assert_eq!(tolerance("10"), Ok(0.1));
+        assert!(tolerance("-1%").is_err());
+        assert!(tolerance("five").is_err());
+        assert_eq!(limit(1000, 0.05), 1050);
+    }
+
+    #[test]
+    fn measure_counts_runs_beyond_tolerance() {
+        let (mut rec, _col) = recorder::pair(1_000_000_000);
+        let plan = Plan {
+            iterations: 1000,
+            period: 1_000_000,
+            limit: 0, // every run is beyond
+            duration: None,
+            loops: Some(5),
+        };
+        let start = sys::clock::now_ns(CLOCK);
+        let beyond = measure(&mut rec, &plan, start, &StopFlag::default());
+        assert_eq!(beyond, 5);
+        assert_eq!(rec.totals().samples, 5);
+        assert!(rec.totals().min > 0);
+    }
+
+    #[test]
+    fn stretch_is_max_over_ideal() {
+        assert_eq!(stretch(1500, 1000), 1.5);
+        assert_eq!(stretch(0, 1000), 0.0);
+    }
 }

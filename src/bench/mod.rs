@@ -2,6 +2,7 @@
 
 pub mod cruncher;
 pub mod harness;
+pub mod irq;
 pub mod net;
 pub mod runtime;
 pub mod switch;

@@ -33,7 +33,8 @@ fn to_ns(ts: &timespec) -> u64 {
 
 fn from_ns(ns: u64) -> timespec {
     timespec {
-        tv_sec: (ns / 1_000_000_000) as libc::time_t,
+        // `as _`: time_t is 32-bit on armv7/ppc glibc and a deprecated alias on musl.
+        tv_sec: (ns / 1_000_000_000) as _,
         tv_nsec: (ns % 1_000_000_000) as libc::c_long,
     }
 }

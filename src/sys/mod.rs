@@ -3,16 +3,23 @@
 //! - [`clock`]: clock reads and absolute sleeps;
 //! - [`sched`]: scheduling policy, priority and CPU affinity of the calling thread;
 //! - [`mem`]: memory locking and stack prefaulting;
+//! - [`net`]: UDP sockets with kernel send/receive timestamps (SO_TIMESTAMPING);
 //! - [`pm`]: the `/dev/cpu_dma_latency` request held for a run;
 //! - [`signals`]: blocking and waiting for SIGINT/SIGTERM;
 //! - [`trace`]: markers in the kernel's trace buffer (tracefs);
+//! - [`process`]: fork/exec, reaping and clean-up of the load generators' processes;
+//! - [`ipc`]: wake-up mechanisms (futex, eventfd, pipe, semaphores, mqueue, signal), shared memory, forked wakees;
 //! - [`probe`]: harmless probes of what the system permits (for `rtlat check`).
 
 pub mod clock;
+pub mod ipc;
 pub mod mem;
+pub mod net;
 pub mod pm;
 pub mod probe;
+pub mod process;
 pub mod sched;
+pub mod serial;
 pub mod signals;
 pub mod trace;
 
@@ -43,7 +50,8 @@ pub fn uname() -> io::Result<Uname> {
         let bytes: Vec<u8> = chars
             .iter()
             .take_while(|&&c| c != 0)
-            .map(|&c| c as u8)
+            // c_char is i8 on x86 and u8 on ARM and PowerPC: no cast that is a no-op on either.
+            .map(|&c| u8::from_ne_bytes(c.to_ne_bytes()))
             .collect();
         String::from_utf8_lossy(&bytes).into_owned()
     }

@@ -64,14 +64,21 @@ pub fn set_current(sched: Sched) -> io::Result<()> {
             };
         }
     };
-    let param = libc::sched_param {
-        sched_priority: prio,
-    };
+    let param = sched_param(prio);
     // SAFETY: `param` is a valid sched_param; pid 0 is the calling thread.
     if unsafe { libc::sched_setscheduler(0, policy, &param) } != 0 {
         return Err(super::last_error());
     }
     Ok(())
+}
+
+/// A `sched_param` holding `priority`. Built from zeroes because musl's has
+/// extra SCHED_SPORADIC fields that glibc's lacks.
+pub fn sched_param(priority: i32) -> libc::sched_param {
+    // SAFETY: sched_param is plain integers (and timespecs on musl); all-zero is valid.
+    let mut param: libc::sched_param = unsafe { std::mem::zeroed() };
+    param.sched_priority = priority;
+    param
 }
 
 /// Pin the calling thread to one CPU.

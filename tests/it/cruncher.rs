@@ -1,1 +1,139 @@
 //! Integration tests for `rtlat cruncher`.
+
+use crate::util::*;
+use std::time::Duration;
+
+#[test]
+fn a_cruncher_run_meets_the_acceptance() {
+    if !require_root("a_cruncher_run_meets_the_acceptance") {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("c.json");
+    // As many calibration runs as measured runs: the ideal is the minimum of as many draws.
+    let out = rtlat()
+        .args([
+            "cruncher",
+            "--work",
+            "2ms",
+            "--period",
+            "20ms",
+            "--calibration-runs",
+            "60",
+            "--duration",
+            "1s",
+            "--json",
+        ])
+        .arg(&json)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .expect("runs");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = load(&json);
+    assert_eq!(r["benchmark"], "cruncher");
+    assert_eq!(r["complete"], true);
+    assert_eq!(r["end_reason"], "duration");
+    let d = &r["details"];
+    let ideal = d["ideal_ns"].as_u64().expect("ideal_ns");
+    assert!(ideal > 0);
+    assert_eq!(d["work_ns"], 2_000_000);
+    assert_eq!(d["calibration_runs"], 60);
+    assert!(d["calibration_slowest_ns"].as_u64().expect("slowest") >= ideal);
+    assert_eq!(d["tolerance"].as_f64(), Some(0.05));
+    let t = &r["total"];
+    assert_summary_invariants(t);
+    let (min, avg, max) = (
+        t["min_ns"].as_u64().expect("min"),
+        t["avg_ns"].as_u64().expect("avg"),
+        t["max_ns"].as_u64().expect("max"),
+    );
+    assert!(min <= avg && avg <= max);
+    assert!(
+        min as f64 >= 0.95 * ideal as f64,
+        "a run ({min} ns) was faster than 0.95 x the ideal ({ideal} ns)"
+    );
+    // One run per 20 ms period for 1 s.
+    let samples = t["samples"].as_u64().expect("samples");
+    let overruns = t["overruns"].as_u64().expect("overruns");
+    assert!(
+        (48..=50).contains(&(samples + overruns)),
+        "{samples} runs + {overruns} overruns"
+    );
+    let beyond = d["beyond_tolerance"].as_u64().expect("beyond_tolerance");
+    assert!(beyond <= samples);
+    let stretch = d["stretch"].as_f64().expect("stretch");
+    assert!((stretch - max as f64 / ideal as f64).abs() < 1e-9);
+    assert!(stretch >= 0.95);
+    // Runs beyond the tolerance can only exist if the maximum is beyond it.
+    assert_eq!(beyond > 0, max as f64 > ideal as f64 * 1.05 + 0.5);
+    assert_eq!(r["threads"][0]["name"], "run");
+    assert_thread_consistent(&r["threads"][0]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("stretch"), "{stdout}");
+    assert_schema_valid(&json);
+}
+
+#[test]
+fn cruncher_unprivileged_loops() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("u.json");
+    let out = rtlat()
+        .args([
+            "cruncher",
+            "--policy",
+            "other",
+            "--no-mlock",
+            "--dma-latency",
+            "off",
+            "--work",
+            "1ms",
+            "--period",
+            "5ms",
+            "--calibration-runs",
+            "3",
+            "--loops",
+            "7",
+            "--quiet",
+            "--json",
+        ])
+        .arg(&json)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .expect("runs");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = load(&json);
+    assert_eq!(r["end_reason"], "loops");
+    assert_eq!(r["total"]["samples"], 7);
+    assert_eq!(r["tuning"]["policy"], "other");
+    assert!(r["details"]["ideal_ns"].as_u64().expect("ideal") > 0);
+    assert_schema_valid(&json);
+}
+
+#[test]
+fn cruncher_bad_inputs_give_one_line_and_exit_2() {
+    let cases: [&[&str]; 6] = [
+        &["--work", "0"],
+        &["--work", "0ms"],
+        &["--work", "10ms", "--period", "5ms"],
+        &["--tolerance", "lots"],
+        &["--cpu", "9999"],
+        &["--policy", "deadline"],
+    ];
+    for args in cases {
+        let out = rtlat().arg("cruncher").args(args).output().expect("runs");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let lines = stderr_lines(&out);
+        assert_eq!(lines.len(), 1, "{args:?}: {lines:?}");
+        assert!(lines[0].starts_with("rtlat: "), "{args:?}: {lines:?}");
+    }
+}

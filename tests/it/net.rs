@@ -1,1 +1,793 @@
-//! Integration tests for `rtlat net`.
+//! Integration tests for `rtlat net serve` / `rtlat net ping`.
+//!
+//! Real traffic only ever goes to loopback or to two network namespaces a test
+//! creates itself (joined by a veth pair, 10.201.x.y and fd00:201:x::y inside
+//! them only), deleted again by a guard even when the test fails.
+
+use crate::util::*;
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::net::UdpSocket;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+static NEXT: AtomicU32 = AtomicU32::new(1);
+
+fn ip(args: &[&str]) {
+    let out = Command::new("ip").args(args).output().expect("ip runs");
+    assert!(
+        out.status.success(),
+        "ip {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Two namespaces `a` (server) and `b` (client) joined by a veth pair.
+/// Dropping it deletes both namespaces (and with them the veth pair).
+struct Netns {
+    a: String,
+    b: String,
+    a4: String,
+    a6: String,
+}
+
+impl Netns {
+    fn new() -> Netns {
+        let n = NEXT.fetch_add(1, Ordering::SeqCst);
+        let pid = std::process::id();
+        let a = format!("rtlat-{pid}-{n}-a");
+        let b = format!("rtlat-{pid}-{n}-b");
+        let net = Netns {
+            a4: format!("10.201.{n}.1"),
+            a6: format!("fd00:201:{n:x}::1"),
+            a: a.clone(),
+            b: b.clone(),
+        };
+        // From here on, Drop cleans up whatever was created.
+        ip(&["netns", "add", &a]);
+        ip(&["netns", "add", &b]);
+        let (va, vb) = (format!("rl{pid}x{n}a"), format!("rl{pid}x{n}b"));
+        ip(&[
+            "link", "add", &va, "netns", &a, "type", "veth", "peer", "name", &vb, "netns", &b,
+        ]);
+        for (ns, dev, host) in [(&a, &va, 1), (&b, &vb, 2)] {
+            ip(&["-n", ns, "link", "set", "lo", "up"]);
+            ip(&[
+                "-n",
+                ns,
+                "addr",
+                "add",
+                &format!("10.201.{n}.{host}/24"),
+                "dev",
+                dev,
+            ]);
+            ip(&[
+                "-n",
+                ns,
+                "addr",
+                "add",
+                &format!("fd00:201:{n:x}::{host}/64"),
+                "dev",
+                dev,
+                "nodad",
+            ]);
+            ip(&["-n", ns, "link", "set", dev, "up"]);
+        }
+        net
+    }
+
+    fn exec(&self, ns: &str, args: &[&str]) -> Command {
+        let mut c = Command::new("ip");
+        c.args(["netns", "exec", ns]).arg(bin()).args(args);
+        c
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        for ns in [&self.a, &self.b] {
+            let _ = Command::new("ip")
+                .args(["netns", "del", ns])
+                .stderr(Stdio::null())
+                .status();
+        }
+    }
+}
+
+/// A running `rtlat net serve`, killed on drop if still running.
+struct Server {
+    child: Option<Child>,
+    /// The address it listens on, from its first line.
+    addr: String,
+    sink: Option<String>,
+    lines: mpsc::Receiver<String>,
+}
+
+impl Server {
+    fn spawn(cmd: &mut Command) -> Server {
+        let mut child = cmd
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn serve");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(|l| l.ok()) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut s = Server {
+            child: Some(child),
+            addr: String::new(),
+            sink: None,
+            lines: rx,
+        };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(line) = s.lines.recv_timeout(Duration::from_millis(100)) {
+                if let Some(rest) = line.strip_prefix("rtlat net serve: listening on ") {
+                    let mut parts = rest.split(' ');
+                    s.addr = parts.next().expect("address").to_string();
+                    s.sink = rest
+                        .split("(bulk sink on ")
+                        .nth(1)
+                        .map(|x| x.trim_end_matches(')').to_string());
+                    return s;
+                }
+            }
+            if let Some(st) = s.child.as_mut().and_then(|c| c.try_wait().ok().flatten()) {
+                let out = s
+                    .child
+                    .take()
+                    .expect("child")
+                    .wait_with_output()
+                    .expect("out");
+                panic!(
+                    "serve ended early ({st}): {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
+        }
+        panic!("serve did not start listening within 10 s");
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.as_ref().expect("running").id()
+    }
+
+    /// Send `sig`, wait (≤ 10 s) and return the output.
+    fn stop(mut self, sig: i32) -> (Option<i32>, String) {
+        let pid = self.pid();
+        let ok = Command::new("kill")
+            .arg(format!("-{sig}"))
+            .arg(pid.to_string())
+            .status()
+            .expect("kill runs")
+            .success();
+        assert!(ok, "kill -{sig} {pid}");
+        let mut child = self.child.take().expect("child");
+        let t0 = Instant::now();
+        let status = loop {
+            if let Some(s) = child.try_wait().expect("wait") {
+                break s;
+            }
+            assert!(t0.elapsed() < Duration::from_secs(10), "serve did not end");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut rest = String::new();
+        while let Ok(l) = self.lines.recv_timeout(Duration::from_millis(200)) {
+            rest.push_str(&l);
+            rest.push('\n');
+        }
+        (status.code(), rest)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn serve_args<'a>(listen: &'a str, json: &'a Path, extra: &[&'a str]) -> Vec<String> {
+    let mut v: Vec<String> = ["net", "serve", "--listen", listen, "--duration", "60s"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    v.extend(extra.iter().map(|s| s.to_string()));
+    v.push("--quiet".into());
+    v.push("--json".into());
+    v.push(json.display().to_string());
+    v
+}
+
+fn thread<'a>(r: &'a Value, name: &str) -> &'a Value {
+    r["threads"]
+        .as_array()
+        .expect("threads")
+        .iter()
+        .find(|t| t["name"] == name)
+        .unwrap_or_else(|| panic!("no series {name}"))
+}
+
+fn u(v: &Value, k: &str) -> u64 {
+    v[k].as_u64()
+        .unwrap_or_else(|| panic!("{k} missing in {v}"))
+}
+
+fn show(out: &Output) -> String {
+    format!(
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// The checks every complete ping result passes.
+fn assert_ping_result(r: &Value, json: &Path) {
+    assert_eq!(r["benchmark"], "net");
+    assert_eq!(r["config"]["role"], "ping");
+    assert_eq!(r["complete"], true);
+    assert_eq!(r["details"]["timestamping"], "software");
+    let names: Vec<&str> = r["threads"]
+        .as_array()
+        .expect("threads")
+        .iter()
+        .map(|t| t["name"].as_str().expect("name"))
+        .collect();
+    assert_eq!(names, ["rtt", "tx", "rx", "server_rx", "turnaround"]);
+    for t in r["threads"].as_array().expect("threads") {
+        if u(&t["summary"], "samples") > 0 {
+            assert_summary_invariants(&t["summary"]);
+            assert_thread_consistent(t);
+        }
+    }
+    let d = &r["details"];
+    assert_eq!(u(d, "sent"), u(d, "answered") + u(d, "lost"));
+    assert_eq!(u(&thread(r, "rtt")["summary"], "samples"), u(d, "answered"));
+    assert_schema_valid(json);
+}
+
+#[test]
+fn ping_across_a_veth_pair_splits_tx_and_rx_and_loses_nothing() {
+    if !require_root("ping_across_a_veth_pair_splits_tx_and_rx_and_loses_nothing") {
+        return;
+    }
+    let net = Netns::new();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (sj, pj) = (dir.path().join("serve.json"), dir.path().join("ping.json"));
+    let listen = format!("{}:7357", net.a4);
+    let server = Server::spawn(net.exec(&net.a, &[]).args(serve_args(&listen, &sj, &[])));
+    assert_eq!(server.addr, listen);
+    let out = net
+        .exec(&net.b, &["net", "ping", &listen])
+        .args(["--rate", "10000/s", "--count", "20000", "--quiet", "--json"])
+        .arg(&pj)
+        .output()
+        .expect("ping runs");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("20000 sent, 20000 answered, 0 lost"),
+        "{stdout}"
+    );
+    let r = load(&pj);
+    assert_ping_result(&r, &pj);
+    let d = &r["details"];
+    assert_eq!((u(d, "sent"), u(d, "lost")), (20_000, 0));
+    assert_eq!(u(d, "duplicated"), 0);
+    assert_eq!(u(d, "bad_replies"), 0);
+    assert_eq!(r["config"]["period_ns"], 100_000);
+    assert_eq!(r["config"]["size"], 64);
+    let s = |n: &str| &thread(&r, n)["summary"];
+    for n in ["rtt", "tx", "rx", "server_rx", "turnaround"] {
+        assert!(u(s(n), "samples") > 0, "{n} has no samples");
+    }
+    assert_eq!(u(s("rtt"), "samples"), 20_000);
+    // Timestamps missing only if the kernel dropped some (then they are counted).
+    assert_eq!(u(s("tx"), "samples") + u(d, "tx_missing"), 20_000);
+    assert_eq!(u(s("rx"), "samples") + u(d, "rx_missing"), 20_000);
+    assert!(u(s("tx"), "min_ns") > 0 && u(s("rx"), "min_ns") > 0);
+    // Each round trip contains its TX, server RX, turnaround and RX latencies.
+    if u(d, "tx_missing") + u(d, "rx_missing") + u(d, "server_rx_missing") == 0 {
+        let parts: u64 = ["tx", "rx", "server_rx", "turnaround"]
+            .iter()
+            .map(|n| u(s(n), "avg_ns"))
+            .sum();
+        assert!(
+            u(s("rtt"), "avg_ns") + 4 >= parts,
+            "rtt avg {} < sum of parts {parts}",
+            u(s("rtt"), "avg_ns")
+        );
+    }
+    // The server's own result: every request answered, both series recorded.
+    let (code, _) = server.stop(2);
+    assert_eq!(code, Some(0));
+    let sr = load(&sj);
+    assert_eq!(sr["complete"], true);
+    assert_eq!(sr["end_reason"], "signal");
+    assert_eq!(sr["config"]["role"], "serve");
+    assert_eq!(u(&sr["details"], "requests"), 20_000);
+    assert_eq!(u(&sr["details"], "replied"), 20_000);
+    assert_eq!(u(&sr["details"], "ignored"), 0);
+    assert_eq!(
+        u(&thread(&sr, "server_rx")["summary"], "samples"),
+        20_000 - u(&sr["details"], "rx_missing")
+    );
+    assert_eq!(u(&thread(&sr, "turnaround")["summary"], "samples"), 20_000);
+    assert_schema_valid(&sj);
+}
+
+#[test]
+fn bulk_traffic_rate_is_recorded_within_ten_percent() {
+    if !require_root("bulk_traffic_rate_is_recorded_within_ten_percent") {
+        return;
+    }
+    let net = Netns::new();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (sj, pj) = (dir.path().join("serve.json"), dir.path().join("ping.json"));
+    let listen = format!("{}:7357", net.a4);
+    let server = Server::spawn(net.exec(&net.a, &[]).args(serve_args(&listen, &sj, &[])));
+    assert_eq!(
+        server.sink.as_deref(),
+        Some(format!("{}:7358", net.a4).as_str())
+    );
+    let out = net
+        .exec(&net.b, &["net", "ping", &listen, "--bulk", "4MB/s"])
+        .args(["--rate", "10000/s", "--count", "20000", "--quiet", "--json"])
+        .arg(&pj)
+        .output()
+        .expect("ping runs");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let r = load(&pj);
+    assert_ping_result(&r, &pj);
+    let bulk = &r["details"]["bulk"];
+    assert_eq!(bulk["target"], format!("{}:7358", net.a4));
+    assert_eq!(u(bulk, "requested_bytes_per_s"), 4_000_000);
+    let achieved = bulk["achieved_bytes_per_s"].as_f64().expect("achieved");
+    assert!(
+        (3_600_000.0..=4_400_000.0).contains(&achieved),
+        "bulk achieved {achieved} B/s, not within 10 % of 4 MB/s"
+    );
+    assert_eq!(r["loads"][0]["name"], "net");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("MB/s achieved"));
+    let (code, _) = server.stop(15);
+    assert_eq!(code, Some(0));
+    let sr = load(&sj);
+    // The sink got (nearly) everything the sender sent: it is the same path.
+    let sent = u(bulk, "bytes");
+    let got = u(&sr["details"], "sink_bytes");
+    assert!(got > sent / 2 && got <= sent, "sink {got} of {sent} bytes");
+}
+
+#[test]
+fn ipv6_ping_inside_the_namespaces() {
+    if !require_root("ipv6_ping_inside_the_namespaces") {
+        return;
+    }
+    let net = Netns::new();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (sj, pj) = (dir.path().join("serve.json"), dir.path().join("ping.json"));
+    let listen = format!("[{}]:7357", net.a6);
+    let _server = Server::spawn(net.exec(&net.a, &[]).args(serve_args(&listen, &sj, &[])));
+    let out = net
+        .exec(&net.b, &["net", "ping", &listen])
+        .args(["--rate", "10000/s", "--count", "3000", "--size", "200"])
+        .args(["--quiet", "--json"])
+        .arg(&pj)
+        .output()
+        .expect("ping runs");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let r = load(&pj);
+    assert_ping_result(&r, &pj);
+    assert_eq!(r["config"]["peer"], listen);
+    assert_eq!(u(&r["details"], "lost"), 0);
+    assert!(u(&thread(&r, "tx")["summary"], "samples") > 0);
+    assert!(u(&thread(&r, "rx")["summary"], "samples") > 0);
+}
+
+#[test]
+fn server_killed_mid_run_counts_losses_writes_results_and_exits_3() {
+    if !require_root("server_killed_mid_run_counts_losses_writes_results_and_exits_3") {
+        return;
+    }
+    let net = Netns::new();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (sj, pj) = (dir.path().join("serve.json"), dir.path().join("ping.json"));
+    let listen = format!("{}:7357", net.a4);
+    let server = Server::spawn(net.exec(&net.a, &[]).args(serve_args(&listen, &sj, &[])));
+    let ping = net
+        .exec(&net.b, &["net", "ping", &listen])
+        .args([
+            "--rate",
+            "10000/s",
+            "--count",
+            "30000",
+            "--timeout",
+            "200ms",
+        ])
+        .args(["--quiet", "--json"])
+        .arg(&pj)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("ping runs");
+    std::thread::sleep(Duration::from_millis(1200));
+    let _ = server.stop(9);
+    let t0 = Instant::now();
+    let out = ping.wait_with_output().expect("ping ends");
+    assert!(t0.elapsed() < Duration::from_secs(10), "ping hung");
+    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    let lines = stderr_lines(&out);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(
+        lines[0].contains("stopped answering") && lines[0].contains("results written to"),
+        "{lines:?}"
+    );
+    let r = load(&pj);
+    assert_ping_result(&r, &pj);
+    let d = &r["details"];
+    assert!(u(d, "answered") > 1000, "{d}");
+    assert!(u(d, "lost") + u(d, "send_errors") > 1000, "{d}");
+    assert_eq!(u(d, "sent") + u(d, "send_errors"), 30_000);
+    assert!(u(d, "trailing_unanswered") >= 10);
+    // The summary was printed before the verdict.
+    assert!(String::from_utf8_lossy(&out.stdout).contains("lost"));
+}
+
+/// Send `payload` from `sock` to the server; return the reply, if any, within 300 ms.
+fn exchange(sock: &UdpSocket, to: &str, payload: &[u8]) -> Option<Vec<u8>> {
+    sock.send_to(payload, to).expect("send");
+    let mut buf = [0u8; 70_000];
+    sock.set_read_timeout(Some(Duration::from_millis(300)))
+        .expect("timeout");
+    match sock.recv_from(&mut buf) {
+        Ok((n, _)) => Some(buf[..n].to_vec()),
+        Err(_) => None,
+    }
+}
+
+/// A valid request of `size` bytes (wire format v1, big-endian).
+fn request(size: usize, seq: u64) -> Vec<u8> {
+    let mut b = vec![0u8; size];
+    b[0..4].copy_from_slice(b"RTLN");
+    b[4] = 1;
+    b[5] = 1;
+    b[8..12].copy_from_slice(&(size as u32).to_be_bytes());
+    b[12..16].copy_from_slice(&0xfeed_u32.to_be_bytes());
+    b[16..24].copy_from_slice(&seq.to_be_bytes());
+    b[24..32].copy_from_slice(&123_456_789u64.to_be_bytes());
+    b
+}
+
+/// Server options that work without privileges (the hostile-input test runs on loopback).
+const UNPRIVILEGED: [&str; 5] = ["--policy", "other", "--no-mlock", "--dma-latency", "off"];
+
+#[test]
+fn hostile_datagrams_are_counted_and_ignored_and_valid_pings_still_answered() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let sj = dir.path().join("serve.json");
+    let mut extra = UNPRIVILEGED.to_vec();
+    extra.extend(["--max-size", "1500", "--no-sink"]);
+    let mut cmd = Command::new(bin());
+    cmd.args(serve_args("127.0.0.1:0", &sj, &extra));
+    let server = Server::spawn(&mut cmd);
+    let to = server.addr.clone();
+    let sock = UdpSocket::bind("127.0.0.1:0").expect("bind");
+    let other = UdpSocket::bind("127.0.0.1:0").expect("bind");
+
+    // Valid requests of several sizes: the reply has exactly the request's length.
+    let mut valid = 0u64;
+    for size in [48usize, 64, 1000, 1500] {
+        let reply = exchange(&sock, &to, &request(size, size as u64)).expect("a reply");
+        valid += 1;
+        assert_eq!(reply.len(), size);
+        assert_eq!(&reply[0..6], b"RTLN\x01\x02", "kind reply");
+        assert_eq!(
+            &reply[16..24],
+            &(size as u64).to_be_bytes(),
+            "sequence echoed"
+        );
+        assert_eq!(
+            &reply[24..32],
+            &123_456_789u64.to_be_bytes(),
+            "send time echoed"
+        );
+    }
+    // Only the sender gets the reply.
+    other
+        .set_read_timeout(Some(Duration::from_millis(100)))
+        .expect("timeout");
+    assert!(
+        other.recv_from(&mut [0u8; 100]).is_err(),
+        "a bystander got a reply"
+    );
+
+    let mut expect = std::collections::BTreeMap::<&str, u64>::new();
+    let mut hostile = |what: &'static str, payload: Vec<u8>| {
+        *expect.entry(what).or_default() += 1;
+        sock.send_to(&payload, &to).expect("send");
+    };
+    // Random bytes (never starting with the magic).
+    let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+    for i in 0..40 {
+        let len = [1usize, 7, 47, 48, 64, 200, 1499][i % 7];
+        let mut b: Vec<u8> = (0..len)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect();
+        b[0] = b'x';
+        hostile(if len < 48 { "short" } else { "foreign" }, b);
+    }
+    // Truncated headers: every prefix of a valid request shorter than the header.
+    let good = request(64, 1);
+    for len in [1usize, 4, 5, 16, 32, 47] {
+        hostile("short", good[..len].to_vec());
+    }
+    // The header only, of a 64-byte request: its length field no longer matches.
+    hostile("bad_length", good[..48].to_vec());
+    // Absurd length fields.
+    for absurd in [0u32, 1, 47, 49, 65_536, u32::MAX] {
+        let mut b = request(64, 2);
+        b[8..12].copy_from_slice(&absurd.to_be_bytes());
+        hostile("bad_length", b);
+    }
+    // Another version, an unknown kind, a reply sent to the server, a request with flags.
+    let mut b = request(64, 3);
+    b[4] = 2;
+    hostile("bad_version", b);
+    for (kind, flags) in [(0u8, 0u8), (3, 0), (2, 1), (1, 1)] {
+        let mut b = request(64, 4);
+        b[5] = kind;
+        b[7] = flags;
+        hostile("malformed", b);
+    }
+    // Larger than --max-size.
+    let mut big = request(2000, 5);
+    big[8..12].copy_from_slice(&2000u32.to_be_bytes());
+    hostile("oversized", big);
+    // An empty datagram.
+    hostile("short", Vec::new());
+
+    // None of them was answered: the first reply is to the valid request sent
+    // after them all (the server handles datagrams in order), and nothing follows.
+    let reply = exchange(&sock, &to, &request(64, 99)).expect("still answering");
+    assert_eq!(
+        &reply[16..24],
+        &99u64.to_be_bytes(),
+        "a hostile datagram was answered"
+    );
+    valid += 1;
+    assert!(
+        sock.recv_from(&mut [0u8; 2048]).is_err(),
+        "an extra datagram came back"
+    );
+    // A real ping loses nothing.
+    let pj = dir.path().join("ping.json");
+    let out = rtlat()
+        .args(["net", "ping", &to, "--rate", "5000/s", "--count", "1000"])
+        .args(UNPRIVILEGED)
+        .args(["--quiet", "--json"])
+        .arg(&pj)
+        .output()
+        .expect("ping runs");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_eq!(u(&load(&pj)["details"], "lost"), 0);
+    valid += 1000;
+
+    let (code, _) = server.stop(2);
+    assert_eq!(code, Some(0));
+    let d = load(&sj)["details"].clone();
+    for (what, n) in &expect {
+        assert_eq!(u(&d, what), *n, "{what}: {d}");
+    }
+    assert_eq!(u(&d, "ignored"), expect.values().sum::<u64>());
+    assert_eq!(u(&d, "requests"), valid);
+    assert_eq!(u(&d, "replied"), valid);
+    assert_schema_valid(&sj);
+}
+
+#[test]
+fn unprivileged_ipv6_loopback_round_trip() {
+    let Ok(probe) = UdpSocket::bind("[::1]:0") else {
+        eprintln!("skipped unprivileged_ipv6_loopback_round_trip: no IPv6 loopback here");
+        return;
+    };
+    drop(probe);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (sj, pj) = (dir.path().join("serve.json"), dir.path().join("ping.json"));
+    let mut cmd = Command::new(bin());
+    cmd.args(serve_args("[::1]:0", &sj, &UNPRIVILEGED));
+    let server = Server::spawn(&mut cmd);
+    assert!(server.addr.starts_with("[::1]:"), "{}", server.addr);
+    let out = rtlat()
+        .args([
+            "net",
+            "ping",
+            &server.addr,
+            "--period",
+            "500us",
+            "--count",
+            "500",
+        ])
+        .args(UNPRIVILEGED)
+        .args(["--quiet", "--json"])
+        .arg(&pj)
+        .output()
+        .expect("ping runs");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let r = load(&pj);
+    assert_ping_result(&r, &pj);
+    assert_eq!(r["tuning"]["policy"], "other");
+    assert_eq!(u(&r["details"], "answered"), 500);
+    drop(server);
+}
+
+#[test]
+fn bad_inputs_give_one_line_and_exit_2() {
+    let cases: &[&[&str]] = &[
+        &["net", "ping", "127.0.0.1:7357", "--rate", "0"],
+        &["net", "ping", "127.0.0.1:7357", "--rate", "0/s"],
+        &["net", "ping", "127.0.0.1:7357", "--rate", "fast"],
+        &["net", "ping", "127.0.0.1:7357", "--rate", "5000000/s"],
+        &["net", "ping", "127.0.0.1:7357", "--period", "0"],
+        &["net", "ping", "127.0.0.1:7357", "--size", "10"],
+        &["net", "ping", "127.0.0.1:7357", "--size", "70000"],
+        &["net", "ping", "127.0.0.1:7357", "--count", "0"],
+        &["net", "ping", "127.0.0.1:7357", "--bulk", "4Mb/s"],
+        &["net", "ping", "127.0.0.1:7357", "--bulk", "0MB/s"],
+        &[
+            "net",
+            "ping",
+            "127.0.0.1:7357",
+            "--bulk-target",
+            "127.0.0.1:9",
+        ],
+        &[
+            "net",
+            "ping",
+            "127.0.0.1:7357",
+            "--rate",
+            "1k/s",
+            "--period",
+            "1ms",
+        ],
+        &["net", "ping", "127.0.0.1:7357", "--load", "cpu:1"],
+        &["net", "ping", "127.0.0.1:7357", "--bind", "fd00::1"],
+        &["net", "ping", "127.0.0.1"],
+        &["net", "ping", "127.0.0.1:0"],
+        &["net", "ping", "127.0.0.1:99999"],
+        &["net", "ping", "::1:7357"],
+        &["net", "ping"],
+        &["net", "serve", "--listen", "127.0.0.1:65535"],
+        &["net", "serve", "--max-size", "20"],
+        &["net", "serve", "--listen", "nonsense"],
+    ];
+    for args in cases {
+        let out = rtlat().args(*args).output().expect("runs");
+        let lines = stderr_lines(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {lines:?}");
+        assert_eq!(lines.len(), 1, "{args:?} printed {lines:?}");
+        assert!(lines[0].starts_with("rtlat: "), "{args:?}: {lines:?}");
+        assert!(out.stdout.is_empty(), "{args:?} printed to stdout");
+    }
+    let msg = |args: &[&str]| stderr_lines(&rtlat().args(args).output().expect("runs")).join("");
+    let m = msg(&["net", "ping", "127.0.0.1:7357", "--size", "10"]);
+    assert!(m.contains("--size 10") && m.contains("48"), "{m}");
+    let m = msg(&["net", "ping", "127.0.0.1:7357", "--rate", "0"]);
+    assert!(m.contains("--rate") && m.contains("above zero"), "{m}");
+}
+
+#[test]
+fn a_port_in_use_for_serve_exits_2_naming_it() {
+    let held = UdpSocket::bind("127.0.0.1:0").expect("bind");
+    let port = held.local_addr().expect("addr").port();
+    // The reflector's port in use.
+    let listen = format!("127.0.0.1:{port}");
+    let out = rtlat()
+        .args(["net", "serve", "--listen", &listen])
+        .args(UNPRIVILEGED)
+        .output()
+        .expect("runs");
+    let lines = stderr_lines(&out);
+    assert_eq!(out.status.code(), Some(2), "{lines:?}");
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(
+        lines[0].contains(&listen) && lines[0].contains("in use"),
+        "{lines:?}"
+    );
+    // The bulk sink's port (the next one) in use.
+    let listen = format!("127.0.0.1:{}", port - 1);
+    let out = rtlat()
+        .args(["net", "serve", "--listen", &listen])
+        .args(UNPRIVILEGED)
+        .output()
+        .expect("runs");
+    let lines = stderr_lines(&out);
+    assert_eq!(out.status.code(), Some(2), "{lines:?}");
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(lines[0].contains("in use"), "{lines:?}");
+}
+
+#[test]
+fn an_unresolvable_host_exits_2() {
+    if !require_root("an_unresolvable_host_exits_2") {
+        return;
+    }
+    // Inside a fresh namespace (loopback only), a name lookup cannot reach any network.
+    let net = Netns::new();
+    let out = net
+        .exec(&net.b, &["net", "ping", "no-such-host.invalid:7357"])
+        .output()
+        .expect("runs");
+    let lines = stderr_lines(&out);
+    assert_eq!(out.status.code(), Some(2), "{lines:?}");
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(
+        lines[0].contains("no-such-host.invalid") && lines[0].contains("resolve"),
+        "{lines:?}"
+    );
+}
+
+/// A copy of the binary that an unprivileged user can execute.
+fn unprivileged_copy(dir: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777)).expect("chmod dir");
+    let copy = dir.join("rtlat");
+    std::fs::copy(bin(), &copy).expect("copy binary");
+    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    copy
+}
+
+#[test]
+fn without_privileges_ping_and_serve_exit_3_naming_the_fix() {
+    if !require_root("without_privileges_ping_and_serve_exit_3_naming_the_fix") {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let exe = unprivileged_copy(dir.path());
+    for args in [
+        &["net", "ping", "127.0.0.1:7357", "--count", "10"][..],
+        &[
+            "net",
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--duration",
+            "1s",
+        ][..],
+    ] {
+        let out = Command::new("setpriv")
+            .args([
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                "--inh-caps=-all",
+            ])
+            .arg(&exe)
+            .args(args)
+            .output()
+            .expect("setpriv runs");
+        let lines = stderr_lines(&out);
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {lines:?}");
+        assert_eq!(lines.len(), 1, "{args:?}: {lines:?}");
+        assert!(
+            lines[0].contains("setcap cap_sys_nice,cap_ipc_lock+ep"),
+            "{lines:?}"
+        );
+    }
+}

@@ -1,1 +1,309 @@
 //! Integration tests for `rtlat switch`.
+
+use crate::util::*;
+use serde_json::Value;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+const VIAS: [&str; 7] = [
+    "futex",
+    "eventfd",
+    "pipe",
+    "posix-sem",
+    "sysv-sem",
+    "mqueue",
+    "signal",
+];
+
+fn two_cpus() -> bool {
+    std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2)
+}
+
+fn run_switch(json: &Path, args: &[&str]) -> (std::process::Output, Value) {
+    let out = rtlat()
+        .args(["switch", "--quiet", "--json"])
+        .arg(json)
+        .args(args)
+        .timeout(Duration::from_secs(30))
+        .output()
+        .expect("runs");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "rtlat switch {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out, load(json))
+}
+
+/// Every period of every pair is a sample or a lost wake; files are complete and valid.
+fn assert_switch_result(r: &Value, json: &Path, what: &str, duration_ns: u64, period_ns: u64) {
+    assert_eq!(r["benchmark"], "switch", "{what}");
+    assert_eq!(r["complete"], true, "{what}");
+    assert_eq!(r["end_reason"], "duration", "{what}");
+    let expected = duration_ns / period_ns;
+    let threads = r["threads"].as_array().expect("threads");
+    let pairs = r["details"]["pairs"].as_array().expect("details.pairs");
+    assert_eq!(threads.len(), pairs.len(), "{what}");
+    let mut lost_total = 0;
+    for (i, (t, p)) in threads.iter().zip(pairs).enumerate() {
+        assert_eq!(t["name"], format!("pair{i}"), "{what}");
+        assert_eq!(p["name"], t["name"], "{what}");
+        let s = &t["summary"];
+        assert_summary_invariants(s);
+        assert_thread_consistent(t);
+        let samples = s["samples"].as_u64().expect("samples");
+        let lost = p["lost"].as_u64().expect("lost");
+        let unrecorded = p["unrecorded"].as_u64().expect("unrecorded");
+        assert_eq!(
+            lost,
+            p["wakee_busy"].as_u64().expect("busy") + p["waker_late"].as_u64().expect("late"),
+            "{what}: lost is not the sum of its causes: {p}"
+        );
+        // The summary's overruns are the lost wakes (except any after the last sample).
+        assert_eq!(s["overruns"].as_u64(), Some(lost - unrecorded), "{what}: {p}");
+        assert!(
+            samples + lost + 2 >= expected && samples + lost <= expected + 2,
+            "{what}: {samples} samples + {lost} lost for {expected} periods"
+        );
+        assert!(
+            samples * 2 >= expected,
+            "{what}: only {samples} of {expected} wakes arrived"
+        );
+        assert!(s["min_ns"].as_u64().expect("min") > 0, "{what}: min 0");
+        lost_total += lost;
+    }
+    assert_eq!(r["details"]["lost"].as_u64(), Some(lost_total), "{what}");
+    assert_schema_valid(json);
+}
+
+/// The acceptance, for every mechanism: same CPU and cross CPU (threads or processes).
+fn every_mechanism(processes: bool) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("s.json");
+    let mut placements = vec![("same", "0")];
+    if two_cpus() {
+        placements.push(("cross", "0,1"));
+    }
+    for via in VIAS {
+        for (placement, cpus) in &placements {
+            let mut args = vec![
+                "--via",
+                via,
+                "--placement",
+                placement,
+                "--cpus",
+                cpus,
+                "--duration",
+                "500ms",
+            ];
+            if processes {
+                args.push("--processes");
+            }
+            let what = format!("{args:?}");
+            let (out, r) = run_switch(&json, &args);
+            assert_switch_result(&r, &json, &what, 500_000_000, 1_000_000);
+            assert_eq!(r["config"]["via"], *via);
+            assert_eq!(r["config"]["processes"], processes);
+            assert_eq!(r["config"]["placement"], *placement);
+            let pair0 = &r["config"]["pairs"][0];
+            if *placement == "cross" {
+                assert_ne!(pair0["waker_cpu"], pair0["wakee_cpu"], "{what}");
+            } else {
+                assert_eq!(pair0["waker_cpu"], pair0["wakee_cpu"], "{what}");
+            }
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            assert!(stdout.contains("lost wakes"), "{what}: {stdout}");
+        }
+    }
+}
+
+#[test]
+fn every_mechanism_between_threads_meets_the_acceptance() {
+    if !require_root("every_mechanism_between_threads_meets_the_acceptance") {
+        return;
+    }
+    every_mechanism(false);
+}
+
+#[test]
+fn every_mechanism_between_processes_meets_the_acceptance() {
+    if !require_root("every_mechanism_between_processes_meets_the_acceptance") {
+        return;
+    }
+    every_mechanism(true);
+}
+
+#[test]
+fn a_default_run_has_one_pair_per_cpu_and_the_documented_defaults() {
+    if !require_root("a_default_run_has_one_pair_per_cpu_and_the_documented_defaults") {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("d.json");
+    let (_, r) = run_switch(&json, &["--duration", "1s"]);
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    assert_eq!(r["threads"].as_array().expect("threads").len(), cpus);
+    assert_eq!(r["config"]["via"], "futex");
+    assert_eq!(r["config"]["period_ns"], 1_000_000);
+    assert_eq!(r["config"]["wakee_priority"], 80);
+    assert_eq!(r["config"]["waker_priority"], 79);
+    assert_eq!(r["tuning"]["policy"], "fifo");
+    assert_eq!(r["tuning"]["priority"], 80);
+    assert_switch_result(&r, &json, "defaults", 1_000_000_000, 1_000_000);
+}
+
+#[test]
+fn a_slow_wakee_loses_wakes_and_they_are_counted() {
+    if !require_root("a_slow_wakee_loses_wakes_and_they_are_counted") {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("l.json");
+    // The wakee acknowledges each wake 2.5 periods after it ran: the next two
+    // periods find it busy, every time.
+    for processes in [false, true] {
+        let mut args = vec!["--cpus", "0", "--duration", "600ms", "--wakee-delay", "2500us"];
+        if processes {
+            args.push("--processes");
+        }
+        let (out, r) = run_switch(&json, &args);
+        assert_switch_result(&r, &json, "slow wakee", 600_000_000, 1_000_000);
+        let p = &r["details"]["pairs"][0];
+        let samples = r["threads"][0]["summary"]["samples"].as_u64().expect("n");
+        let busy = p["wakee_busy"].as_u64().expect("busy");
+        assert!(
+            busy >= 2 * (samples - 1),
+            "{samples} samples but only {busy} periods found the wakee busy"
+        );
+        assert!(samples <= 210, "{samples} samples: wakes were not skipped");
+        // Latency is still the wake-up alone, not the wakee's delay.
+        assert!(r["total"]["min_ns"].as_u64().expect("min") < 2_500_000);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stdout.contains(&format!("lost wakes {}", p["lost"])),
+            "{stdout}"
+        );
+    }
+}
+
+#[test]
+fn loops_bound_the_wakes_per_pair() {
+    if !require_root("loops_bound_the_wakes_per_pair") {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("n.json");
+    let out = rtlat()
+        .args([
+            "switch", "--quiet", "--cpus", "0", "--loops", "300", "--period", "500us", "--via",
+            "pipe", "--json",
+        ])
+        .arg(&json)
+        .timeout(Duration::from_secs(30))
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    let r = load(&json);
+    assert_eq!(r["end_reason"], "loops");
+    let p = &r["details"]["pairs"][0];
+    let samples = r["threads"][0]["summary"]["samples"].as_u64().expect("n");
+    let lost_wakes = p["rung"].as_u64().expect("rung") - samples;
+    assert_eq!(p["rung"], 300);
+    assert!(lost_wakes <= p["wakee_busy"].as_u64().expect("busy"));
+}
+
+#[test]
+fn sigint_ends_a_process_run_promptly_and_reaps_the_wakees() {
+    if !require_root("sigint_ends_a_process_run_promptly_and_reaps_the_wakees") {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("i.json");
+    let mut child = std::process::Command::new(bin())
+        .args(["switch", "--quiet", "--processes", "--via", "sysv-sem", "--duration", "60s", "--json"])
+        .arg(&json)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    std::thread::sleep(Duration::from_millis(1500));
+    let pid = child.id();
+    let wakees: Vec<String> = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect();
+    assert!(!wakees.is_empty(), "no wakee process found");
+    let t0 = Instant::now();
+    let st = std::process::Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .expect("kill");
+    assert!(st.success());
+    let out = child.wait_with_output().expect("wait");
+    assert!(
+        t0.elapsed() < Duration::from_millis(1500),
+        "took {:?} to stop",
+        t0.elapsed()
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let r = load(&json);
+    assert_eq!(r["complete"], true);
+    assert_eq!(r["end_reason"], "signal");
+    assert!(r["total"]["samples"].as_u64().expect("n") > 500);
+    for w in wakees {
+        let stat = std::fs::read_to_string(format!("/proc/{w}/stat")).unwrap_or_default();
+        // Gone, or at least no longer a child of rtlat (pid reuse).
+        assert!(
+            stat.is_empty() || !stat.contains(&format!(" {pid} ")),
+            "wakee {w} still there: {stat}"
+        );
+    }
+}
+
+#[test]
+fn unprivileged_mode_runs_without_real_time() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("u.json");
+    let out = rtlat()
+        .args([
+            "switch", "--quiet", "--policy", "other", "--no-mlock", "--dma-latency", "off",
+            "--cpus", "0", "--loops", "200", "--json",
+        ])
+        .arg(&json)
+        .timeout(Duration::from_secs(30))
+        .output()
+        .expect("runs");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = load(&json);
+    assert_eq!(r["tuning"]["policy"], "other");
+    assert_eq!(r["config"]["waker_priority"], Value::Null);
+    assert!(r["total"]["samples"].as_u64().expect("n") > 0);
+    assert_schema_valid(&json);
+}
+
+#[test]
+fn bad_inputs_give_one_line_and_exit_2() {
+    let cases: [&[&str]; 7] = [
+        &["--via", "nosuch"],
+        &["--period", "0"],
+        &["--period", "0ms"],
+        &["--duration", "-1s"],
+        &["--placement", "cross", "--cpus", "0"],
+        &["--policy", "deadline"],
+        &["--cpus", "9999"],
+    ];
+    for args in cases {
+        let out = rtlat().arg("switch").args(args).output().expect("runs");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let lines = stderr_lines(&out);
+        assert_eq!(lines.len(), 1, "{args:?}: {lines:?}");
+        assert!(lines[0].starts_with("rtlat: "), "{args:?}: {lines:?}");
+    }
+}

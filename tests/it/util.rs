@@ -3,8 +3,32 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
+/// The binary under test. Under emulation (scripts/cross.sh) `RTLAT_TEST_BIN`
+/// names a wrapper script that starts the target's binary with qemu-user, so
+/// every test runs it without binfmt_misc.
 pub fn bin() -> PathBuf {
-    assert_cmd::cargo::cargo_bin("rtlat")
+    match std::env::var_os("RTLAT_TEST_BIN") {
+        Some(wrapper) => wrapper.into(),
+        None => assert_cmd::cargo::cargo_bin("rtlat"),
+    }
+}
+
+/// The qemu-user emulator the binary runs under (`RTLAT_TEST_EMULATOR`, set by scripts/cross.sh).
+pub fn emulator() -> Option<String> {
+    std::env::var("RTLAT_TEST_EMULATOR")
+        .ok()
+        .filter(|e| !e.is_empty())
+}
+
+/// True when the test may run; under emulation, prints why it cannot and returns false.
+pub fn runs_under_emulation(test: &str, why_not: &str) -> bool {
+    match emulator() {
+        Some(emu) => {
+            eprintln!("skipped {test} under {emu}: {why_not}");
+            false
+        }
+        None => true,
+    }
 }
 
 pub fn rtlat() -> Command {

@@ -1,0 +1,187 @@
+//! `loopback`: one board drives an output wired to its own input.
+//!
+//! Per measured edge: t0 = clock just before the write; irq = kernel event
+//! timestamp − t0; user = time the thread holds the event − t0; wake = user −
+//! irq. Between t0 and the read nothing runs but the write and the wait.
+
+use super::{advance, drain, wait_for, EdgeAccount, EdgeBackend, Plan, Recorders, Timebase};
+use crate::bench::runtime::StopFlag;
+use std::io;
+
+/// The measuring loop. `recs` holds irq, user, wake (or only user when the
+/// backend has no kernel timestamps).
+pub(crate) fn measure<B: EdgeBackend + ?Sized, T: Timebase>(
+    b: &mut B,
+    t: &mut T,
+    plan: &Plan,
+    recs: &mut Recorders,
+    acct: &mut EdgeAccount,
+    stop: &StopFlag,
+) -> io::Result<()> {
+    let idle = plan.measured.idle_high();
+    // Rest the wire at idle and forget what happened before the start.
+    b.drive(idle)?;
+    if acct.last_level() != Some(idle) {
+        let _ = wait_for(b, t, acct, idle, t.now().saturating_add(plan.timeout), stop)?;
+    }
+    drain(b, t, acct)?;
+    let mut level = idle;
+    let mut next = plan.start;
+    let mut n: u64 = 0;
+    let mut overruns: u64 = 0;
+    while n < plan.count && next < plan.end && !stop.is_set() {
+        t.sleep_until(next);
+        let stale = drain(b, t, acct)?;
+        acct.r.unexpected_edges += stale;
+        let want = match plan.measured {
+            super::Measured::Both => !level,
+            super::Measured::Rising => true,
+            super::Measured::Falling => false,
+        };
+        let t0 = t.now();
+        b.drive(want)?;
+        level = want;
+        let got = wait_for(b, t, acct, want, t0.saturating_add(plan.timeout), stop)?;
+        n += 1;
+        acct.r.edges_driven += 1;
+        let at = t0.saturating_sub(plan.start);
+        match got {
+            Some(e) => {
+                let user = e.user_ns.saturating_sub(t0);
+                let [first, rest @ ..] = recs.0.as_mut_slice() else {
+                    return Ok(());
+                };
+                match (e.kernel_ns, rest) {
+                    (Some(k), [user_rec, wake_rec, ..]) => {
+                        if k >= t0 && k <= e.user_ns {
+                            let irq = k - t0;
+                            first.record(irq, at, overruns);
+                            user_rec.record(user, at, overruns);
+                            wake_rec.record(user - irq, at, overruns);
+                        } else {
+                            acct.r.timestamp_errors += 1;
+                            user_rec.record(user, at, overruns);
+                        }
+                    }
+                    _ => first.record(user, at, overruns),
+                }
+                overruns = 0;
+            }
+            None => acct.r.missed += 1,
+        }
+        if plan.measured != super::Measured::Both {
+            b.drive(idle)?;
+            level = idle;
+            let back = t.now().saturating_add(plan.timeout);
+            if wait_for(b, t, acct, idle, back, stop)?.is_none() {
+                acct.r.missed_idle += 1;
+            }
+        }
+        let skipped = advance(&mut next, plan.period, t.now());
+        overruns += skipped;
+        acct.r.overruns += skipped;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{totals, VClock, Wire};
+    use super::super::{Measured, Plan, Recorders};
+    use super::*;
+    use crate::stats::recorder;
+
+    fn plan(count: u64, measured: Measured) -> Plan {
+        Plan {
+            start: 1_000,
+            period: 10_000,
+            end: u64::MAX,
+            count,
+            timeout: 5_000,
+            measured,
+        }
+    }
+
+    fn run(
+        wire: &mut Wire,
+        p: &Plan,
+    ) -> (
+        EdgeAccount,
+        Vec<(crate::stats::recorder::Totals, crate::stats::Histogram)>,
+    ) {
+        let mut recs = Vec::new();
+        let mut cols = Vec::new();
+        for _ in 0..3 {
+            let (r, c) = recorder::pair(1_000_000_000);
+            recs.push(r);
+            cols.push(c);
+        }
+        let mut recs = Recorders(recs);
+        let mut acct = EdgeAccount::default();
+        acct.set_level(false);
+        let mut clock = wire.clock.clone();
+        measure(wire, &mut clock, p, &mut recs, &mut acct, &StopFlag::default()).unwrap();
+        recs.finish();
+        (acct, cols.into_iter().map(totals).collect())
+    }
+
+    #[test]
+    fn every_edge_gives_irq_user_and_wake() {
+        let clock = VClock::default();
+        let mut wire = Wire::new(clock, 300, 200, true);
+        let (acct, t) = run(&mut wire, &plan(10, Measured::Both));
+        assert_eq!(acct.r.edges_driven, 10);
+        assert_eq!(acct.r.missed, 0);
+        assert_eq!(acct.r.lost_events, 0);
+        for (tot, _) in &t {
+            assert_eq!(tot.samples, 10);
+        }
+        assert_eq!((t[0].0.min, t[0].0.max), (300, 300));
+        assert_eq!((t[1].0.min, t[1].0.max), (500, 500));
+        assert_eq!((t[2].0.min, t[2].0.max), (200, 200));
+        // Both edges measured: the levels alternate, on the period grid.
+        let levels: Vec<bool> = wire.drives.iter().skip(1).map(|d| d.1).collect();
+        assert_eq!(levels, [true, false].repeat(5));
+        let times: Vec<u64> = wire.drives.iter().skip(1).map(|d| d.0).collect();
+        assert!(times.windows(2).all(|w| w[1] - w[0] == 10_000), "{times:?}");
+    }
+
+    #[test]
+    fn rising_only_returns_to_idle_unmeasured() {
+        let clock = VClock::default();
+        let mut wire = Wire::new(clock, 100, 100, true);
+        let (acct, t) = run(&mut wire, &plan(5, Measured::Rising));
+        assert_eq!(t[0].0.samples, 5);
+        assert_eq!(acct.r.edges_seen, 10);
+        assert_eq!(acct.r.missed_idle, 0);
+        let levels: Vec<bool> = wire.drives.iter().skip(1).map(|d| d.1).collect();
+        assert_eq!(levels, [true, false].repeat(5));
+    }
+
+    #[test]
+    fn a_lost_event_is_missed_and_seen_as_a_seqno_gap() {
+        let clock = VClock::default();
+        let mut wire = Wire::new(clock, 100, 100, true);
+        // Drive 1 rests the wire; drive 4 is the third measured edge.
+        wire.drop = vec![4];
+        let (acct, t) = run(&mut wire, &plan(6, Measured::Both));
+        assert_eq!(acct.r.missed, 1);
+        assert_eq!(acct.r.lost_events, 1);
+        assert_eq!(t[1].0.samples, 5);
+        assert_eq!(acct.r.edges_driven, 6);
+    }
+
+    #[test]
+    fn an_edge_slower_than_the_period_counts_overruns() {
+        let clock = VClock::default();
+        // 25 us from write to read with a 10 us period: two periods pass each time.
+        let mut wire = Wire::new(clock, 20_000, 5_000, true);
+        let mut p = plan(4, Measured::Both);
+        p.timeout = 100_000;
+        let (acct, t) = run(&mut wire, &p);
+        assert_eq!(t[1].0.samples, 4);
+        assert_eq!(acct.r.overruns, 8);
+        // The last edge's overrun is not followed by a sample.
+        assert_eq!(t[1].0.overruns, 6);
+    }
+}

@@ -1,0 +1,87 @@
+//! `cpu`: computation on N workers (integer and floating point, no memory traffic).
+
+use super::spec::{CpuParams, LoadKind};
+use super::worker::{Body, Pool, WorkerCtx};
+use super::{Load, LoadContext, Progress, RateUnit};
+use crate::error::Result;
+use serde_json::{Map, Value};
+
+/// Iterations of the kernel in one counted operation.
+pub const ROUND: u32 = 4096;
+
+pub struct CpuLoad {
+    params: CpuParams,
+    workers: usize,
+    pool: Option<Pool>,
+}
+
+impl CpuLoad {
+    pub fn new(params: CpuParams) -> Self {
+        CpuLoad {
+            workers: params.workers.unwrap_or(0),
+            params,
+            pool: None,
+        }
+    }
+}
+
+/// One round: a xorshift generator feeding a floating-point recurrence, so both
+/// the integer and the FP units work and nothing can be folded at compile time.
+#[inline(never)]
+pub fn round(seed: u64) -> u64 {
+    let mut x = seed | 1;
+    let mut f = 1.0f64;
+    for _ in 0..ROUND {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        f = f * 1.000_001 + (x & 0xff) as f64 * 1e-9;
+        if f > 1e6 {
+            f = f.sqrt();
+        }
+    }
+    x ^ f.to_bits()
+}
+
+fn body(ctx: &WorkerCtx) -> std::result::Result<(), String> {
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64 ^ ctx.index as u64;
+    let mut ops = 0u64;
+    while !ctx.stopping() {
+        seed = std::hint::black_box(round(seed));
+        ops += 1;
+        ctx.tally.publish(ops, 0);
+    }
+    Ok(())
+}
+
+impl Load for CpuLoad {
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
+    fn params(&self) -> Map<String, Value> {
+        let mut p = LoadKind::Cpu(self.params.clone()).params();
+        p.insert("workers".into(), self.workers.into());
+        p.insert("iterations_per_op".into(), ROUND.into());
+        p
+    }
+    fn workers(&self) -> usize {
+        self.workers
+    }
+    fn rate_unit(&self) -> RateUnit {
+        RateUnit::Ops
+    }
+    fn start(&mut self, ctx: &LoadContext) -> Result<()> {
+        if self.params.workers.is_none() {
+            self.workers = ctx.load_cpus().len().max(1);
+        }
+        let bodies: Vec<Body> = (0..self.workers).map(|_| Box::new(body) as Body).collect();
+        self.pool = Some(Pool::start("ld-cpu", ctx.cpus.as_deref(), bodies));
+        Ok(())
+    }
+    fn progress(&mut self) -> Progress {
+        Progress::of(self.pool.as_mut().map(Pool::totals).unwrap_or_default())
+    }
+    fn stop(&mut self) -> Progress {
+        Progress::of(self.pool.as_mut().map(Pool::stop).unwrap_or_default())
+    }
+}

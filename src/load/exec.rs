@@ -1,0 +1,205 @@
+//! `exec`: process creation, the "while ls; do ls /bin; done" load. Each
+//! worker forks and executes a short command (default `ls /bin`, output to
+//! /dev/null) and waits for it, in a loop. Children die with their worker
+//! (PR_SET_PDEATHSIG) and carry `RTLAT_LOAD=exec` in their environment.
+
+use super::spec::{ExecParams, LoadKind};
+use super::worker::{Body, Pool, WorkerCtx};
+use super::{Load, LoadContext, Progress, RateUnit};
+use crate::error::{Error, Result};
+use crate::sys::process::{self, ExecImage, Exit, Pid};
+use serde_json::{Map, Value};
+use std::ffi::OsString;
+use std::fs::File;
+use std::os::fd::AsFd;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// Environment variable set in every child of the loads (`RTLAT_LOAD=<load name>`).
+pub const MARKER: &str = "RTLAT_LOAD";
+
+pub struct ExecLoad {
+    params: ExecParams,
+    program: PathBuf,
+    /// The child each worker waits for (0: none); a zombie until cleared.
+    current: Vec<Arc<Mutex<Pid>>>,
+    failed_runs: Arc<AtomicU32>,
+    pool: Option<Pool>,
+}
+
+impl ExecLoad {
+    pub fn new(params: ExecParams) -> Self {
+        ExecLoad {
+            program: PathBuf::from(&params.command[0]),
+            params,
+            current: Vec::new(),
+            failed_runs: Arc::new(AtomicU32::new(0)),
+            pool: None,
+        }
+    }
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    p.metadata()
+        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// Resolve a program name as execvp(3) would.
+pub fn resolve(program: &str) -> Option<PathBuf> {
+    if program.contains('/') {
+        let p = PathBuf::from(program);
+        return is_executable(&p).then_some(p);
+    }
+    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into());
+    std::env::split_paths(&path)
+        .map(|d| d.join(program))
+        .find(|p| is_executable(p))
+}
+
+struct Run {
+    image: Arc<ExecImage>,
+    null: Arc<File>,
+    current: Arc<Mutex<Pid>>,
+    failed_runs: Arc<AtomicU32>,
+    command: String,
+}
+
+fn body(ctx: &WorkerCtx, run: Run) -> std::result::Result<(), String> {
+    let me = std::process::id() as Pid;
+    let (mut ops, mut child_cpu, mut fork_errors) = (0u64, 0u64, 0u32);
+    while !ctx.stopping() {
+        let pid = {
+            // Hold the slot while forking, so a stop never misses a fresh child.
+            let mut slot = run.current.lock().unwrap_or_else(|p| p.into_inner());
+            if ctx.stopping() {
+                break;
+            }
+            match process::spawn_exec(&run.image, run.null.as_fd(), me) {
+                Ok(pid) => {
+                    *slot = pid;
+                    pid
+                }
+                Err(e) => {
+                    drop(slot);
+                    fork_errors += 1;
+                    if fork_errors >= 1000 {
+                        return Err(format!("fork failed 1000 times in a row: {e}"));
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                    continue;
+                }
+            }
+        };
+        fork_errors = 0;
+        let waited = process::wait_ended(pid);
+        // The child is a zombie now: its pid cannot be reused until reaped, so a
+        // stop that read it before this point signalled the right process.
+        *run.current.lock().unwrap_or_else(|p| p.into_inner()) = 0;
+        waited.map_err(|e| format!("waiting for a child failed: {e}"))?;
+        let reaped = process::reap(pid).map_err(|e| format!("reaping a child failed: {e}"))?;
+        child_cpu += reaped.cpu_ns;
+        match reaped.exit {
+            Exit::Code(0) => ops += 1,
+            Exit::Code(127) if ops == 0 => {
+                return Err(format!(
+                    "cannot execute '{}' (exit status 127)",
+                    run.command
+                ))
+            }
+            Exit::Signal(_) if ctx.stopping() => {}
+            _ => {
+                ops += 1;
+                run.failed_runs.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        ctx.tally.publish(ops, child_cpu);
+    }
+    ctx.tally.publish(ops, child_cpu);
+    Ok(())
+}
+
+impl Load for ExecLoad {
+    fn name(&self) -> &'static str {
+        "exec"
+    }
+    fn params(&self) -> Map<String, Value> {
+        let mut p = LoadKind::Exec(self.params.clone()).params();
+        p.insert("program".into(), self.program.display().to_string().into());
+        p
+    }
+    fn workers(&self) -> usize {
+        self.params.workers
+    }
+    fn rate_unit(&self) -> RateUnit {
+        RateUnit::Ops
+    }
+    fn start(&mut self, ctx: &LoadContext) -> Result<()> {
+        let name = &self.params.command[0];
+        self.program = resolve(name).ok_or_else(|| {
+            Error::usage(format!(
+                "exec load: '{name}' is not an executable file or a command in PATH; give cmd=/full/path ARGS"
+            ))
+        })?;
+        let mut env: Vec<(OsString, OsString)> =
+            std::env::vars_os().filter(|(k, _)| k != MARKER).collect();
+        env.push((MARKER.into(), "exec".into()));
+        let args: Vec<OsString> = self.params.command.iter().map(OsString::from).collect();
+        let image = ExecImage::new(self.program.as_os_str(), &args, &env)
+            .map_err(|e| Error::usage(format!("exec load: bad command: {e}")))?;
+        let image = Arc::new(image);
+        let null = Arc::new(
+            File::options()
+                .read(true)
+                .write(true)
+                .open("/dev/null")
+                .map_err(|e| Error::env(format!("exec load: cannot open /dev/null: {e}")))?,
+        );
+        let mut bodies: Vec<Body> = Vec::new();
+        for _ in 0..self.params.workers {
+            let current = Arc::new(Mutex::new(0));
+            self.current.push(Arc::clone(&current));
+            let run = Run {
+                image: Arc::clone(&image),
+                null: Arc::clone(&null),
+                current,
+                failed_runs: Arc::clone(&self.failed_runs),
+                command: self.params.command.join(" "),
+            };
+            bodies.push(Box::new(move |ctx: &WorkerCtx| body(ctx, run)));
+        }
+        self.pool = Some(Pool::start("ld-exec", ctx.cpus.as_deref(), bodies));
+        Ok(())
+    }
+    fn progress(&mut self) -> Progress {
+        let t = self.pool.as_mut().map(Pool::totals).unwrap_or_default();
+        self.finish(t)
+    }
+    fn stop(&mut self) -> Progress {
+        let Some(pool) = self.pool.as_mut() else {
+            return Progress::default();
+        };
+        pool.request_stop();
+        // A long command would hold its worker: end it (it is alive or a zombie, never reaped yet).
+        for slot in &self.current {
+            let pid = *slot.lock().unwrap_or_else(|p| p.into_inner());
+            if pid > 0 {
+                let _ = process::kill(pid, libc::SIGKILL);
+            }
+        }
+        let t = pool.stop();
+        self.finish(t)
+    }
+}
+
+impl ExecLoad {
+    fn finish(&self, t: super::worker::Totals) -> Progress {
+        let mut p = Progress::of(t);
+        p.extra.insert(
+            "failed_runs".into(),
+            self.failed_runs.load(Ordering::Relaxed).into(),
+        );
+        p
+    }
+}

@@ -1,0 +1,307 @@
+//! `hackbench`: the scheduler and IPC load of rt-tests' hackbench. Each group
+//! has `fds` receivers, each with its own socketpair (or pipe), and `fds`
+//! senders that write `size`-byte messages (default 100) to every receiver of
+//! their group, round robin. As in rt-tests, tasks are processes by default
+//! (`mode=thread` for threads). Unlike rt-tests, which stops after `loops`
+//! messages, the load runs until stopped; the rate counts messages received.
+
+use super::spec::{HackbenchParams, Ipc, LoadKind, TaskMode};
+use super::worker::{Body, Failure, Pool, Totals, WorkerCtx};
+use super::{Load, LoadContext, Progress, RateUnit};
+use crate::error::{Error, Result};
+use crate::sys::process::{self, Exit, Pid, SharedCounters, Task};
+use serde_json::{Map, Value};
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::sync::Arc;
+
+pub struct HackbenchLoad {
+    params: HackbenchParams,
+    run: Option<Run>,
+}
+
+enum Run {
+    Processes(Processes),
+    Threads { senders: Pool, receivers: Pool },
+}
+
+struct Child {
+    index: usize,
+    pid: Pid,
+    receiver: Option<usize>,
+    cpu_ns: u64,
+    ended: bool,
+}
+
+struct Processes {
+    counters: SharedCounters,
+    /// Per receiver: the last counter value read and the running total (the counters wrap).
+    seen: Vec<(u32, u64)>,
+    children: Vec<Child>,
+    failed: Vec<Failure>,
+}
+
+impl HackbenchLoad {
+    pub fn new(params: HackbenchParams) -> Self {
+        HackbenchLoad { params, run: None }
+    }
+}
+
+/// A connected pair: (read end, write end).
+fn channel(ipc: Ipc) -> std::io::Result<(OwnedFd, OwnedFd)> {
+    match ipc {
+        Ipc::Socket => {
+            let (a, b) = std::os::unix::net::UnixStream::pair()?;
+            Ok((a.into(), b.into()))
+        }
+        Ipc::Pipe => process::pipe(),
+    }
+}
+
+impl Processes {
+    fn start(p: &HackbenchParams) -> Result<Processes> {
+        let receivers = p.groups * p.fds;
+        let counters = SharedCounters::new(receivers)
+            .map_err(|e| Error::env(format!("hackbench: cannot map shared counters: {e}")))?;
+        let mut run = Processes {
+            counters,
+            seen: vec![(0, 0); receivers],
+            children: Vec::new(),
+            failed: Vec::new(),
+        };
+        let me = std::process::id() as Pid;
+        let null = File::options()
+            .read(true)
+            .write(true)
+            .open("/dev/null")
+            .map_err(|e| Error::env(format!("hackbench: cannot open /dev/null: {e}")))?;
+        let message = vec![0x5au8; p.message];
+        let mut index = 0;
+        for g in 0..p.groups {
+            let mut ins = Vec::new();
+            let mut outs = Vec::new();
+            for _ in 0..p.fds {
+                let (r, w) = channel(p.ipc)
+                    .map_err(|e| Error::env(format!("hackbench: cannot create a channel: {e}; raise 'ulimit -n' or use fewer groups")))?;
+                ins.push(r);
+                outs.push(w);
+            }
+            for (r, input) in ins.iter().enumerate() {
+                let receiver = g * p.fds + r;
+                let task = Task::Receiver {
+                    input: input.as_raw_fd(),
+                    message_size: p.message,
+                    counter: run.counters.get(receiver),
+                };
+                let forked = process::fork_task(&task, c"rtlat-hackbench", null.as_fd(), me);
+                run.add(index, forked, Some(receiver));
+                index += 1;
+            }
+            let out: Vec<i32> = outs.iter().map(AsRawFd::as_raw_fd).collect();
+            for _ in 0..p.fds {
+                let task = Task::Sender {
+                    out: &out,
+                    message: &message,
+                };
+                let forked = process::fork_task(&task, c"rtlat-hackbench", null.as_fd(), me);
+                run.add(index, forked, None);
+                index += 1;
+            }
+            // The children hold their copies; later groups need not inherit these.
+            drop((ins, outs));
+        }
+        Ok(run)
+    }
+
+    fn add(&mut self, index: usize, forked: std::io::Result<Pid>, receiver: Option<usize>) {
+        match forked {
+            Ok(pid) => self.children.push(Child {
+                index,
+                pid,
+                receiver,
+                cpu_ns: 0,
+                ended: false,
+            }),
+            Err(e) => self
+                .failed
+                .push(Failure::start(index, format!("fork failed: {e}"))),
+        }
+    }
+
+    fn totals(&mut self, stopping: bool) -> Totals {
+        for c in self.children.iter_mut().filter(|c| !c.ended) {
+            if stopping {
+                let _ = process::kill(c.pid, libc::SIGKILL);
+                if let Ok(r) = process::reap(c.pid) {
+                    c.cpu_ns = r.cpu_ns;
+                }
+                c.ended = true;
+                continue;
+            }
+            match process::try_reap(c.pid) {
+                Ok(Some(r)) => {
+                    c.cpu_ns = r.cpu_ns;
+                    c.ended = true;
+                    let what = if c.receiver.is_some() {
+                        "receiver"
+                    } else {
+                        "sender"
+                    };
+                    let reason = match r.exit {
+                        Exit::Code(1) => format!("{what} lost its peers"),
+                        e => format!("{what} ended: {e}"),
+                    };
+                    self.failed.push(Failure::died(c.index, reason));
+                }
+                Ok(None) => {
+                    if let Some(ns) = process::process_cpu_ns(c.pid) {
+                        c.cpu_ns = ns;
+                    }
+                }
+                Err(_) => c.ended = true,
+            }
+        }
+        let mut ops = 0;
+        for (i, (last, total)) in self.seen.iter_mut().enumerate() {
+            let now = self
+                .counters
+                .get(i)
+                .load(std::sync::atomic::Ordering::Relaxed);
+            *total += now.wrapping_sub(*last) as u64;
+            *last = now;
+            ops += *total;
+        }
+        Totals {
+            ops,
+            cpu_ns: self.children.iter().map(|c| c.cpu_ns).sum(),
+            started: self.children.len(),
+            failed: self.failed.clone(),
+        }
+    }
+}
+
+impl Drop for Processes {
+    fn drop(&mut self) {
+        for c in self.children.iter_mut().filter(|c| !c.ended) {
+            let _ = process::kill(c.pid, libc::SIGKILL);
+            let _ = process::reap(c.pid);
+            c.ended = true;
+        }
+    }
+}
+
+fn sender(
+    ctx: &WorkerCtx,
+    outs: Arc<Vec<File>>,
+    message: usize,
+) -> std::result::Result<(), String> {
+    let data = vec![0x5au8; message];
+    while !ctx.stopping() {
+        for mut f in outs.iter() {
+            f.write_all(&data)
+                .map_err(|e| format!("sender lost its peers: {e}"))?;
+        }
+    }
+    Ok(())
+}
+
+fn receiver(ctx: &WorkerCtx, mut input: File, message: usize) -> std::result::Result<(), String> {
+    let mut buf = vec![0u8; message];
+    let (mut pending, mut messages) = (0usize, 0u64);
+    loop {
+        match input.read(&mut buf) {
+            // All senders are gone: the load is stopping.
+            Ok(0) => return Ok(()),
+            Ok(n) => {
+                pending += n;
+                messages += (pending / message) as u64;
+                pending %= message;
+                ctx.tally.publish(messages, 0);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(format!("receiver failed: {e}")),
+        }
+    }
+}
+
+fn start_threads(p: &HackbenchParams, cpus: Option<&[usize]>) -> Result<Run> {
+    let mut senders: Vec<Body> = Vec::new();
+    let mut receivers: Vec<Body> = Vec::new();
+    let message = p.message;
+    for _ in 0..p.groups {
+        let mut outs = Vec::new();
+        for _ in 0..p.fds {
+            let (r, w) = channel(p.ipc)
+                .map_err(|e| Error::env(format!("hackbench: cannot create a channel: {e}; raise 'ulimit -n' or use fewer groups")))?;
+            let input = File::from(r);
+            receivers.push(Box::new(move |ctx: &WorkerCtx| {
+                receiver(ctx, input, message)
+            }));
+            outs.push(File::from(w));
+        }
+        let outs = Arc::new(outs);
+        for _ in 0..p.fds {
+            let outs = Arc::clone(&outs);
+            senders.push(Box::new(move |ctx: &WorkerCtx| sender(ctx, outs, message)));
+        }
+    }
+    // Receivers first, so no sender writes into a channel nobody reads.
+    let receivers = Pool::start("ld-hbr", cpus, receivers);
+    let senders = Pool::start("ld-hbs", cpus, senders);
+    Ok(Run::Threads { senders, receivers })
+}
+
+fn merge(r: Totals, s: Totals) -> Totals {
+    let mut failed = r.failed;
+    failed.extend(s.failed);
+    Totals {
+        ops: r.ops,
+        cpu_ns: r.cpu_ns + s.cpu_ns,
+        started: r.started + s.started,
+        failed,
+    }
+}
+
+impl Load for HackbenchLoad {
+    fn name(&self) -> &'static str {
+        "hackbench"
+    }
+    fn params(&self) -> Map<String, Value> {
+        LoadKind::Hackbench(self.params.clone()).params()
+    }
+    fn workers(&self) -> usize {
+        self.params.groups * self.params.fds * 2
+    }
+    fn rate_unit(&self) -> RateUnit {
+        RateUnit::Ops
+    }
+    fn start(&mut self, ctx: &LoadContext) -> Result<()> {
+        self.run = Some(match self.params.mode {
+            TaskMode::Process => Run::Processes(Processes::start(&self.params)?),
+            TaskMode::Thread => start_threads(&self.params, ctx.cpus.as_deref())?,
+        });
+        Ok(())
+    }
+    fn progress(&mut self) -> Progress {
+        Progress::of(match &mut self.run {
+            None => Totals::default(),
+            Some(Run::Processes(p)) => p.totals(false),
+            Some(Run::Threads { senders, receivers }) => {
+                merge(receivers.totals(), senders.totals())
+            }
+        })
+    }
+    fn stop(&mut self) -> Progress {
+        Progress::of(match &mut self.run {
+            None => Totals::default(),
+            Some(Run::Processes(p)) => p.totals(true),
+            Some(Run::Threads { senders, receivers }) => {
+                // Senders stop first; their channels then close and the receivers read to the end.
+                let s = senders.stop();
+                let r = receivers.stop();
+                merge(r, s)
+            }
+        })
+    }
+}

@@ -1,0 +1,95 @@
+//! jitterdebugger's `results.json` (in its `-o DIR`):
+//!
+//! ```text
+//! { "version": 3,
+//!   "sysinfo": { "sysname": "Linux", "nodename": "vm", "release": "…", "version": "…",
+//!                "machine": "x86_64", "cpus_online": 2, "resolution_in_ns": 1000 },
+//!   "cpu": { "0": { "histogram": { "7": 1, "8": 7, … }, "count": 2000,
+//!                   "min": 7, "max": 4224, "avg": 22.36 }, … } }
+//! ```
+//!
+//! The histogram has 1 µs slots up to 1 ms (ns slots with `-N`); samples
+//! above are in `count` but not in the histogram.
+
+use super::json;
+use super::{parse_u64, preempt_from_version, Imported, ParseError, Parsed, ThreadBuild};
+
+/// jitterdebugger's histogram covers this many slots.
+const SLOTS: u64 = 1000;
+
+pub fn parse(text: &str) -> Parsed<Imported> {
+    let root = json::parse(text)?;
+    root.members("the jitterdebugger result")?;
+    let mut imp = Imported::new("timer");
+    let mut scale = 1000u64;
+    if let Some(si) = root.get("sysinfo") {
+        si.members("sysinfo")?;
+        let s = &mut imp.system;
+        let text = |k: &str| -> Parsed<Option<String>> {
+            si.get(k).map(|n| n.str(k).map(str::to_string)).transpose()
+        };
+        s.hostname = text("nodename")?;
+        s.kernel_release = text("release")?;
+        s.kernel_version = text("version")?;
+        s.machine = text("machine")?;
+        s.preempt_model = preempt_from_version(s.kernel_version.as_deref().unwrap_or(""));
+        if let Some(c) = si.get("cpus_online") {
+            s.cpu_count = c.u64("cpus_online")?.min(1 << 20) as usize;
+        }
+        if let Some(r) = si.get("resolution_in_ns") {
+            if r.u64("resolution_in_ns")? == 1 {
+                scale = 1;
+            }
+        }
+    }
+    if scale == 1 {
+        imp.precision_ns = 1;
+        imp.unit = "ns";
+    }
+    if let Some(v) = root.get("version") {
+        imp.config.insert("tool".into(), format!("jitterdebugger (results version {})", v.u64("version")?).into());
+    }
+    let cpus = root.field("cpu", "the jitterdebugger result")?;
+    for (key, c) in cpus.members("\"cpu\"")? {
+        let what = format!("cpu \"{key}\"");
+        c.members(&what)?;
+        let cpu = parse_u64(key).map(|v| v as usize);
+        let mut b = ThreadBuild::new(
+            cpu.map(|v| format!("cpu{v}")).unwrap_or_else(|| format!("thread{key}")),
+            cpu,
+        );
+        let count = c.field("count", &what)?.u64("count")?;
+        b.count = Some(count);
+        if count > 0 {
+            b.min_ns = Some(c.field("min", &what)?.u64("min")?.saturating_mul(scale));
+            b.max_ns = Some(c.field("max", &what)?.u64("max")?.saturating_mul(scale));
+            let avg = c.field("avg", &what)?.num("avg")?;
+            if avg < 0.0 {
+                return Err(ParseError::at(c.line, format!("expected a non-negative avg in {what}")));
+            }
+            b.avg_ns = Some(avg * scale as f64);
+        }
+        let mut highest = None;
+        if let Some(h) = c.get("histogram") {
+            for (slot, n) in h.members("histogram")? {
+                let v = parse_u64(slot).ok_or_else(|| {
+                    ParseError::at(n.line, format!("expected a slot number as key in the histogram of {what}, found {}", super::found(slot)))
+                })?;
+                let k = n.u64("a histogram count")?;
+                b.add(v.saturating_mul(scale), k).map_err(|e| ParseError::at(n.line, e.msg))?;
+                if k > 0 {
+                    highest = Some(highest.unwrap_or(0).max(v));
+                }
+            }
+        }
+        if b.recorded() > count {
+            return Err(ParseError::at(c.line, format!("expected at most {count} samples (count) in the histogram of {what}, found {}", b.recorded())));
+        }
+        b.overflow_at_ns = Some(highest.map(|h| h + 1).unwrap_or(0).max(SLOTS).saturating_mul(scale));
+        imp.threads.push(b);
+    }
+    imp.tuning.policy = "fifo".into();
+    imp.tuning.priority = 80;
+    imp.notes.push("jitterdebugger's results.json has no period, priority or start time; its threads run SCHED_FIFO 80 unless -p was given (recorded as 80)".into());
+    Ok(imp)
+}

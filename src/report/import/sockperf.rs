@@ -1,0 +1,175 @@
+//! sockperf `ping-pong --full-log FILE`: the run's summary (as sockperf
+//! printed it, colour codes included), then one CSV row per packet of the
+//! measured ("valid") part of the run:
+//!
+//! ```text
+//! packet, txTime(sec), rxTime(sec), latency(usec)
+//! 0, 2.403841683, 2.403899722, 29.020
+//! ```
+//!
+//! The timestamps have ns resolution; sockperf's latency column is half the
+//! round trip (unless `--full-rtt`). rtlat keeps the full round trip, rx − tx,
+//! as thread `rtt`, with sockperf's dropped / duplicated / out-of-order counts.
+
+use super::{parse_u64, Imported, Lines, ParseError, Parsed, SeriesBuilder, ThreadBuild};
+use std::io::BufRead;
+
+/// `2.403841683` seconds as ns, exactly.
+fn seconds_ns(s: &str) -> Option<u64> {
+    let (int, frac) = s.trim().split_once('.').unwrap_or((s.trim(), ""));
+    let secs = parse_u64(int)?;
+    if frac.len() > 9 || !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let frac_ns = if frac.is_empty() {
+        0
+    } else {
+        parse_u64(frac)? * 10u64.pow(9 - frac.len() as u32)
+    };
+    secs.checked_mul(1_000_000_000)?.checked_add(frac_ns)
+}
+
+/// The number after `key` in `text`, e.g. `dropped messages = 3`.
+fn number_after(text: &str, key: &str) -> Option<u64> {
+    let rest = &text[text.find(key)? + key.len()..];
+    let rest = rest.trim_start_matches([' ', '=']);
+    let end = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+    parse_u64(&rest[..end])
+}
+
+pub fn parse(input: &mut dyn BufRead) -> Parsed<Imported> {
+    let mut lines = Lines::new(input);
+    let mut imp = Imported::new("net");
+    imp.precision_ns = 1;
+    imp.unit = "ns";
+    let mut b = ThreadBuild::new("rtt", None);
+    let mut series = SeriesBuilder::new(1_000_000_000);
+    let mut in_data = false;
+    let mut first_tx = None;
+    let mut last_tx = 0u64;
+    let mut index = 0u64;
+    let mut worst: Option<(u64, u64, u64)> = None;
+    let mut params = None;
+    let (mut dropped, mut duplicated, mut reordered) = (None, None, None);
+    let mut valid_runtime = None;
+    let (mut sent, mut received) = (None, None);
+    while let Some((n, raw)) = lines.next_line()? {
+        let t = raw.trim();
+        if t.is_empty() || t.bytes().all(|c| c == b'-') {
+            continue;
+        }
+        if let Some(p) = t.strip_prefix("test was performed using the following parameters:") {
+            params = Some(p.trim().to_string());
+            continue;
+        }
+        if let Some(s) = t.strip_prefix("sockperf:") {
+            if s.contains("dropped messages") {
+                dropped = number_after(s, "dropped messages");
+                duplicated = number_after(s, "duplicated messages");
+                reordered = number_after(s, "out-of-order messages");
+            }
+            if s.contains("[Valid Duration]") {
+                valid_runtime = s
+                    .split("RunTime=")
+                    .nth(1)
+                    .and_then(|r| r.split_whitespace().next())
+                    .and_then(seconds_ns);
+                sent = number_after(s, "SentMessages");
+                received = number_after(s, "ReceivedMessages");
+            }
+            continue;
+        }
+        if t.starts_with("packet,") {
+            in_data = true;
+            continue;
+        }
+        if !in_data {
+            return Err(ParseError::at(
+                n,
+                format!("expected sockperf --full-log output ('sockperf: …' lines, then 'packet, txTime(sec), rxTime(sec), latency(usec)'), found {}", super::found(t)),
+            ));
+        }
+        let f: Vec<&str> = t.split(',').map(str::trim).collect();
+        let row = || {
+            ParseError::at(
+                n,
+                format!("expected a packet row 'packet, txTime(sec), rxTime(sec), latency(usec)' such as '0, 2.403841683, 2.403899722, 29.020', found {}", super::found(t)),
+            )
+        };
+        if f.len() != 4 || parse_u64(f[0]).is_none() || f[3].parse::<f64>().map(|v| !v.is_finite()).unwrap_or(true) {
+            return Err(row());
+        }
+        let (Some(tx), Some(rx)) = (seconds_ns(f[1]), seconds_ns(f[2])) else {
+            return Err(row());
+        };
+        if rx < tx {
+            return Err(ParseError::at(n, "expected rxTime at or after txTime"));
+        }
+        if tx < last_tx {
+            return Err(ParseError::at(n, "expected txTime at or after the previous packet's"));
+        }
+        last_tx = tx;
+        let start = *first_tx.get_or_insert(tx);
+        let rtt = rx - tx;
+        let at = tx - start;
+        b.add(rtt, 1).map_err(|e| ParseError::at(n, e.msg))?;
+        series.add(at, rtt);
+        if worst.is_none_or(|w| rtt > w.0) {
+            worst = Some((rtt, index, at));
+        }
+        index += 1;
+    }
+    if index == 0 {
+        return Err(ParseError::at(
+            0,
+            "expected packet rows after 'packet, txTime(sec), rxTime(sec), latency(usec)' (run sockperf ping-pong with --full-log FILE)",
+        ));
+    }
+    b.max_at = worst.map(|w| (w.1, w.2));
+    b.series = series.finish();
+    imp.duration_ns = valid_runtime.unwrap_or(last_tx - first_tx.unwrap_or(last_tx));
+    imp.threads.push(b);
+    for (k, v) in [
+        ("lost", dropped),
+        ("duplicated", duplicated),
+        ("reordered", reordered),
+        ("sent", sent),
+        ("received", received),
+    ] {
+        if let Some(v) = v {
+            imp.details.insert(k.into(), v.into());
+        }
+    }
+    if let Some(p) = &params {
+        imp.config.insert("sockperf_parameters".into(), p.clone().into());
+        imp.command_line = std::iter::once("sockperf".to_string())
+            .chain(std::iter::once("ping-pong".to_string()))
+            .chain(p.split_whitespace().map(str::to_string))
+            .collect();
+        if let Some(mps) = number_after(p, "--mps") {
+            imp.config.insert("messages_per_second".into(), mps.into());
+        }
+        if let Some(size) = number_after(p, "--msg-size") {
+            imp.config.insert("message_bytes".into(), size.into());
+        }
+    }
+    imp.config.insert("tool".into(), "sockperf ping-pong".into());
+    imp.notes.push("sockperf's own latency is half the round trip; rtt here is the full round trip (rxTime − txTime of each packet)".into());
+    imp.notes.push("sockperf's log names no host, kernel or start time, and has no send (tx) or receive (rx) path split".into());
+    Ok(imp)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exact_seconds() {
+        assert_eq!(seconds_ns("2.403841683"), Some(2_403_841_683));
+        assert_eq!(seconds_ns("2.5"), Some(2_500_000_000));
+        assert_eq!(seconds_ns("7"), Some(7_000_000_000));
+        assert_eq!(seconds_ns("1.0000000001"), None);
+        assert_eq!(seconds_ns("-1.0"), None);
+        assert_eq!(number_after("# dropped messages = 3; # dup", "dropped messages"), Some(3));
+    }
+}

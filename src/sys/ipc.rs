@@ -1,0 +1,643 @@
+//! Wake-up mechanisms between threads and processes, shared memory, and the
+//! forked wakee processes of `rtlat switch --processes`.
+//!
+//! A [`Doorbell`] is one wake line: the waker [`ring`](Doorbell::ring)s it
+//! (never blocking) and the wakee [`wait`](Doorbell::wait)s on it (blocking,
+//! no timeout: the waker always rings a last time at the end of a run). Every
+//! mechanism keeps a ring that arrives before the wakee waits, so no ring is
+//! lost to a race.
+
+use std::ffi::CString;
+use std::io;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// The signal that wakes a wakee with `--via signal` (blocked in every thread, taken with sigwaitinfo).
+pub const WAKE_SIGNAL: i32 = libc::SIGUSR1;
+
+/// The wake mechanisms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mechanism {
+    /// A futex word: atomic increment + FUTEX_WAKE / FUTEX_WAIT.
+    Futex,
+    /// eventfd(2): write / read of an 8-byte counter.
+    Eventfd,
+    /// A pipe: one byte written / read.
+    Pipe,
+    /// A POSIX unnamed semaphore (sem_post / sem_wait), process-shared with processes.
+    PosixSem,
+    /// A System V semaphore (semop +1 / −1).
+    SysvSem,
+    /// A POSIX message queue (mq_send / mq_receive of an 8-byte message).
+    Mqueue,
+    /// A signal sent to the wakee thread (tgkill) and taken with sigwaitinfo.
+    Signal,
+}
+
+impl Mechanism {
+    pub const ALL: [Mechanism; 7] = [
+        Mechanism::Futex,
+        Mechanism::Eventfd,
+        Mechanism::Pipe,
+        Mechanism::PosixSem,
+        Mechanism::SysvSem,
+        Mechanism::Mqueue,
+        Mechanism::Signal,
+    ];
+
+    /// The name used on the command line and in results.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mechanism::Futex => "futex",
+            Mechanism::Eventfd => "eventfd",
+            Mechanism::Pipe => "pipe",
+            Mechanism::PosixSem => "posix-sem",
+            Mechanism::SysvSem => "sysv-sem",
+            Mechanism::Mqueue => "mqueue",
+            Mechanism::Signal => "signal",
+        }
+    }
+}
+
+fn last_error() -> io::Error {
+    io::Error::last_os_error()
+}
+
+/// An anonymous `MAP_SHARED` mapping: shared with the children forked after it exists.
+struct Mapping {
+    ptr: NonNull<libc::c_void>,
+    len: usize,
+}
+
+impl Mapping {
+    fn new(bytes: usize) -> io::Result<Mapping> {
+        let len = bytes.max(1).next_multiple_of(4096);
+        // SAFETY: an anonymous shared mapping with no address hint; the result is checked.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(last_error());
+        }
+        let ptr = NonNull::new(p).ok_or_else(|| io::Error::from_raw_os_error(libc::ENOMEM))?;
+        Ok(Mapping { ptr, len })
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: `ptr`/`len` describe a mapping this value created and nobody borrows any more.
+        unsafe { libc::munmap(self.ptr.as_ptr(), self.len) };
+    }
+}
+
+// SAFETY: the mapping is plain memory; all access to it goes through atomics or
+// kernel objects designed for concurrent use (futex words, sem_t).
+unsafe impl Send for Mapping {}
+// SAFETY: as above.
+unsafe impl Sync for Mapping {}
+
+/// Zero-initialised `u32` words in shared memory, visible to forked children.
+pub struct SharedWords {
+    map: Mapping,
+    n: usize,
+}
+
+impl SharedWords {
+    pub fn new(n: usize) -> io::Result<SharedWords> {
+        Ok(SharedWords {
+            map: Mapping::new(n * std::mem::size_of::<AtomicU32>())?,
+            n,
+        })
+    }
+
+    /// The words.
+    #[inline(always)]
+    pub fn words(&self) -> &[AtomicU32] {
+        // SAFETY: the mapping holds at least `n` zero-initialised, suitably aligned
+        // (page-aligned) u32s; AtomicU32 has the layout of u32 and zero is a valid value.
+        unsafe { std::slice::from_raw_parts(self.map.ptr.as_ptr() as *const AtomicU32, self.n) }
+    }
+}
+
+/// An owned file descriptor.
+struct Fd(libc::c_int);
+
+impl Drop for Fd {
+    fn drop(&mut self) {
+        // SAFETY: we own the descriptor.
+        unsafe { libc::close(self.0) };
+    }
+}
+
+enum Line {
+    Futex { word: SharedWords, private: bool },
+    Eventfd(Fd),
+    Pipe { rd: Fd, wr: Fd },
+    PosixSem(Mapping),
+    SysvSem(libc::c_int),
+    Mqueue { tx: libc::mqd_t, rx: libc::mqd_t },
+    /// Words 0/1: thread group and thread id of the wakee.
+    Signal(SharedWords),
+}
+
+/// One wake line between a waker and a wakee (threads, or a process and its child).
+pub struct Doorbell {
+    line: Line,
+}
+
+static MQ_SEQ: AtomicU32 = AtomicU32::new(0);
+
+impl Doorbell {
+    /// Create a wake line. With `across_processes`, everything it uses lives in
+    /// shared memory or kernel objects a child forked afterwards inherits.
+    pub fn new(m: Mechanism, across_processes: bool) -> io::Result<Doorbell> {
+        let line = match m {
+            Mechanism::Futex => Line::Futex {
+                word: SharedWords::new(1)?,
+                private: !across_processes,
+            },
+            Mechanism::Eventfd => {
+                // SAFETY: eventfd has no memory-safety preconditions.
+                let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) };
+                if fd < 0 {
+                    return Err(last_error());
+                }
+                Line::Eventfd(Fd(fd))
+            }
+            Mechanism::Pipe => {
+                let mut fds = [0 as libc::c_int; 2];
+                // SAFETY: `fds` has room for the two descriptors pipe2 writes.
+                if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+                    return Err(last_error());
+                }
+                let (rd, wr) = (Fd(fds[0]), Fd(fds[1]));
+                // The write end never blocks: a full pipe means the wakee is far behind anyway.
+                // SAFETY: `wr` is an open descriptor we own.
+                if unsafe { libc::fcntl(wr.0, libc::F_SETFL, libc::O_NONBLOCK) } != 0 {
+                    return Err(last_error());
+                }
+                Line::Pipe { rd, wr }
+            }
+            Mechanism::PosixSem => {
+                let map = Mapping::new(std::mem::size_of::<libc::sem_t>())?;
+                let pshared = libc::c_int::from(across_processes);
+                // SAFETY: the mapping is large enough and aligned for a sem_t, and not yet shared.
+                if unsafe { libc::sem_init(map.ptr.as_ptr() as *mut libc::sem_t, pshared, 0) } != 0
+                {
+                    return Err(last_error());
+                }
+                Line::PosixSem(map)
+            }
+            Mechanism::SysvSem => {
+                // SAFETY: semget has no memory-safety preconditions.
+                let id = unsafe { libc::semget(libc::IPC_PRIVATE, 1, libc::IPC_CREAT | 0o600) };
+                if id < 0 {
+                    return Err(last_error());
+                }
+                Line::SysvSem(id)
+            }
+            Mechanism::Mqueue => {
+                // SAFETY: getpid has no preconditions.
+                let pid = unsafe { libc::getpid() };
+                let seq = MQ_SEQ.fetch_add(1, Ordering::Relaxed);
+                let name = CString::new(format!("/rtlat-{pid}-{seq}"))
+                    .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+                // SAFETY: mq_attr is plain data; zero is valid for every field.
+                let mut attr: libc::mq_attr = unsafe { std::mem::zeroed() };
+                attr.mq_maxmsg = 2;
+                attr.mq_msgsize = MQ_MSG as _;
+                // SAFETY: `name` is a valid C string, `attr` a valid mq_attr; the variadic
+                // arguments are the mode and the attribute pointer O_CREAT requires.
+                let rx = unsafe {
+                    libc::mq_open(
+                        name.as_ptr(),
+                        libc::O_RDONLY | libc::O_CREAT | libc::O_EXCL | libc::O_CLOEXEC,
+                        0o600 as libc::mode_t,
+                        &attr as *const libc::mq_attr,
+                    )
+                };
+                if rx < 0 {
+                    return Err(last_error());
+                }
+                // SAFETY: `name` is a valid C string naming the queue created above.
+                let tx = unsafe {
+                    libc::mq_open(
+                        name.as_ptr(),
+                        libc::O_WRONLY | libc::O_NONBLOCK | libc::O_CLOEXEC,
+                    )
+                };
+                let err = last_error();
+                // Unlinked at once: the descriptors (inherited by a child) keep it alive,
+                // and nothing is left behind if rtlat is killed.
+                // SAFETY: `name` is a valid C string.
+                unsafe { libc::mq_unlink(name.as_ptr()) };
+                if tx < 0 {
+                    // SAFETY: `rx` is a descriptor we opened.
+                    unsafe { libc::mq_close(rx) };
+                    return Err(err);
+                }
+                Line::Mqueue { tx, rx }
+            }
+            Mechanism::Signal => Line::Signal(SharedWords::new(2)?),
+        };
+        Ok(Doorbell { line })
+    }
+
+    /// Called by the wakee (thread or child process) before its first wait.
+    pub fn attach_waiter(&self) {
+        if let Line::Signal(ids) = &self.line {
+            // SAFETY: getpid has no preconditions.
+            let tgid = unsafe { libc::getpid() };
+            let tid = super::sched::gettid();
+            ids.words()[0].store(tgid as u32, Ordering::Relaxed);
+            ids.words()[1].store(tid as u32, Ordering::Release);
+        }
+    }
+
+    /// Wake the wakee. Never blocks; returns false if the ring could not be posted.
+    #[inline(always)]
+    pub fn ring(&self) -> bool {
+        match &self.line {
+            Line::Futex { word, private } => {
+                let w = &word.words()[0];
+                w.fetch_add(1, Ordering::Release);
+                futex(w, futex_op(libc::FUTEX_WAKE, *private), 1) >= 0
+            }
+            Line::Eventfd(fd) => {
+                let one = 1u64.to_ne_bytes();
+                // SAFETY: `one` is 8 readable bytes; the descriptor is open.
+                unsafe { libc::write(fd.0, one.as_ptr() as *const libc::c_void, 8) == 8 }
+            }
+            Line::Pipe { wr, .. } => {
+                let b = [1u8];
+                // SAFETY: `b` is one readable byte; the descriptor is open and non-blocking.
+                unsafe { libc::write(wr.0, b.as_ptr() as *const libc::c_void, 1) == 1 }
+            }
+            Line::PosixSem(map) => {
+                // SAFETY: the mapping holds a sem_t initialised in `new` and not yet destroyed.
+                unsafe { libc::sem_post(map.ptr.as_ptr() as *mut libc::sem_t) == 0 }
+            }
+            Line::SysvSem(id) => semop(*id, 1, libc::IPC_NOWAIT as libc::c_short) == 0,
+            Line::Mqueue { tx, .. } => {
+                let msg = [0u8; MQ_MSG];
+                // SAFETY: `msg` is MQ_MSG readable bytes; `tx` is an open, non-blocking queue.
+                unsafe { libc::mq_send(*tx, msg.as_ptr() as *const libc::c_char, MQ_MSG, 0) == 0 }
+            }
+            Line::Signal(ids) => {
+                let tid = ids.words()[1].load(Ordering::Acquire) as libc::c_long;
+                let tgid = ids.words()[0].load(Ordering::Relaxed) as libc::c_long;
+                if tid == 0 {
+                    return false;
+                }
+                // SAFETY: tgkill takes plain integers; a stale id only yields ESRCH.
+                unsafe {
+                    libc::syscall(libc::SYS_tgkill, tgid, tid, WAKE_SIGNAL as libc::c_long) == 0
+                }
+            }
+        }
+    }
+
+    /// Block until rung. `token` is the wakee's own count of rings taken (used by
+    /// the futex line; start it at 0). Interruptions are retried.
+    #[inline(always)]
+    pub fn wait(&self, token: &mut u32) -> io::Result<()> {
+        loop {
+            let rc: isize = match &self.line {
+                Line::Futex { word, private } => {
+                    let w = &word.words()[0];
+                    let v = w.load(Ordering::Acquire);
+                    if v != *token {
+                        *token = token.wrapping_add(1);
+                        return Ok(());
+                    }
+                    let rc = futex(w, futex_op(libc::FUTEX_WAIT, *private), v);
+                    if rc < 0 && last_error().raw_os_error() == Some(libc::EAGAIN) {
+                        continue;
+                    }
+                    rc as isize
+                }
+                Line::Eventfd(fd) => {
+                    let mut buf = [0u8; 8];
+                    // SAFETY: `buf` is 8 writable bytes; the descriptor is open.
+                    unsafe { libc::read(fd.0, buf.as_mut_ptr() as *mut libc::c_void, 8) }
+                }
+                Line::Pipe { rd, .. } => {
+                    let mut b = [0u8; 1];
+                    // SAFETY: `b` is one writable byte; the descriptor is open.
+                    unsafe { libc::read(rd.0, b.as_mut_ptr() as *mut libc::c_void, 1) }
+                }
+                Line::PosixSem(map) => {
+                    // SAFETY: the mapping holds an initialised sem_t.
+                    (unsafe { libc::sem_wait(map.ptr.as_ptr() as *mut libc::sem_t) }) as isize
+                }
+                Line::SysvSem(id) => semop(*id, -1, 0) as isize,
+                Line::Mqueue { rx, .. } => {
+                    let mut msg = [0u8; MQ_MSG];
+                    // SAFETY: `msg` is MQ_MSG writable bytes, the queue's message size.
+                    unsafe {
+                        libc::mq_receive(
+                            *rx,
+                            msg.as_mut_ptr() as *mut libc::c_char,
+                            MQ_MSG,
+                            std::ptr::null_mut(),
+                        )
+                    }
+                }
+                Line::Signal(_) => {
+                    let set = wake_set();
+                    // SAFETY: `set` is an initialised sigset_t; the info pointer may be null.
+                    (unsafe { libc::sigwaitinfo(&set, std::ptr::null_mut()) }) as isize
+                }
+            };
+            if rc >= 0 {
+                return Ok(());
+            }
+            let e = last_error();
+            if e.raw_os_error() != Some(libc::EINTR) {
+                return Err(e);
+            }
+        }
+    }
+}
+
+impl Drop for Doorbell {
+    fn drop(&mut self) {
+        match &self.line {
+            Line::PosixSem(map) => {
+                // SAFETY: the sem_t was initialised in `new`; no thread waits on it any more.
+                unsafe { libc::sem_destroy(map.ptr.as_ptr() as *mut libc::sem_t) };
+            }
+            Line::SysvSem(id) => {
+                // SAFETY: IPC_RMID takes no argument beyond the id.
+                unsafe { libc::semctl(*id, 0, libc::IPC_RMID) };
+            }
+            Line::Mqueue { tx, rx } => {
+                // SAFETY: both descriptors were opened in `new` and are closed once.
+                unsafe {
+                    libc::mq_close(*tx);
+                    libc::mq_close(*rx);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Message size of the queues (the message carries nothing; its arrival is the wake).
+const MQ_MSG: usize = 8;
+
+fn futex_op(op: libc::c_int, private: bool) -> libc::c_int {
+    if private {
+        op | libc::FUTEX_PRIVATE_FLAG
+    } else {
+        op
+    }
+}
+
+#[inline(always)]
+fn futex(word: &AtomicU32, op: libc::c_int, val: u32) -> libc::c_long {
+    // SAFETY: `word` is a live, aligned u32; WAIT/WAKE read no other argument but the
+    // (null) timeout, which means "no timeout".
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            op,
+            val,
+            std::ptr::null::<libc::timespec>(),
+            std::ptr::null::<u32>(),
+            0u32,
+        )
+    }
+}
+
+#[inline(always)]
+fn semop(id: libc::c_int, op: libc::c_short, flags: libc::c_short) -> libc::c_int {
+    let mut b = libc::sembuf {
+        sem_num: 0,
+        sem_op: op,
+        sem_flg: flags,
+    };
+    // SAFETY: `b` is one valid sembuf.
+    unsafe { libc::semop(id, &mut b, 1) }
+}
+
+fn wake_set() -> libc::sigset_t {
+    // SAFETY: sigset_t is plain data; sigemptyset initialises it before use.
+    let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is a valid sigset_t.
+    unsafe {
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, WAKE_SIGNAL);
+    }
+    set
+}
+
+/// Block [`WAKE_SIGNAL`] in the calling thread and the threads and children it
+/// creates afterwards, so it is only ever taken by sigwaitinfo.
+pub fn block_wake_signal() -> io::Result<()> {
+    let set = wake_set();
+    // SAFETY: `set` is initialised; the old-mask pointer may be null.
+    let rc = unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };
+    if rc != 0 {
+        return Err(io::Error::from_raw_os_error(rc));
+    }
+    Ok(())
+}
+
+/// Number of threads of this process, from /proc/self/status.
+pub fn thread_count() -> Option<usize> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Threads:"))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// A forked child process; killed (SIGKILL) and reaped when dropped.
+#[derive(Debug)]
+pub struct Child {
+    pid: libc::pid_t,
+    status: Option<i32>,
+}
+
+/// Fork a child that runs `body` and exits with the code it returns (101 if it
+/// panics), without running the parent's destructors. The child receives
+/// SIGKILL if the calling thread dies. Refused unless this process has one
+/// thread: a child of a multi-threaded process could inherit a lock held by a
+/// thread that does not exist in it.
+pub fn fork_child<F: FnOnce() -> i32>(body: F) -> io::Result<Child> {
+    if thread_count() != Some(1) {
+        return Err(io::Error::other(
+            "fork refused: the process already runs several threads",
+        ));
+    }
+    // SAFETY: getpid has no preconditions.
+    let parent = unsafe { libc::getpid() };
+    // SAFETY: the process is single-threaded (checked above), so the child is a
+    // complete copy that may run any code.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(last_error());
+    }
+    if pid == 0 {
+        let code = if super::signals::die_with_parent().is_err()
+            // SAFETY: getppid has no preconditions.
+            || unsafe { libc::getppid() } != parent
+        {
+            1
+        } else {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)).unwrap_or(101)
+        };
+        // SAFETY: _exit ends the child at once, skipping the parent's atexit handlers and destructors.
+        unsafe { libc::_exit(code) };
+    }
+    Ok(Child { pid, status: None })
+}
+
+impl Child {
+    pub fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    /// Reap the child if it has exited; its exit code (128 + signal if killed).
+    pub fn try_reap(&mut self) -> Option<i32> {
+        if self.status.is_none() {
+            let mut st: libc::c_int = 0;
+            // SAFETY: `st` is writable; the pid is our own unreaped child.
+            let rc = unsafe { libc::waitpid(self.pid, &mut st, libc::WNOHANG) };
+            if rc == self.pid {
+                self.status = Some(decode_status(st));
+            } else if rc < 0 {
+                // Already reaped elsewhere (ECHILD): nothing left to wait for.
+                self.status = Some(-1);
+            }
+        }
+        self.status
+    }
+
+    /// Wait up to `timeout_ns` for the child to exit, then kill it; returns its exit code.
+    pub fn finish(&mut self, timeout_ns: u64) -> i32 {
+        let mono = libc::CLOCK_MONOTONIC;
+        let end = super::clock::now_ns(mono) + timeout_ns;
+        loop {
+            if let Some(s) = self.try_reap() {
+                return s;
+            }
+            let now = super::clock::now_ns(mono);
+            if now >= end {
+                break;
+            }
+            super::clock::sleep_until(mono, (now + 1_000_000).min(end));
+        }
+        self.kill()
+    }
+
+    /// SIGKILL and reap the child; returns its exit code.
+    pub fn kill(&mut self) -> i32 {
+        if let Some(s) = self.status {
+            return s;
+        }
+        // SAFETY: kill takes plain integers; the pid is our unreaped child, so it cannot be recycled.
+        unsafe { libc::kill(self.pid, libc::SIGKILL) };
+        let mut st: libc::c_int = 0;
+        loop {
+            // SAFETY: `st` is writable; the pid is our own child.
+            let rc = unsafe { libc::waitpid(self.pid, &mut st, 0) };
+            if rc == self.pid {
+                let s = decode_status(st);
+                self.status = Some(s);
+                return s;
+            }
+            if rc < 0 && last_error().raw_os_error() != Some(libc::EINTR) {
+                self.status = Some(-1);
+                return -1;
+            }
+        }
+    }
+}
+
+fn decode_status(st: libc::c_int) -> i32 {
+    if libc::WIFEXITED(st) {
+        libc::WEXITSTATUS(st)
+    } else if libc::WIFSIGNALED(st) {
+        128 + libc::WTERMSIG(st)
+    } else {
+        -1
+    }
+}
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    /// Every mechanism delivers rings between two threads, including a ring made
+    /// before the wakee waits, and ring counts add up.
+    #[test]
+    fn every_mechanism_wakes_a_thread() {
+        block_wake_signal().expect("block");
+        for m in Mechanism::ALL {
+            let bell = Arc::new(Doorbell::new(m, false).expect("doorbell"));
+            let seen = Arc::new(AtomicU32::new(0));
+            let ready = Arc::new(AtomicU32::new(0));
+            let (b, s, r) = (Arc::clone(&bell), Arc::clone(&seen), Arc::clone(&ready));
+            let t = std::thread::spawn(move || {
+                block_wake_signal().expect("block");
+                b.attach_waiter();
+                r.store(1, Ordering::Release);
+                let mut token = 0;
+                for _ in 0..3 {
+                    b.wait(&mut token).expect("wait");
+                    s.fetch_add(1, Ordering::AcqRel);
+                }
+            });
+            while ready.load(Ordering::Acquire) == 0 {
+                std::thread::yield_now();
+            }
+            for i in 1..=3 {
+                assert!(bell.ring(), "{}: ring failed", m.name());
+                let t0 = std::time::Instant::now();
+                while seen.load(Ordering::Acquire) < i {
+                    assert!(
+                        t0.elapsed().as_secs() < 5,
+                        "{}: wake {i} not delivered",
+                        m.name()
+                    );
+                    std::thread::yield_now();
+                }
+            }
+            t.join().expect("wakee");
+        }
+    }
+
+    #[test]
+    fn shared_words_start_at_zero() {
+        let w = SharedWords::new(16).expect("mmap");
+        assert_eq!(w.words().len(), 16);
+        assert!(w.words().iter().all(|x| x.load(Ordering::Relaxed) == 0));
+        w.words()[15].store(7, Ordering::Relaxed);
+        assert_eq!(w.words()[15].load(Ordering::Relaxed), 7);
+    }
+
+    #[test]
+    fn fork_is_refused_in_a_multithreaded_process() {
+        // The test harness runs tests on threads: the process is never single-threaded here.
+        let _keep = std::thread::spawn(|| std::thread::sleep(std::time::Duration::from_millis(200)));
+        assert!(fork_child(|| 0).is_err());
+    }
+}

@@ -1,0 +1,327 @@
+//! `rtlat irq`: the simulated wire end to end, and the errors of the real backends.
+//! (The GPIO backend against a real kernel is tested by scripts/gpio-e2e.sh in QEMU.)
+
+use crate::util::*;
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Unprivileged settings: these tests check behaviour, not real-time latency.
+const UNPRIV: &[&str] = &["--policy", "other", "--no-mlock", "--dma-latency", "off"];
+
+fn sim(dir: &Path, role: &str, extra: &[&str]) -> (std::process::Output, Value) {
+    let json = dir.join(format!("{role}.json"));
+    let out = rtlat()
+        .args(["irq", role, "--backend", "sim", "--quiet", "--json"])
+        .arg(&json)
+        .args(UNPRIV)
+        .args(extra)
+        .output()
+        .expect("runs");
+    assert!(
+        json.exists(),
+        "no result: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = load(&json);
+    assert_schema_valid(&json);
+    (out, r)
+}
+
+fn thread<'a>(r: &'a Value, name: &str) -> &'a Value {
+    r["threads"]
+        .as_array()
+        .expect("threads")
+        .iter()
+        .find(|t| t["name"] == name)
+        .unwrap_or_else(|| panic!("no series {name} in {:?}", r["threads"]))
+}
+
+fn names(r: &Value) -> Vec<String> {
+    r["threads"]
+        .as_array()
+        .expect("threads")
+        .iter()
+        .map(|t| t["name"].as_str().expect("name").to_owned())
+        .collect()
+}
+
+fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
+}
+
+/// irq <= user holds per edge, so it holds for min, max and every percentile.
+fn assert_irq_below_user(r: &Value) {
+    let (irq, user) = (&thread(r, "irq")["summary"], &thread(r, "user")["summary"]);
+    for k in ["min_ns", "avg_ns", "max_ns"] {
+        assert!(u(&irq[k]) <= u(&user[k]), "{k}: irq {} > user {}", irq[k], user[k]);
+    }
+    let ip = irq["percentiles"].as_array().expect("p");
+    let up = user["percentiles"].as_array().expect("p");
+    assert_eq!(ip.len(), up.len());
+    for (a, b) in ip.iter().zip(up) {
+        assert!(u(&a["ns"]) <= u(&b["ns"]), "p{}: irq {a} > user {b}", a["p"]);
+    }
+    assert_eq!(r["details"]["timestamp_errors"], 0);
+}
+
+#[test]
+fn sim_loopback_measures_irq_user_and_wake_for_every_edge() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (out, r) = sim(
+        dir.path(),
+        "loopback",
+        &["--count", "2000", "--period", "200us"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{:?}", stderr_lines(&out));
+    assert_eq!(r["benchmark"], "irq");
+    assert_eq!(r["complete"], true);
+    assert_eq!(r["end_reason"], "loops");
+    assert_eq!(names(&r), ["irq", "user", "wake"]);
+    for t in r["threads"].as_array().expect("threads") {
+        assert_eq!(t["summary"]["samples"], 2000, "{}", t["name"]);
+        assert_summary_invariants(&t["summary"]);
+        assert_thread_consistent(t);
+    }
+    assert_irq_below_user(&r);
+    // The simulated interrupt comes 20-30 us after the write (defaults).
+    let irq = &thread(&r, "irq")["summary"];
+    assert!(u(&irq["min_ns"]) >= 20_000 && u(&irq["max_ns"]) <= 30_000 + 50_000);
+    let d = &r["details"];
+    assert_eq!(d["role"], "loopback");
+    assert_eq!(d["edges_driven"], 2000);
+    assert_eq!(d["edges_seen"], 2000);
+    assert_eq!(d["missed"], 0);
+    assert_eq!(d["lost_events"], 0);
+    assert_eq!(d["repeated_edges"], 0);
+    assert_eq!((&d["first_seqno"], &d["last_seqno"]), (&1.into(), &2000.into()));
+    assert_eq!(d["seqno_continuous"], true);
+    assert_eq!(r["config"]["role"], "loopback");
+    assert_eq!(r["config"]["backend"], "sim");
+    assert_eq!(r["config"]["period_ns"], 200_000);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("edges: 2000 driven, 2000 seen, 0 missed, 0 lost (seqno 1..2000, continuous)"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn sim_loopback_under_real_time_settings() {
+    if !require_root("sim_loopback_under_real_time_settings") {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("rt.json");
+    let out = rtlat()
+        .args(["irq", "loopback", "--backend", "sim", "--count", "1000"])
+        .args(["--period", "200us", "--cpu", "0", "--quiet", "--json"])
+        .arg(&json)
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0), "{:?}", stderr_lines(&out));
+    let r = load(&json);
+    assert_eq!(r["tuning"]["policy"], "fifo");
+    assert_eq!(r["tuning"]["mlock"], true);
+    assert_eq!(r["tuning"]["affinity"], serde_json::json!([0]));
+    assert_eq!(r["total"]["samples"], 3000);
+    assert_irq_below_user(&r);
+    assert_schema_valid(&json);
+}
+
+#[test]
+fn dropped_kernel_events_are_missed_edges_and_seqno_gaps() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (out, r) = sim(
+        dir.path(),
+        "loopback",
+        &[
+            "--count",
+            "1050",
+            "--period",
+            "200us",
+            "--timeout",
+            "2ms",
+            "--sim-lose-every",
+            "100",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{:?}", stderr_lines(&out));
+    let d = &r["details"];
+    // Every 100th edge dropped: 10 in 1050; the next event shows each gap.
+    assert_eq!(d["edges_driven"], 1050);
+    assert_eq!(d["missed"], 10);
+    assert_eq!(d["lost_events"], 10);
+    assert_eq!(d["edges_seen"], 1040);
+    assert_eq!(d["repeated_edges"], 0);
+    assert_eq!(d["seqno_continuous"], false);
+    assert_eq!(thread(&r, "user")["summary"]["samples"], 1040);
+    let notes = r["notes"].to_string();
+    assert!(notes.contains("10 edge(s) missed"), "{notes}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("10 missed, 10 lost"), "{stdout}");
+}
+
+#[test]
+fn rising_only_measures_rising_edges_and_returns_to_idle() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (out, r) = sim(
+        dir.path(),
+        "loopback",
+        &["--count", "500", "--period", "300us", "--edge", "rising"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{:?}", stderr_lines(&out));
+    assert_eq!(thread(&r, "irq")["summary"]["samples"], 500);
+    let d = &r["details"];
+    assert_eq!(d["edges_seen"], 1000, "every return to idle is seen too");
+    assert_eq!(d["missed_idle"], 0);
+    assert_eq!(d["repeated_edges"], 0);
+    assert_irq_below_user(&r);
+}
+
+#[test]
+fn sim_target_answers_every_edge_and_splits_its_response() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (out, r) = sim(
+        dir.path(),
+        "target",
+        &["--count", "1000", "--period", "200us"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{:?}", stderr_lines(&out));
+    assert_eq!(names(&r), ["kernel_to_user", "user_to_reply"]);
+    for t in r["threads"].as_array().expect("threads") {
+        assert_eq!(t["summary"]["samples"], 1000);
+        assert_summary_invariants(&t["summary"]);
+        assert_thread_consistent(t);
+    }
+    let d = &r["details"];
+    assert_eq!(d["answered"], 1000);
+    assert_eq!(d["lost_events"], 0);
+    assert_eq!(d["seqno_continuous"], true);
+    let share = d["own_share_of_response"].as_f64().expect("share");
+    assert!(share > 0.0 && share < 1.0, "{share}");
+}
+
+#[test]
+fn sim_host_measures_every_round_trip() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (out, r) = sim(
+        dir.path(),
+        "host",
+        &[
+            "--count",
+            "1000",
+            "--rate",
+            "5000",
+            "--sim-delay",
+            "50us",
+            "--sim-jitter",
+            "0us",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{:?}", stderr_lines(&out));
+    assert_eq!(names(&r), ["roundtrip"]);
+    let s = &thread(&r, "roundtrip")["summary"];
+    assert_eq!(s["samples"], 1000);
+    // The kernel timestamp of the reply is exactly 50 us after the write began.
+    assert!(u(&s["min_ns"]) >= 50_000, "{s}");
+    assert_eq!(r["details"]["missed"], 0);
+    assert_eq!(r["config"]["period_ns"], 200_000);
+}
+
+#[test]
+fn sim_run_ends_on_sigint_with_a_complete_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("s.json");
+    let mut child = Command::new(bin())
+        .args(["irq", "loopback", "--backend", "sim", "--quiet", "--json"])
+        .arg(&json)
+        .args(UNPRIV)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    std::thread::sleep(Duration::from_millis(700));
+    let ok = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill")
+        .success();
+    assert!(ok);
+    let t0 = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break s;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(5), "SIGINT did not end the run");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert_eq!(status.code(), Some(0));
+    let r = load(&json);
+    assert_eq!(r["complete"], true);
+    assert_eq!(r["end_reason"], "signal");
+    assert!(u(&r["total"]["samples"]) > 0);
+    assert_eq!(r["details"]["missed"], 0);
+    assert_schema_valid(&json);
+}
+
+#[test]
+fn bad_irq_options_give_one_line_and_exit_2() {
+    let cases: &[&[&str]] = &[
+        &["irq"],
+        &["irq", "loopback", "--out", "1"],
+        &["irq", "loopback", "--in", "1", "--out", "1"],
+        &["irq", "loopback", "--backend", "sim", "--in", "3"],
+        &["irq", "loopback", "--backend", "serial"],
+        &["irq", "loopback", "--backend", "sim", "--load", "exec:1"],
+        &["irq", "target", "--in", "1", "--out", "2", "--period", "1ms"],
+        &["irq", "target", "--in", "1", "--out", "2", "--timeout", "1s"],
+        &["irq", "host", "--backend", "sim", "--rate", "0"],
+        &["irq", "host", "--backend", "sim", "--count", "0"],
+        &["irq", "host", "--backend", "sim", "--edge", "up"],
+        &["irq", "loopback", "--backend", "sim", "--period", "1ms", "--rate", "10"],
+    ];
+    for args in cases {
+        let out = rtlat().args(*args).output().expect("runs");
+        let lines = stderr_lines(&out);
+        if args.len() == 1 {
+            // `rtlat irq` alone prints the usage (clap's help on a missing subcommand).
+            assert_ne!(out.status.code(), Some(0), "{args:?}");
+            continue;
+        }
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {lines:?}");
+        assert_eq!(lines.len(), 1, "{args:?} printed {lines:?}");
+        assert!(lines[0].starts_with("rtlat: "), "{args:?}: {lines:?}");
+    }
+}
+
+#[test]
+fn missing_devices_give_one_line_naming_the_fix_and_exit_3() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["irq", "loopback", "--chip", "gpiochip97", "--out", "0", "--in", "1"],
+            "ls /dev/gpiochip*",
+        ),
+        (
+            &["irq", "target", "--out", "/dev/gpiochip98:0", "--in", "/dev/gpiochip98:1"],
+            "no GPIO chip /dev/gpiochip98",
+        ),
+        (
+            &["irq", "loopback", "--backend", "serial", "--port", "/dev/ttyUSB-rtlat-none"],
+            "ls /dev/ttyS*",
+        ),
+        (
+            &["irq", "host", "--backend", "serial", "--port", "/dev/null"],
+            "not a serial port",
+        ),
+    ];
+    for (args, fix) in cases {
+        let out = rtlat().args(*args).args(UNPRIV).output().expect("runs");
+        let lines = stderr_lines(&out);
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {lines:?}");
+        assert_eq!(lines.len(), 1, "{args:?} printed {lines:?}");
+        assert!(lines[0].contains(fix), "{args:?}: {lines:?}");
+        assert!(out.stdout.is_empty(), "{args:?} started a run");
+    }
+}
