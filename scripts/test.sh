@@ -7,3 +7,6 @@ cd "$(dirname "$0")/.."
 cargo fmt --check
 cargo clippy --all-targets --locked -- -D warnings
 cargo test --locked
+# Cross builds and the armv7/powerpc suites under qemu-user (scripts/cross.sh, minutes):
+# RTLAT_SKIP_CROSS=1 skips them on a developer's machine; CI always runs them.
+if [ "${RTLAT_SKIP_CROSS:-0}" != 1 ] || [ "${CI:-false}" = true ]; then scripts/cross.sh; else echo "skipped scripts/cross.sh (RTLAT_SKIP_CROSS=1)"; fi

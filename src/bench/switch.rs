@@ -6,10 +6,14 @@
 //! through the chosen mechanism; the wakee reads CLOCK_MONOTONIC (t1) as soon
 //! as it runs and publishes t1 in shared memory. At its next period the waker
 //! records `latency = t1 − t0` (outside any measured interval) before it
-//! wakes the wakee again. A wakee that has not completed the previous wake
-//! when a period begins is not woken again: that period is lost (counted as
-//! an overrun), as is every period the waker itself overslept. So every period
-//! of a run is either a sample or a lost wake, and the waker never blocks.
+//! wakes the wakee again. On one CPU (wakee priority >= waker's) each wake
+//! is preceded by an arming handshake, a futex round trip after which the
+//! wakee waits on the line with warm caches (`--cold` skips it; the waker
+//! waits at most half a period for it). A wakee that has not completed the
+//! previous wake when a period begins is not woken again: that period is lost
+//! (counted as an overrun), as is every period the waker itself overslept.
+//! So every period of a run is either a sample or a lost wake, and the waker
+//! never waits on a lost wakee.
 
 use crate::bench::harness::{self, Channel, RunSpec, Worker, WorkerEnd};
 use crate::bench::runtime::{RtConfig, StopFlag, PREFAULT_STACK, PRIVILEGE_FIX};
@@ -35,7 +39,14 @@ wakee reads CLOCK_MONOTONIC as soon as it runs:
 One pair per CPU of --cpus. --placement same puts waker and wakee on that CPU
 (a true context switch); cross puts the wakee on the next CPU of the list.
 The wakee runs at --priority (default 80), the waker one below it
-(--waker-priority), so on one CPU the wake preempts the waker at once.
+(--waker-priority), so on one CPU the wake preempts the waker at once (with
+equal priorities the waker yields the CPU right after the wake).
+On one CPU, with the wakee at a priority at least the waker's, each wake is
+preceded by an arming handshake (a futex round trip): the wakee has just run
+and waits on --via when it is woken, as in rt-tests and Xenomai's switchtest,
+so the latency is the wake and the context switch with warm caches. --cold
+wakes it straight from its idle wait instead (a cache-cold wake-up, as an
+event after an idle period sees it); cross-CPU wakes are always cold.
 Lost wakes: a period without a sample, because the wakee had not completed
 the previous wake when the period began (it is never woken twice), or the
 waker itself woke a whole period late. They are the summary's overruns.
@@ -97,6 +108,9 @@ pub struct SwitchArgs {
     /// Run each wakee in a forked process instead of a thread
     #[arg(long)]
     pub processes: bool,
+    /// No arming handshake: wake the wakee straight from its idle wait (cache-cold wake-ups)
+    #[arg(long)]
+    pub cold: bool,
     /// CPUs that host one pair each, e.g. `0,2-3`, or `all`
     #[arg(long, default_value = "all")]
     pub cpus: String,
@@ -141,6 +155,8 @@ pub struct SwitchConfig {
     pub via: &'static str,
     /// Wakees are forked processes (else threads).
     pub processes: bool,
+    /// Each wake is preceded by the arming handshake (same CPU, wakee priority >= waker's, not --cold).
+    pub warm: bool,
     pub placement: &'static str,
     pub cpus: Vec<usize>,
     pub pairs: Vec<PairPlan>,
@@ -220,6 +236,10 @@ impl SwitchConfig {
         Ok(SwitchConfig {
             via: a.via.mechanism().name(),
             processes: a.processes,
+            warm: !a.cold
+                && a.placement == Placement::Same
+                && matches!(rt.sched, Sched::Fifo(_) | Sched::Rr(_))
+                && waker_priority <= wakee_priority,
             placement: match a.placement {
                 Placement::Same => "same",
                 Placement::Cross => "cross",
@@ -260,7 +280,11 @@ const STOP: usize = 4;
 const READY: usize = 5;
 const FAIL_STAGE: usize = 6;
 const FAIL_ERRNO: usize = 7;
-const WORDS: usize = 8;
+/// Written by the waker: the number of its latest request to arm (futex word).
+const ARM: usize = 8;
+/// Written by the wakee: the arm request it answered, just before it waits on the line.
+const ARMED: usize = 9;
+const WORDS: usize = 10;
 
 const STAGE_PIN: u32 = 1;
 const STAGE_SCHED: u32 = 2;
@@ -333,6 +357,51 @@ impl PairShared {
 struct PairLink {
     shared: PairShared,
     bell: Doorbell,
+    /// The wakee is armed by a handshake before each measured wake (see `waker`).
+    warm: bool,
+    /// The wakee is a forked process (its futex words are shared, not private).
+    processes: bool,
+    /// Test knob: the wakee sleeps this long before acknowledging a wake.
+    delay: u64,
+}
+
+impl PairLink {
+    /// Ask the wakee to arm, and wait (at most until `deadline`) until it is
+    /// about to wait on the line.
+    #[inline(always)]
+    fn arm(&self, n: u32, deadline: u64) {
+        let (arm, armed) = (self.shared.w(ARM), self.shared.w(ARMED));
+        arm.store(n, Ordering::Release);
+        ipc::futex_wake(arm, self.processes);
+        loop {
+            let a = armed.load(Ordering::Acquire);
+            if a == n || sys::clock::now_ns(CLOCK) >= deadline {
+                return;
+            }
+            ipc::futex_wait_until(armed, a, Some(deadline), self.processes);
+        }
+    }
+
+    /// The wakee's side of `arm`: wait for a request (or the stop), answer it.
+    /// Returns false at the stop.
+    #[inline(always)]
+    fn await_arm(&self, seen: &mut u32) -> bool {
+        let (arm, armed) = (self.shared.w(ARM), self.shared.w(ARMED));
+        loop {
+            if self.shared.stopped() {
+                return false;
+            }
+            let v = arm.load(Ordering::Acquire);
+            if v != *seen {
+                *seen = v;
+                break;
+            }
+            ipc::futex_wait_until(arm, v, None, self.processes);
+        }
+        armed.store(*seen, Ordering::Release);
+        ipc::futex_wake(armed, self.processes);
+        true
+    }
 }
 
 /// Rings the wakee a last time with the stop flag set, even if the waker panics.
@@ -340,8 +409,13 @@ struct StopOnDrop<'a>(&'a PairLink);
 
 impl Drop for StopOnDrop<'_> {
     fn drop(&mut self) {
-        self.0.shared.stop();
-        self.0.bell.ring();
+        let l = self.0;
+        l.shared.stop();
+        // The wakee waits either for an arm request or on the line: end both waits.
+        let arm = l.shared.w(ARM);
+        arm.fetch_add(1, Ordering::Release);
+        ipc::futex_wake(arm, l.processes);
+        l.bell.ring();
     }
 }
 
@@ -357,6 +431,8 @@ enum Step {
 #[derive(Debug, Clone, Default)]
 struct Ledger {
     start: u64,
+    /// End of the run (u64::MAX without --duration).
+    end: u64,
     period: u64,
     /// Number of the last wake rung.
     seq: u32,
@@ -373,9 +449,10 @@ struct Ledger {
 }
 
 impl Ledger {
-    fn new(start: u64, period: u64) -> Self {
+    fn new(start: u64, end: u64, period: u64) -> Self {
         Ledger {
             start,
+            end,
             period,
             ..Default::default()
         }
@@ -385,7 +462,9 @@ impl Ledger {
     /// wakee's run time for the pending wake if it completed it.
     #[inline(always)]
     fn on_period(&mut self, due: u64, now: u64, ack: Option<u64>, rec: &mut Recorder) -> Step {
-        let late = now.saturating_sub(due) / self.period;
+        // Periods overslept, counting only those that start before the end of the run.
+        let before_end = self.end.saturating_sub(due).saturating_sub(1) / self.period;
+        let late = (now.saturating_sub(due) / self.period).min(before_end);
         self.owed += late;
         self.waker_late += late;
         if self.pending {
@@ -482,6 +561,8 @@ pub(crate) fn pause(clock: libc::clockid_t, target: u64, stop: &StopFlag, sliced
 /// What one waker is told to do.
 struct WakerPlan {
     period: u64,
+    /// Give the CPU to the wakee right after the wake (same CPU, same priority).
+    yield_after: bool,
     phase: u64,
     duration: Option<u64>,
     loops: Option<u64>,
@@ -508,9 +589,9 @@ fn waker(
     while link.shared.ready() == 0 && !stop.is_set() && sys::clock::now_ns(CLOCK) < ready_by {
         sys::clock::sleep_until(CLOCK, sys::clock::now_ns(CLOCK) + 100_000);
     }
-    let mut ledger = Ledger::new(start, plan.period);
-    let mut due = start + plan.phase;
     let end = plan.duration.map_or(u64::MAX, |d| start + d);
+    let mut ledger = Ledger::new(start, end, plan.period);
+    let mut due = start + plan.phase;
     let loops = plan.loops.unwrap_or(u64::MAX);
     let sliced = plan.period > 400_000_000;
     while due < end && ledger.rung < loops && !stop.is_set() {
@@ -521,9 +602,15 @@ fn waker(
         let ack = link.shared.acked(ledger.seq);
         if ledger.on_period(due, now, ack, rec) == Step::Ring {
             let seq = ledger.seq.wrapping_add(1);
+            if link.warm {
+                link.arm(seq, now + plan.period / 2);
+            }
             link.shared.post(seq);
             let t0 = sys::clock::now_ns(CLOCK);
             link.bell.ring();
+            if plan.yield_after {
+                std::thread::yield_now();
+            }
             ledger.rang(seq, t0);
         }
         due = ledger.next_due(due, now);
@@ -549,26 +636,31 @@ fn waker(
 }
 
 /// The wakee: wait, timestamp, acknowledge; until the waker's last ring.
-fn wakee(link: &PairLink, delay: u64) {
+fn wakee(link: &PairLink) {
     link.bell.attach_waiter();
     link.shared.set_ready();
-    let mut token = 0u32;
-    let mut last = 0u32;
+    let (mut token, mut last, mut arm) = (0u32, 0u32, 0u32);
     loop {
-        if let Err(e) = link.bell.wait(&mut token) {
-            link.shared.fail(STAGE_WAIT, &e);
+        if link.warm && !link.await_arm(&mut arm) {
             return;
         }
-        let t1 = sys::clock::now_ns(CLOCK);
-        if link.shared.stopped() {
-            return;
-        }
-        let seq = link.shared.seq();
-        if seq == last {
-            continue; // a wake with nothing to acknowledge (a stray signal)
-        }
-        if delay > 0 {
-            sys::clock::sleep_until(CLOCK, t1 + delay);
+        let (t1, seq) = loop {
+            if let Err(e) = link.bell.wait(&mut token) {
+                link.shared.fail(STAGE_WAIT, &e);
+                return;
+            }
+            let t1 = sys::clock::now_ns(CLOCK);
+            if link.shared.stopped() {
+                return;
+            }
+            let seq = link.shared.seq();
+            if seq != last {
+                break (t1, seq);
+            }
+            // A wake with nothing to acknowledge (a stray signal): wait again.
+        };
+        if link.delay > 0 {
+            sys::clock::sleep_until(CLOCK, t1 + link.delay);
         }
         link.shared.ack(seq, t1);
         last = seq;
@@ -576,7 +668,7 @@ fn wakee(link: &PairLink, delay: u64) {
 }
 
 /// The forked wakee process: set itself up like a measuring thread, then serve wakes.
-fn wakee_process(link: &PairLink, cpu: usize, sched: Sched, mlock: bool, delay: u64) -> i32 {
+fn wakee_process(link: &PairLink, cpu: usize, sched: Sched, mlock: bool) -> i32 {
     if let Err(e) = sys::sched::pin_current(cpu) {
         link.shared.fail(STAGE_PIN, &e);
         return 1;
@@ -593,7 +685,7 @@ fn wakee_process(link: &PairLink, cpu: usize, sched: Sched, mlock: bool, delay: 
         }
     }
     sys::mem::prefault_stack(PREFAULT_STACK);
-    wakee(link, delay);
+    wakee(link);
     0
 }
 
@@ -631,11 +723,10 @@ fn fork_wakees(cfg: &SwitchConfig, links: &[Arc<PairLink>]) -> Result<Vec<Child>
     sys::signals::block_termination()
         .map_err(|e| Error::env(format!("cannot block signals: {e}")))?;
     let mut children = Vec::with_capacity(links.len());
-    let delay = cfg.wakee_delay_ns.unwrap_or(0);
     for (plan, link) in cfg.pairs.iter().zip(links) {
         let (cpu, sched, mlock) = (plan.wakee_cpu, cfg.rt.sched, cfg.rt.mlock);
         let l = Arc::clone(link);
-        let child = ipc::fork_child(move || wakee_process(&l, cpu, sched, mlock, delay))
+        let child = ipc::fork_child(move || wakee_process(&l, cpu, sched, mlock))
             .map_err(|e| Error::env(format!("cannot fork a wakee process: {e}")))?;
         children.push(child);
     }
@@ -683,7 +774,13 @@ pub fn run(args: &SwitchArgs, argv: Vec<String>) -> Result<i32> {
             .map_err(|e| Error::env(format!("cannot map shared memory: {e}")))?;
         let bell = Doorbell::new(cfg.mechanism, cfg.processes)
             .map_err(|e| line_error(cfg.mechanism, e))?;
-        links.push(Arc::new(PairLink { shared, bell }));
+        links.push(Arc::new(PairLink {
+            shared,
+            bell,
+            warm: cfg.warm,
+            processes: cfg.processes,
+            delay: cfg.wakee_delay_ns.unwrap_or(0),
+        }));
     }
     let mut children = if cfg.processes {
         fork_wakees(&cfg, &links)?
@@ -717,6 +814,9 @@ pub fn run(args: &SwitchArgs, argv: Vec<String>) -> Result<i32> {
         ));
         let wplan = WakerPlan {
             period: cfg.period_ns,
+            yield_after: plan.waker_cpu == plan.wakee_cpu
+                && cfg.waker_priority.is_some()
+                && cfg.waker_priority == cfg.wakee_priority,
             phase: plan.phase_ns,
             duration: cfg.duration_ns,
             loops: cfg.loops,
@@ -742,13 +842,12 @@ pub fn run(args: &SwitchArgs, argv: Vec<String>) -> Result<i32> {
         });
         if !cfg.processes {
             let l = Arc::clone(link);
-            let delay = cfg.wakee_delay_ns.unwrap_or(0);
             workers.push(Worker {
                 name: format!("{}-wakee", plan.name),
                 cpu: Some(plan.wakee_cpu),
                 body: Box::new(move |_start: u64, _stop: &StopFlag| -> WorkerEnd {
                     let cpu0 = sys::thread_cpu_time_ns();
-                    wakee(&l, delay);
+                    wakee(&l);
                     WorkerEnd {
                         cpu_time_ns: sys::thread_cpu_time_ns().saturating_sub(cpu0),
                         brk: None,
@@ -852,7 +951,7 @@ mod tests {
     fn every_period_is_a_sample_or_a_lost_wake() {
         let (mut rec, mut col) = recorder::pair(1_000_000_000);
         let p = 1000;
-        let mut l = Ledger::new(0, p);
+        let mut l = Ledger::new(0, u64::MAX, p);
         // Period 0: ring.
         assert_eq!(l.on_period(0, 10, None, &mut rec), Step::Ring);
         l.rang(1, 20);
@@ -881,9 +980,20 @@ mod tests {
     }
 
     #[test]
+    fn periods_overslept_past_the_end_are_not_lost() {
+        let (mut rec, _col) = recorder::pair(1_000_000_000);
+        // Run of 10 periods; at period 8 the waker wakes 5 periods late:
+        // only period 9 was lost, 10..12 are after the end.
+        let mut l = Ledger::new(0, 10_000, 1000);
+        assert_eq!(l.on_period(8000, 13_100, None, &mut rec), Step::Ring);
+        assert_eq!(l.waker_late, 1);
+        assert!(l.next_due(8000, 13_100) >= 10_000);
+    }
+
+    #[test]
     fn an_unfinished_last_wake_is_lost_but_unrecorded() {
         let (mut rec, mut col) = recorder::pair(1_000_000_000);
-        let mut l = Ledger::new(0, 1000);
+        let mut l = Ledger::new(0, u64::MAX, 1000);
         l.on_period(0, 1, None, &mut rec);
         l.rang(1, 2);
         assert_eq!(l.on_period(1000, 1001, None, &mut rec), Step::Skip);

@@ -79,7 +79,6 @@ struct Slot {
     index: usize,
     tally: Arc<Tally>,
     handle: Option<JoinHandle<End>>,
-    pthread: libc::pthread_t,
     cpu_ns: u64,
 }
 
@@ -151,7 +150,6 @@ impl Pool {
                 Ok(handle) => slots.push(Slot {
                     index,
                     tally,
-                    pthread: handle.as_pthread_t(),
                     handle: Some(handle),
                     cpu_ns: 0,
                 }),
@@ -210,10 +208,13 @@ impl Pool {
                 .is_some_and(JoinHandle::is_finished);
             if finished {
                 self.join(i);
-            } else if self.slots[i].handle.is_some() {
-                if let Some(ns) = sys::process::thread_cpu_ns(self.slots[i].pthread) {
-                    self.slots[i].cpu_ns = ns;
-                }
+            } else if let Some(ns) = self.slots[i]
+                .handle
+                .as_ref()
+                // Not stored: pthread_t is a pointer (not Send) on musl.
+                .and_then(|h| sys::process::thread_cpu_ns(h.as_pthread_t()))
+            {
+                self.slots[i].cpu_ns = ns;
             }
         }
         let mut t = Totals {

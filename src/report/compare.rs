@@ -142,9 +142,8 @@ fn detail_u64(l: &Loaded, key: &str) -> Option<u64> {
 
 /// Lost wakes, packets or edges: `details.lost`, else the summary's overruns for switch.
 fn lost(l: &Loaded) -> Option<u64> {
-    detail_u64(l, "lost").or_else(|| {
-        (l.result.benchmark == "switch").then_some(l.result.total.overruns)
-    })
+    detail_u64(l, "lost")
+        .or_else(|| (l.result.benchmark == "switch").then_some(l.result.total.overruns))
 }
 
 /// cruncher: `details.stretch`, else max / ideal.
@@ -196,9 +195,9 @@ const fn col(head: &'static str, csv: &'static str, get: Get) -> Column {
 }
 
 fn columns(benchmark: &str) -> Vec<Column> {
+    use Figure::*;
     use Get::*;
     use Source::*;
-    use Figure::*;
     match benchmark {
         "timer" => vec![
             col("min", "min_us", Of(Primary, Min)),
@@ -259,7 +258,12 @@ fn columns(benchmark: &str) -> Vec<Column> {
 
 fn summary_of(l: &Loaded, src: Source) -> Option<Summary> {
     let r = &l.result;
-    let thread = |n: &str| r.threads.iter().find(|t| t.name == n).map(|t| t.summary.clone());
+    let thread = |n: &str| {
+        r.threads
+            .iter()
+            .find(|t| t.name == n)
+            .map(|t| t.summary.clone())
+    };
     match src {
         Source::Primary => Some(primary(r).2),
         Source::Thread(n) => thread(n),
@@ -306,7 +310,11 @@ struct Table {
     rows: Vec<Vec<String>>,
 }
 
-fn build_tables(rows: &[&Loaded], format: TableFormat, delta: Option<(&Metric, &Loaded)>) -> Vec<Table> {
+fn build_tables(
+    rows: &[&Loaded],
+    format: TableFormat,
+    delta: Option<(&Metric, &Loaded)>,
+) -> Vec<Table> {
     let csv = format == TableFormat::Csv;
     let mut benches: Vec<&str> = Vec::new();
     for l in rows {
@@ -493,14 +501,25 @@ fn render_csv(tables: &[Table]) -> String {
         }
         let mut head = vec!["label".to_string(), "benchmark".to_string()];
         head.extend(t.head.iter().skip(1).cloned());
-        let _ = writeln!(o, "{}", head.iter().map(|h| csv_field(h)).collect::<Vec<_>>().join(","));
+        let _ = writeln!(
+            o,
+            "{}",
+            head.iter()
+                .map(|h| csv_field(h))
+                .collect::<Vec<_>>()
+                .join(",")
+        );
         for r in &t.rows {
             let mut cells = vec![r[0].clone(), t.benchmark.clone()];
             cells.extend(r.iter().skip(1).cloned());
             let _ = writeln!(
                 o,
                 "{}",
-                cells.iter().map(|c| csv_field(c)).collect::<Vec<_>>().join(",")
+                cells
+                    .iter()
+                    .map(|c| csv_field(c))
+                    .collect::<Vec<_>>()
+                    .join(",")
             );
         }
     }
@@ -509,7 +528,11 @@ fn render_csv(tables: &[Table]) -> String {
 
 /// The comparison table of `rows` in `format`; with a baseline, a column with
 /// the change of `metric` against it.
-pub fn table(rows: &[&Loaded], format: TableFormat, baseline: Option<(&Metric, &Loaded)>) -> String {
+pub fn table(
+    rows: &[&Loaded],
+    format: TableFormat,
+    baseline: Option<(&Metric, &Loaded)>,
+) -> String {
     let tables = build_tables(rows, format, baseline);
     match format {
         TableFormat::Text => render_text(&tables),
@@ -519,7 +542,12 @@ pub fn table(rows: &[&Loaded], format: TableFormat, baseline: Option<(&Metric, &
 }
 
 /// The verdict of one result against the baseline: `Ok(true)` when worse by more than `margin` %.
-pub fn worse(metric: &Metric, l: &Loaded, base: &Loaded, margin: f64) -> std::result::Result<(bool, String), String> {
+pub fn worse(
+    metric: &Metric,
+    l: &Loaded,
+    base: &Loaded,
+    margin: f64,
+) -> std::result::Result<(bool, String), String> {
     let v = metric.value(l)?;
     let b = metric.value(base)?;
     let limit = b * (1.0 + margin / 100.0);

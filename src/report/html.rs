@@ -180,7 +180,10 @@ fn section(o: &mut String, i: usize, l: &Loaded) {
             ("rcu_nocbs", opt(&s.rcu_nocbs)),
             ("clocksource", opt(&s.clocksource)),
             ("governors", governors.join(", ")),
-            ("SMT active", s.smt_active.map(|b| b.to_string()).unwrap_or_default()),
+            (
+                "SMT active",
+                s.smt_active.map(|b| b.to_string()).unwrap_or_default(),
+            ),
             ("idle states", idle.join(", ")),
             (
                 "RT throttling",
@@ -247,8 +250,11 @@ fn section(o: &mut String, i: usize, l: &Loaded) {
     }
 
     let _ = writeln!(o, "<h3>Summary</h3>");
-    let mut rows: Vec<(&str, &Summary)> =
-        r.threads.iter().map(|t| (t.name.as_str(), &t.summary)).collect();
+    let mut rows: Vec<(&str, &Summary)> = r
+        .threads
+        .iter()
+        .map(|t| (t.name.as_str(), &t.summary))
+        .collect();
     if r.threads.len() > 1 {
         rows.push(("all", &r.total));
     }

@@ -161,7 +161,11 @@ fn tick_label(v: f64, step: f64) -> String {
         (-step.log10().floor()) as usize
     };
     let s = format!("{v:.decimals$}");
-    if s.starts_with('-') && s.trim_start_matches('-').chars().all(|c| c == '0' || c == '.') {
+    if s.starts_with('-')
+        && s.trim_start_matches('-')
+            .chars()
+            .all(|c| c == '0' || c == '.')
+    {
         s[1..].to_string()
     } else {
         s
@@ -198,8 +202,16 @@ pub fn linear_axis(label: &str, lo: f64, hi: f64) -> Axis {
 
 /// A log axis over decades `[floor(lo), ceil(hi)]` (exponents), ticks at every decade.
 pub fn log_axis(label: &str, lo_exp: f64, hi_exp: f64, fmt: fn(i32) -> String) -> Axis {
-    let lo = if lo_exp.is_finite() { lo_exp.floor() } else { 0.0 };
-    let mut hi = if hi_exp.is_finite() { hi_exp.ceil() } else { 1.0 };
+    let lo = if lo_exp.is_finite() {
+        lo_exp.floor()
+    } else {
+        0.0
+    };
+    let mut hi = if hi_exp.is_finite() {
+        hi_exp.ceil()
+    } else {
+        1.0
+    };
     if hi <= lo {
         hi = lo + 1.0;
     }
@@ -364,7 +376,10 @@ impl Plot {
         // Legend, outside the data area.
         let mut y = TOP + 10.0;
         for k in &self.keys {
-            let color = k.color.map(|c| PALETTE[c % PALETTE.len()]).unwrap_or("#555555");
+            let color = k
+                .color
+                .map(|c| PALETTE[c % PALETTE.len()])
+                .unwrap_or("#555555");
             let text_x = if k.line {
                 let _ = writeln!(
                     o,
@@ -474,11 +489,7 @@ pub fn document(plots: &[Plot]) -> String {
         );
     }
     for (i, p) in plots.iter().enumerate() {
-        let _ = writeln!(
-            o,
-            "<g transform=\"translate(0,{})\">",
-            HEIGHT as usize * i
-        );
+        let _ = writeln!(o, "<g transform=\"translate(0,{})\">", HEIGHT as usize * i);
         p.body(&mut o);
         o.push_str("</g>\n");
     }
@@ -497,7 +508,13 @@ fn drawn(threads: &[ThreadResult]) -> (Vec<&ThreadResult>, usize) {
         return (with, 0);
     }
     let mut order: Vec<usize> = (0..with.len()).collect();
-    order.sort_by(|&a, &b| with[b].summary.max_ns.cmp(&with[a].summary.max_ns).then(a.cmp(&b)));
+    order.sort_by(|&a, &b| {
+        with[b]
+            .summary
+            .max_ns
+            .cmp(&with[a].summary.max_ns)
+            .then(a.cmp(&b))
+    });
     let mut keep: Vec<usize> = order.into_iter().take(MAX_SERIES).collect();
     keep.sort_unstable();
     let left = with.len() - keep.len();
@@ -575,43 +592,119 @@ pub fn display_bins(h: &Histogram, w: u64) -> BTreeMap<u64, u64> {
     bins
 }
 
+/// Display bins of a histogram plot.
+#[derive(Debug, Clone, Copy)]
+enum Bins {
+    /// `w` ns wide from `from` ns, on a linear axis (1 µs as OSADL draws them).
+    Linear { w: u64, from: u64 },
+    /// [`LOG_BINS_PER_OCTAVE`] per power of two, on a log axis.
+    Log,
+}
+
+/// Bins per power of two on a log latency axis (each about 4.4 % wide).
+const LOG_BINS_PER_OCTAVE: f64 = 16.0;
+
+impl Bins {
+    /// Counts per bin.
+    fn count(&self, h: &Histogram) -> BTreeMap<u64, u64> {
+        match *self {
+            Bins::Linear { w, .. } => display_bins(h, w),
+            Bins::Log => {
+                let mut bins = BTreeMap::new();
+                for (i, c) in h.nonzero() {
+                    let v = representative(i).clamp(h.min, h.max).max(1);
+                    let bin = ((v as f64).log2() * LOG_BINS_PER_OCTAVE).floor() as u64;
+                    *bins.entry(bin).or_insert(0u64) += c;
+                }
+                bins
+            }
+        }
+    }
+
+    /// A bin's edges in axis coordinates.
+    fn edges(&self, bin: u64) -> (f64, f64) {
+        match *self {
+            Bins::Linear { w, .. } => (
+                us_f(bin.saturating_mul(w)),
+                us_f(bin.saturating_add(1).saturating_mul(w)),
+            ),
+            Bins::Log => {
+                let at = |b: u64| (b as f64 / LOG_BINS_PER_OCTAVE) * 2f64.log10() - 3.0;
+                (at(bin), at(bin.saturating_add(1)))
+            }
+        }
+    }
+
+    fn axis(&self, quantity: &str, lo: u64, hi: u64) -> Axis {
+        match *self {
+            Bins::Linear { w, from } => {
+                let to = (hi / w).saturating_add(1).saturating_mul(w);
+                linear_axis(
+                    &format!("{quantity} in µs ({} bins)", human_bin(w)),
+                    us_f(from),
+                    us_f(to),
+                )
+            }
+            Bins::Log => log_axis(
+                &format!("{quantity} in µs (log scale; bins 1/16 octave, 4.4 % wide)"),
+                us_f(lo.max(1)).log10(),
+                us_f(hi.max(1)).log10() + 0.01,
+                decade,
+            ),
+        }
+    }
+}
+
 /// The latency histogram: one step line per series, log count axis.
-pub fn histogram_plot(title: String, subtitle: String, quantity: &str, series: &[(String, Histogram)], left_out: usize) -> Plot {
+pub fn histogram_plot(
+    title: String,
+    subtitle: String,
+    quantity: &str,
+    series: &[(String, Histogram)],
+    left_out: usize,
+) -> Plot {
     let filled: Vec<&(String, Histogram)> = series.iter().filter(|(_, h)| h.samples > 0).collect();
     let lo = filled.iter().map(|(_, h)| h.min).min().unwrap_or(0);
     let hi = filled.iter().map(|(_, h)| h.max).max().unwrap_or(1000);
-    let x_lo_ns = if lo > hi / 2 { lo } else { 0 };
-    let w = bin_width_ns(x_lo_ns, hi);
-    let x_lo_ns = x_lo_ns / w * w;
+    let p50 = filled
+        .iter()
+        .filter_map(|(_, h)| h.percentile(50.0))
+        .max()
+        .unwrap_or(0);
+    // A tail a hundred times beyond the bulk would squeeze the bulk into a pixel: log x axis.
+    let bins = if hi as f64 > 100.0 * p50.max(1000) as f64 {
+        Bins::Log
+    } else {
+        let x_lo = if lo > hi / 2 { lo } else { 0 };
+        let w = bin_width_ns(x_lo, hi);
+        Bins::Linear {
+            w,
+            from: x_lo / w * w,
+        }
+    };
     let mut max_count = 1u64;
     let mut all_bins = Vec::new();
     for (_, h) in &filled {
-        let b = display_bins(h, w);
+        let b = bins.count(h);
         max_count = max_count.max(b.values().copied().max().unwrap_or(1));
         all_bins.push(b);
     }
-    let x_hi_ns = (hi / w).saturating_add(1).saturating_mul(w);
-    let x = linear_axis(
-        &format!("{quantity} in µs ({} bins)", human_bin(w)),
-        us_f(x_lo_ns),
-        us_f(x_hi_ns),
-    );
+    let x = bins.axis(quantity, lo, hi);
     let base = (0.5f64).log10();
     let top = (max_count as f64).log10().ceil().max(1.0);
     let mut y = log_axis("samples per bin (log scale)", 0.0, top, decade);
     y.min = base;
     let mut lines = Vec::new();
     let mut keys = Vec::new();
-    for (i, ((name, h), bins)) in filled.iter().zip(&all_bins).enumerate() {
+    for (i, ((name, h), counts)) in filled.iter().zip(&all_bins).enumerate() {
         let mut pts = Vec::new();
         let mut prev_end: Option<u64> = None;
-        for (&bin, &c) in bins {
-            let x0 = us_f(bin.saturating_mul(w));
-            let x1 = us_f(bin.saturating_add(1).saturating_mul(w));
+        for (&bin, &c) in counts {
+            let (x0, x1) = bins.edges(bin);
             let yv = (c as f64).log10();
             if prev_end != Some(bin) {
                 if let Some(e) = prev_end {
-                    pts.push(Some((us_f(e.saturating_mul(w)), base)));
+                    pts.push(Some((bins.edges(e).0, base)));
                 }
                 pts.push(Some((x0, base)));
             }
@@ -620,7 +713,7 @@ pub fn histogram_plot(title: String, subtitle: String, quantity: &str, series: &
             prev_end = Some(bin.saturating_add(1));
         }
         if let Some(e) = prev_end {
-            pts.push(Some((us_f(e.saturating_mul(w)), base)));
+            pts.push(Some((bins.edges(e).0, base)));
         }
         lines.push(Line {
             color: i,
@@ -636,6 +729,7 @@ pub fn histogram_plot(title: String, subtitle: String, quantity: &str, series: &
             line: true,
         });
     }
+    keys.extend(no_samples(series));
     if left_out > 0 {
         keys.push(Key {
             text: format!("{left_out} more not drawn"),
@@ -793,7 +887,11 @@ pub fn timeline_plot(r: &RunResult, title: String, subtitle: String) -> Plot {
         });
     }
     if !series.is_empty() {
-        for (text, dash) in [("max", Dash::Solid), ("average", Dash::Dashed), ("min", Dash::Dotted)] {
+        for (text, dash) in [
+            ("max", Dash::Solid),
+            ("average", Dash::Dashed),
+            ("min", Dash::Dotted),
+        ] {
             keys.push(Key {
                 text: text.into(),
                 detail: None,
@@ -820,7 +918,10 @@ pub fn timeline_plot(r: &RunResult, title: String, subtitle: String) -> Plot {
         .unwrap_or(0);
     let mut x = x;
     if interval > 0 {
-        x.label = format!("time since start in s (points: {} intervals)", human_duration(interval));
+        x.label = format!(
+            "time since start in s (points: {} intervals)",
+            human_duration(interval)
+        );
     }
     let markers = r
         .phases
@@ -877,6 +978,21 @@ fn percentile_points(h: &Histogram, x_max: f64, log: bool) -> Vec<Option<(f64, f
     pts
 }
 
+/// Legend remarks for series that have nothing to draw.
+fn no_samples(series: &[(String, Histogram)]) -> Vec<Key> {
+    series
+        .iter()
+        .filter(|(_, h)| h.samples == 0)
+        .map(|(name, _)| Key {
+            text: name.clone(),
+            detail: Some("no samples".into()),
+            color: None,
+            dash: Dash::Solid,
+            line: false,
+        })
+        .collect()
+}
+
 /// `0 → 0%`, `1 → 90%`, `2 → 99%`, `3 → 99.9%` …
 fn nines(k: i32) -> String {
     match k {
@@ -888,7 +1004,13 @@ fn nines(k: i32) -> String {
 }
 
 /// Latency by percentile: latency against 1 − p on a log axis, so the tail has room.
-pub fn percentile_plot(title: String, subtitle: String, quantity: &str, series: &[(String, Histogram)], left_out: usize) -> Plot {
+pub fn percentile_plot(
+    title: String,
+    subtitle: String,
+    quantity: &str,
+    series: &[(String, Histogram)],
+    left_out: usize,
+) -> Plot {
     let filled: Vec<&(String, Histogram)> = series.iter().filter(|(_, h)| h.samples > 0).collect();
     let n_max = filled.iter().map(|(_, h)| h.samples).max().unwrap_or(10);
     let x_max = (n_max as f64).log10().ceil().clamp(1.0, 12.0);
@@ -913,7 +1035,10 @@ pub fn percentile_plot(title: String, subtitle: String, quantity: &str, series: 
             width: if merged_series { 2.0 } else { 1.3 },
             points: percentile_points(h, x_max, log),
         });
-        let p99 = h.percentile(99.0).map(short_us).unwrap_or_else(|| "-".into());
+        let p99 = h
+            .percentile(99.0)
+            .map(short_us)
+            .unwrap_or_else(|| "-".into());
         keys.push(Key {
             text: name.to_string(),
             detail: Some(format!("p99 {p99} µs")),
@@ -922,6 +1047,7 @@ pub fn percentile_plot(title: String, subtitle: String, quantity: &str, series: 
             line: true,
         });
     }
+    keys.extend(no_samples(series));
     if left_out > 0 {
         keys.push(Key {
             text: format!("{left_out} more not drawn"),
@@ -1031,10 +1157,7 @@ pub fn compare_plots(results: &[&Loaded]) -> Vec<Plot> {
             1 => "1 result".to_string(),
             n => format!("{n} results"),
         };
-        let sub = format!(
-            "{count}, each: {what_series}\nloads — {}",
-            loads.join("; ")
-        );
+        let sub = format!("{count}, each: {what_series}\nloads — {}", loads.join("; "));
         let what = what_of(b);
         let quantity = quantity_of(b);
         plots.push(histogram_plot(
@@ -1120,6 +1243,29 @@ mod tests {
     }
 
     #[test]
+    fn a_far_tail_switches_the_histogram_to_a_log_axis() {
+        let mut h = Histogram::new();
+        for v in 0..10_000u64 {
+            h.record(20_000 + v % 5_000);
+        }
+        let near = histogram_plot(
+            "t".into(),
+            "s".into(),
+            "latency",
+            &[("a".into(), h.clone())],
+            0,
+        );
+        assert!(near.x.label.contains("200 ns bins"), "{}", near.x.label);
+        h.record(25_000_000);
+        let far = histogram_plot("t".into(), "s".into(), "latency", &[("a".into(), h)], 0);
+        assert!(far.x.label.contains("log scale"), "{}", far.x.label);
+        assert_eq!((far.x.min, far.x.max), (1.0, 5.0));
+        let xs: Vec<f64> = far.lines[0].points.iter().flatten().map(|p| p.0).collect();
+        assert!(xs.windows(2).all(|w| w[0] <= w[1]));
+        assert!(xs[0] > 1.2 && *xs.last().unwrap() < 4.5);
+    }
+
+    #[test]
     fn paths_skip_duplicates_and_break_on_none() {
         let p = Plot {
             title: "t".into(),
@@ -1144,10 +1290,7 @@ mod tests {
                 Some((5.0, 5.0)),
             ],
         };
-        assert_eq!(
-            p.path(&line),
-            "M80.0,348.0 L760.0,78.0 M420.0,213.0"
-        );
+        assert_eq!(p.path(&line), "M80.0,348.0 L760.0,78.0 M420.0,213.0");
     }
 
     #[test]

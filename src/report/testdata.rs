@@ -27,7 +27,15 @@ pub struct Shape {
 }
 
 /// Samples at `period_ns`, their histogram, exact totals and 1 s series.
-pub fn thread(name: &str, cpu: Option<usize>, seed: u64, n: u64, period_ns: u64, shape: Shape, offset_ns: u64) -> (ThreadResult, Totals, Histogram) {
+pub fn thread(
+    name: &str,
+    cpu: Option<usize>,
+    seed: u64,
+    n: u64,
+    period_ns: u64,
+    shape: Shape,
+    offset_ns: u64,
+) -> (ThreadResult, Totals, Histogram) {
     let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
     let mut h = Histogram::new();
     let mut t = Totals::default();
@@ -130,7 +138,13 @@ pub fn system(host: &str) -> SystemInfo {
     }
 }
 
-fn base(benchmark: &str, host: &str, threads: Vec<(ThreadResult, Totals, Histogram)>, period_ns: u64, duration_ns: u64) -> RunResult {
+fn base(
+    benchmark: &str,
+    host: &str,
+    threads: Vec<(ThreadResult, Totals, Histogram)>,
+    period_ns: u64,
+    duration_ns: u64,
+) -> RunResult {
     let n = threads.len();
     let total = total(&threads);
     RunResult {
@@ -142,7 +156,12 @@ fn base(benchmark: &str, host: &str, threads: Vec<(ThreadResult, Totals, Histogr
         },
         benchmark: benchmark.into(),
         label: None,
-        command_line: vec!["rtlat".into(), benchmark.into(), "--duration".into(), "20s".into()],
+        command_line: vec![
+            "rtlat".into(),
+            benchmark.into(),
+            "--duration".into(),
+            "20s".into(),
+        ],
         start_time_utc: "2026-01-05T10:00:00.000Z".into(),
         duration_ns,
         complete: true,
@@ -185,9 +204,22 @@ pub fn timer_phases() -> RunResult {
     let busy = shape(4_500, 14_000, 997, 95_000);
     let mut phases = Vec::new();
     let mut all: Vec<Vec<(ThreadResult, Totals, Histogram)>> = vec![Vec::new(), Vec::new()];
-    for (p, (name, sh, offset)) in [("idle", idle, 0u64), ("load", busy, 10_000_000_000)].iter().enumerate() {
+    for (p, (name, sh, offset)) in [("idle", idle, 0u64), ("load", busy, 10_000_000_000)]
+        .iter()
+        .enumerate()
+    {
         let parts: Vec<_> = (0..2)
-            .map(|c| thread(&format!("cpu{c}"), Some(c), 11 + c as u64 + 10 * p as u64, 10_000, period, *sh, *offset))
+            .map(|c| {
+                thread(
+                    &format!("cpu{c}"),
+                    Some(c),
+                    11 + c as u64 + 10 * p as u64,
+                    10_000,
+                    period,
+                    *sh,
+                    *offset,
+                )
+            })
             .collect();
         phases.push(Phase {
             name: name.to_string(),
@@ -229,14 +261,39 @@ pub fn timer_phases() -> RunResult {
 /// Timer on twelve CPUs (more than a plot draws), no load.
 pub fn timer_many() -> RunResult {
     let threads = (0..12)
-        .map(|c| thread(&format!("cpu{c}"), Some(c), 100 + c as u64, 2_000, 500_000, shape(2_000 + 100 * c as u64, 5_000, 501 + c as u64, 20_000 + 3_000 * c as u64), 0))
+        .map(|c| {
+            thread(
+                &format!("cpu{c}"),
+                Some(c),
+                100 + c as u64,
+                2_000,
+                500_000,
+                shape(
+                    2_000 + 100 * c as u64,
+                    5_000,
+                    501 + c as u64,
+                    20_000 + 3_000 * c as u64,
+                ),
+                0,
+            )
+        })
         .collect();
     base("timer", "board-b", threads, 500_000, 1_000_000_000)
 }
 
 pub fn switch() -> RunResult {
     let threads = (0..2)
-        .map(|i| thread(&format!("pair{i}"), Some(i), 21 + i as u64, 5_000, 1_000_000, shape(6_000, 4_000, 1_203, 31_000), 0))
+        .map(|i| {
+            thread(
+                &format!("pair{i}"),
+                Some(i),
+                21 + i as u64,
+                5_000,
+                1_000_000,
+                shape(6_000, 4_000, 1_203, 31_000),
+                0,
+            )
+        })
         .collect();
     let mut r = base("switch", "board-a", threads, 1_000_000, 5_000_000_000);
     r.total.overruns = 3;
@@ -246,7 +303,15 @@ pub fn switch() -> RunResult {
 }
 
 pub fn cruncher() -> RunResult {
-    let threads = vec![thread("run", Some(1), 31, 500, 20_000_000, shape(10_012_000, 60_000, 97, 10_900_000), 0)];
+    let threads = vec![thread(
+        "run",
+        Some(1),
+        31,
+        500,
+        20_000_000,
+        shape(10_012_000, 60_000, 97, 10_900_000),
+        0,
+    )];
     let mut r = base("cruncher", "board-a", threads, 20_000_000, 10_000_000_000);
     r.details.insert("ideal_ns".into(), 10_004_000.into());
     r.details.insert("stretch".into(), json!(1.1234));
@@ -268,7 +333,12 @@ pub fn net() -> RunResult {
         .map(|(i, (name, s))| thread(name, None, 41 + i as u64, 10_000, 1_000_000, *s, 0))
         .collect();
     let mut r = base("net", "board-a", threads, 1_000_000, 10_000_000_000);
-    for (k, v) in [("lost", 2), ("duplicated", 0), ("reordered", 1), ("late", 4)] {
+    for (k, v) in [
+        ("lost", 2),
+        ("duplicated", 0),
+        ("reordered", 1),
+        ("late", 4),
+    ] {
         r.details.insert(k.into(), v.into());
     }
     r
@@ -278,7 +348,7 @@ pub fn irq() -> RunResult {
     let sh = [
         ("irq", shape(7_000, 3_000, 0, 0)),
         ("user", shape(16_000, 8_000, 777, 70_000)),
-        ("wake", shape(21_000, 9_000, 777, 80_000)),
+        ("wake", shape(21_000, 9_000, 777, 5_000_000)),
     ];
     let threads = sh
         .iter()

@@ -38,8 +38,9 @@ pub fn snapshot(name: &str, got: &str) {
         std::fs::create_dir_all(path.parent().expect("dir")).expect("snapshot dir");
         std::fs::write(&path, got).expect("write snapshot");
     }
-    let want = std::fs::read_to_string(&path)
-        .unwrap_or_else(|_| panic!("snapshot {name} is missing; run with RTLAT_UPDATE_SNAPSHOTS=1"));
+    let want = std::fs::read_to_string(&path).unwrap_or_else(|_| {
+        panic!("snapshot {name} is missing; run with RTLAT_UPDATE_SNAPSHOTS=1")
+    });
     if got != want {
         let line = got
             .lines()
@@ -79,7 +80,9 @@ fn svg_plots_match_snapshots() {
         let expected = if l.result.phases.is_empty() { 3 } else { 4 };
         assert_eq!(plots.len(), expected, "{}", l.path.display());
         let doc = svg::document(&plots);
-        assert!(doc.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\""));
+        assert!(doc.starts_with(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\""
+        ));
         assert_eq!(doc.matches("<g transform=").count(), expected);
         snapshot(&format!("{}.svg", l.path.display()), &doc);
     }
@@ -96,11 +99,22 @@ fn plots_say_what_on_what_under_which_load_with_units() {
         assert!(p.subtitle.contains("PREEMPT_RT"), "{}", p.subtitle);
         assert!(p.subtitle.contains("load: exec:2"), "{}", p.subtitle);
         assert!(!p.keys.is_empty(), "no legend in {}", p.title);
-        assert!(p.x.label.contains("µs") || p.x.label.contains(" s") || p.x.label.contains("percentile"));
+        assert!(
+            p.x.label.contains("µs")
+                || p.x.label.contains(" s")
+                || p.x.label.contains("percentile")
+        );
         assert!(p.y.label.contains("µs") || p.y.label.contains("samples"));
     }
-    assert!(plots[0].y.label.contains("log scale"), "histogram counts on a log axis");
-    assert!(plots[0].x.label.contains("1 µs bins"), "{}", plots[0].x.label);
+    assert!(
+        plots[0].y.label.contains("log scale"),
+        "histogram counts on a log axis"
+    );
+    assert!(
+        plots[0].x.label.contains("1 µs bins"),
+        "{}",
+        plots[0].x.label
+    );
     assert_eq!(plots[1].markers.len(), 1, "the load phase starts");
     assert!(plots[2].x.ticks.iter().any(|t| t.1 == "99.99%"));
     // More threads than a plot draws: the legend says so.
@@ -116,17 +130,30 @@ fn plots_say_what_on_what_under_which_load_with_units() {
 #[test]
 fn html_reports_match_snapshots_and_stay_offline() {
     for name in ["timer-phases", "net"] {
-        let l = variants().into_iter().find(|l| l.path == Path::new(&format!("{name}.json"))).expect("variant");
+        let l = variants()
+            .into_iter()
+            .find(|l| l.path == Path::new(&format!("{name}.json")))
+            .expect("variant");
         let page = html::report(std::slice::from_ref(&l));
-        assert!(!page.contains("http://") && !page.contains("https://"), "{name}: URL in the page");
-        assert!(!page.contains("xmlns"), "inline SVG needs no namespace in HTML5");
+        assert!(
+            !page.contains("http://") && !page.contains("https://"),
+            "{name}: URL in the page"
+        );
+        assert!(
+            !page.contains("xmlns"),
+            "inline SVG needs no namespace in HTML5"
+        );
         assert_eq!(page.matches("<svg ").count(), svg::report_plots(&l).len());
         // The embedded data reads back as the result.
         let tag = "<script type=\"application/json\" id=\"data-0\">";
         let start = page.find(tag).expect("data") + tag.len();
         let end = start + page[start..].find("</script>").expect("end");
-        let back: RunResult = serde_json::from_str(&page[start..end]).expect("embedded JSON parses");
-        assert_eq!(serde_json::to_value(&back).ok(), serde_json::to_value(&l.result).ok());
+        let back: RunResult =
+            serde_json::from_str(&page[start..end]).expect("embedded JSON parses");
+        assert_eq!(
+            serde_json::to_value(&back).ok(),
+            serde_json::to_value(&l.result).ok()
+        );
         snapshot(&format!("{name}.html"), &page);
     }
     let all = variants();
@@ -142,7 +169,10 @@ fn compare_tables_match_snapshots() {
     snapshot("compare.txt", &table(&rows, TableFormat::Text, None));
     snapshot("compare.md", &table(&rows, TableFormat::Markdown, None));
     snapshot("compare.csv", &table(&rows, TableFormat::Csv, None));
-    let timers: Vec<&Loaded> = all.iter().filter(|l| l.result.benchmark == "timer").collect();
+    let timers: Vec<&Loaded> = all
+        .iter()
+        .filter(|l| l.result.benchmark == "timer")
+        .collect();
     let base = timers[0];
     snapshot(
         "compare-baseline.txt",
@@ -166,7 +196,14 @@ fn markdown_tables_are_well_formed() {
         let cells = |l: &str| l.trim_matches('|').split(" | ").count();
         let width = cells(line);
         let sep = lines.next().expect("separator");
-        assert!(sep.split('|').filter(|c| !c.is_empty()).all(|c| c.trim().trim_end_matches(':').chars().all(|x| x == '-')), "{sep}");
+        assert!(
+            sep.split('|').filter(|c| !c.is_empty()).all(|c| c
+                .trim()
+                .trim_end_matches(':')
+                .chars()
+                .all(|x| x == '-')),
+            "{sep}"
+        );
         assert_eq!(cells(sep), width);
         while let Some(row) = lines.next_if(|l| l.starts_with('|')) {
             assert_eq!(cells(row), width, "{row}");
@@ -178,7 +215,7 @@ fn markdown_tables_are_well_formed() {
 /// Extreme values everywhere a number is: whatever passes `check` renders without panicking.
 #[test]
 fn renderers_survive_extreme_values() {
-    fn mutate(v: &mut serde_json::Value, seed: &mut u64, depth: usize) {
+    fn mutate(v: &mut serde_json::Value, seed: &mut u64) {
         match v {
             serde_json::Value::Number(n) if n.is_u64() => {
                 *seed ^= *seed << 13;
@@ -189,12 +226,12 @@ fn renderers_survive_extreme_values() {
                     *v = choice[(*seed >> 8) as usize % choice.len()].into();
                 }
             }
-            serde_json::Value::Array(a) => a.iter_mut().for_each(|x| mutate(x, seed, depth + 1)),
+            serde_json::Value::Array(a) => a.iter_mut().for_each(|x| mutate(x, seed)),
             // Bucket bounds must stay boundaries to pass `check`; everything else may go wild.
             serde_json::Value::Object(o) => o
                 .iter_mut()
                 .filter(|(k, _)| !matches!(k.as_str(), "low_ns" | "high_ns" | "count"))
-                .for_each(|(_, x)| mutate(x, seed, depth + 1)),
+                .for_each(|(_, x)| mutate(x, seed)),
             _ => {}
         }
     }
@@ -203,7 +240,7 @@ fn renderers_survive_extreme_values() {
         for round in 0..30u64 {
             let mut v = serde_json::to_value(&l.result).expect("value");
             let mut seed = 0x1234_5678 + round * 7919 + i as u64;
-            mutate(&mut v, &mut seed, 0);
+            mutate(&mut v, &mut seed);
             let Ok(r) = serde_json::from_value::<RunResult>(v) else {
                 continue;
             };
@@ -222,5 +259,8 @@ fn renderers_survive_extreme_values() {
             rendered += 1;
         }
     }
-    assert!(rendered > 20, "only {rendered} mutated results passed the checks");
+    assert!(
+        rendered > 20,
+        "only {rendered} mutated results passed the checks"
+    );
 }

@@ -10,13 +10,7 @@ use std::fmt::Write;
 pub fn report(l: &Loaded) -> String {
     let r = &l.result;
     let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "== {}: {} ({})",
-        l.label,
-        r.benchmark,
-        l.path.display()
-    );
+    let _ = writeln!(s, "== {}: {} ({})", l.label, r.benchmark, l.path.display());
     let _ = writeln!(s, "system: {}", machine_of(r));
     let start = if r.start_time_utc.is_empty() {
         "unknown".to_string()

@@ -312,6 +312,7 @@ impl Doorbell {
         loop {
             let rc: isize = match &self.line {
                 Line::Futex { word, private } => {
+                    // The word counts rings; the token counts the rings taken.
                     let w = &word.words()[0];
                     let v = w.load(Ordering::Acquire);
                     if v != *token {
@@ -319,8 +320,8 @@ impl Doorbell {
                         return Ok(());
                     }
                     let rc = futex(w, futex_op(libc::FUTEX_WAIT, *private), v);
-                    if rc < 0 && last_error().raw_os_error() == Some(libc::EAGAIN) {
-                        continue;
+                    if rc >= 0 || last_error().raw_os_error() == Some(libc::EAGAIN) {
+                        continue; // woken or changed: look at the word again
                     }
                     rc as isize
                 }
@@ -417,6 +418,41 @@ fn futex(word: &AtomicU32, op: libc::c_int, val: u32) -> libc::c_long {
             0u32,
         )
     }
+}
+
+/// Block while `word` holds `val`, until woken by [`futex_wake`] or until the
+/// absolute CLOCK_MONOTONIC time `deadline_ns` (never, with `None`). Returns
+/// on a wake, a timeout, an interruption or a changed value: callers re-check
+/// the word. `shared`: the word lives in memory shared with another process.
+#[inline(always)]
+pub fn futex_wait_until(word: &AtomicU32, val: u32, deadline_ns: Option<u64>, shared: bool) {
+    let ts = deadline_ns.map(|d| libc::timespec {
+        tv_sec: (d / 1_000_000_000) as _,
+        tv_nsec: (d % 1_000_000_000) as libc::c_long,
+    });
+    let tsp = ts
+        .as_ref()
+        .map_or(std::ptr::null(), |t| t as *const libc::timespec);
+    // SAFETY: `word` is a live, aligned u32; `tsp` is null or points to a timespec
+    // that outlives the call; FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC
+    // timeout and a bitset (all bits: any waker).
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            futex_op(libc::FUTEX_WAIT_BITSET, !shared),
+            val,
+            tsp,
+            std::ptr::null::<u32>(),
+            u32::MAX,
+        )
+    };
+}
+
+/// Wake every thread blocked in [`futex_wait_until`] on `word`.
+#[inline(always)]
+pub fn futex_wake(word: &AtomicU32, shared: bool) {
+    futex(word, futex_op(libc::FUTEX_WAKE, !shared), i32::MAX as u32);
 }
 
 #[inline(always)]
@@ -586,22 +622,28 @@ mod tests {
     use super::*;
     use std::sync::Arc;
 
-    /// Every mechanism delivers rings between two threads, including a ring made
-    /// before the wakee waits, and ring counts add up.
+    /// Every mechanism delivers each ring exactly once between two threads,
+    /// including a ring made before the wakee waits.
     #[test]
-    fn every_mechanism_wakes_a_thread() {
+    fn every_mechanism_wakes_a_thread_once_per_ring() {
         block_wake_signal().expect("block");
         for m in Mechanism::ALL {
             let bell = Arc::new(Doorbell::new(m, false).expect("doorbell"));
             let seen = Arc::new(AtomicU32::new(0));
             let ready = Arc::new(AtomicU32::new(0));
-            let (b, s, r) = (Arc::clone(&bell), Arc::clone(&seen), Arc::clone(&ready));
+            let done = Arc::new(AtomicU32::new(0));
+            let (b, s, r, d) = (
+                Arc::clone(&bell),
+                Arc::clone(&seen),
+                Arc::clone(&ready),
+                Arc::clone(&done),
+            );
             let t = std::thread::spawn(move || {
                 block_wake_signal().expect("block");
                 b.attach_waiter();
                 r.store(1, Ordering::Release);
                 let mut token = 0;
-                for _ in 0..3 {
+                while d.load(Ordering::Acquire) == 0 {
                     b.wait(&mut token).expect("wait");
                     s.fetch_add(1, Ordering::AcqRel);
                 }
@@ -620,9 +662,33 @@ mod tests {
                     );
                     std::thread::yield_now();
                 }
+                // No second return for one ring.
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                assert_eq!(seen.load(Ordering::Acquire), i, "{}: spurious wake", m.name());
             }
+            done.store(1, Ordering::Release);
+            assert!(bell.ring());
             t.join().expect("wakee");
         }
+    }
+
+    #[test]
+    fn futex_wait_until_times_out_and_wakes() {
+        let w = Arc::new(AtomicU32::new(0));
+        let t0 = crate::sys::clock::now_ns(libc::CLOCK_MONOTONIC);
+        futex_wait_until(&w, 0, Some(t0 + 5_000_000), false);
+        let t1 = crate::sys::clock::now_ns(libc::CLOCK_MONOTONIC);
+        assert!(t1 >= t0 + 5_000_000, "returned before the deadline");
+        let w2 = Arc::clone(&w);
+        let h = std::thread::spawn(move || {
+            while w2.load(Ordering::Acquire) == 0 {
+                futex_wait_until(&w2, 0, None, false);
+            }
+        });
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        w.store(1, Ordering::Release);
+        futex_wake(&w, false);
+        h.join().expect("woken");
     }
 
     #[test]

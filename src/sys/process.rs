@@ -395,8 +395,11 @@ pub fn process_cpu_ns(pid: Pid) -> Option<u64> {
     clock_ns(clock)
 }
 
-/// CPU time used so far by the live thread `thread` of this process, in ns.
-pub fn thread_cpu_ns(thread: libc::pthread_t) -> Option<u64> {
+/// CPU time used so far by the live thread `thread` of this process, in ns
+/// (`JoinHandleExt::as_pthread_t` of a thread not yet joined).
+pub fn thread_cpu_ns(thread: std::os::unix::thread::RawPthread) -> Option<u64> {
+    // std's RawPthread is an integer; libc's pthread_t is a pointer on musl.
+    let thread = thread as usize as libc::pthread_t;
     let mut clock: libc::clockid_t = 0;
     // SAFETY: the caller passes the pthread_t of a thread that has not been joined
     // (std keeps it valid until join); `clock` is writable.

@@ -114,8 +114,7 @@ impl ModemPort {
     #[inline]
     pub fn wait_change(&self, mask: i32) -> io::Result<()> {
         // SAFETY: TIOCMIWAIT takes its mask by value and touches no memory of ours.
-        if unsafe { libc::ioctl(self.fd.as_raw_fd(), libc::TIOCMIWAIT, mask as libc::c_ulong) }
-            != 0
+        if unsafe { libc::ioctl(self.fd.as_raw_fd(), libc::TIOCMIWAIT, mask as libc::c_ulong) } != 0
         {
             return Err(super::last_error());
         }

@@ -55,13 +55,22 @@ fn u(v: &Value) -> u64 {
 fn assert_irq_below_user(r: &Value) {
     let (irq, user) = (&thread(r, "irq")["summary"], &thread(r, "user")["summary"]);
     for k in ["min_ns", "avg_ns", "max_ns"] {
-        assert!(u(&irq[k]) <= u(&user[k]), "{k}: irq {} > user {}", irq[k], user[k]);
+        assert!(
+            u(&irq[k]) <= u(&user[k]),
+            "{k}: irq {} > user {}",
+            irq[k],
+            user[k]
+        );
     }
     let ip = irq["percentiles"].as_array().expect("p");
     let up = user["percentiles"].as_array().expect("p");
     assert_eq!(ip.len(), up.len());
     for (a, b) in ip.iter().zip(up) {
-        assert!(u(&a["ns"]) <= u(&b["ns"]), "p{}: irq {a} > user {b}", a["p"]);
+        assert!(
+            u(&a["ns"]) <= u(&b["ns"]),
+            "p{}: irq {a} > user {b}",
+            a["p"]
+        );
     }
     assert_eq!(r["details"]["timestamp_errors"], 0);
 }
@@ -85,9 +94,9 @@ fn sim_loopback_measures_irq_user_and_wake_for_every_edge() {
         assert_thread_consistent(t);
     }
     assert_irq_below_user(&r);
-    // The simulated interrupt comes 20-30 us after the write (defaults).
+    // The simulated interrupt comes at least 20 us (the default delay) after the write.
     let irq = &thread(&r, "irq")["summary"];
-    assert!(u(&irq["min_ns"]) >= 20_000 && u(&irq["max_ns"]) <= 30_000 + 50_000);
+    assert!(u(&irq["min_ns"]) >= 20_000, "{irq}");
     let d = &r["details"];
     assert_eq!(d["role"], "loopback");
     assert_eq!(d["edges_driven"], 2000);
@@ -95,14 +104,19 @@ fn sim_loopback_measures_irq_user_and_wake_for_every_edge() {
     assert_eq!(d["missed"], 0);
     assert_eq!(d["lost_events"], 0);
     assert_eq!(d["repeated_edges"], 0);
-    assert_eq!((&d["first_seqno"], &d["last_seqno"]), (&1.into(), &2000.into()));
+    assert_eq!(
+        (&d["first_seqno"], &d["last_seqno"]),
+        (&1.into(), &2000.into())
+    );
     assert_eq!(d["seqno_continuous"], true);
     assert_eq!(r["config"]["role"], "loopback");
     assert_eq!(r["config"]["backend"], "sim");
     assert_eq!(r["config"]["period_ns"], 200_000);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
-        stdout.contains("edges: 2000 driven, 2000 seen, 0 missed, 0 lost (seqno 1..2000, continuous)"),
+        stdout.contains(
+            "edges: 2000 driven, 2000 seen, 0 missed, 0 lost (seqno 1..2000, continuous)"
+        ),
         "{stdout}"
     );
 }
@@ -200,7 +214,7 @@ fn sim_target_answers_every_edge_and_splits_its_response() {
     assert_eq!(d["lost_events"], 0);
     assert_eq!(d["seqno_continuous"], true);
     let share = d["own_share_of_response"].as_f64().expect("share");
-    assert!(share > 0.0 && share < 1.0, "{share}");
+    assert!((0.0..1.0).contains(&share), "{share}");
 }
 
 #[test]
@@ -242,7 +256,13 @@ fn sim_run_ends_on_sigint_with_a_complete_file() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn");
-    std::thread::sleep(Duration::from_millis(700));
+    // The result file appears when measuring starts (signals are handled from then on).
+    let t0 = Instant::now();
+    while !json.exists() {
+        assert!(t0.elapsed() < Duration::from_secs(20), "the run did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
     let ok = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
@@ -254,7 +274,10 @@ fn sim_run_ends_on_sigint_with_a_complete_file() {
         if let Some(s) = child.try_wait().expect("wait") {
             break s;
         }
-        assert!(t0.elapsed() < Duration::from_secs(5), "SIGINT did not end the run");
+        assert!(
+            t0.elapsed() < Duration::from_secs(5),
+            "SIGINT did not end the run"
+        );
         std::thread::sleep(Duration::from_millis(10));
     };
     assert_eq!(status.code(), Some(0));
@@ -275,12 +298,32 @@ fn bad_irq_options_give_one_line_and_exit_2() {
         &["irq", "loopback", "--backend", "sim", "--in", "3"],
         &["irq", "loopback", "--backend", "serial"],
         &["irq", "loopback", "--backend", "sim", "--load", "exec:1"],
-        &["irq", "target", "--in", "1", "--out", "2", "--period", "1ms"],
-        &["irq", "target", "--in", "1", "--out", "2", "--timeout", "1s"],
+        &[
+            "irq", "target", "--in", "1", "--out", "2", "--period", "1ms",
+        ],
+        &[
+            "irq",
+            "target",
+            "--in",
+            "1",
+            "--out",
+            "2",
+            "--timeout",
+            "1s",
+        ],
         &["irq", "host", "--backend", "sim", "--rate", "0"],
         &["irq", "host", "--backend", "sim", "--count", "0"],
         &["irq", "host", "--backend", "sim", "--edge", "up"],
-        &["irq", "loopback", "--backend", "sim", "--period", "1ms", "--rate", "10"],
+        &[
+            "irq",
+            "loopback",
+            "--backend",
+            "sim",
+            "--period",
+            "1ms",
+            "--rate",
+            "10",
+        ],
     ];
     for args in cases {
         let out = rtlat().args(*args).output().expect("runs");
@@ -300,15 +343,38 @@ fn bad_irq_options_give_one_line_and_exit_2() {
 fn missing_devices_give_one_line_naming_the_fix_and_exit_3() {
     let cases: &[(&[&str], &str)] = &[
         (
-            &["irq", "loopback", "--chip", "gpiochip97", "--out", "0", "--in", "1"],
+            &[
+                "irq",
+                "loopback",
+                "--chip",
+                "gpiochip97",
+                "--out",
+                "0",
+                "--in",
+                "1",
+            ],
             "ls /dev/gpiochip*",
         ),
         (
-            &["irq", "target", "--out", "/dev/gpiochip98:0", "--in", "/dev/gpiochip98:1"],
+            &[
+                "irq",
+                "target",
+                "--out",
+                "/dev/gpiochip98:0",
+                "--in",
+                "/dev/gpiochip98:1",
+            ],
             "no GPIO chip /dev/gpiochip98",
         ),
         (
-            &["irq", "loopback", "--backend", "serial", "--port", "/dev/ttyUSB-rtlat-none"],
+            &[
+                "irq",
+                "loopback",
+                "--backend",
+                "serial",
+                "--port",
+                "/dev/ttyUSB-rtlat-none",
+            ],
             "ls /dev/ttyS*",
         ),
         (

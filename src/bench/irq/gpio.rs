@@ -114,10 +114,10 @@ fn resolve(spec: &str, chip: Option<&str>, what: &str) -> Result<Resolved> {
             let found = match chip {
                 None => gpiocdev::find_named_line(&name).map(|f| (f.chip, f.info.offset)),
                 Some(c) => {
-                let p = chip_path(c);
-                open_chip(&p)?
-                    .find_line_info(&name)
-                    .map(|i| (p.clone(), i.offset))
+                    let p = chip_path(c);
+                    open_chip(&p)?
+                        .find_line_info(&name)
+                        .map(|i| (p.clone(), i.offset))
                 }
             };
             found.ok_or_else(|| {

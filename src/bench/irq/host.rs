@@ -96,7 +96,15 @@ mod tests {
             measured: Measured::Both,
         };
         let mut t = wire.clock.clone();
-        measure(&mut wire, &mut t, &p, &mut recs, &mut acct, &StopFlag::default()).unwrap();
+        measure(
+            &mut wire,
+            &mut t,
+            &p,
+            &mut recs,
+            &mut acct,
+            &StopFlag::default(),
+        )
+        .unwrap();
         recs.finish();
         let (tot, _) = totals(c);
         assert_eq!(acct.r.edges_driven, 5);

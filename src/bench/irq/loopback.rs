@@ -120,7 +120,15 @@ mod tests {
         let mut acct = EdgeAccount::default();
         acct.set_level(false);
         let mut clock = wire.clock.clone();
-        measure(wire, &mut clock, p, &mut recs, &mut acct, &StopFlag::default()).unwrap();
+        measure(
+            wire,
+            &mut clock,
+            p,
+            &mut recs,
+            &mut acct,
+            &StopFlag::default(),
+        )
+        .unwrap();
         recs.finish();
         (acct, cols.into_iter().map(totals).collect())
     }

@@ -695,10 +695,7 @@ pub fn account_line(role: Role, r: &EdgeReport) -> String {
         _ => String::new(),
     };
     let head = match role {
-        Role::Target => format!(
-            "edges: {} seen, {} answered",
-            r.edges_seen, r.answered
-        ),
+        Role::Target => format!("edges: {} seen, {} answered", r.edges_seen, r.answered),
         _ => format!(
             "edges: {} driven, {} seen, {} missed",
             r.edges_driven, r.edges_seen, r.missed
@@ -739,7 +736,7 @@ fn fill_details(result: &mut RunResult, role: Role, r: &EdgeReport) {
         };
         if let (Some(k2u), Some(u2r)) = (avg("kernel_to_user"), avg("user_to_reply")) {
             if k2u + u2r > 0.0 {
-                let share = (u2r / (k2u + u2r) * 10_000.0).round() / 10_000.0;
+                let share = u2r / (k2u + u2r);
                 result
                     .details
                     .insert("own_share_of_response".into(), serde_json::json!(share));
@@ -786,11 +783,13 @@ pub fn run(args: &IrqArgs, command_line: Vec<String>) -> Result<i32> {
         notes.push("HTE timestamps are compared with CLOCK_MONOTONIC: samples outside [write, read] are counted as timestamp_errors".into());
     }
     if cfg.measured() != Measured::Both {
-        notes.push(format!(
+        notes.push(
+            format!(
             "only {:?} edges are measured; the opposite edge returns the wire to idle unmeasured",
             cfg.edge
         )
-        .to_lowercase());
+            .to_lowercase(),
+        );
     }
 
     let mut spec = RunSpec::new("irq", &a.output, command_line, cfg.rt.clone());
@@ -879,7 +878,11 @@ pub fn run(args: &IrqArgs, command_line: Vec<String>) -> Result<i32> {
         }
     }));
     let outcome = harness::execute(spec, channels, vec![worker], clock)?;
-    let r = report.lock().ok().and_then(|g| g.clone()).unwrap_or_default();
+    let r = report
+        .lock()
+        .ok()
+        .and_then(|g| g.clone())
+        .unwrap_or_default();
     println!("{}", account_line(role, &r));
     if let Some(e) = r.error {
         eprintln!("rtlat: {e}");

@@ -73,9 +73,7 @@ impl SerialBackend {
         let out_name = cfg.out_line.as_deref().unwrap_or("rts");
         let in_name = cfg.in_line.as_deref().unwrap_or("cts");
         let out_bit = out_bit(out_name).ok_or_else(|| {
-            Error::usage(format!(
-                "--out {out_name}: a serial port drives rts or dtr"
-            ))
+            Error::usage(format!("--out {out_name}: a serial port drives rts or dtr"))
         })?;
         let in_bit = in_bit(in_name).ok_or_else(|| {
             Error::usage(format!(

@@ -173,7 +173,11 @@ mod tests {
             s.drive(i % 2 == 0).unwrap();
             let e = s.wait_edge(t0 + 1_000_000_000).unwrap().expect("edge");
             let k = e.kernel_ns.unwrap();
-            assert!(k >= t0 + 20_000 && k <= t0 + 25_000 + 1_000_000, "k-t0 {}", k - t0);
+            assert!(
+                k >= t0 + 20_000 && k <= t0 + 25_000 + 1_000_000,
+                "k-t0 {}",
+                k - t0
+            );
             assert!(e.user_ns >= k, "user before irq");
             assert_eq!(e.rising, i % 2 == 0);
             assert_eq!(e.seqno, Some(i + 1));

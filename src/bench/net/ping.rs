@@ -17,6 +17,7 @@ use crate::error::{exit, Error, Result};
 use crate::load::net::{BulkConfig, BulkSender};
 use crate::result::RunResult;
 use crate::stats::recorder::{self, Recorder};
+use crate::stats::seqlock::SeqCell;
 use crate::sys::clock::now_ns;
 use crate::sys::net::{ErrQueue, Received, Stamping, TsSocket};
 use crate::units::human_duration;
@@ -27,8 +28,10 @@ use std::sync::{Arc, Mutex};
 
 const REALTIME: libc::clockid_t = libc::CLOCK_REALTIME;
 const MONOTONIC: libc::clockid_t = libc::CLOCK_MONOTONIC;
-/// The longest single wait, so a stop request is seen promptly.
-const WAIT_SLICE_NS: u64 = 50_000_000;
+/// How long one blocking receive waits before the end conditions are checked again.
+const RECV_SLICE_NS: u64 = 50_000_000;
+/// After the last send, how long to wait for its TX timestamp at most.
+const TX_DRAIN_NS: u64 = 100_000_000;
 /// After SIGINT/SIGTERM, wait at most this long for the last replies.
 const STOP_DRAIN_NS: u64 = 500_000_000;
 /// A trailing run of this many unanswered packets means the peer went away.
@@ -201,6 +204,8 @@ fn session_id() -> u32 {
 /// Packet accounting of a ping run (all counts; times in ns).
 #[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
 pub struct PingCounts {
+    /// Requests the sender tried: `sent + send_errors`.
+    pub attempts: u64,
     /// Requests the kernel accepted.
     pub sent: u64,
     /// Requests the kernel refused (e.g. ECONNREFUSED after an ICMP port unreachable).
@@ -241,11 +246,58 @@ pub struct PingCounts {
     pub last_reply_at_ns: Option<u64>,
 }
 
+impl PingCounts {
+    /// Fold in the other thread's counts (each thread fills its own fields).
+    pub fn add(&mut self, o: &PingCounts) {
+        macro_rules! sum {
+            ($($f:ident),*) => { $(self.$f += o.$f;)* };
+        }
+        sum!(
+            attempts,
+            sent,
+            send_errors,
+            answered,
+            late,
+            duplicated,
+            reordered,
+            stale,
+            bad_replies,
+            refused,
+            recv_errors,
+            send_overruns,
+            tx_stamps,
+            tx_unmatched,
+            rx_missing,
+            server_rx_missing,
+            clock_anomalies,
+            trailing_unanswered
+        );
+        self.last_reply_at_ns = self.last_reply_at_ns.max(o.last_reply_at_ns);
+    }
+
+    /// With the figures that follow from both threads' counts filled in.
+    pub fn derived(&self) -> PingCounts {
+        PingCounts {
+            lost: self.sent.saturating_sub(self.answered),
+            tx_missing: self.sent.saturating_sub(self.tx_stamps),
+            ..self.clone()
+        }
+    }
+}
+
+/// The CLOCK_REALTIME time of `mono`, a CLOCK_MONOTONIC time.
+fn realtime_of(mono: u64) -> u64 {
+    let (m, r) = (now_ns(MONOTONIC), now_ns(REALTIME));
+    (r + mono).saturating_sub(m)
+}
+
 /// What a reply turned out to be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Match {
     /// The first reply to a request; `reordered`: a later request was answered before.
-    Fresh { reordered: bool },
+    Fresh {
+        reordered: bool,
+    },
     Duplicate,
     /// Its slot already holds a newer request's reply: older than the window.
     Stale,
@@ -652,7 +704,12 @@ pub fn run(a: &PingArgs, command_line: Vec<String>) -> Result<i32> {
         ))
     })?;
     sock.set_buffers(1 << 20);
+    sock.set_recv_timeout(RECV_SLICE_NS)
+        .map_err(|e| Error::env(format!("cannot set a receive timeout: {e}")))?;
     let local = sock.local_addr().unwrap_or(cfg.bind);
+    let rsock = sock
+        .try_clone()
+        .map_err(|e| Error::env(format!("cannot duplicate the socket: {e}")))?;
 
     let win = window(cfg.timeout_ns, cfg.period_ns, cfg.loops);
     let (mut recs, mut channels) = (Vec::new(), Vec::new());
@@ -666,34 +723,49 @@ pub fn run(a: &PingArgs, command_line: Vec<String>) -> Result<i32> {
         recs.next()
             .ok_or_else(|| Error::env("internal: recorder missing"))
     };
-    let rec = Recorders {
-        rtt: next_rec()?,
-        tx: next_rec()?,
-        rx: next_rec()?,
-        server_rx: next_rec()?,
-        turnaround: next_rec()?,
-    };
-    let pinger = Pinger {
+    let (rtt, tx, rx, server_rx, turnaround) = (
+        next_rec()?,
+        next_rec()?,
+        next_rec()?,
+        next_rec()?,
+        next_rec()?,
+    );
+    let progress = Arc::new(Progress::default());
+    let mut sender = Sender {
         sock,
-        rec,
-        tracker: Tracker::new(win),
+        tx,
         keys: TxKeys::new(win),
-        c: PingCounts::default(),
         request: wire::request(cfg.size, cfg.session),
-        reply: vec![0u8; cfg.size],
-        session: cfg.session,
+        progress: Arc::clone(&progress),
         hardware,
         timeout_ns: cfg.timeout_ns,
         start_real: 0,
         pending_overruns: 0,
+        attempts: 0,
+        c: PingCounts::default(),
+    };
+    let mut receiver = Receiver {
+        sock: rsock,
+        rtt,
+        rx,
+        server_rx,
+        turnaround,
+        replies: Replies::new(win),
+        reply: vec![0u8; cfg.size],
+        progress,
+        session: cfg.session,
+        hardware,
+        timeout_ns: cfg.timeout_ns,
+        start_real: 0,
+        c: PingCounts::default(),
     };
 
-    let counts: Arc<Mutex<Option<PingCounts>>> = Arc::new(Mutex::new(None));
+    let counts: Arc<Mutex<PingCounts>> = Arc::new(Mutex::new(PingCounts::default()));
     let bulk: Arc<Mutex<Option<BulkSender>>> = Arc::new(Mutex::new(None));
 
     let mut spec = RunSpec::new("net", &a.output, command_line, cfg.rt.clone());
     spec.config = serde_json::to_value(&cfg).unwrap_or_default();
-    spec.tuning = cfg.rt.tuning(vec![cfg.cpu], vec![0]);
+    spec.tuning = cfg.rt.tuning(vec![cfg.cpu, cfg.cpu], vec![0, 0]);
     spec.duration_ns = cfg.duration_ns;
     spec.loops = cfg.loops;
     spec.notes.push(format!(
@@ -713,30 +785,51 @@ pub fn run(a: &PingArgs, command_line: Vec<String>) -> Result<i32> {
         cfg.clone(),
     ));
 
-    let plan_period = cfg.period_ns;
-    let (loops, duration, timeout) = (cfg.loops, cfg.duration_ns, cfg.timeout_ns);
-    let counts_w = Arc::clone(&counts);
-    let mut pinger = pinger;
-    let worker = Worker {
-        name: "rtlat-net-ping".into(),
-        cpu: cfg.cpu.filter(|_| cfg.rt.can_pin()),
+    let plan = Plan {
+        period: cfg.period_ns,
+        start: 0,
+        loops: cfg.loops,
+        duration: cfg.duration_ns,
+        timeout: cfg.timeout_ns,
+    };
+    let pin = cfg.cpu.filter(|_| cfg.rt.can_pin());
+    let (counts_s, counts_r) = (Arc::clone(&counts), Arc::clone(&counts));
+    let sending = Worker {
+        name: "rtlat-net-tx".into(),
+        cpu: pin,
         body: Box::new(move |start: u64, stop: &StopFlag| -> WorkerEnd {
-            // The run's start on CLOCK_REALTIME, for the samples' times.
-            let (m, r) = (now_ns(MONOTONIC), now_ns(REALTIME));
-            pinger.start_real = (r + start).saturating_sub(m);
+            sender.start_real = realtime_of(start);
             let cpu0 = crate::sys::thread_cpu_time_ns();
-            let plan = Plan {
-                period: plan_period,
-                start,
-                loops,
-                duration,
-                timeout,
-            };
-            measure(&mut pinger, &plan, stop);
+            send_loop(&mut sender, &Plan { start, ..plan }, stop);
             let cpu_time_ns = crate::sys::thread_cpu_time_ns().saturating_sub(cpu0);
-            pinger.rec.finish();
-            if let Ok(mut g) = counts_w.lock() {
-                *g = Some(pinger.c.clone());
+            sender.tx.finish();
+            if let Ok(mut g) = counts_s.lock() {
+                g.add(&sender.c);
+            }
+            WorkerEnd {
+                cpu_time_ns,
+                brk: None,
+            }
+        }),
+    };
+    let receiving = Worker {
+        name: "rtlat-net-rx".into(),
+        cpu: pin,
+        body: Box::new(move |start: u64, stop: &StopFlag| -> WorkerEnd {
+            receiver.start_real = realtime_of(start);
+            let cpu0 = crate::sys::thread_cpu_time_ns();
+            receive_loop(&mut receiver, &Plan { start, ..plan }, stop);
+            let cpu_time_ns = crate::sys::thread_cpu_time_ns().saturating_sub(cpu0);
+            for r in [
+                &mut receiver.rtt,
+                &mut receiver.rx,
+                &mut receiver.server_rx,
+                &mut receiver.turnaround,
+            ] {
+                r.finish();
+            }
+            if let Ok(mut g) = counts_r.lock() {
+                g.add(&receiver.c);
             }
             WorkerEnd {
                 cpu_time_ns,
@@ -755,17 +848,13 @@ pub fn run(a: &PingArgs, command_line: Vec<String>) -> Result<i32> {
             *g = Some(sender);
         }
     }
-    let outcome = harness::execute(spec, channels, vec![worker], MONOTONIC);
+    let outcome = harness::execute(spec, channels, vec![sending, receiving], MONOTONIC);
     // On an early error the finisher never ran: stop the bulk traffic here.
     if let Some(b) = bulk.lock().ok().and_then(|mut g| g.take()) {
         b.stop();
     }
     let outcome = outcome?;
-    let c = counts
-        .lock()
-        .ok()
-        .and_then(|g| g.clone())
-        .unwrap_or_default();
+    let c = counts.lock().map(|g| g.derived()).unwrap_or_default();
     let saved = a
         .output
         .json
@@ -816,16 +905,12 @@ fn peer_gone(cfg: &PingConfig, c: &PingCounts) -> Option<String> {
 }
 
 fn finisher(
-    counts: Arc<Mutex<Option<PingCounts>>>,
+    counts: Arc<Mutex<PingCounts>>,
     bulk: Arc<Mutex<Option<BulkSender>>>,
     cfg: PingConfig,
 ) -> harness::Finisher {
     Box::new(move |r: &mut RunResult| {
-        let c = counts
-            .lock()
-            .ok()
-            .and_then(|g| g.clone())
-            .unwrap_or_default();
+        let c = counts.lock().map(|g| g.derived()).unwrap_or_default();
         if let Ok(serde_json::Value::Object(m)) = serde_json::to_value(&c) {
             r.details.extend(m);
         }
@@ -888,41 +973,42 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tracker_classifies_replies() {
-        let mut t = Tracker::new(4);
-        for seq in 0..3 {
-            t.sent(seq, 100 + seq, true);
-        }
-        assert_eq!(
-            t.reply(1, 101),
-            Match::Fresh {
-                send_ns: 101,
-                reordered: false
-            }
-        );
-        assert_eq!(t.reply(1, 101), Match::Duplicate);
-        assert_eq!(
-            t.reply(0, 100),
-            Match::Fresh {
-                send_ns: 100,
-                reordered: true
-            }
-        );
-        assert_eq!(t.reply(2, 999), Match::Unknown, "echoed time differs");
-        assert_eq!(t.reply(7, 107), Match::Unknown, "never sent");
-        assert_eq!((t.sent_count(), t.answered(), t.outstanding()), (3, 2, 1));
-        assert_eq!(t.trailing_unanswered(), 1);
-        // Four more: seq 2's slot is reused by 6.
-        for seq in 3..7 {
-            t.sent(seq, 100 + seq, true);
-        }
-        assert_eq!(t.reply(2, 102), Match::Stale);
-        assert_eq!(t.trailing_unanswered(), 5);
-        // A refused send is never answered.
-        t.sent(7, 107, false);
-        assert_eq!(t.reply(7, 107), Match::Unknown);
-        assert_eq!(t.sent_count(), 7);
-        assert_eq!(t.trailing_unanswered(), 6);
+    fn replies_are_classified() {
+        let mut t = Replies::new(4);
+        assert_eq!(t.reply(1), Match::Fresh { reordered: false });
+        assert_eq!(t.reply(1), Match::Duplicate);
+        assert_eq!(t.reply(0), Match::Fresh { reordered: true });
+        assert_eq!(t.answered(), 2);
+        assert_eq!(t.trailing_unanswered(3), 1);
+        // seq 6 reuses the slot of 2: a late reply to 2 is stale.
+        assert_eq!(t.reply(6), Match::Fresh { reordered: false });
+        assert_eq!(t.reply(2), Match::Stale);
+        assert_eq!(t.reply(6), Match::Duplicate);
+        assert_eq!(t.trailing_unanswered(10), 3);
+        assert_eq!(t.answered(), 3);
+    }
+
+    #[test]
+    fn counts_of_both_threads_add_up() {
+        let sender = PingCounts {
+            attempts: 12,
+            sent: 10,
+            send_errors: 2,
+            tx_stamps: 9,
+            ..Default::default()
+        };
+        let receiver = PingCounts {
+            answered: 7,
+            last_reply_at_ns: Some(5),
+            trailing_unanswered: 4,
+            ..Default::default()
+        };
+        let mut c = PingCounts::default();
+        c.add(&sender);
+        c.add(&receiver);
+        let d = c.derived();
+        assert_eq!((d.sent, d.answered, d.lost, d.tx_missing), (10, 7, 3, 1));
+        assert_eq!((d.attempts, d.last_reply_at_ns), (12, Some(5)));
     }
 
     #[test]

@@ -13,7 +13,13 @@ fn numbers(line: usize, rest: &str, what: &str) -> Parsed<Vec<u64>> {
     rest.split_whitespace()
         .map(|t| {
             parse_u64(t).ok_or_else(|| {
-                ParseError::at(line, format!("expected whole numbers after '{what}', found {}", super::found(t)))
+                ParseError::at(
+                    line,
+                    format!(
+                        "expected whole numbers after '{what}', found {}",
+                        super::found(t)
+                    ),
+                )
             })
         })
         .collect()
@@ -65,13 +71,19 @@ pub fn parse(input: &mut dyn BufRead) -> Parsed<Imported> {
             ));
         };
         if counts.is_empty() {
-            return Err(ParseError::at(n, "expected one count per thread after the bucket"));
+            return Err(ParseError::at(
+                n,
+                "expected one count per thread after the bucket",
+            ));
         }
         if let Some(c) = columns {
             if counts.len() != c {
                 return Err(ParseError::at(
                     n,
-                    format!("expected {c} counts as in the rows before, found {}", counts.len()),
+                    format!(
+                        "expected {c} counts as in the rows before, found {}",
+                        counts.len()
+                    ),
                 ));
             }
         }
@@ -100,14 +112,26 @@ pub fn parse(input: &mut dyn BufRead) -> Parsed<Imported> {
             format!("expected {threads} counts per row (one per thread, plus a sum with -H), found {columns}"),
         ));
     }
-    for (what, v) in [("# Total:", &total), ("# Min Latencies:", &mins), ("# Avg Latencies:", &avgs), ("# Max Latencies:", &maxs), ("# Histogram Overflows:", &overflows)] {
+    for (what, v) in [
+        ("# Total:", &total),
+        ("# Min Latencies:", &mins),
+        ("# Avg Latencies:", &avgs),
+        ("# Max Latencies:", &maxs),
+        ("# Histogram Overflows:", &overflows),
+    ] {
         if let Some((n, v)) = v {
             if v.len() != threads {
-                return Err(ParseError::at(*n, format!("expected {threads} values after '{what}', found {}", v.len())));
+                return Err(ParseError::at(
+                    *n,
+                    format!(
+                        "expected {threads} values after '{what}', found {}",
+                        v.len()
+                    ),
+                ));
             }
         }
     }
-    let limit = rows.last().map(|r| r.1 + 1).unwrap_or(0);
+    let limit = rows.last().map(|r| r.1.saturating_add(1)).unwrap_or(0);
     let mut imp = Imported::new("timer");
     for i in 0..threads {
         let mut b = ThreadBuild::new(format!("thread{i}"), None);
@@ -137,8 +161,12 @@ pub fn parse(input: &mut dyn BufRead) -> Parsed<Imported> {
     imp.config.insert("histogram_buckets".into(), limit.into());
     imp.tuning.dma_latency_us = dma;
     imp.notes.push("cyclictest's histogram text names no host, kernel, period, policy or priority: those are unknown (policy recorded as other, priority 0); buckets are read as µs (not -N)".into());
-    if overflows.as_ref().is_some_and(|(_, v)| v.iter().any(|&o| o > 0)) {
-        imp.notes.push("the average of a thread with overflows is cyclictest's whole-µs average".into());
+    if overflows
+        .as_ref()
+        .is_some_and(|(_, v)| v.iter().any(|&o| o > 0))
+    {
+        imp.notes
+            .push("the average of a thread with overflows is cyclictest's whole-µs average".into());
     }
     Ok(imp)
 }

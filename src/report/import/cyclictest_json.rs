@@ -112,7 +112,11 @@ pub fn parse(text: &str) -> Parsed<Imported> {
     root.members("the cyclictest result")?;
     let mut imp = Imported::new("timer");
     let cmdline = opt_str(&root, &["cmdline:", "cmdline"], "cmdline")?.unwrap_or_default();
-    let version = opt_str(&root, &["rt_test_version:", "rt_test_version"], "rt_test_version")?;
+    let version = opt_str(
+        &root,
+        &["rt_test_version:", "rt_test_version"],
+        "rt_test_version",
+    )?;
     let set = settings(&cmdline);
     let resolution = root
         .get("resolution_in_ns")
@@ -135,7 +139,11 @@ pub fn parse(text: &str) -> Parsed<Imported> {
         s.kernel_release = text("release")?;
         s.kernel_version = text("version")?;
         s.machine = text("machine")?;
-        s.realtime_sysfs = si.get("realtime").map(|n| n.u64("realtime")).transpose()?.map(|v| v == 1);
+        s.realtime_sysfs = si
+            .get("realtime")
+            .map(|n| n.u64("realtime"))
+            .transpose()?
+            .map(|v| v == 1);
         s.preempt_model = if s.realtime_sysfs == Some(true) {
             "PREEMPT_RT".into()
         } else {
@@ -158,7 +166,10 @@ pub fn parse(text: &str) -> Parsed<Imported> {
             .transpose()?
             .filter(|&c| c >= 0)
             .map(|c| c as usize);
-        let mut b = ThreadBuild::new(format!("thread{key}"), if set.affinity { cpu } else { None });
+        let mut b = ThreadBuild::new(
+            format!("thread{key}"),
+            if set.affinity { cpu } else { None },
+        );
         b.count = Some(cycles);
         longest = longest.max(cycles);
         if cycles > 0 {
@@ -166,7 +177,10 @@ pub fn parse(text: &str) -> Parsed<Imported> {
             b.max_ns = Some(t.field("max", &what)?.u64("max")?.saturating_mul(scale));
             b.avg_ns = Some(t.field("avg", &what)?.num("avg")? * scale as f64);
             if b.avg_ns.is_some_and(|a| a < 0.0) {
-                return Err(ParseError::at(t.line, format!("expected a non-negative avg in {what}")));
+                return Err(ParseError::at(
+                    t.line,
+                    format!("expected a non-negative avg in {what}"),
+                ));
             }
         }
         let mut highest = None;
@@ -183,7 +197,7 @@ pub fn parse(text: &str) -> Parsed<Imported> {
                 }
             }
         }
-        let limit = set.histogram.or(highest.map(|h| h + 1));
+        let limit = set.histogram.or(highest.map(|h: u64| h.saturating_add(1)));
         b.overflow_at_ns = limit.map(|l| l.saturating_mul(scale));
         if b.recorded() > cycles {
             return Err(ParseError::at(
@@ -195,7 +209,10 @@ pub fn parse(text: &str) -> Parsed<Imported> {
         builds.push(b);
     }
     if builds.is_empty() {
-        return Err(ParseError::at(threads.line, "expected at least one thread in \"thread\""));
+        return Err(ParseError::at(
+            threads.line,
+            "expected at least one thread in \"thread\"",
+        ));
     }
     // Name threads by CPU when every thread has its own.
     let mut distinct: Vec<usize> = cpus.iter().flatten().copied().collect();
@@ -208,9 +225,16 @@ pub fn parse(text: &str) -> Parsed<Imported> {
             }
         }
     }
-    if let Some(n) = root.get("num_threads").map(|n| n.u64("num_threads")).transpose()? {
+    if let Some(n) = root
+        .get("num_threads")
+        .map(|n| n.u64("num_threads"))
+        .transpose()?
+    {
         if n as usize != builds.len() {
-            imp.notes.push(format!("num_threads says {n} but the file has {} thread entries", builds.len()));
+            imp.notes.push(format!(
+                "num_threads says {n} but the file has {} thread entries",
+                builds.len()
+            ));
         }
     }
 
@@ -239,14 +263,18 @@ pub fn parse(text: &str) -> Parsed<Imported> {
     } else {
         "signal"
     };
-    let rc = root.get("return_code").map(|n| n.i64("return_code")).transpose()?;
+    let rc = root
+        .get("return_code")
+        .map(|n| n.i64("return_code"))
+        .transpose()?;
     if rc.is_some_and(|c| c != 0) {
         imp.end_reason = "error";
     }
     imp.command_line = cmdline.split_whitespace().map(str::to_string).collect();
     imp.config.insert("period_ns".into(), period_ns.into());
     if let Some(v) = &version {
-        imp.config.insert("tool".into(), format!("cyclictest {v}").into());
+        imp.config
+            .insert("tool".into(), format!("cyclictest {v}").into());
     }
     if let Some(l) = set.loops {
         imp.config.insert("loops".into(), l.into());
@@ -271,9 +299,11 @@ pub fn parse(text: &str) -> Parsed<Imported> {
         "cyclictest holds /dev/cpu_dma_latency at 0 by default (recorded as such; it is not in its output)".into()
     });
     if root.get("start_time").is_none() {
-        imp.notes.push("no start_time in the input: the start is unknown".into());
+        imp.notes
+            .push("no start_time in the input: the start is unknown".into());
     }
-    imp.notes.push("cyclictest does not record when the maximum happened (max at #0 is unknown)".into());
+    imp.notes
+        .push("cyclictest does not record when the maximum happened (max at #0 is unknown)".into());
     imp.threads = builds;
     Ok(imp)
 }
@@ -284,7 +314,9 @@ mod tests {
 
     #[test]
     fn options_in_every_spelling() {
-        let t: Vec<&str> = "cyclictest -m -p80 -i 200 --histogram=400 -l2000 -a -D 1m".split(' ').collect();
+        let t: Vec<&str> = "cyclictest -m -p80 -i 200 --histogram=400 -l2000 -a -D 1m"
+            .split(' ')
+            .collect();
         assert_eq!(option(&t, "-p", "--priority"), Some("80"));
         assert_eq!(option(&t, "-i", "--interval"), Some("200"));
         assert_eq!(option(&t, "-h", "--histogram"), Some("400"));
@@ -293,7 +325,10 @@ mod tests {
         assert!(!flag(&t, 'q', "--quiet"));
         let s = settings("cyclictest -mq -p 80 -h 200 -D 1m -a");
         assert!(s.mlock);
-        assert_eq!((s.priority, s.histogram, s.duration_s), (80, Some(200), Some(60)));
+        assert_eq!(
+            (s.priority, s.histogram, s.duration_s),
+            (80, Some(200), Some(60))
+        );
         assert_eq!(s.policy, "fifo");
         assert!(s.affinity);
         let s = settings("cyclictest --policy=rr --priority=5 -N");

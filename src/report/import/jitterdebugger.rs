@@ -47,7 +47,10 @@ pub fn parse(text: &str) -> Parsed<Imported> {
         imp.unit = "ns";
     }
     if let Some(v) = root.get("version") {
-        imp.config.insert("tool".into(), format!("jitterdebugger (results version {})", v.u64("version")?).into());
+        imp.config.insert(
+            "tool".into(),
+            format!("jitterdebugger (results version {})", v.u64("version")?).into(),
+        );
     }
     let cpus = root.field("cpu", "the jitterdebugger result")?;
     for (key, c) in cpus.members("\"cpu\"")? {
@@ -55,7 +58,8 @@ pub fn parse(text: &str) -> Parsed<Imported> {
         c.members(&what)?;
         let cpu = parse_u64(key).map(|v| v as usize);
         let mut b = ThreadBuild::new(
-            cpu.map(|v| format!("cpu{v}")).unwrap_or_else(|| format!("thread{key}")),
+            cpu.map(|v| format!("cpu{v}"))
+                .unwrap_or_else(|| format!("thread{key}")),
             cpu,
         );
         let count = c.field("count", &what)?.u64("count")?;
@@ -65,7 +69,10 @@ pub fn parse(text: &str) -> Parsed<Imported> {
             b.max_ns = Some(c.field("max", &what)?.u64("max")?.saturating_mul(scale));
             let avg = c.field("avg", &what)?.num("avg")?;
             if avg < 0.0 {
-                return Err(ParseError::at(c.line, format!("expected a non-negative avg in {what}")));
+                return Err(ParseError::at(
+                    c.line,
+                    format!("expected a non-negative avg in {what}"),
+                ));
             }
             b.avg_ns = Some(avg * scale as f64);
         }
@@ -73,19 +80,38 @@ pub fn parse(text: &str) -> Parsed<Imported> {
         if let Some(h) = c.get("histogram") {
             for (slot, n) in h.members("histogram")? {
                 let v = parse_u64(slot).ok_or_else(|| {
-                    ParseError::at(n.line, format!("expected a slot number as key in the histogram of {what}, found {}", super::found(slot)))
+                    ParseError::at(
+                        n.line,
+                        format!(
+                            "expected a slot number as key in the histogram of {what}, found {}",
+                            super::found(slot)
+                        ),
+                    )
                 })?;
                 let k = n.u64("a histogram count")?;
-                b.add(v.saturating_mul(scale), k).map_err(|e| ParseError::at(n.line, e.msg))?;
+                b.add(v.saturating_mul(scale), k)
+                    .map_err(|e| ParseError::at(n.line, e.msg))?;
                 if k > 0 {
                     highest = Some(highest.unwrap_or(0).max(v));
                 }
             }
         }
         if b.recorded() > count {
-            return Err(ParseError::at(c.line, format!("expected at most {count} samples (count) in the histogram of {what}, found {}", b.recorded())));
+            return Err(ParseError::at(
+                c.line,
+                format!(
+                    "expected at most {count} samples (count) in the histogram of {what}, found {}",
+                    b.recorded()
+                ),
+            ));
         }
-        b.overflow_at_ns = Some(highest.map(|h| h + 1).unwrap_or(0).max(SLOTS).saturating_mul(scale));
+        b.overflow_at_ns = Some(
+            highest
+                .map(|h: u64| h.saturating_add(1))
+                .unwrap_or(0)
+                .max(SLOTS)
+                .saturating_mul(scale),
+        );
         imp.threads.push(b);
     }
     imp.tuning.policy = "fifo".into();

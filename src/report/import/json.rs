@@ -46,7 +46,10 @@ impl Node {
     /// A member that must be there.
     pub fn field(&self, key: &str, what: &str) -> Parsed<&Node> {
         self.get(key).ok_or_else(|| {
-            ParseError::at(self.line, format!("expected \"{key}\" in {what} (the object starting here)"))
+            ParseError::at(
+                self.line,
+                format!("expected \"{key}\" in {what} (the object starting here)"),
+            )
         })
     }
 
@@ -118,7 +121,10 @@ pub fn parse(text: &str) -> Parsed<Node> {
     };
     r.skip_ws();
     if r.pos >= r.b.len() {
-        return Err(ParseError::at(1, "expected a JSON document, found an empty file"));
+        return Err(ParseError::at(
+            1,
+            "expected a JSON document, found an empty file",
+        ));
     }
     let v = r.value(0)?;
     r.skip_ws();
@@ -148,7 +154,11 @@ impl Reader<'_> {
 
     fn error(&self, expected: &str) -> ParseError {
         let rest = &self.b[self.pos.min(self.b.len())..];
-        let end = rest.iter().position(|&c| c == b'\n').unwrap_or(rest.len()).min(40);
+        let end = rest
+            .iter()
+            .position(|&c| c == b'\n')
+            .unwrap_or(rest.len())
+            .min(40);
         let shown = if rest.is_empty() {
             "the end of the file".to_string()
         } else {
@@ -159,7 +169,10 @@ impl Reader<'_> {
 
     fn value(&mut self, depth: usize) -> Parsed<Node> {
         if depth > MAX_DEPTH {
-            return Err(ParseError::at(self.line, format!("expected at most {MAX_DEPTH} levels of nesting")));
+            return Err(ParseError::at(
+                self.line,
+                format!("expected at most {MAX_DEPTH} levels of nesting"),
+            ));
         }
         self.skip_ws();
         let line = self.line;
@@ -170,7 +183,9 @@ impl Reader<'_> {
             Some(b't') if self.eat_word("true") => Value::Bool(true),
             Some(b'f') if self.eat_word("false") => Value::Bool(false),
             Some(b'n') if self.eat_word("null") => Value::Null,
-            Some(c) if c == b'-' || c == b'+' || c == b'.' || c.is_ascii_alphanumeric() => self.number()?,
+            Some(c) if c == b'-' || c == b'+' || c == b'.' || c.is_ascii_alphanumeric() => {
+                self.number()?
+            }
             _ => return Err(self.error("expected a value")),
         };
         Ok(Node { line, value })
@@ -209,12 +224,16 @@ impl Reader<'_> {
                 }
             }
             _ => {
-                let plain = tok.bytes().all(|c| c.is_ascii_digit() || matches!(c, b'-' | b'+' | b'.' | b'e' | b'E'));
+                let plain = tok
+                    .bytes()
+                    .all(|c| c.is_ascii_digit() || matches!(c, b'-' | b'+' | b'.' | b'e' | b'E'));
                 match tok.parse::<f64>() {
                     Ok(v) if plain => v,
                     _ => {
                         self.pos = start;
-                        return Err(self.error("expected a value (number, string, object, array, true, false or null)"));
+                        return Err(self.error(
+                            "expected a value (number, string, object, array, true, false or null)",
+                        ));
                     }
                 }
             }
@@ -228,13 +247,19 @@ impl Reader<'_> {
         let mut out = Vec::new();
         loop {
             let Some(c) = self.peek() else {
-                return Err(ParseError::at(line, "expected the end of a string (\"), found the end of the file"));
+                return Err(ParseError::at(
+                    line,
+                    "expected the end of a string (\"), found the end of the file",
+                ));
             };
             self.pos += 1;
             match c {
                 b'"' => break,
                 b'\n' => {
-                    return Err(ParseError::at(line, "expected the end of a string (\") on the same line"));
+                    return Err(ParseError::at(
+                        line,
+                        "expected the end of a string (\") on the same line",
+                    ));
                 }
                 b'\\' => {
                     let Some(e) = self.peek() else {
@@ -251,7 +276,10 @@ impl Reader<'_> {
                         b'r' => out.push(b'\r'),
                         b't' => out.push(b'\t'),
                         b'u' => {
-                            let hex = self.b.get(self.pos..self.pos + 4).and_then(|h| std::str::from_utf8(h).ok());
+                            let hex = self
+                                .b
+                                .get(self.pos..self.pos + 4)
+                                .and_then(|h| std::str::from_utf8(h).ok());
                             let code = hex.and_then(|h| u32::from_str_radix(h, 16).ok());
                             let Some(code) = code else {
                                 return Err(self.error("expected four hex digits after \\u"));
@@ -263,7 +291,9 @@ impl Reader<'_> {
                         }
                         _ => {
                             self.pos -= 1;
-                            return Err(self.error("expected a JSON escape (\\\" \\\\ \\/ \\b \\f \\n \\r \\t \\u)"));
+                            return Err(self.error(
+                                "expected a JSON escape (\\\" \\\\ \\/ \\b \\f \\n \\r \\t \\u)",
+                            ));
                         }
                     }
                 }
@@ -331,7 +361,10 @@ mod tests {
     fn reads_the_tools_json_with_lines() {
         let doc = "{\n  \"cmdline:\": \"cyclictest -m\",\n  \"thread\": {\n    \"0\": {\"histogram\": {      }, \"avg\": -nan, \"max\": 12,},\n  }\n}\n";
         let v = parse(doc).unwrap();
-        assert_eq!(v.get("cmdline:").unwrap().str("x").unwrap(), "cyclictest -m");
+        assert_eq!(
+            v.get("cmdline:").unwrap().str("x").unwrap(),
+            "cyclictest -m"
+        );
         let t = v.get("thread").unwrap().get("0").unwrap();
         assert_eq!(t.line, 4);
         assert!(matches!(t.get("avg").unwrap().value, Value::Num(x) if x.is_nan()));
@@ -355,6 +388,9 @@ mod tests {
         let v = parse("{\"n\": -5}").unwrap();
         let e = v.get("n").unwrap().u64("cycles").unwrap_err();
         assert!(e.msg.contains("whole number ≥ 0 for cycles"), "{e:?}");
-        assert_eq!(parse("\"\\u00b5s\"").unwrap().value, Value::Str("µs".into()));
+        assert_eq!(
+            parse("\"\\u00b5s\"").unwrap().value,
+            Value::Str("µs".into())
+        );
     }
 }

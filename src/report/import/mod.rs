@@ -16,6 +16,9 @@ pub mod rtla;
 pub mod sockperf;
 pub mod xenomai;
 
+#[cfg(test)]
+mod fuzz;
+
 use super::{load, text, write_output, ImportArgs};
 use crate::error::{Error, Result};
 use crate::result::{RunResult, Series, SeriesPoint, ThreadResult, Thresholds, Tool, Tuning};
@@ -148,7 +151,9 @@ impl<R: BufRead> Lines<R> {
         if self.buf.len() > MAX_LINE && self.buf.last() != Some(&b'\n') {
             return Err(ParseError::at(
                 self.number,
-                format!("expected a line of text, found more than {MAX_LINE} bytes without a line end"),
+                format!(
+                    "expected a line of text, found more than {MAX_LINE} bytes without a line end"
+                ),
             ));
         }
         while matches!(self.buf.last(), Some(b'\n' | b'\r')) {
@@ -284,9 +289,7 @@ impl ThreadBuild {
             .add_to_bucket(crate::stats::histogram::index_of(value_ns), count);
         self.hist.min = self.hist.min.min(value_ns);
         self.hist.max = self.hist.max.max(value_ns);
-        self.sum = self
-            .sum
-            .saturating_add(value_ns as u128 * count as u128);
+        self.sum = self.sum.saturating_add(value_ns as u128 * count as u128);
         self.sum_sq = self
             .sum_sq
             .saturating_add((value_ns as u128 * value_ns as u128).saturating_mul(count as u128));
@@ -299,7 +302,11 @@ impl ThreadBuild {
     }
 
     /// The thread as a result entry; overflow samples are placed and explained in `notes`.
-    pub fn finish(mut self, unit: &str, notes: &mut Vec<String>) -> Parsed<(ThreadResult, Totals, Histogram)> {
+    pub fn finish(
+        mut self,
+        unit: &str,
+        notes: &mut Vec<String>,
+    ) -> Parsed<(ThreadResult, Totals, Histogram)> {
         let in_hist = self.samples;
         let n = self.count.unwrap_or(in_hist);
         if n < in_hist {
@@ -317,7 +324,10 @@ impl ThreadBuild {
             if n > 0 && lo > hi {
                 return Err(ParseError::at(
                     0,
-                    format!("{}: expected min ≤ max, found min {lo} ns and max {hi} ns", self.name),
+                    format!(
+                        "{}: expected min ≤ max, found min {lo} ns and max {hi} ns",
+                        self.name
+                    ),
                 ));
             }
         }
@@ -429,7 +439,11 @@ impl SeriesBuilder {
     pub fn add(&mut self, t_ns: u64, value_ns: u64) {
         loop {
             let idx = t_ns / self.series.interval_ns;
-            let last = self.series.points.last().map(|p| p.t_ns / self.series.interval_ns);
+            let last = self
+                .series
+                .points
+                .last()
+                .map(|p| p.t_ns / self.series.interval_ns);
             if last == Some(idx) {
                 if let Some(p) = self.series.points.last_mut() {
                     let total = p.avg_ns as u128 * p.samples as u128 + value_ns as u128;
@@ -463,7 +477,8 @@ impl SeriesBuilder {
             let idx = p.t_ns / interval;
             match merged.last_mut() {
                 Some(m) if m.t_ns / interval == idx => {
-                    let total = m.avg_ns as u128 * m.samples as u128 + p.avg_ns as u128 * p.samples as u128;
+                    let total =
+                        m.avg_ns as u128 * m.samples as u128 + p.avg_ns as u128 * p.samples as u128;
                     m.samples += p.samples;
                     m.avg_ns = (total / m.samples.max(1) as u128) as u64;
                     m.min_ns = m.min_ns.min(p.min_ns);
@@ -532,11 +547,19 @@ impl Imported {
     }
 
     /// The rtlat result; `file` names the source in config and notes.
-    pub fn into_result(self, format: Format, file: &str, label: Option<String>) -> Parsed<RunResult> {
+    pub fn into_result(
+        self,
+        format: Format,
+        file: &str,
+        label: Option<String>,
+    ) -> Parsed<RunResult> {
         if self.threads.is_empty() {
             return Err(ParseError::at(
                 0,
-                format!("expected at least one thread of measurements in the {}", format.describe()),
+                format!(
+                    "expected at least one thread of measurements in the {}",
+                    format.describe()
+                ),
             ));
         }
         let mut notes = vec![format!(
@@ -558,7 +581,10 @@ impl Imported {
         let mut seen = std::collections::BTreeSet::new();
         for tb in self.threads {
             if !seen.insert(tb.name.clone()) {
-                return Err(ParseError::at(0, format!("expected one entry per thread, found '{}' twice", tb.name)));
+                return Err(ParseError::at(
+                    0,
+                    format!("expected one entry per thread, found '{}' twice", tb.name),
+                ));
             }
             let in_total = self.total_of.is_empty() || self.total_of.contains(&tb.name);
             let (t, totals, hist) = tb.finish(self.unit, &mut thread_notes)?;
@@ -702,8 +728,17 @@ pub fn parse_rfc2822(s: &str) -> Option<i64> {
         .position(|m| parts[1].to_ascii_lowercase().starts_with(m))? as u32
         + 1;
     let year: i64 = parts[2].parse().ok()?;
-    let hms: Vec<u32> = parts[3].split(':').map(|x| x.parse().ok()).collect::<Option<_>>()?;
-    if hms.len() != 3 || hms[0] > 23 || hms[1] > 59 || hms[2] > 60 || !(1..=31).contains(&day) || !(1970..=9999).contains(&year) {
+    let hms: Vec<u32> = parts[3]
+        .split(':')
+        .map(|x| x.parse().ok())
+        .collect::<Option<_>>()?;
+    if hms.len() != 3
+        || hms[0] > 23
+        || hms[1] > 59
+        || hms[2] > 60
+        || !(1..=31).contains(&day)
+        || !(1970..=9999).contains(&year)
+    {
         return None;
     }
     let offset = match parts.get(4) {
@@ -729,7 +764,12 @@ pub fn parse_rfc2822(s: &str) -> Option<i64> {
 }
 
 /// Parse `input` as `format`. `file` is the name recorded in the result.
-pub fn parse(format: Format, input: &mut dyn BufRead, file: &str, label: Option<String>) -> Parsed<RunResult> {
+pub fn parse(
+    format: Format,
+    input: &mut dyn BufRead,
+    file: &str,
+    label: Option<String>,
+) -> Parsed<RunResult> {
     let imported = match format {
         Format::CyclictestJson => cyclictest_json::parse(&read_bounded(input)?)?,
         Format::CyclictestHist => cyclictest_hist::parse(input)?,

@@ -35,7 +35,13 @@ fn values(n: usize, rest: &str, columns: usize, what: &str) -> Parsed<Vec<Option
                 Ok(None)
             } else {
                 parse_u64(t).map(Some).ok_or_else(|| {
-                    ParseError::at(n, format!("expected whole numbers or '-' after '{what}', found {}", super::found(t)))
+                    ParseError::at(
+                        n,
+                        format!(
+                            "expected whole numbers or '-' after '{what}', found {}",
+                            super::found(t)
+                        ),
+                    )
                 })
             }
         })
@@ -50,9 +56,17 @@ fn duration(s: &str) -> Option<u64> {
     // "0 00:10:00": days, then hh:mm:ss.
     let mut it = s.split_whitespace();
     let days = parse_u64(it.next()?)?;
-    let hms: Vec<u64> = it.next()?.split(':').map(parse_u64).collect::<Option<_>>()?;
+    let hms: Vec<u64> = it
+        .next()?
+        .split(':')
+        .map(parse_u64)
+        .collect::<Option<_>>()?;
     match hms.as_slice() {
-        [h, m, s] => Some(days * 86_400 + h * 3600 + m * 60 + s),
+        [h, m, s] => days
+            .checked_mul(86_400)?
+            .checked_add(h.checked_mul(3600)?)?
+            .checked_add(m.checked_mul(60)?)?
+            .checked_add(*s),
         _ => None,
     }
 }
@@ -88,11 +102,20 @@ pub fn parse(input: &mut dyn BufRead) -> Parsed<Imported> {
                         matches!(k, "IRQ" | "Thr" | "Usr").then(|| (k.to_string(), cpu))
                     });
                     cols.push(parsed.ok_or_else(|| {
-                        ParseError::at(n, format!("expected columns like IRQ-000, Thr-000, Usr-000, found {}", super::found(tok)))
+                        ParseError::at(
+                            n,
+                            format!(
+                                "expected columns like IRQ-000, Thr-000, Usr-000, found {}",
+                                super::found(tok)
+                            ),
+                        )
                     })?);
                 }
                 if cols.is_empty() {
-                    return Err(ParseError::at(n, "expected at least one column after Index"));
+                    return Err(ParseError::at(
+                        n,
+                        "expected at least one column after Index",
+                    ));
                 }
                 header = Some((n, cols));
                 continue;
@@ -117,7 +140,13 @@ pub fn parse(input: &mut dyn BufRead) -> Parsed<Imported> {
             continue;
         }
         if stats.iter().any(|s| s.is_some()) {
-            return Err(ParseError::at(n, format!("expected count:, min:, avg: or max: after over:, found {}", super::found(t))));
+            return Err(ParseError::at(
+                n,
+                format!(
+                    "expected count:, min:, avg: or max: after over:, found {}",
+                    super::found(t)
+                ),
+            ));
         }
         let mut it = t.split_whitespace();
         let index = it.next().and_then(parse_u64);
@@ -126,7 +155,13 @@ pub fn parse(input: &mut dyn BufRead) -> Parsed<Imported> {
             return Err(ParseError::at(n, format!("expected a histogram row (the bucket, then {columns} counts) or over:, found {}", super::found(t))));
         };
         if counts.len() != columns {
-            return Err(ParseError::at(n, format!("expected {columns} counts after the bucket, found {}", counts.len())));
+            return Err(ParseError::at(
+                n,
+                format!(
+                    "expected {columns} counts after the bucket, found {}",
+                    counts.len()
+                ),
+            ));
         }
         if rows.last().is_some_and(|r| r.1 >= index) {
             return Err(ParseError::at(n, "expected buckets in increasing order"));
@@ -136,7 +171,7 @@ pub fn parse(input: &mut dyn BufRead) -> Parsed<Imported> {
     let Some((_, cols)) = header else {
         return Err(ParseError::at(0, "expected an 'Index IRQ-000 Thr-000 …' header line (rtla timerlat hist output without --no-header/--no-index)"));
     };
-    let limit = rows.last().map(|r| r.1 + 1).unwrap_or(0);
+    let limit = rows.last().map(|r| r.1.saturating_add(1)).unwrap_or(0);
     let mut imp = Imported::new("timer");
     if scale == 1 {
         imp.precision_ns = 1;
@@ -151,7 +186,8 @@ pub fn parse(input: &mut dyn BufRead) -> Parsed<Imported> {
     for (c, (kind, cpu)) in cols.iter().enumerate() {
         let mut b = ThreadBuild::new(name(kind, *cpu), Some(*cpu));
         for (n, index, counts) in &rows {
-            b.add(index.saturating_mul(scale), counts[c]).map_err(|e| ParseError::at(*n, e.msg))?;
+            b.add(index.saturating_mul(scale), counts[c])
+                .map_err(|e| ParseError::at(*n, e.msg))?;
         }
         let over = stat(0, c).unwrap_or(0);
         let expected = b.recorded().saturating_add(over);
@@ -180,10 +216,12 @@ pub fn parse(input: &mut dyn BufRead) -> Parsed<Imported> {
             .collect();
     }
     imp.duration_ns = secs.unwrap_or(0).saturating_mul(1_000_000_000);
-    imp.config.insert("tool".into(), "rtla timerlat hist".into());
+    imp.config
+        .insert("tool".into(), "rtla timerlat hist".into());
     imp.notes.push("rtla's histogram output names no host, kernel, period or policy; cpuN is the timerlat thread latency (Thr), irq-cpuN the IRQ latency".into());
     if secs.is_none() {
-        imp.notes.push("no '# Duration:' line: the duration is unknown".into());
+        imp.notes
+            .push("no '# Duration:' line: the duration is unknown".into());
     }
     Ok(imp)
 }

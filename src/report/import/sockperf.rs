@@ -33,7 +33,9 @@ fn seconds_ns(s: &str) -> Option<u64> {
 fn number_after(text: &str, key: &str) -> Option<u64> {
     let rest = &text[text.find(key)? + key.len()..];
     let rest = rest.trim_start_matches([' ', '=']);
-    let end = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+    let end = rest
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(rest.len());
     parse_u64(&rest[..end])
 }
 
@@ -96,7 +98,10 @@ pub fn parse(input: &mut dyn BufRead) -> Parsed<Imported> {
                 format!("expected a packet row 'packet, txTime(sec), rxTime(sec), latency(usec)' such as '0, 2.403841683, 2.403899722, 29.020', found {}", super::found(t)),
             )
         };
-        if f.len() != 4 || parse_u64(f[0]).is_none() || f[3].parse::<f64>().map(|v| !v.is_finite()).unwrap_or(true) {
+        if f.len() != 4
+            || parse_u64(f[0]).is_none()
+            || f[3].parse::<f64>().map(|v| !v.is_finite()).unwrap_or(true)
+        {
             return Err(row());
         }
         let (Some(tx), Some(rx)) = (seconds_ns(f[1]), seconds_ns(f[2])) else {
@@ -106,7 +111,10 @@ pub fn parse(input: &mut dyn BufRead) -> Parsed<Imported> {
             return Err(ParseError::at(n, "expected rxTime at or after txTime"));
         }
         if tx < last_tx {
-            return Err(ParseError::at(n, "expected txTime at or after the previous packet's"));
+            return Err(ParseError::at(
+                n,
+                "expected txTime at or after the previous packet's",
+            ));
         }
         last_tx = tx;
         let start = *first_tx.get_or_insert(tx);
@@ -141,7 +149,8 @@ pub fn parse(input: &mut dyn BufRead) -> Parsed<Imported> {
         }
     }
     if let Some(p) = &params {
-        imp.config.insert("sockperf_parameters".into(), p.clone().into());
+        imp.config
+            .insert("sockperf_parameters".into(), p.clone().into());
         imp.command_line = std::iter::once("sockperf".to_string())
             .chain(std::iter::once("ping-pong".to_string()))
             .chain(p.split_whitespace().map(str::to_string))
@@ -153,7 +162,8 @@ pub fn parse(input: &mut dyn BufRead) -> Parsed<Imported> {
             imp.config.insert("message_bytes".into(), size.into());
         }
     }
-    imp.config.insert("tool".into(), "sockperf ping-pong".into());
+    imp.config
+        .insert("tool".into(), "sockperf ping-pong".into());
     imp.notes.push("sockperf's own latency is half the round trip; rtt here is the full round trip (rxTime − txTime of each packet)".into());
     imp.notes.push("sockperf's log names no host, kernel or start time, and has no send (tx) or receive (rx) path split".into());
     Ok(imp)
@@ -170,6 +180,9 @@ mod tests {
         assert_eq!(seconds_ns("7"), Some(7_000_000_000));
         assert_eq!(seconds_ns("1.0000000001"), None);
         assert_eq!(seconds_ns("-1.0"), None);
-        assert_eq!(number_after("# dropped messages = 3; # dup", "dropped messages"), Some(3));
+        assert_eq!(
+            number_after("# dropped messages = 3; # dup", "dropped messages"),
+            Some(3)
+        );
     }
 }

@@ -41,31 +41,68 @@ struct Totals {
 
 fn hms(line: usize, s: &str) -> Parsed<u64> {
     let p: Option<Vec<u64>> = s.trim().split(':').map(parse_u64).collect();
-    match p.as_deref() {
-        Some([h, m, s]) => Ok(h * 3600 + m * 60 + s),
-        _ => Err(ParseError::at(line, format!("expected a time hh:mm:ss, found {}", super::found(s)))),
-    }
+    let secs = match p.as_deref() {
+        Some([h, m, sec]) => h
+            .checked_mul(3600)
+            .and_then(|v| v.checked_add(m.checked_mul(60)?))
+            .and_then(|v| v.checked_add(*sec)),
+        _ => None,
+    };
+    secs.ok_or_else(|| {
+        ParseError::at(
+            line,
+            format!("expected a time hh:mm:ss, found {}", super::found(s)),
+        )
+    })
 }
 
 fn us_field(line: usize, s: &str, what: &str) -> Parsed<i64> {
     parse_us(s).ok_or_else(|| {
-        ParseError::at(line, format!("expected {what} in µs (e.g. 12.345), found {}", super::found(s)))
+        ParseError::at(
+            line,
+            format!(
+                "expected {what} in µs (e.g. 12.345), found {}",
+                super::found(s)
+            ),
+        )
     })
 }
 
 fn count_field(line: usize, s: &str, what: &str) -> Parsed<u64> {
     parse_u64(s).ok_or_else(|| {
-        ParseError::at(line, format!("expected {what} as a whole number, found {}", super::found(s)))
+        ParseError::at(
+            line,
+            format!(
+                "expected {what} as a whole number, found {}",
+                super::found(s)
+            ),
+        )
     })
 }
 
 /// `(periodic user-mode task, 1000 us period, priority 99)` or latmus' `(user, 1000 us period, priority 90, CPU1)`.
-fn rtt(line: usize, rest: &str, period: &mut Option<u64>, mode: &mut Option<String>, prio: &mut Option<i32>, cpu: &mut Option<usize>) -> Parsed<()> {
+fn rtt(
+    line: usize,
+    rest: &str,
+    period: &mut Option<u64>,
+    mode: &mut Option<String>,
+    prio: &mut Option<i32>,
+    cpu: &mut Option<usize>,
+) -> Parsed<()> {
     let (Some(open), Some(close)) = (rest.find('('), rest.rfind(')')) else {
-        return Err(ParseError::at(line, format!("expected 'RTT|  hh:mm:ss  (mode, N us period, priority P)', found {}", super::found(rest))));
+        return Err(ParseError::at(
+            line,
+            format!(
+                "expected 'RTT|  hh:mm:ss  (mode, N us period, priority P)', found {}",
+                super::found(rest)
+            ),
+        ));
     };
     if close < open {
-        return Err(ParseError::at(line, "expected '(' before ')' in the RTT line"));
+        return Err(ParseError::at(
+            line,
+            "expected '(' before ')' in the RTT line",
+        ));
     }
     for (i, part) in rest[open + 1..close].split(',').map(str::trim).enumerate() {
         if let Some(p) = part.strip_suffix("us period") {
@@ -109,14 +146,24 @@ pub fn parse(input: &mut dyn BufRead) -> Parsed<Imported> {
         if let Some(h) = t.strip_prefix("==") {
             let h = h.trim();
             if let Some(p) = h.strip_prefix("Sampling period:") {
-                period_us = Some(count_field(n, p.trim().trim_end_matches("us").trim(), "the sampling period")?);
+                period_us = Some(count_field(
+                    n,
+                    p.trim().trim_end_matches("us").trim(),
+                    "the sampling period",
+                )?);
             } else if let Some(m) = h.strip_prefix("Test mode:") {
                 mode = Some(m.trim().to_string());
             }
             continue;
         }
         let Some((code, rest)) = t.split_once('|') else {
-            return Err(ParseError::at(n, format!("expected a Xenomai latency line (RTT|, RTD|, HSD|, HSS|, RTS| …), found {}", super::found(t))));
+            return Err(ParseError::at(
+                n,
+                format!(
+                    "expected a Xenomai latency line (RTT|, RTD|, HSD|, HSS|, RTS| …), found {}",
+                    super::found(t)
+                ),
+            ));
         };
         let f: Vec<&str> = rest.split('|').map(str::trim).collect();
         match code {
@@ -135,12 +182,19 @@ pub fn parse(input: &mut dyn BufRead) -> Parsed<Imported> {
                     avg: us_field(n, f[1], "lat avg")?,
                     max: us_field(n, f[2], "lat max")?,
                     overruns: count_field(n, f[3], "the overrun count")?,
-                    msw: if msw_col { count_field(n, f[4], "the mode switch count")? } else { 0 },
+                    msw: if msw_col {
+                        count_field(n, f[4], "the mode switch count")?
+                    } else {
+                        0
+                    },
                 });
             }
             "HSD" => {
                 if f.len() < 3 {
-                    return Err(ParseError::at(n, "expected 'HSD|  kind| from - to | samples'"));
+                    return Err(ParseError::at(
+                        n,
+                        "expected 'HSD|  kind| from - to | samples'",
+                    ));
                 }
                 let from = f[1].split('-').next().and_then(parse_u64);
                 let (Some(from), Some(hits)) = (from, parse_u64(f[2])) else {
@@ -149,22 +203,40 @@ pub fn parse(input: &mut dyn BufRead) -> Parsed<Imported> {
                 match f[0] {
                     "avg" => {
                         if cells.last().is_some_and(|c| c.1 >= from) {
-                            return Err(ParseError::at(n, "expected HSD cells in increasing order"));
+                            return Err(ParseError::at(
+                                n,
+                                "expected HSD cells in increasing order",
+                            ));
                         }
                         cells.push((n, from, hits));
                     }
                     "min" | "max" => other_histograms = true,
-                    k => return Err(ParseError::at(n, format!("expected min, avg or max after HSD|, found {}", super::found(k)))),
+                    k => {
+                        return Err(ParseError::at(
+                            n,
+                            format!(
+                                "expected min, avg or max after HSD|, found {}",
+                                super::found(k)
+                            ),
+                        ))
+                    }
                 }
             }
             "HSS" => {
                 if f.len() < 4 {
-                    return Err(ParseError::at(n, "expected 'HSS|  kind| samples| average| stddev'"));
+                    return Err(ParseError::at(
+                        n,
+                        "expected 'HSS|  kind| samples| average| stddev'",
+                    ));
                 }
                 if f[0] == "avg" {
                     let samples = count_field(n, f[1], "the HSS sample count")?;
-                    let avg: f64 = f[2].parse().map_err(|_| ParseError::at(n, "expected the HSS average as a number"))?;
-                    let sd: f64 = f[3].parse().map_err(|_| ParseError::at(n, "expected the HSS stddev as a number"))?;
+                    let avg: f64 = f[2]
+                        .parse()
+                        .map_err(|_| ParseError::at(n, "expected the HSS average as a number"))?;
+                    let sd: f64 = f[3]
+                        .parse()
+                        .map_err(|_| ParseError::at(n, "expected the HSS stddev as a number"))?;
                     if avg.is_finite() && sd.is_finite() {
                         hss_avg = Some((samples, avg, sd));
                     }
@@ -199,17 +271,24 @@ pub fn parse(input: &mut dyn BufRead) -> Parsed<Imported> {
         }
     }
     if rows.is_empty() && rts.is_none() {
-        return Err(ParseError::at(0, "expected RTD or RTS lines (the output of Xenomai's latency)"));
+        return Err(ParseError::at(
+            0,
+            "expected RTD or RTS lines (the output of Xenomai's latency)",
+        ));
     }
     let Some(period_us) = period_us.filter(|&p| p > 0) else {
-        return Err(ParseError::at(0, "expected the period ('== Sampling period: N us' or an RTT line)"));
+        return Err(ParseError::at(
+            0,
+            "expected the period ('== Sampling period: N us' or an RTT line)",
+        ));
     };
     let period_ns = period_us.saturating_mul(1000);
     let per_second = (1_000_000_000 / period_ns).max(1);
 
     let mut imp = Imported::new("timer");
     let mut b = ThreadBuild::new(
-        cpu.map(|c| format!("cpu{c}")).unwrap_or_else(|| "thread0".into()),
+        cpu.map(|c| format!("cpu{c}"))
+            .unwrap_or_else(|| "thread0".into()),
         cpu,
     );
     let (min, avg, max, overruns, msw) = match &rts {
@@ -233,7 +312,10 @@ pub fn parse(input: &mut dyn BufRead) -> Parsed<Imported> {
     let mut worst_row = None;
     for (i, r) in rows.iter().enumerate() {
         if r.overruns < prev {
-            return Err(ParseError::at(r.line, "expected the overrun total to never decrease"));
+            return Err(ParseError::at(
+                r.line,
+                "expected the overrun total to never decrease",
+            ));
         }
         if r.min > r.max {
             return Err(ParseError::at(r.line, "expected lat min ≤ lat max"));
@@ -258,9 +340,14 @@ pub fn parse(input: &mut dyn BufRead) -> Parsed<Imported> {
         let last = cells[cells.len() - 1].1;
         // The last cell also holds everything beyond the histogram: when the maximum lies past it, it is the overflow.
         let overflow_cell = clamp(max) >= last.saturating_add(1).saturating_mul(1000);
-        let used = if overflow_cell { &cells[..cells.len() - 1] } else { &cells[..] };
+        let used = if overflow_cell {
+            &cells[..cells.len() - 1]
+        } else {
+            &cells[..]
+        };
         for (n, from, h) in used {
-            b.add(from.saturating_mul(1000), *h).map_err(|e| ParseError::at(*n, e.msg))?;
+            b.add(from.saturating_mul(1000), *h)
+                .map_err(|e| ParseError::at(*n, e.msg))?;
         }
         b.count = Some(hits);
         if overflow_cell {
@@ -284,7 +371,10 @@ pub fn parse(input: &mut dyn BufRead) -> Parsed<Imported> {
         .unwrap_or(rows.len() as u64)
         .saturating_mul(1_000_000_000);
     if let Some(req) = rts.as_ref().and_then(|(_, t)| t.requested_s) {
-        imp.config.insert("requested_duration_ns".into(), req.saturating_mul(1_000_000_000).into());
+        imp.config.insert(
+            "requested_duration_ns".into(),
+            req.saturating_mul(1_000_000_000).into(),
+        );
     }
     imp.config.insert("period_ns".into(), period_ns.into());
     if let Some(m) = &mode {
