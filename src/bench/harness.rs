@@ -3,8 +3,9 @@
 //! file atomically, and assemble the final result.
 
 use crate::bench::runtime::{self, RtConfig, Runtime, SignalWatch, StopFlag};
-use crate::cli::OutputArgs;
+use crate::cli::{LoadOpts, OutputArgs};
 use crate::error::{exit, Error, Result};
+use crate::load::{LoadOptions, LoadSpec, RunningLoads};
 use crate::output::live::Live;
 use crate::result::{
     self, BreakEvent, Phase, RunResult, Series, SeriesPoint, ThreadResult, Thresholds, Tool, Tuning,
@@ -255,6 +256,8 @@ pub struct RunSpec {
     pub loops: Option<u64>,
     /// Split the statistics into an `idle` and a `load` phase at this time (ns after start).
     pub idle_first_ns: Option<u64>,
+    /// Loads to run beside the measurement (`--load`).
+    pub load_plan: Option<LoadPlan>,
     pub max_latency_ns: Option<u64>,
     pub break_threshold_ns: Option<u64>,
     pub json: Option<PathBuf>,
@@ -271,7 +274,46 @@ pub struct RunSpec {
 /// A benchmark's last word on its result (see [`RunSpec::finish`]).
 pub type Finisher = Box<dyn FnOnce(&mut RunResult) + Send>;
 
+/// Validated `--load` options.
+#[derive(Debug, Clone)]
+pub struct LoadPlan {
+    pub spec: LoadSpec,
+    pub options: LoadOptions,
+}
+
 impl RunSpec {
+    /// Take the shared `--load`, `--load-cpus`, `--load-target`, `--idle-first` options.
+    pub fn with_loads(mut self, opts: &LoadOpts) -> Result<Self> {
+        let Some(text) = &opts.load else {
+            if opts.idle_first.is_some() {
+                return Err(Error::usage(
+                    "--idle-first needs --load: give the load to start after the idle phase",
+                ));
+            }
+            if opts.load_cpus.is_some() || opts.load_target.is_some() {
+                return Err(Error::usage(
+                    "--load-cpus/--load-target need --load: give the loads to run",
+                ));
+            }
+            return Ok(self);
+        };
+        if let (Some(idle), Some(total)) = (opts.idle_first, self.duration_ns) {
+            if idle >= total {
+                return Err(Error::usage(format!(
+                    "--idle-first ({}) must be shorter than --duration ({}) to leave a load phase",
+                    crate::units::human_duration(idle),
+                    crate::units::human_duration(total)
+                )));
+            }
+        }
+        self.load_plan = Some(LoadPlan {
+            spec: crate::load::parse_spec(text)?,
+            options: crate::load::options_from(opts)?,
+        });
+        self.idle_first_ns = opts.idle_first;
+        Ok(self)
+    }
+
     pub fn new(
         benchmark: &'static str,
         out: &OutputArgs,
@@ -291,6 +333,7 @@ impl RunSpec {
             duration_ns: None,
             loops: None,
             idle_first_ns: None,
+            load_plan: None,
             max_latency_ns: out.max_latency,
             break_threshold_ns: None,
             json: out.json.clone(),
@@ -427,6 +470,24 @@ pub fn execute(
         return Err(e);
     }
 
+    // Loads start after the real-time setup and before the first sample
+    // (or, with an idle phase first, when the idle phase ends).
+    let mut loads: Option<RunningLoads> = None;
+    if let (Some(plan), None) = (&spec.load_plan, spec.idle_first_ns) {
+        match RunningLoads::start(&plan.spec, &plan.options) {
+            Ok(l) => loads = Some(l),
+            Err(e) => {
+                for s in &starts {
+                    let _ = s.send(None);
+                }
+                for h in handles {
+                    let _ = h.join();
+                }
+                return Err(e);
+            }
+        }
+    }
+
     // Go: every worker gets the same start time, a little in the future.
     let delay = if spec.synthetic { 0 } else { START_DELAY_NS };
     let start = if spec.synthetic {
@@ -469,8 +530,28 @@ pub fn execute(
     };
     let mut next_tick = mono_start + tick_ns;
     let mut next_save = mono_start + spec.save_every_ns;
+    let mut load_at = match (&spec.load_plan, spec.idle_first_ns) {
+        (Some(_), Some(idle)) => mono_start + idle,
+        _ => u64::MAX,
+    };
     while !handles.iter().all(|h| h.is_finished()) {
         let now = sys::clock::now_ns(mono);
+        if now >= load_at {
+            load_at = u64::MAX;
+            if let Some(plan) = &spec.load_plan {
+                match RunningLoads::start(&plan.spec, &plan.options) {
+                    Ok(l) => loads = Some(l),
+                    Err(e) => {
+                        // The idle phase is kept; the run ends with the reason.
+                        eprintln!("rtlat: {e}");
+                        result
+                            .notes
+                            .push(format!("loads failed to start after the idle phase: {e}"));
+                        stop.set();
+                    }
+                }
+            }
+        }
         if now >= next_tick {
             let elapsed = now.saturating_sub(mono_start);
             let remaining = spec.duration_ns.map(|d| d.saturating_sub(elapsed));
@@ -480,10 +561,16 @@ pub fn execute(
         if now >= next_save {
             result.duration_ns = now.saturating_sub(mono_start);
             fill_result(&mut result, &channels, spec.idle_first_ns);
+            if let Some(l) = &loads {
+                result.loads = l.records();
+            }
             saver.save(&result);
             next_save += spec.save_every_ns * (1 + (now - next_save) / spec.save_every_ns);
         }
-        sys::clock::sleep_until(mono, (now + POLL_NS).min(next_tick).min(next_save));
+        sys::clock::sleep_until(
+            mono,
+            (now + POLL_NS).min(next_tick).min(next_save).min(load_at),
+        );
     }
     let end_mono = sys::clock::now_ns(mono);
 
@@ -502,6 +589,10 @@ pub fn execute(
                 .notes
                 .push("a measuring thread panicked; its samples so far are kept".into()),
         }
+    }
+    // Loads stop after the last sample.
+    if let Some(l) = loads.take() {
+        result.loads = l.stop();
     }
     drop(runtime);
     let caught = signals.caught();

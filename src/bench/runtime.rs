@@ -266,9 +266,10 @@ impl SignalWatch {
 impl Drop for SignalWatch {
     fn drop(&mut self) {
         self.done.store(true, Ordering::SeqCst);
-        // Wake the watcher with a signal it is waiting for; `done` makes it exit.
-        sys::signals::raise_to_process(sys::signals::SIGTERM);
+        // Wake the watcher (and only it) with a signal it waits for; `done` makes it exit.
         if let Some(t) = self.thread.take() {
+            use std::os::unix::thread::JoinHandleExt;
+            sys::signals::raise_to_thread(t.as_pthread_t(), sys::signals::SIGTERM);
             let _ = t.join();
         }
     }

@@ -43,11 +43,6 @@ impl TimerConfig {
         if cpus.is_empty() {
             return Err(Error::usage("--cpus selects no CPU; give e.g. 0 or all"));
         }
-        if a.load.load.is_some() || a.load.idle_first.is_some() {
-            return Err(Error::usage(
-                "--load/--idle-first are not available in this build yet",
-            ));
-        }
         let rt = if a.synthetic.is_some() {
             RtConfig::unprivileged()
         } else {
@@ -244,6 +239,7 @@ pub fn run(args: &TimerArgs, command_line: Vec<String>) -> Result<Outcome> {
     spec.duration_ns = cfg.duration_ns;
     spec.loops = cfg.loops;
     spec.synthetic = synthetic;
+    let spec = spec.with_loads(&args.load)?;
 
     // Every buffer exists before memory is locked and before the first sample.
     let mut channels = Vec::with_capacity(n);

@@ -41,10 +41,11 @@ pub fn wait_termination() -> i32 {
     }
 }
 
-/// Send `sig` to this process (used to wake the waiter thread at the end of a run).
-pub fn raise_to_process(sig: i32) {
-    // SAFETY: kill on our own pid has no memory-safety preconditions.
-    unsafe { libc::kill(libc::getpid(), sig) };
+/// Send `sig` to one thread of this process (used to wake the waiter thread
+/// at the end of a run without disturbing any other thread).
+pub fn raise_to_thread(thread: libc::pthread_t, sig: i32) {
+    // SAFETY: `thread` is a live thread of this process (its JoinHandle is held by the caller).
+    unsafe { libc::pthread_kill(thread, sig) };
 }
 
 /// Ask the kernel to send SIGKILL to this process when its parent dies.

@@ -341,3 +341,95 @@ fn resident_memory_stays_flat_during_a_run() {
     // allow one page of slack per thread stack guard.
     assert!(late <= early + 64, "RSS grew from {early} kB to {late} kB");
 }
+
+#[test]
+fn idle_first_then_load_gives_two_phases_and_a_load_record() {
+    if !require_root("idle_first_then_load_gives_two_phases_and_a_load_record") {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("p.json");
+    let out = rtlat()
+        .args([
+            "timer",
+            "--cpus",
+            "0",
+            "--duration",
+            "3s",
+            "--idle-first",
+            "1s",
+        ])
+        .args(["--load", "cpu:1", "--load-cpus", "0", "--quiet", "--json"])
+        .arg(&json)
+        .output()
+        .expect("runs");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_schema_valid(&json);
+    let r = load(&json);
+    let phases = r["phases"].as_array().expect("phases");
+    assert_eq!(phases.len(), 2);
+    assert_eq!(
+        (phases[0]["name"].as_str(), phases[1]["name"].as_str()),
+        (Some("idle"), Some("load"))
+    );
+    assert_eq!(phases[0]["end_ns"], 1_000_000_000u64);
+    assert_eq!(phases[1]["start_ns"], 1_000_000_000u64);
+    let n = |p: &serde_json::Value| {
+        let s = &p["total"];
+        s["samples"].as_u64().expect("n") + s["overruns"].as_u64().expect("o")
+    };
+    // 1 s idle and 2 s loaded at 1 ms: every period is in exactly one phase.
+    assert!(
+        (995..=1005).contains(&n(&phases[0])),
+        "idle periods {}",
+        n(&phases[0])
+    );
+    assert!(
+        (1990..=2010).contains(&n(&phases[1])),
+        "load periods {}",
+        n(&phases[1])
+    );
+    assert_eq!(
+        phases[0]["total"]["samples"].as_u64().expect("n")
+            + phases[1]["total"]["samples"].as_u64().expect("n"),
+        r["total"]["samples"].as_u64().expect("n")
+    );
+    let loads = r["loads"].as_array().expect("loads");
+    assert_eq!(loads.len(), 1);
+    assert_eq!(loads[0]["name"], "cpu");
+    assert!(loads[0]["achieved_rate"].as_f64().expect("rate") > 0.0);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("phase idle")
+            && stdout.contains("phase load")
+            && stdout.contains("load cpu"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn load_options_are_validated() {
+    for args in [
+        &["timer", "--idle-first", "1s"][..],
+        &[
+            "timer",
+            "--load",
+            "cpu:1",
+            "--idle-first",
+            "5s",
+            "--duration",
+            "2s",
+        ][..],
+        &["timer", "--load", "nosuch:1"][..],
+        &["timer", "--load-cpus", "0"][..],
+    ] {
+        let out = rtlat().args(args).output().expect("runs");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert_eq!(stderr_lines(&out).len(), 1, "{args:?}");
+    }
+}
