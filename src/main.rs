@@ -16,9 +16,15 @@ fn main() {
             _ => {
                 // One line: clap's first line, and where to look.
                 let rendered = e.render().to_string();
-                let first = rendered.lines().next().unwrap_or("error: bad usage");
+                let mut lines = rendered.lines().map(str::trim).filter(|l| !l.is_empty());
+                let first = lines.next().unwrap_or("error: bad usage");
                 let first = first.strip_prefix("error: ").unwrap_or(first);
-                eprintln!("rtlat: {first} (see 'rtlat --help')");
+                // "the following required arguments were not provided:" names them on the next line.
+                let detail = match (first.ends_with(':'), lines.next()) {
+                    (true, Some(next)) => format!(" {next}"),
+                    _ => String::new(),
+                };
+                eprintln!("rtlat: {first}{detail} (see 'rtlat --help')");
                 std::process::exit(exit::USAGE);
             }
         },

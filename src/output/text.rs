@@ -22,10 +22,11 @@ pub fn settings(r: &RunResult) -> String {
         .and_then(|v| v.as_u64())
         .map(|p| format!(", period {}", human_duration(p)))
         .unwrap_or_default();
-    let threads = if r.threads.is_empty() {
-        t.affinity.len()
-    } else {
+    // Measuring threads (one entry of `affinity` each), not series.
+    let threads = if t.affinity.is_empty() {
         r.threads.len()
+    } else {
+        t.affinity.len()
     };
     format!(
         "{threads} thread(s){period}, {policy}, mlock {}, dma_latency {dma}",
@@ -62,7 +63,8 @@ pub fn summary(r: &RunResult) -> String {
             reason => format!(" ({reason})"),
         }
     );
-    s.push_str(&table(&r.threads, &r.total));
+    let merge = merges_alike(r);
+    s.push_str(&table(&r.threads, merge.then_some(&r.total)));
     for p in &r.phases {
         let _ = writeln!(
             s,
@@ -71,7 +73,7 @@ pub fn summary(r: &RunResult) -> String {
             secs(p.start_ns),
             secs(p.end_ns)
         );
-        s.push_str(&table(&p.threads, &p.total));
+        s.push_str(&table(&p.threads, merge.then_some(&p.total)));
     }
     for l in &r.loads {
         let name = l.get("name").and_then(|v| v.as_str()).unwrap_or("?");
@@ -139,14 +141,14 @@ pub fn secs(ns: u64) -> String {
 
 /// One row per thread plus `all` when there are several, latencies in µs,
 /// with the percentiles the sample count supports.
-pub fn table(threads: &[crate::result::ThreadResult], total: &Summary) -> String {
+pub fn table(threads: &[crate::result::ThreadResult], total: Option<&Summary>) -> String {
     let mut s = String::new();
     let n_max = threads
         .iter()
         .map(|t| t.summary.samples)
         .max()
         .unwrap_or(0)
-        .max(total.samples);
+        .max(total.map_or(0, |t| t.samples));
     let ps: Vec<f64> = PERCENTILES
         .iter()
         .copied()
@@ -186,8 +188,15 @@ pub fn table(threads: &[crate::result::ThreadResult], total: &Summary) -> String
     for th in threads {
         row(&th.name, &th.summary);
     }
-    if threads.len() > 1 {
+    if let Some(total) = total.filter(|_| threads.len() > 1) {
         row("all", total);
     }
     s
+}
+
+/// Whether the threads of a result measure the same quantity, so that an
+/// `all` row (the merged `total`) means something: not for net (rtt, tx, rx …)
+/// or irq (irq, user, wake …), whose series are different metrics.
+pub fn merges_alike(r: &RunResult) -> bool {
+    !matches!(r.benchmark.as_str(), "net" | "irq")
 }

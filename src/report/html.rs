@@ -237,16 +237,42 @@ fn section(o: &mut String, i: usize, l: &Loaded) {
     if r.loads.is_empty() {
         let _ = writeln!(o, "<p>No load was declared (idle).</p>");
     } else {
-        let _ = writeln!(o, "<ul>");
+        let _ = writeln!(
+            o,
+            "<table>\n<tr><th class=\"k\">load</th><th>workers</th><th>achieved rate</th><th>CPU time</th><th>failed</th><th class=\"k\">parameters</th></tr>"
+        );
         for load in &r.loads {
+            let num = |k: &str| load.get(k).and_then(|v| v.as_u64());
+            let rate = load
+                .get("achieved_rate")
+                .and_then(|v| v.as_f64())
+                .map(|v| {
+                    super::human_rate(
+                        v,
+                        load.get("rate_unit").and_then(|u| u.as_str()).unwrap_or(""),
+                    )
+                })
+                .unwrap_or_else(|| "-".into());
+            let failed = load
+                .get("failed")
+                .and_then(|v| v.as_array())
+                .map(|a| a.len().to_string())
+                .unwrap_or_else(|| "-".into());
+            let params = load
+                .get("params")
+                .map(|p| p.to_string())
+                .unwrap_or_else(|| load.to_string());
             let _ = writeln!(
                 o,
-                "<li><b>{}</b>: <code>{}</code></li>",
+                "<tr><td class=\"k\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{failed}</td><td class=\"k\"><code>{}</code></td></tr>",
                 escape(&super::load_name(load)),
-                escape(&load.to_string())
+                num("workers").map(|w| w.to_string()).unwrap_or_else(|| "-".into()),
+                escape(&rate),
+                num("cpu_time_ns").map(secs).unwrap_or_else(|| "-".into()),
+                escape(&params)
             );
         }
-        let _ = writeln!(o, "</ul>");
+        let _ = writeln!(o, "</table>");
     }
 
     let _ = writeln!(o, "<h3>Summary</h3>");

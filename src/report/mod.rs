@@ -120,7 +120,7 @@ pub struct ImportArgs {
     /// Where to write the rtlat result
     #[arg(long, short, value_name = "RESULT.json")]
     pub output: PathBuf,
-    /// A label for this result in reports and comparisons [default: hostname + kernel, else the format and file name]
+    /// A label for this result in reports and comparisons [default: the tool, then hostname + kernel (or the file name)]
     #[arg(long)]
     pub label: Option<String>,
     /// Do not print the report of the imported result

@@ -264,3 +264,61 @@ fn renderers_survive_extreme_values() {
         "only {rendered} mutated results passed the checks"
     );
 }
+
+/// Byte-level damage to a result file: it is refused or, if it still reads
+/// and passes `check`, every exporter renders it.
+#[test]
+fn damaged_result_files_are_refused_or_rendered() {
+    let original = serde_json::to_string_pretty(&testdata::timer_phases()).expect("json");
+    let bytes = original.as_bytes();
+    let mut s = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    let (mut refused, mut rendered) = (0, 0);
+    for round in 0..150 {
+        let mut v = bytes.to_vec();
+        match round % 3 {
+            0 => v.truncate(next() as usize % v.len()),
+            1 => {
+                // Digits for digits: the file stays JSON, the numbers go wrong.
+                for _ in 0..6 {
+                    let i = next() as usize % v.len();
+                    if v[i].is_ascii_digit() {
+                        v[i] = b'0' + (next() % 10) as u8;
+                    }
+                }
+            }
+            _ => {
+                let i = next() as usize % v.len();
+                let j = (i + 1 + next() as usize % 64).min(v.len());
+                v.drain(i..j);
+            }
+        }
+        let Ok(text) = String::from_utf8(v) else {
+            refused += 1;
+            continue;
+        };
+        match serde_json::from_str::<RunResult>(&text)
+            .map_err(|e| e.to_string())
+            .and_then(|r| check(&r).map(|_| r))
+        {
+            Err(_) => refused += 1,
+            Ok(r) => {
+                let l = loaded("damaged", r);
+                let _ = text::report(&l);
+                let _ = svg::document(&svg::report_plots(&l));
+                let _ = html::report(std::slice::from_ref(&l));
+                let _ = table(&[&l], TableFormat::Csv, None);
+                rendered += 1;
+            }
+        }
+    }
+    assert!(
+        refused > 100 && rendered > 10,
+        "refused {refused}, rendered {rendered}"
+    );
+}

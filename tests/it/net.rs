@@ -666,7 +666,7 @@ fn bad_inputs_give_one_line_and_exit_2() {
             "--period",
             "1ms",
         ],
-        &["net", "ping", "127.0.0.1:7357", "--load", "cpu:1"],
+        &["net", "ping", "127.0.0.1:7357", "--load", "nosuch:1"],
         &["net", "ping", "127.0.0.1:7357", "--bind", "fd00::1"],
         &["net", "ping", "127.0.0.1"],
         &["net", "ping", "127.0.0.1:0"],

@@ -168,15 +168,6 @@ pub fn run(args: &NetArgs, argv: Vec<String>) -> Result<i32> {
     }
 }
 
-fn reject_loads(l: &LoadOpts) -> Result<()> {
-    if l.load.is_some() || l.idle_first.is_some() {
-        return Err(Error::usage(
-            "--load/--idle-first are not available in this build yet",
-        ));
-    }
-    Ok(())
-}
-
 fn check_cpu(cpu: Option<usize>) -> Result<()> {
     if let Some(c) = cpu {
         let online = crate::sysinfo::online_cpus();

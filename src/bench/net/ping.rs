@@ -83,7 +83,6 @@ pub struct BulkPlan {
 
 impl PingConfig {
     pub fn from_args(a: &PingArgs) -> Result<Self> {
-        super::reject_loads(&a.load)?;
         super::check_cpu(a.cpu)?;
         let (period_ns, rate_per_s) = match (&a.rate, a.period) {
             (Some(r), _) => {
@@ -768,6 +767,7 @@ pub fn run(a: &PingArgs, command_line: Vec<String>) -> Result<i32> {
     spec.tuning = cfg.rt.tuning(vec![cfg.cpu, cfg.cpu], vec![0, 0]);
     spec.duration_ns = cfg.duration_ns;
     spec.loops = cfg.loops;
+    let mut spec = spec.with_loads(&a.load)?;
     spec.notes.push(format!(
         "ping {} from {local}: {} bytes every {}; tx/rx from kernel {} timestamps, every time on CLOCK_REALTIME",
         cfg.peer,

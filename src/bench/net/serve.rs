@@ -51,7 +51,6 @@ pub struct ServeConfig {
 
 impl ServeConfig {
     pub fn from_args(a: &ServeArgs) -> Result<Self> {
-        super::reject_loads(&a.load)?;
         super::check_cpu(a.cpu)?;
         let text = a.listen.trim();
         let listen = match text.parse::<u16>() {
@@ -313,6 +312,7 @@ pub fn run(a: &ServeArgs, command_line: Vec<String>) -> Result<i32> {
     spec.tuning = cfg.rt.tuning(vec![cfg.cpu], vec![0]);
     spec.duration_ns = cfg.duration_ns;
     spec.loops = cfg.loops;
+    let mut spec = spec.with_loads(&a.load)?;
     spec.details.insert(
         "timestamping".into(),
         if hardware { "hardware" } else { "software" }.into(),
