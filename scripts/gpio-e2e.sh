@@ -141,7 +141,8 @@ if t:
         expect("target", s_name + " samples", s["samples"], edges)
         fig("target", s)
     share = d.get("own_share_of_response")
-    figures.append("  target    rtlat's own share of the response (read -> reply written): %s" % share)
+    if isinstance(share, (int, float)):
+        figures.append("  target    rtlat's own share of the response (event read -> reply written): %.1f %%" % (share * 100))
 h = load("host.json")
 if h:
     d = h["details"]
@@ -173,6 +174,14 @@ for name, n, seen in (("loopback.json", edges, edges), ("rising.json", edges // 
     for a, b in zip(irq["percentiles"], user["percentiles"]):
         if a["ns"] > b["ns"]:
             bad("%s: irq p%s > user" % (role, a["p"]))
+
+sr = load("serial.json")
+if sr:
+    d = sr["details"]
+    expect("serial", "edges_driven", d.get("edges_driven"), 5)
+    expect("serial", "missed", d.get("missed"), 5)
+    expect("serial", "edges_seen", d.get("edges_seen"), 0)
+    expect("serial", "series", [t["name"] for t in sr["threads"]], ["user"])
 
 print("gpio-e2e: %s: figures (emulated guest: compare relatively, not absolutely)" % flavour)
 print("\n".join(figures))
@@ -328,7 +337,7 @@ boot() {
     log "$f: booting Linux $KABI-$f under qemu (tcg)"
     local rc=0
     timeout $BOOT_TIMEOUT qemu-system-x86_64 -accel tcg -m 512 -smp 1 -display none -monitor none \
-        -serial stdio -no-reboot -kernel "$W/vmlinuz" -initrd "$OUT/initrd-$f.cpio.gz" \
+        -serial stdio -serial null -no-reboot -kernel "$W/vmlinuz" -initrd "$OUT/initrd-$f.cpio.gz" \
         -append "console=ttyS0 panic=-1 quiet loglevel=3" < /dev/null > "$OUT/console-$f.log" 2>&1 || rc=$?
     [ $rc = 124 ] && log "$f: the guest did not finish within ${BOOT_TIMEOUT}s"
     log "$f: guest done (qemu rc=$rc)"

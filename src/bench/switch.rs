@@ -770,8 +770,8 @@ pub fn run(args: &SwitchArgs, argv: Vec<String>) -> Result<i32> {
     }
     let mut links = Vec::with_capacity(n);
     for _ in 0..n {
-        let shared = PairShared::new()
-            .map_err(|e| Error::env(format!("cannot map shared memory: {e}")))?;
+        let shared =
+            PairShared::new().map_err(|e| Error::env(format!("cannot map shared memory: {e}")))?;
         let bell = Doorbell::new(cfg.mechanism, cfg.processes)
             .map_err(|e| line_error(cfg.mechanism, e))?;
         links.push(Arc::new(PairLink {
@@ -865,10 +865,8 @@ pub fn run(args: &SwitchArgs, argv: Vec<String>) -> Result<i32> {
         let lost: u64 = v.iter().map(|p| p.lost).sum();
         let unrecorded: u64 = v.iter().map(|p| p.unrecorded).sum();
         r.details.insert("lost".into(), lost.into());
-        r.details.insert(
-            "pairs".into(),
-            serde_json::to_value(&v).unwrap_or_default(),
-        );
+        r.details
+            .insert("pairs".into(), serde_json::to_value(&v).unwrap_or_default());
         if unrecorded > 0 {
             r.notes.push(format!(
                 "{unrecorded} lost wake(s) at the end of the run had no later sample to carry them: details.lost counts them, the summary's overruns do not"
@@ -876,7 +874,8 @@ pub fn run(args: &SwitchArgs, argv: Vec<String>) -> Result<i32> {
         }
         for (name, link) in names.iter().zip(&l2) {
             if let Some((STAGE_WAIT, e)) = link.shared.failure() {
-                r.notes.push(format!("{name}: the wakee stopped waiting: {e}"));
+                r.notes
+                    .push(format!("{name}: the wakee stopped waiting: {e}"));
             }
         }
     }));

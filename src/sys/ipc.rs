@@ -138,12 +138,21 @@ impl Drop for Fd {
 }
 
 enum Line {
-    Futex { word: SharedWords, private: bool },
+    Futex {
+        word: SharedWords,
+        private: bool,
+    },
     Eventfd(Fd),
-    Pipe { rd: Fd, wr: Fd },
+    Pipe {
+        rd: Fd,
+        wr: Fd,
+    },
     PosixSem(Mapping),
     SysvSem(libc::c_int),
-    Mqueue { tx: libc::mqd_t, rx: libc::mqd_t },
+    Mqueue {
+        tx: libc::mqd_t,
+        rx: libc::mqd_t,
+    },
     /// Words 0/1: thread group and thread id of the wakee.
     Signal(SharedWords),
 }
@@ -664,7 +673,12 @@ mod tests {
                 }
                 // No second return for one ring.
                 std::thread::sleep(std::time::Duration::from_millis(20));
-                assert_eq!(seen.load(Ordering::Acquire), i, "{}: spurious wake", m.name());
+                assert_eq!(
+                    seen.load(Ordering::Acquire),
+                    i,
+                    "{}: spurious wake",
+                    m.name()
+                );
             }
             done.store(1, Ordering::Release);
             assert!(bell.ring());
@@ -703,7 +717,8 @@ mod tests {
     #[test]
     fn fork_is_refused_in_a_multithreaded_process() {
         // The test harness runs tests on threads: the process is never single-threaded here.
-        let _keep = std::thread::spawn(|| std::thread::sleep(std::time::Duration::from_millis(200)));
+        let _keep =
+            std::thread::spawn(|| std::thread::sleep(std::time::Duration::from_millis(200)));
         assert!(fork_child(|| 0).is_err());
     }
 }

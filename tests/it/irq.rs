@@ -259,7 +259,10 @@ fn sim_run_ends_on_sigint_with_a_complete_file() {
     // The result file appears when measuring starts (signals are handled from then on).
     let t0 = Instant::now();
     while !json.exists() {
-        assert!(t0.elapsed() < Duration::from_secs(20), "the run did not start");
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "the run did not start"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     std::thread::sleep(Duration::from_millis(300));
@@ -380,6 +383,17 @@ fn missing_devices_give_one_line_naming_the_fix_and_exit_3() {
         (
             &["irq", "host", "--backend", "serial", "--port", "/dev/null"],
             "not a serial port",
+        ),
+        (
+            &[
+                "irq",
+                "loopback",
+                "--backend",
+                "serial",
+                "--port",
+                "/dev/ptmx",
+            ],
+            "no modem-control lines",
         ),
     ];
     for (args, fix) in cases {

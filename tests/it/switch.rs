@@ -37,7 +37,15 @@ fn run_switch(json: &Path, args: &[&str]) -> (std::process::Output, Value) {
 }
 
 /// Every period of every pair is a sample or a lost wake; files are complete and valid.
-fn assert_switch_result(r: &Value, json: &Path, what: &str, duration_ns: u64, period_ns: u64) {
+/// Unless `slow`, most wakes arrive.
+fn assert_switch_result(
+    r: &Value,
+    json: &Path,
+    what: &str,
+    duration_ns: u64,
+    period_ns: u64,
+    slow: bool,
+) {
     assert_eq!(r["benchmark"], "switch", "{what}");
     assert_eq!(r["complete"], true, "{what}");
     assert_eq!(r["end_reason"], "duration", "{what}");
@@ -61,13 +69,17 @@ fn assert_switch_result(r: &Value, json: &Path, what: &str, duration_ns: u64, pe
             "{what}: lost is not the sum of its causes: {p}"
         );
         // The summary's overruns are the lost wakes (except any after the last sample).
-        assert_eq!(s["overruns"].as_u64(), Some(lost - unrecorded), "{what}: {p}");
+        assert_eq!(
+            s["overruns"].as_u64(),
+            Some(lost - unrecorded),
+            "{what}: {p}"
+        );
         assert!(
             samples + lost + 2 >= expected && samples + lost <= expected + 2,
             "{what}: {samples} samples + {lost} lost for {expected} periods"
         );
         assert!(
-            samples * 2 >= expected,
+            slow || samples * 2 >= expected,
             "{what}: only {samples} of {expected} wakes arrived"
         );
         assert!(s["min_ns"].as_u64().expect("min") > 0, "{what}: min 0");
@@ -102,7 +114,7 @@ fn every_mechanism(processes: bool) {
             }
             let what = format!("{args:?}");
             let (out, r) = run_switch(&json, &args);
-            assert_switch_result(&r, &json, &what, 500_000_000, 1_000_000);
+            assert_switch_result(&r, &json, &what, 500_000_000, 1_000_000, false);
             assert_eq!(r["config"]["via"], *via);
             assert_eq!(r["config"]["processes"], processes);
             assert_eq!(r["config"]["placement"], *placement);
@@ -150,7 +162,7 @@ fn a_default_run_has_one_pair_per_cpu_and_the_documented_defaults() {
     assert_eq!(r["config"]["waker_priority"], 79);
     assert_eq!(r["tuning"]["policy"], "fifo");
     assert_eq!(r["tuning"]["priority"], 80);
-    assert_switch_result(&r, &json, "defaults", 1_000_000_000, 1_000_000);
+    assert_switch_result(&r, &json, "defaults", 1_000_000_000, 1_000_000, false);
 }
 
 #[test]
@@ -163,12 +175,19 @@ fn a_slow_wakee_loses_wakes_and_they_are_counted() {
     // The wakee acknowledges each wake 2.5 periods after it ran: the next two
     // periods find it busy, every time.
     for processes in [false, true] {
-        let mut args = vec!["--cpus", "0", "--duration", "600ms", "--wakee-delay", "2500us"];
+        let mut args = vec![
+            "--cpus",
+            "0",
+            "--duration",
+            "600ms",
+            "--wakee-delay",
+            "2500us",
+        ];
         if processes {
             args.push("--processes");
         }
         let (out, r) = run_switch(&json, &args);
-        assert_switch_result(&r, &json, "slow wakee", 600_000_000, 1_000_000);
+        assert_switch_result(&r, &json, "slow wakee", 600_000_000, 1_000_000, true);
         let p = &r["details"]["pairs"][0];
         let samples = r["threads"][0]["summary"]["samples"].as_u64().expect("n");
         let busy = p["wakee_busy"].as_u64().expect("busy");
@@ -220,8 +239,17 @@ fn sigint_ends_a_process_run_promptly_and_reaps_the_wakees() {
     }
     let dir = tempfile::tempdir().expect("tempdir");
     let json = dir.path().join("i.json");
-    let mut child = std::process::Command::new(bin())
-        .args(["switch", "--quiet", "--processes", "--via", "sysv-sem", "--duration", "60s", "--json"])
+    let child = std::process::Command::new(bin())
+        .args([
+            "switch",
+            "--quiet",
+            "--processes",
+            "--via",
+            "sysv-sem",
+            "--duration",
+            "60s",
+            "--json",
+        ])
         .arg(&json)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -268,8 +296,18 @@ fn unprivileged_mode_runs_without_real_time() {
     let json = dir.path().join("u.json");
     let out = rtlat()
         .args([
-            "switch", "--quiet", "--policy", "other", "--no-mlock", "--dma-latency", "off",
-            "--cpus", "0", "--loops", "200", "--json",
+            "switch",
+            "--quiet",
+            "--policy",
+            "other",
+            "--no-mlock",
+            "--dma-latency",
+            "off",
+            "--cpus",
+            "0",
+            "--loops",
+            "200",
+            "--json",
         ])
         .arg(&json)
         .timeout(Duration::from_secs(30))

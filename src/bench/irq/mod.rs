@@ -159,7 +159,7 @@ pub struct RoleArgs {
     /// Pin the measuring thread to this CPU [default: not pinned]
     #[arg(long)]
     pub cpu: Option<usize>,
-    /// Simulated wire: mean delay from the write to the interrupt
+    /// Simulated wire: delay from the write to the interrupt (before jitter)
     #[arg(long, value_name = "DURATION", default_value = "20us", value_parser = crate::units::parse_duration_ns)]
     pub sim_delay: u64,
     /// Simulated wire: uniform random extra delay, 0 to DURATION
@@ -782,14 +782,15 @@ pub fn run(args: &IrqArgs, command_line: Vec<String>) -> Result<i32> {
     if cfg.event_clock == EventClockArg::Hte {
         notes.push("HTE timestamps are compared with CLOCK_MONOTONIC: samples outside [write, read] are counted as timestamp_errors".into());
     }
-    if cfg.measured() != Measured::Both {
-        notes.push(
-            format!(
-            "only {:?} edges are measured; the opposite edge returns the wire to idle unmeasured",
-            cfg.edge
-        )
-            .to_lowercase(),
-        );
+    let only = match cfg.measured() {
+        Measured::Both => None,
+        Measured::Rising => Some("rising"),
+        Measured::Falling => Some("falling"),
+    };
+    if let Some(kind) = only {
+        notes.push(format!(
+            "only {kind} edges are measured; the opposite edge returns the wire to idle unmeasured"
+        ));
     }
 
     let mut spec = RunSpec::new("irq", &a.output, command_line, cfg.rt.clone());
