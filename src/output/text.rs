@@ -154,9 +154,15 @@ pub fn table(threads: &[crate::result::ThreadResult], total: Option<&Summary>) -
         .copied()
         .filter(|&p| crate::stats::summary::supported(p, n_max))
         .collect();
+    let w = threads
+        .iter()
+        .map(|t| t.name.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(10);
     let _ = write!(
         s,
-        "{:<10} {:>10} {:>9} {:>9} {:>9} {:>9}",
+        "{:<w$} {:>10} {:>9} {:>9} {:>9} {:>9}",
         "(us)", "samples", "min", "avg", "max", "stddev"
     );
     for &p in &ps {
@@ -166,7 +172,7 @@ pub fn table(threads: &[crate::result::ThreadResult], total: Option<&Summary>) -
     let mut row = |name: &str, m: &Summary| {
         let _ = write!(
             s,
-            "{:<10} {:>10} {:>9} {:>9} {:>9} {:>9}",
+            "{:<w$} {:>10} {:>9} {:>9} {:>9} {:>9}",
             name,
             m.samples,
             us(m.min_ns),

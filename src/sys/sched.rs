@@ -65,8 +65,17 @@ pub fn set_current(sched: Sched) -> io::Result<()> {
         }
     };
     let param = sched_param(prio);
+    // The raw syscall: musl's sched_setscheduler() wrapper always fails with ENOSYS.
     // SAFETY: `param` is a valid sched_param; pid 0 is the calling thread.
-    if unsafe { libc::sched_setscheduler(0, policy, &param) } != 0 {
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_sched_setscheduler,
+            0,
+            policy,
+            &param as *const libc::sched_param,
+        )
+    };
+    if rc != 0 {
         return Err(super::last_error());
     }
     Ok(())

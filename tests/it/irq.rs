@@ -145,6 +145,41 @@ fn sim_loopback_under_real_time_settings() {
 }
 
 #[test]
+fn idle_first_then_load_splits_the_edges_into_two_phases() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (out, r) = sim(
+        dir.path(),
+        "loopback",
+        &[
+            "--duration",
+            "2s",
+            "--period",
+            "1ms",
+            "--idle-first",
+            "1s",
+            "--load",
+            "cpu:1",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{:?}", stderr_lines(&out));
+    let phases = r["phases"].as_array().expect("phases");
+    assert_eq!(phases.len(), 2);
+    assert_eq!(phases[0]["name"], "idle");
+    assert_eq!(phases[1]["name"], "load");
+    assert_eq!(r["loads"].as_array().map(Vec::len), Some(1));
+    // Every edge is in exactly one phase, for each of the three series.
+    for (i, name) in ["irq", "user", "wake"].iter().enumerate() {
+        let n = |p: &Value| u(&p["threads"][i]["summary"]["samples"]);
+        assert_eq!(phases[0]["threads"][i]["name"], *name);
+        assert_eq!(
+            n(&phases[0]) + n(&phases[1]),
+            u(&thread(&r, name)["summary"]["samples"])
+        );
+    }
+    assert_eq!(r["details"]["missed"], 0);
+}
+
+#[test]
 fn dropped_kernel_events_are_missed_edges_and_seqno_gaps() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (out, r) = sim(
@@ -300,7 +335,8 @@ fn bad_irq_options_give_one_line_and_exit_2() {
         &["irq", "loopback", "--in", "1", "--out", "1"],
         &["irq", "loopback", "--backend", "sim", "--in", "3"],
         &["irq", "loopback", "--backend", "serial"],
-        &["irq", "loopback", "--backend", "sim", "--load", "exec:1"],
+        &["irq", "loopback", "--backend", "sim", "--idle-first", "1s"],
+        &["irq", "loopback", "--backend", "sim", "--load", "nosuch:1"],
         &[
             "irq", "target", "--in", "1", "--out", "2", "--period", "1ms",
         ],

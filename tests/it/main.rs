@@ -5,6 +5,7 @@ mod check;
 mod cross;
 mod cruncher;
 mod errors;
+mod irq;
 mod load;
 mod net;
 mod report;

@@ -285,11 +285,6 @@ pub const DEFAULT_TIMEOUT_NS: u64 = 100_000_000;
 
 impl IrqConfig {
     pub fn from_args(role: Role, a: &RoleArgs) -> Result<Self> {
-        if a.load.load.is_some() || a.load.idle_first.is_some() {
-            return Err(Error::usage(
-                "--load/--idle-first are not available in this build yet",
-            ));
-        }
         let sim = a.backend == BackendArg::Sim;
         let paced = role != Role::Target || sim;
         let given_period = a.period.or(a.rate);
@@ -800,6 +795,7 @@ pub fn run(args: &IrqArgs, command_line: Vec<String>) -> Result<i32> {
     spec.duration_ns = cfg.duration_ns;
     spec.loops = cfg.count;
     spec.details.insert("role".into(), role.name().into());
+    let mut spec = spec.with_loads(&a.load)?;
 
     let report: Arc<Mutex<Option<EdgeReport>>> = Arc::new(Mutex::new(None));
     let names = series_names(role, kernel_ts);
