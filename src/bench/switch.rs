@@ -7,9 +7,9 @@
 //! as it runs and publishes t1 in shared memory. At its next period the waker
 //! records `latency = t1 − t0` (outside any measured interval) before it
 //! wakes the wakee again. On one CPU (wakee priority >= waker's) each wake
-//! is preceded by an arming handshake, a futex round trip after which the
-//! wakee waits on the line with warm caches (`--cold` skips it; the waker
-//! waits at most half a period for it). A wakee that has not completed the
+//! is preceded by an arming handshake, a round trip through the same
+//! mechanism after which the wakee waits on the line with warm caches
+//! (`--cold` skips it; the waker waits at most half a period for it). A wakee that has not completed the
 //! previous wake when a period begins is not woken again: that period is lost
 //! (counted as an overrun), as is every period the waker itself overslept.
 //! So every period of a run is either a sample or a lost wake, and the waker
@@ -42,8 +42,8 @@ The wakee runs at --priority (default 80), the waker one below it
 (--waker-priority), so on one CPU the wake preempts the waker at once (with
 equal priorities the waker yields the CPU right after the wake).
 On one CPU, with the wakee at a priority at least the waker's, each wake is
-preceded by an arming handshake (a futex round trip): the wakee has just run
-and waits on --via when it is woken, as in rt-tests and Xenomai's switchtest,
+preceded by an arming handshake (a round trip through the same mechanism):
+the wakee has just run and waits on --via when it is woken, as in rt-tests,
 so the latency is the wake and the context switch with warm caches. --cold
 wakes it straight from its idle wait instead (a cache-cold wake-up, as an
 event after an idle period sees it); cross-CPU wakes are always cold.
@@ -356,50 +356,52 @@ impl PairShared {
 /// Both sides of a pair.
 struct PairLink {
     shared: PairShared,
+    /// Waker to wakee: the arm requests and the measured wakes.
     bell: Doorbell,
-    /// The wakee is armed by a handshake before each measured wake (see `waker`).
-    warm: bool,
-    /// The wakee is a forked process (its futex words are shared, not private).
-    processes: bool,
+    /// Wakee to waker, the same mechanism: the answers to arm requests (warm mode only).
+    answer: Option<Doorbell>,
     /// Test knob: the wakee sleeps this long before acknowledging a wake.
     delay: u64,
 }
 
 impl PairLink {
-    /// Ask the wakee to arm, and wait (at most until `deadline`) until it is
-    /// about to wait on the line.
+    /// The arming handshake, waker's side: ring the line with an arm request
+    /// and wait (at most until `deadline`) for the answer, which the wakee
+    /// sends right before it waits on the line for the measured wake. The
+    /// round trip goes through the measured mechanism, so its code and data
+    /// are warm when the measured wake follows (rt-tests' sync step).
     #[inline(always)]
-    fn arm(&self, n: u32, deadline: u64) {
-        let (arm, armed) = (self.shared.w(ARM), self.shared.w(ARMED));
-        arm.store(n, Ordering::Release);
-        ipc::futex_wake(arm, self.processes);
-        loop {
-            let a = armed.load(Ordering::Acquire);
-            if a == n || sys::clock::now_ns(CLOCK) >= deadline {
-                return;
+    fn arm(&self, answer: &Doorbell, token: &mut u32, n: u32, deadline: u64) {
+        self.shared.w(ARM).store(n, Ordering::Release);
+        self.bell.ring();
+        while self.shared.w(ARMED).load(Ordering::Acquire) != n {
+            if !matches!(answer.wait_until(token, deadline), Ok(true)) {
+                return; // no answer in time: the wake goes ahead anyway
             }
-            ipc::futex_wait_until(armed, a, Some(deadline), self.processes);
         }
     }
 
-    /// The wakee's side of `arm`: wait for a request (or the stop), answer it.
-    /// Returns false at the stop.
+    /// The wakee's side: wait for an arm request (or the stop), answer it.
+    /// Returns false at the stop or on an error.
     #[inline(always)]
-    fn await_arm(&self, seen: &mut u32) -> bool {
-        let (arm, armed) = (self.shared.w(ARM), self.shared.w(ARMED));
+    fn await_arm(&self, answer: &Doorbell, token: &mut u32, seen: &mut u32) -> bool {
         loop {
+            if let Err(e) = self.bell.wait(token) {
+                self.shared.fail(STAGE_WAIT, &e);
+                return false;
+            }
             if self.shared.stopped() {
                 return false;
             }
-            let v = arm.load(Ordering::Acquire);
+            let v = self.shared.w(ARM).load(Ordering::Acquire);
             if v != *seen {
                 *seen = v;
                 break;
             }
-            ipc::futex_wait_until(arm, v, None, self.processes);
+            // A wake with no new request (a stray signal): wait again.
         }
-        armed.store(*seen, Ordering::Release);
-        ipc::futex_wake(armed, self.processes);
+        self.shared.w(ARMED).store(*seen, Ordering::Release);
+        answer.ring();
         true
     }
 }
@@ -409,13 +411,8 @@ struct StopOnDrop<'a>(&'a PairLink);
 
 impl Drop for StopOnDrop<'_> {
     fn drop(&mut self) {
-        let l = self.0;
-        l.shared.stop();
-        // The wakee waits either for an arm request or on the line: end both waits.
-        let arm = l.shared.w(ARM);
-        arm.fetch_add(1, Ordering::Release);
-        ipc::futex_wake(arm, l.processes);
-        l.bell.ring();
+        self.0.shared.stop();
+        self.0.bell.ring();
     }
 }
 
@@ -584,6 +581,10 @@ fn waker(
         // The harness applied the wakee's priority; the waker runs at its own.
         let _ = sys::sched::set_current(s);
     }
+    if let Some(answer) = &link.answer {
+        answer.attach_waiter(); // a signal answer is sent to this thread
+    }
+    let mut answer_token = 0u32;
     // A wakee thread starts with the waker; wait (bounded) until it listens.
     let ready_by = start + 1_000_000_000;
     while link.shared.ready() == 0 && !stop.is_set() && sys::clock::now_ns(CLOCK) < ready_by {
@@ -602,8 +603,8 @@ fn waker(
         let ack = link.shared.acked(ledger.seq);
         if ledger.on_period(due, now, ack, rec) == Step::Ring {
             let seq = ledger.seq.wrapping_add(1);
-            if link.warm {
-                link.arm(seq, now + plan.period / 2);
+            if let Some(answer) = &link.answer {
+                link.arm(answer, &mut answer_token, seq, now + plan.period / 2);
             }
             link.shared.post(seq);
             let t0 = sys::clock::now_ns(CLOCK);
@@ -641,8 +642,10 @@ fn wakee(link: &PairLink) {
     link.shared.set_ready();
     let (mut token, mut last, mut arm) = (0u32, 0u32, 0u32);
     loop {
-        if link.warm && !link.await_arm(&mut arm) {
-            return;
+        if let Some(answer) = &link.answer {
+            if !link.await_arm(answer, &mut token, &mut arm) {
+                return;
+            }
         }
         let (t1, seq) = loop {
             if let Err(e) = link.bell.wait(&mut token) {
@@ -774,11 +777,18 @@ pub fn run(args: &SwitchArgs, argv: Vec<String>) -> Result<i32> {
             PairShared::new().map_err(|e| Error::env(format!("cannot map shared memory: {e}")))?;
         let bell = Doorbell::new(cfg.mechanism, cfg.processes)
             .map_err(|e| line_error(cfg.mechanism, e))?;
+        let answer = if cfg.warm {
+            Some(
+                Doorbell::new(cfg.mechanism, cfg.processes)
+                    .map_err(|e| line_error(cfg.mechanism, e))?,
+            )
+        } else {
+            None
+        };
         links.push(Arc::new(PairLink {
             shared,
             bell,
-            warm: cfg.warm,
-            processes: cfg.processes,
+            answer,
             delay: cfg.wakee_delay_ns.unwrap_or(0),
         }));
     }
@@ -890,30 +900,31 @@ pub fn run(args: &SwitchArgs, argv: Vec<String>) -> Result<i32> {
     Ok(outcome.exit_code)
 }
 
+/// One line after the summary: what was measured and what was lost, and why.
 fn print_lost(cfg: &SwitchConfig, r: &crate::result::RunResult) {
-    let lost = r.details.get("lost").and_then(|v| v.as_u64()).unwrap_or(0);
-    let per_pair: Vec<String> = r
+    let pairs: Vec<serde_json::Value> = r
         .details
         .get("pairs")
         .and_then(|v| v.as_array())
-        .map(|a| {
-            a.iter()
-                .map(|p| {
-                    format!(
-                        "{} {}",
-                        p["name"].as_str().unwrap_or("?"),
-                        p["lost"].as_u64().unwrap_or(0)
-                    )
-                })
-                .collect()
-        })
+        .cloned()
         .unwrap_or_default();
+    let sum = |k: &str| -> u64 { pairs.iter().filter_map(|p| p[k].as_u64()).sum() };
+    let per_pair: Vec<String> = pairs
+        .iter()
+        .map(|p| {
+            format!(
+                "{} {}",
+                p["name"].as_str().unwrap_or("?"),
+                p["lost"].as_u64().unwrap_or(0)
+            )
+        })
+        .collect();
     let prio = match (cfg.wakee_priority, cfg.waker_priority) {
         (Some(e), Some(w)) => format!(", wakee priority {e}, waker {w}"),
         _ => String::new(),
     };
     println!(
-        "switch: via {} between {}, {} CPU{prio}; lost wakes {lost} ({})",
+        "switch: via {} between {}, {} CPU, {}{prio}; lost wakes {} ({}): wakee busy {}, waker late {}",
         cfg.via,
         if cfg.processes {
             "a thread and a process"
@@ -921,7 +932,11 @@ fn print_lost(cfg: &SwitchConfig, r: &crate::result::RunResult) {
             "threads"
         },
         cfg.placement,
-        per_pair.join(", ")
+        if cfg.warm { "armed (warm)" } else { "cold" },
+        sum("lost"),
+        per_pair.join(", "),
+        sum("wakee_busy"),
+        sum("waker_late"),
     );
 }
 

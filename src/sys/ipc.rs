@@ -1,19 +1,23 @@
 //! Wake-up mechanisms between threads and processes, shared memory, and the
 //! forked wakee processes of `rtlat switch --processes`.
 //!
-//! A [`Doorbell`] is one wake line: the waker [`ring`](Doorbell::ring)s it
-//! (never blocking) and the wakee [`wait`](Doorbell::wait)s on it (blocking,
-//! no timeout: the waker always rings a last time at the end of a run). Every
-//! mechanism keeps a ring that arrives before the wakee waits, so no ring is
-//! lost to a race.
+//! A [`Doorbell`] is one wake line: one side [`ring`](Doorbell::ring)s it
+//! (never blocking), the other [`wait`](Doorbell::wait)s on it (blocking, no
+//! timeout: the waker always rings a last time at the end of a run) or
+//! [`wait_until`](Doorbell::wait_until) a deadline. Every mechanism counts:
+//! a ring made before the wait is kept, and each ring ends exactly one wait.
 
 use std::ffi::CString;
 use std::io;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-/// The signal that wakes a wakee with `--via signal` (blocked in every thread, taken with sigwaitinfo).
-pub const WAKE_SIGNAL: i32 = libc::SIGUSR1;
+/// The signal of `--via signal` lines: the first real-time signal, which
+/// queues (one delivery per ring, like every other line); blocked in every
+/// thread and taken with sigwaitinfo.
+pub fn wake_signal() -> i32 {
+    libc::SIGRTMIN()
+}
 
 /// The wake mechanisms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,7 +34,7 @@ pub enum Mechanism {
     SysvSem,
     /// A POSIX message queue (mq_send / mq_receive of an 8-byte message).
     Mqueue,
-    /// A signal sent to the wakee thread (tgkill) and taken with sigwaitinfo.
+    /// A real-time signal sent to the waiting thread (tgkill) and taken with sigwaitinfo.
     Signal,
 }
 
@@ -175,7 +179,7 @@ impl Doorbell {
             },
             Mechanism::Eventfd => {
                 // SAFETY: eventfd has no memory-safety preconditions.
-                let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) };
+                let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_SEMAPHORE) };
                 if fd < 0 {
                     return Err(last_error());
                 }
@@ -221,7 +225,8 @@ impl Doorbell {
                     .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
                 // SAFETY: mq_attr is plain data; zero is valid for every field.
                 let mut attr: libc::mq_attr = unsafe { std::mem::zeroed() };
-                attr.mq_maxmsg = 2;
+                // Room for every ring that can be pending at once (arm, wake, stop).
+                attr.mq_maxmsg = 4;
                 attr.mq_msgsize = MQ_MSG as _;
                 // SAFETY: `name` is a valid C string, `attr` a valid mq_attr; the variadic
                 // arguments are the mode and the attribute pointer O_CREAT requires.
@@ -260,7 +265,7 @@ impl Doorbell {
         Ok(Doorbell { line })
     }
 
-    /// Called by the wakee (thread or child process) before its first wait.
+    /// Called by the waiting side (thread or child process) before its first wait.
     pub fn attach_waiter(&self) {
         if let Line::Signal(ids) = &self.line {
             // SAFETY: getpid has no preconditions.
@@ -308,7 +313,7 @@ impl Doorbell {
                 }
                 // SAFETY: tgkill takes plain integers; a stale id only yields ESRCH.
                 unsafe {
-                    libc::syscall(libc::SYS_tgkill, tgid, tid, WAKE_SIGNAL as libc::c_long) == 0
+                    libc::syscall(libc::SYS_tgkill, tgid, tid, wake_signal() as libc::c_long) == 0
                 }
             }
         }
@@ -378,6 +383,111 @@ impl Doorbell {
     }
 }
 
+impl Doorbell {
+    /// Like [`wait`](Doorbell::wait), but give up at the absolute CLOCK_MONOTONIC
+    /// time `deadline_ns`: returns true when rung, false at the deadline.
+    pub fn wait_until(&self, token: &mut u32, deadline_ns: u64) -> io::Result<bool> {
+        let mono = libc::CLOCK_MONOTONIC;
+        loop {
+            let now = super::clock::now_ns(mono);
+            let left = deadline_ns.saturating_sub(now);
+            let rel = ts(left);
+            let rc: isize = match &self.line {
+                Line::Futex { word, private } => {
+                    let w = &word.words()[0];
+                    let v = w.load(Ordering::Acquire);
+                    if v != *token {
+                        *token = token.wrapping_add(1);
+                        return Ok(true);
+                    }
+                    if left == 0 {
+                        return Ok(false);
+                    }
+                    futex_wait_until(w, v, Some(deadline_ns), !*private);
+                    continue;
+                }
+                Line::Eventfd(fd) | Line::Pipe { rd: fd, .. } => {
+                    let mut p = libc::pollfd {
+                        fd: fd.0,
+                        events: libc::POLLIN,
+                        revents: 0,
+                    };
+                    // SAFETY: `p` is one valid pollfd, `rel` a valid timespec; no signal mask.
+                    let n = unsafe { libc::ppoll(&mut p, 1, &rel, std::ptr::null()) };
+                    if n == 0 {
+                        return Ok(false);
+                    }
+                    if n > 0 {
+                        // Readable: the read takes one ring without blocking.
+                        return self.wait(token).map(|()| true);
+                    }
+                    n as isize
+                }
+                Line::PosixSem(map) => {
+                    let abs = ts(super::clock::now_ns(libc::CLOCK_REALTIME) + left);
+                    // SAFETY: the mapping holds an initialised sem_t; `abs` is a valid timespec.
+                    (unsafe { libc::sem_timedwait(map.ptr.as_ptr() as *mut libc::sem_t, &abs) })
+                        as isize
+                }
+                Line::SysvSem(id) => {
+                    let mut b = libc::sembuf {
+                        sem_num: 0,
+                        sem_op: -1,
+                        sem_flg: 0,
+                    };
+                    // SAFETY: `b` is one valid sembuf, `rel` a valid relative timeout.
+                    (unsafe { semtimedop(*id, &mut b, 1, &rel) }) as isize
+                }
+                Line::Mqueue { rx, .. } => {
+                    let abs = ts(super::clock::now_ns(libc::CLOCK_REALTIME) + left);
+                    let mut msg = [0u8; MQ_MSG];
+                    // SAFETY: `msg` is MQ_MSG writable bytes; `abs` is a valid timespec.
+                    unsafe {
+                        libc::mq_timedreceive(
+                            *rx,
+                            msg.as_mut_ptr() as *mut libc::c_char,
+                            MQ_MSG,
+                            std::ptr::null_mut(),
+                            &abs,
+                        )
+                    }
+                }
+                Line::Signal(_) => {
+                    let set = wake_set();
+                    // SAFETY: `set` and `rel` are initialised; the info pointer may be null.
+                    (unsafe { libc::sigtimedwait(&set, std::ptr::null_mut(), &rel) }) as isize
+                }
+            };
+            if rc >= 0 {
+                return Ok(true);
+            }
+            let e = last_error();
+            match e.raw_os_error() {
+                Some(libc::EINTR) => continue,
+                Some(libc::ETIMEDOUT) | Some(libc::EAGAIN) => return Ok(false),
+                _ => return Err(e),
+            }
+        }
+    }
+}
+
+fn ts(ns: u64) -> libc::timespec {
+    libc::timespec {
+        tv_sec: (ns / 1_000_000_000) as _,
+        tv_nsec: (ns % 1_000_000_000) as libc::c_long,
+    }
+}
+
+extern "C" {
+    /// semop with a relative timeout (glibc and musl provide it; the libc crate does not declare it).
+    fn semtimedop(
+        semid: libc::c_int,
+        sops: *mut libc::sembuf,
+        nsops: libc::size_t,
+        timeout: *const libc::timespec,
+    ) -> libc::c_int;
+}
+
 impl Drop for Doorbell {
     fn drop(&mut self) {
         match &self.line {
@@ -429,17 +539,14 @@ fn futex(word: &AtomicU32, op: libc::c_int, val: u32) -> libc::c_long {
     }
 }
 
-/// Block while `word` holds `val`, until woken by [`futex_wake`] or until the
-/// absolute CLOCK_MONOTONIC time `deadline_ns` (never, with `None`). Returns
-/// on a wake, a timeout, an interruption or a changed value: callers re-check
-/// the word. `shared`: the word lives in memory shared with another process.
+/// Block while `word` holds `val`, until woken or until the absolute
+/// CLOCK_MONOTONIC time `deadline_ns` (never, with `None`). Returns on a
+/// wake, a timeout, an interruption or a changed value: callers re-check the
+/// word. `shared`: the word lives in memory shared with another process.
 #[inline(always)]
-pub fn futex_wait_until(word: &AtomicU32, val: u32, deadline_ns: Option<u64>, shared: bool) {
-    let ts = deadline_ns.map(|d| libc::timespec {
-        tv_sec: (d / 1_000_000_000) as _,
-        tv_nsec: (d % 1_000_000_000) as libc::c_long,
-    });
-    let tsp = ts
+fn futex_wait_until(word: &AtomicU32, val: u32, deadline_ns: Option<u64>, shared: bool) {
+    let t = deadline_ns.map(ts);
+    let tsp = t
         .as_ref()
         .map_or(std::ptr::null(), |t| t as *const libc::timespec);
     // SAFETY: `word` is a live, aligned u32; `tsp` is null or points to a timespec
@@ -456,12 +563,6 @@ pub fn futex_wait_until(word: &AtomicU32, val: u32, deadline_ns: Option<u64>, sh
             u32::MAX,
         )
     };
-}
-
-/// Wake every thread blocked in [`futex_wait_until`] on `word`.
-#[inline(always)]
-pub fn futex_wake(word: &AtomicU32, shared: bool) {
-    futex(word, futex_op(libc::FUTEX_WAKE, !shared), i32::MAX as u32);
 }
 
 #[inline(always)]
@@ -481,12 +582,12 @@ fn wake_set() -> libc::sigset_t {
     // SAFETY: `set` is a valid sigset_t.
     unsafe {
         libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, WAKE_SIGNAL);
+        libc::sigaddset(&mut set, wake_signal());
     }
     set
 }
 
-/// Block [`WAKE_SIGNAL`] in the calling thread and the threads and children it
+/// Block [`wake_signal`] in the calling thread and the threads and children it
 /// creates afterwards, so it is only ever taken by sigwaitinfo.
 pub fn block_wake_signal() -> io::Result<()> {
     let set = wake_set();
@@ -686,23 +787,47 @@ mod tests {
         }
     }
 
+    /// A timed wait ends at its deadline without a ring, and at once with one.
     #[test]
-    fn futex_wait_until_times_out_and_wakes() {
-        let w = Arc::new(AtomicU32::new(0));
-        let t0 = crate::sys::clock::now_ns(libc::CLOCK_MONOTONIC);
-        futex_wait_until(&w, 0, Some(t0 + 5_000_000), false);
-        let t1 = crate::sys::clock::now_ns(libc::CLOCK_MONOTONIC);
-        assert!(t1 >= t0 + 5_000_000, "returned before the deadline");
-        let w2 = Arc::clone(&w);
-        let h = std::thread::spawn(move || {
-            while w2.load(Ordering::Acquire) == 0 {
-                futex_wait_until(&w2, 0, None, false);
-            }
-        });
-        std::thread::sleep(std::time::Duration::from_millis(5));
-        w.store(1, Ordering::Release);
-        futex_wake(&w, false);
-        h.join().expect("woken");
+    fn every_mechanism_waits_until_a_deadline() {
+        block_wake_signal().expect("block");
+        let mono = libc::CLOCK_MONOTONIC;
+        for m in Mechanism::ALL {
+            let bell = Doorbell::new(m, false).expect("doorbell");
+            bell.attach_waiter();
+            let mut token = 0;
+            let t0 = crate::sys::clock::now_ns(mono);
+            let rung = bell.wait_until(&mut token, t0 + 5_000_000).expect("wait");
+            let t1 = crate::sys::clock::now_ns(mono);
+            assert!(!rung, "{}: woken without a ring", m.name());
+            assert!(t1 >= t0 + 4_000_000, "{}: returned early", m.name());
+            assert!(bell.ring());
+            assert!(bell.ring());
+            let far = crate::sys::clock::now_ns(mono) + 5_000_000_000;
+            // Two rings end exactly two waits.
+            assert!(
+                bell.wait_until(&mut token, far).expect("wait"),
+                "{}",
+                m.name()
+            );
+            assert!(
+                bell.wait_until(&mut token, far).expect("wait"),
+                "{}",
+                m.name()
+            );
+            let t2 = crate::sys::clock::now_ns(mono);
+            assert!(
+                t2 - t1 < 1_000_000_000,
+                "{}: a ring was not taken",
+                m.name()
+            );
+            let soon = crate::sys::clock::now_ns(mono) + 2_000_000;
+            assert!(
+                !bell.wait_until(&mut token, soon).expect("wait"),
+                "{}: a third wake",
+                m.name()
+            );
+        }
     }
 
     #[test]

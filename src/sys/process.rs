@@ -89,7 +89,13 @@ unsafe fn child_prologue(parent: Pid) {
             libc::_exit(0);
         }
         let param = super::sched::sched_param(0);
-        libc::sched_setscheduler(0, libc::SCHED_OTHER, &param);
+        // The raw syscall: musl's sched_setscheduler() wrapper always fails with ENOSYS.
+        libc::syscall(
+            libc::SYS_sched_setscheduler,
+            0,
+            libc::SCHED_OTHER,
+            &param as *const libc::sched_param,
+        );
     }
 }
 

@@ -43,7 +43,10 @@ pub fn wait_termination() -> i32 {
 
 /// Send `sig` to one thread of this process (used to wake the waiter thread
 /// at the end of a run without disturbing any other thread).
-pub fn raise_to_thread(thread: libc::pthread_t, sig: i32) {
+/// `thread` is `JoinHandleExt::as_pthread_t` of a thread not yet joined.
+pub fn raise_to_thread(thread: std::os::unix::thread::RawPthread, sig: i32) {
+    // std's RawPthread is an integer; libc's pthread_t is a pointer on musl.
+    let thread = thread as usize as libc::pthread_t;
     // SAFETY: `thread` is a live thread of this process (its JoinHandle is held by the caller).
     unsafe { libc::pthread_kill(thread, sig) };
 }

@@ -14,6 +14,10 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+/// Why the net tests cannot run under qemu-user.
+const NO_TIMESTAMPING: &str =
+    "qemu-user does not implement SO_TIMESTAMPING (setsockopt fails with ENOPROTOOPT)";
+
 static NEXT: AtomicU32 = AtomicU32::new(1);
 
 fn ip(args: &[&str]) {
@@ -263,6 +267,12 @@ fn ping_across_a_veth_pair_splits_tx_and_rx_and_loses_nothing() {
     if !require_root("ping_across_a_veth_pair_splits_tx_and_rx_and_loses_nothing") {
         return;
     }
+    if !runs_under_emulation(
+        "ping_across_a_veth_pair_splits_tx_and_rx_and_loses_nothing",
+        NO_TIMESTAMPING,
+    ) {
+        return;
+    }
     let net = Netns::new();
     let dir = tempfile::tempdir().expect("tempdir");
     let (sj, pj) = (dir.path().join("serve.json"), dir.path().join("ping.json"));
@@ -333,6 +343,12 @@ fn bulk_traffic_rate_is_recorded_within_ten_percent() {
     if !require_root("bulk_traffic_rate_is_recorded_within_ten_percent") {
         return;
     }
+    if !runs_under_emulation(
+        "bulk_traffic_rate_is_recorded_within_ten_percent",
+        NO_TIMESTAMPING,
+    ) {
+        return;
+    }
     let net = Netns::new();
     let dir = tempfile::tempdir().expect("tempdir");
     let (sj, pj) = (dir.path().join("serve.json"), dir.path().join("ping.json"));
@@ -375,6 +391,9 @@ fn ipv6_ping_inside_the_namespaces() {
     if !require_root("ipv6_ping_inside_the_namespaces") {
         return;
     }
+    if !runs_under_emulation("ipv6_ping_inside_the_namespaces", NO_TIMESTAMPING) {
+        return;
+    }
     let net = Netns::new();
     let dir = tempfile::tempdir().expect("tempdir");
     let (sj, pj) = (dir.path().join("serve.json"), dir.path().join("ping.json"));
@@ -399,6 +418,12 @@ fn ipv6_ping_inside_the_namespaces() {
 #[test]
 fn server_killed_mid_run_counts_losses_writes_results_and_exits_3() {
     if !require_root("server_killed_mid_run_counts_losses_writes_results_and_exits_3") {
+        return;
+    }
+    if !runs_under_emulation(
+        "server_killed_mid_run_counts_losses_writes_results_and_exits_3",
+        NO_TIMESTAMPING,
+    ) {
         return;
     }
     let net = Netns::new();
@@ -475,6 +500,12 @@ const UNPRIVILEGED: [&str; 5] = ["--policy", "other", "--no-mlock", "--dma-laten
 
 #[test]
 fn hostile_datagrams_are_counted_and_ignored_and_valid_pings_still_answered() {
+    if !runs_under_emulation(
+        "hostile_datagrams_are_counted_and_ignored_and_valid_pings_still_answered",
+        NO_TIMESTAMPING,
+    ) {
+        return;
+    }
     let dir = tempfile::tempdir().expect("tempdir");
     let sj = dir.path().join("serve.json");
     let mut extra = UNPRIVILEGED.to_vec();
@@ -603,6 +634,9 @@ fn hostile_datagrams_are_counted_and_ignored_and_valid_pings_still_answered() {
 
 #[test]
 fn unprivileged_ipv6_loopback_round_trip() {
+    if !runs_under_emulation("unprivileged_ipv6_loopback_round_trip", NO_TIMESTAMPING) {
+        return;
+    }
     let Ok(probe) = UdpSocket::bind("[::1]:0") else {
         eprintln!("skipped unprivileged_ipv6_loopback_round_trip: no IPv6 loopback here");
         return;
@@ -694,6 +728,9 @@ fn bad_inputs_give_one_line_and_exit_2() {
 
 #[test]
 fn a_port_in_use_for_serve_exits_2_naming_it() {
+    if !runs_under_emulation("a_port_in_use_for_serve_exits_2_naming_it", NO_TIMESTAMPING) {
+        return;
+    }
     let held = UdpSocket::bind("127.0.0.1:0").expect("bind");
     let port = held.local_addr().expect("addr").port();
     // The reflector's port in use.
@@ -756,6 +793,12 @@ fn unprivileged_copy(dir: &Path) -> PathBuf {
 #[test]
 fn without_privileges_ping_and_serve_exit_3_naming_the_fix() {
     if !require_root("without_privileges_ping_and_serve_exit_3_naming_the_fix") {
+        return;
+    }
+    if !runs_under_emulation(
+        "without_privileges_ping_and_serve_exit_3_naming_the_fix",
+        NO_TIMESTAMPING,
+    ) {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");

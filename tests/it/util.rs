@@ -3,17 +3,13 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-/// The binary under test. Under emulation (scripts/cross.sh) `RTLAT_TEST_BIN`
-/// names a wrapper script that starts the target's binary with qemu-user, so
-/// every test runs it without binfmt_misc.
 pub fn bin() -> PathBuf {
-    match std::env::var_os("RTLAT_TEST_BIN") {
-        Some(wrapper) => wrapper.into(),
-        None => assert_cmd::cargo::cargo_bin("rtlat"),
-    }
+    assert_cmd::cargo::cargo_bin("rtlat")
 }
 
-/// The qemu-user emulator the binary runs under (`RTLAT_TEST_EMULATOR`, set by scripts/cross.sh).
+/// The qemu-user emulator the tests run under (`RTLAT_TEST_EMULATOR`, set by
+/// scripts/cross.sh, which also registers qemu with binfmt_misc so that the
+/// foreign binary starts like a native one).
 pub fn emulator() -> Option<String> {
     std::env::var("RTLAT_TEST_EMULATOR")
         .ok()
