@@ -24,8 +24,10 @@ const CRUNCHER_HELP: &str = "\
 A fixed, deterministic computation (a serial xorshift chain over a small
 on-stack table: no allocation, no system call) is first calibrated to about
 --work on the measuring CPU, at the run's policy and priority: it is timed
---calibration-runs times and the minimum is the ideal. Then it runs once per
---period (absolute timer) for the duration; each run's duration is a sample.
+--calibration-runs times, once per period (calibration takes that many
+periods before the measurement starts), and the fastest is the ideal. Then
+it runs once per --period (absolute timer) for the duration; each run's
+duration is a sample.
   stretch = longest run / ideal
 Runs longer than ideal x (1 + --tolerance) are counted (beyond_tolerance).
 A run that ends after the next period start is an overrun (periods skipped).
@@ -99,11 +101,6 @@ pub struct CruncherConfig {
 
 impl CruncherConfig {
     pub fn from_args(a: &CruncherArgs) -> Result<Self> {
-        if a.load.load.is_some() || a.load.idle_first.is_some() {
-            return Err(Error::usage(
-                "--load/--idle-first are not available in this build yet",
-            ));
-        }
         if a.rt.policy == PolicyArg::Deadline {
             return Err(Error::usage(
                 "--policy deadline is not supported by cruncher; use fifo, rr or other",
@@ -285,6 +282,7 @@ pub fn run(args: &CruncherArgs, argv: Vec<String>) -> Result<i32> {
     spec.tuning = cfg.rt.tuning(vec![Some(cfg.cpu)], vec![0]);
     spec.duration_ns = cfg.duration_ns;
     spec.loops = cfg.loops;
+    let mut spec = spec.with_loads(&args.load)?;
     let d = &mut spec.details;
     d.insert("ideal_ns".into(), cal.ideal_ns.into());
     d.insert("work_ns".into(), cfg.work_ns.into());

@@ -588,6 +588,10 @@ mod tests {
 
     #[test]
     fn in_process_set_runs_and_records_every_field() {
+        if std::env::var_os("RTLAT_TEST_EMULATOR").is_some() {
+            eprintln!("skipped under qemu-user: stopping the loads outlasts the 0.3 s the wake-up bound assumes");
+            return;
+        }
         let spec = parse_spec("cpu:1,timers:2:1ms,memory:1:1M,io:1:1M:block=4K,net:1MB/s").unwrap();
         let dir = tempfile::tempdir().unwrap();
         let mut spec = spec;

@@ -621,10 +621,14 @@ pub struct Child {
 /// thread: a child of a multi-threaded process could inherit a lock held by a
 /// thread that does not exist in it.
 pub fn fork_child<F: FnOnce() -> i32>(body: F) -> io::Result<Child> {
-    if thread_count() != Some(1) {
-        return Err(io::Error::other(
-            "fork refused: the process already runs several threads",
-        ));
+    match thread_count() {
+        Some(1) => {}
+        n => {
+            return Err(io::Error::other(format!(
+                "fork refused: the process already runs {} threads (an emulator such as qemu-user adds its own)",
+                n.map_or_else(|| "an unknown number of".into(), |n| n.to_string())
+            )))
+        }
     }
     // SAFETY: getpid has no preconditions.
     let parent = unsafe { libc::getpid() };
