@@ -168,6 +168,15 @@ pub fn run(args: &NetArgs, argv: Vec<String>) -> Result<i32> {
     }
 }
 
+/// Validate `--load` before any socket is opened, so a typo is reported as
+/// such (exit 2) rather than after a socket error.
+fn check_loads(l: &LoadOpts) -> Result<()> {
+    if let Some(text) = &l.load {
+        crate::load::parse_spec(text)?;
+    }
+    crate::load::options_from(l).map(|_| ())
+}
+
 fn check_cpu(cpu: Option<usize>) -> Result<()> {
     if let Some(c) = cpu {
         let online = crate::sysinfo::online_cpus();

@@ -83,6 +83,7 @@ pub struct BulkPlan {
 
 impl PingConfig {
     pub fn from_args(a: &PingArgs) -> Result<Self> {
+        super::check_loads(&a.load)?;
         super::check_cpu(a.cpu)?;
         let (period_ns, rate_per_s) = match (&a.rate, a.period) {
             (Some(r), _) => {

@@ -51,6 +51,7 @@ pub struct ServeConfig {
 
 impl ServeConfig {
     pub fn from_args(a: &ServeArgs) -> Result<Self> {
+        super::check_loads(&a.load)?;
         super::check_cpu(a.cpu)?;
         let text = a.listen.trim();
         let listen = match text.parse::<u16>() {
