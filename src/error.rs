@@ -1,6 +1,5 @@
-//! Errors that reach the user, each with its documented exit code.
-
-use std::fmt;
+//! Errors that reach the user and the outcome of a command. Only `main.rs`
+//! turns them into exit codes ([`Error::exit_code`], [`Outcome::exit_code`]).
 
 /// Exit codes, documented in the README ("Exit codes").
 pub mod exit {
@@ -16,45 +15,132 @@ pub mod exit {
     pub const IO: i32 = 4;
 }
 
-/// An error with a category that decides the exit code.
-/// The message is one line that says what went wrong and how to fix it.
-#[derive(Debug)]
+/// The cause behind an [`Error`], kept for `source()`.
+pub type Cause = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// An error with a category that decides the exit code. The message is one
+/// line that says what went wrong and how to fix it (it already names the
+/// cause where that helps the user); the cause itself is kept as `source()`.
+#[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// Wrong option or value (exit 2).
-    Usage(String),
-    /// Privilege, device or kernel feature missing (exit 3).
-    Environment(String),
+    /// Wrong option, value or input file (exit 2).
+    #[error("{msg}")]
+    Usage {
+        msg: String,
+        #[source]
+        source: Option<Cause>,
+    },
+    /// Privilege, device, kernel feature or peer missing (exit 3).
+    #[error("{msg}")]
+    Environment {
+        msg: String,
+        #[source]
+        source: Option<Cause>,
+    },
     /// Writing results failed (exit 4).
-    Io(String),
+    #[error("{msg}")]
+    Io {
+        msg: String,
+        #[source]
+        source: Option<Cause>,
+    },
 }
 
 impl Error {
     pub fn usage(msg: impl Into<String>) -> Self {
-        Error::Usage(msg.into())
+        Error::Usage {
+            msg: msg.into(),
+            source: None,
+        }
     }
     pub fn env(msg: impl Into<String>) -> Self {
-        Error::Environment(msg.into())
+        Error::Environment {
+            msg: msg.into(),
+            source: None,
+        }
     }
     pub fn io(msg: impl Into<String>) -> Self {
-        Error::Io(msg.into())
+        Error::Io {
+            msg: msg.into(),
+            source: None,
+        }
+    }
+    /// Keep `cause` as this error's `source()`.
+    pub fn because(mut self, cause: impl Into<Cause>) -> Self {
+        let (Error::Usage { source, .. }
+        | Error::Environment { source, .. }
+        | Error::Io { source, .. }) = &mut self;
+        *source = Some(cause.into());
+        self
+    }
+    /// The one-line message.
+    pub fn message(&self) -> &str {
+        let (Error::Usage { msg, .. } | Error::Environment { msg, .. } | Error::Io { msg, .. }) =
+            self;
+        msg
+    }
+    pub fn kind(&self) -> Kind {
+        match self {
+            Error::Usage { .. } => Kind::Usage,
+            Error::Environment { .. } => Kind::Environment,
+            Error::Io { .. } => Kind::Io,
+        }
     }
     pub fn exit_code(&self) -> i32 {
-        match self {
-            Error::Usage(_) => exit::USAGE,
-            Error::Environment(_) => exit::ENVIRONMENT,
-            Error::Io(_) => exit::IO,
-        }
+        self.kind().exit_code()
     }
 }
 
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+/// The category of an [`Error`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Usage,
+    Environment,
+    Io,
+}
+
+impl Kind {
+    pub fn exit_code(self) -> i32 {
         match self {
-            Error::Usage(m) | Error::Environment(m) | Error::Io(m) => f.write_str(m),
+            Kind::Usage => exit::USAGE,
+            Kind::Environment => exit::ENVIRONMENT,
+            Kind::Io => exit::IO,
+        }
+    }
+    /// A short name, as the load host reports it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Usage => "usage",
+            Kind::Environment => "env",
+            Kind::Io => "io",
         }
     }
 }
-
-impl std::error::Error for Error {}
 
 pub type Result<T> = std::result::Result<T, Error>;
+
+/// How a command that ran ended (an error that stopped it is an [`Error`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Completed; no threshold exceeded.
+    Success,
+    /// A latency threshold the user set was exceeded (results were written).
+    ThresholdExceeded,
+    /// The run measured and wrote its results, but the environment failed it
+    /// (a peer went away, a device stopped): the message says what and how to fix it.
+    EnvironmentFailed(String),
+    /// An error already reported another way (the load host's JSON lines):
+    /// exit with its code, print nothing more.
+    Reported(Kind),
+}
+
+impl Outcome {
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Outcome::Success => exit::SUCCESS,
+            Outcome::ThresholdExceeded => exit::THRESHOLD,
+            Outcome::EnvironmentFailed(_) => exit::ENVIRONMENT,
+            Outcome::Reported(kind) => kind.exit_code(),
+        }
+    }
+}

@@ -8,6 +8,7 @@
 pub mod bench;
 pub mod check;
 pub mod cli;
+pub mod engine;
 pub mod error;
 pub mod load;
 pub mod output;

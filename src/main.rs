@@ -1,9 +1,12 @@
-//! rtlat: parse, dispatch, map errors to the documented exit codes.
+//! rtlat: parse, dispatch, and the only place outcomes and errors become
+//! the documented exit codes.
 
 use clap::error::ErrorKind;
 use clap::Parser;
+use rtlat::bench::timer::TimerConfig;
 use rtlat::cli::{Cli, Command};
-use rtlat::error::exit;
+use rtlat::error::{exit, Error, Outcome};
+use rtlat::load::LoadCommand;
 
 fn main() {
     let argv: Vec<String> = std::env::args().collect();
@@ -29,37 +32,36 @@ fn main() {
             }
         },
     };
-    let code = match cli.command {
-        Command::Timer(args) => match rtlat::bench::timer::run(&args, argv) {
-            Ok(outcome) => outcome.exit_code,
-            Err(e) => {
-                eprintln!("rtlat: {e}");
-                e.exit_code()
-            }
-        },
-        Command::Check(args) => match rtlat::check::run(args.json) {
-            Ok(()) => exit::SUCCESS,
-            Err(e) => {
-                eprintln!("rtlat: {e:#}");
-                exit::ENVIRONMENT
-            }
-        },
-        Command::Switch(args) => report(rtlat::bench::switch::run(&args, argv)),
-        Command::Cruncher(args) => report(rtlat::bench::cruncher::run(&args, argv)),
-        Command::Net(args) => report(rtlat::bench::net::run(&args, argv)),
-        Command::Irq(args) => report(rtlat::bench::irq::run(&args, argv)),
-        Command::Load(args) => report(rtlat::load::run(&args, argv)),
-        Command::Report(args) => report(rtlat::report::run_report(&args)),
-        Command::Compare(args) => report(rtlat::report::run_compare(&args)),
-        Command::Import(args) => report(rtlat::report::run_import(&args)),
+    let outcome = match cli.command {
+        Command::Timer(args) => TimerConfig::try_from(&args)
+            .and_then(|c| rtlat::bench::timer::run(&c, argv))
+            .map(|f| f.outcome),
+        Command::Check(args) => rtlat::check::run(args.json)
+            .map(|()| Outcome::Success)
+            .map_err(|e| Error::env(format!("{e:#}"))),
+        Command::Switch(args) => rtlat::bench::switch::run(&args, argv),
+        Command::Cruncher(args) => rtlat::bench::cruncher::run(&args, argv),
+        Command::Net(args) => rtlat::bench::net::run(&args, argv),
+        Command::Irq(args) => rtlat::bench::irq::run(&args, argv),
+        Command::Load(args) => {
+            LoadCommand::try_from(&args).and_then(|c| rtlat::load::run(&c, argv))
+        }
+        Command::Report(args) => rtlat::report::run_report(&args),
+        Command::Compare(args) => rtlat::report::run_compare(&args),
+        Command::Import(args) => rtlat::report::run_import(&args),
     };
-    std::process::exit(code);
+    std::process::exit(exit_code(outcome));
 }
 
-/// The exit code of a command, printing its error as one line.
-fn report(outcome: rtlat::error::Result<i32>) -> i32 {
+/// The exit code of a command; its error, or an environment failure after
+/// measuring, is printed as one line.
+fn exit_code(outcome: Result<Outcome, Error>) -> i32 {
     match outcome {
-        Ok(code) => code,
+        Ok(Outcome::EnvironmentFailed(msg)) => {
+            eprintln!("rtlat: {msg}");
+            exit::ENVIRONMENT
+        }
+        Ok(o) => o.exit_code(),
         Err(e) => {
             eprintln!("rtlat: {e}");
             e.exit_code()

@@ -7,10 +7,10 @@
 //! and every run's duration is one sample. The stretch is max / ideal; runs
 //! longer than ideal × (1 + tolerance) are counted.
 
-use crate::bench::harness::{self, Channel, RunSpec, Worker, WorkerEnd};
-use crate::bench::runtime::{self, RtConfig, StopFlag};
 use crate::cli::{positive_duration, LoadOpts, OutputArgs, PolicyArg, RtArgs};
-use crate::error::{Error, Result};
+use crate::engine::{self, Channel, RunControl, RunSpec, Worker, WorkerEnd};
+use crate::engine::{RtConfig, StopFlag};
+use crate::error::{Error, Outcome, Result};
 use crate::stats::recorder::{self, Recorder};
 use crate::sys;
 use crate::sysinfo;
@@ -90,11 +90,8 @@ pub struct CruncherConfig {
     /// As a fraction (0.05 = 5 %).
     pub tolerance: f64,
     pub calibration_runs: u32,
-    pub duration_ns: Option<u64>,
-    pub loops: Option<u64>,
-    pub max_latency_ns: Option<u64>,
-    pub interval_ns: u64,
-    pub save_every_ns: u64,
+    #[serde(flatten)]
+    pub control: RunControl,
     #[serde(skip)]
     pub rt: RtConfig,
 }
@@ -122,18 +119,14 @@ impl CruncherConfig {
                 human_duration(a.work)
             )));
         }
-        let rt = RtConfig::from_args(&a.rt, period)?;
+        let rt = a.rt.to_config(period)?;
         Ok(CruncherConfig {
             cpu: a.cpu,
             work_ns: a.work,
             period_ns: period,
             tolerance: a.tolerance,
             calibration_runs: a.calibration_runs,
-            duration_ns: a.duration,
-            loops: a.loops,
-            max_latency_ns: a.output.max_latency,
-            interval_ns: a.output.interval,
-            save_every_ns: a.output.save_every,
+            control: a.output.control(a.duration, a.loops, None),
             rt,
         })
     }
@@ -214,7 +207,7 @@ pub fn calibrate(work_ns: u64, runs: u32, period: u64) -> Calibration {
 /// run's memory locking and DMA latency request held, on a thread of its own,
 /// before the measurement starts.
 fn calibrate_on_cpu(cfg: &CruncherConfig) -> Result<Calibration> {
-    let _held = runtime::Runtime::setup(&cfg.rt, 1)?;
+    let _held = engine::rt::Runtime::setup(&cfg.rt, 1)?;
     let (rt, cpu, work, runs, period) = (
         cfg.rt.clone(),
         cfg.cpu,
@@ -225,7 +218,7 @@ fn calibrate_on_cpu(cfg: &CruncherConfig) -> Result<Calibration> {
     let h = std::thread::Builder::new()
         .name("rtlat-calibrate".into())
         .spawn(move || -> Result<Calibration> {
-            runtime::enter_rt_thread(&rt, Some(cpu))?;
+            engine::rt::enter_rt_thread(&rt, Some(cpu))?;
             Ok(calibrate(work, runs, period))
         })
         .map_err(|e| Error::env(format!("cannot start the calibration thread: {e}")))?;
@@ -273,16 +266,20 @@ fn limit(ideal_ns: u64, tolerance: f64) -> u64 {
 }
 
 /// Run the cruncher end to end; returns the exit code.
-pub fn run(args: &CruncherArgs, argv: Vec<String>) -> Result<i32> {
+pub fn run(args: &CruncherArgs, argv: Vec<String>) -> Result<Outcome> {
     let cfg = CruncherConfig::from_args(args)?;
     let cal = calibrate_on_cpu(&cfg)?;
 
-    let mut spec = RunSpec::new("cruncher", &args.output, argv, cfg.rt.clone());
+    let mut spec = RunSpec::new(
+        "cruncher",
+        args.output.output_config(),
+        cfg.control.clone(),
+        argv,
+        cfg.rt.clone(),
+    );
     spec.config = serde_json::to_value(&cfg).unwrap_or_default();
     spec.tuning = cfg.rt.tuning(vec![Some(cfg.cpu)], vec![0]);
-    spec.duration_ns = cfg.duration_ns;
-    spec.loops = cfg.loops;
-    let mut spec = spec.with_loads(&args.load)?;
+    let mut spec = spec.with_loads(args.load.plan()?)?;
     let d = &mut spec.details;
     d.insert("ideal_ns".into(), cal.ideal_ns.into());
     d.insert("work_ns".into(), cfg.work_ns.into());
@@ -291,19 +288,19 @@ pub fn run(args: &CruncherArgs, argv: Vec<String>) -> Result<i32> {
     d.insert("calibration_slowest_ns".into(), cal.slowest_ns.into());
     d.insert("tolerance".into(), cfg.tolerance.into());
 
-    let (mut rec, col) = recorder::pair(cfg.interval_ns);
+    let (mut rec, col) = recorder::pair(cfg.control.interval_ns);
     let channels = vec![Channel::new(
         "run".into(),
         Some(cfg.cpu),
         col,
-        cfg.interval_ns,
+        cfg.control.interval_ns,
     )];
     let plan = Plan {
         iterations: cal.iterations,
         period: cfg.period_ns,
         limit: limit(cal.ideal_ns, cfg.tolerance),
-        duration: cfg.duration_ns,
-        loops: cfg.loops,
+        duration: cfg.control.duration_ns,
+        loops: cfg.control.loops,
     };
     let beyond = Arc::new(AtomicU32::new(0));
     let b = Arc::clone(&beyond);
@@ -311,15 +308,10 @@ pub fn run(args: &CruncherArgs, argv: Vec<String>) -> Result<i32> {
         name: "rtlat-cruncher".into(),
         cpu: Some(cfg.cpu),
         body: Box::new(move |start: u64, stop: &StopFlag| -> WorkerEnd {
-            let cpu0 = sys::thread_cpu_time_ns();
             let n = measure(&mut rec, &plan, start, stop);
-            let cpu_time_ns = sys::thread_cpu_time_ns().saturating_sub(cpu0);
             rec.finish();
             b.store(n.min(u32::MAX as u64) as u32, Ordering::Release);
-            WorkerEnd {
-                cpu_time_ns,
-                brk: None,
-            }
+            WorkerEnd { brk: None }
         }),
     }];
     let (ideal, tol) = (cal.ideal_ns, cfg.tolerance);
@@ -339,7 +331,7 @@ pub fn run(args: &CruncherArgs, argv: Vec<String>) -> Result<i32> {
             ));
         }
     }));
-    let outcome = harness::execute(spec, channels, workers, CLOCK)?;
+    let outcome = engine::execute(spec, channels, workers, CLOCK)?;
     let r = &outcome.result;
     let beyond = r.details.get("beyond_tolerance").and_then(|v| v.as_u64());
     println!(
@@ -353,7 +345,7 @@ pub fn run(args: &CruncherArgs, argv: Vec<String>) -> Result<i32> {
         r.total.samples,
         cfg.tolerance * 100.0
     );
-    Ok(outcome.exit_code)
+    Ok(outcome.outcome)
 }
 
 /// Longest run over the ideal (0 without runs).

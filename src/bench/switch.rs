@@ -15,10 +15,11 @@
 //! So every period of a run is either a sample or a lost wake, and the waker
 //! never waits on a lost wakee.
 
-use crate::bench::harness::{self, Channel, RunSpec, Worker, WorkerEnd};
-use crate::bench::runtime::{RtConfig, StopFlag, PREFAULT_STACK, PRIVILEGE_FIX};
 use crate::cli::{positive_duration, LoadOpts, OutputArgs, PolicyArg, RtArgs};
-use crate::error::{Error, Result};
+use crate::engine::rt::{PREFAULT_STACK, PRIVILEGE_FIX};
+use crate::engine::{self, Channel, RunControl, RunSpec, Worker, WorkerEnd};
+use crate::engine::{RtConfig, StopFlag};
+use crate::error::{Error, Outcome, Result};
 use crate::stats::recorder::{self, Recorder};
 use crate::sys::{
     self,
@@ -164,11 +165,8 @@ pub struct SwitchConfig {
     /// Static priority of the wakees and of the wakers (null under SCHED_OTHER).
     pub wakee_priority: Option<i32>,
     pub waker_priority: Option<i32>,
-    pub duration_ns: Option<u64>,
-    pub loops: Option<u64>,
-    pub max_latency_ns: Option<u64>,
-    pub interval_ns: u64,
-    pub save_every_ns: u64,
+    #[serde(flatten)]
+    pub control: RunControl,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub wakee_delay_ns: Option<u64>,
     #[serde(skip)]
@@ -201,7 +199,7 @@ impl SwitchConfig {
                 "--placement cross needs at least two CPUs in --cpus, e.g. --cpus 0,1",
             ));
         }
-        let rt = RtConfig::from_args(&a.rt, a.period)?;
+        let rt = a.rt.to_config(a.period)?;
         let (wakee_priority, waker_priority, waker_sched) = match rt.sched {
             Sched::Fifo(p) | Sched::Rr(p) => {
                 let w = a.waker_priority.unwrap_or((p - 1).max(1));
@@ -244,11 +242,8 @@ impl SwitchConfig {
             period_ns: a.period,
             wakee_priority,
             waker_priority,
-            duration_ns: a.duration,
-            loops: a.loops,
-            max_latency_ns: a.output.max_latency,
-            interval_ns: a.output.interval,
-            save_every_ns: a.output.save_every,
+
+            control: a.output.control(a.duration, a.loops, None),
             wakee_delay_ns: a.wakee_delay,
             mechanism: a.via.mechanism(),
             rt,
@@ -759,7 +754,7 @@ fn fork_wakees(cfg: &SwitchConfig, links: &[Arc<PairLink>]) -> Result<Vec<Child>
 }
 
 /// Run the switch benchmark end to end; returns the exit code.
-pub fn run(args: &SwitchArgs, argv: Vec<String>) -> Result<i32> {
+pub fn run(args: &SwitchArgs, argv: Vec<String>) -> Result<Outcome> {
     let cfg = SwitchConfig::from_args(args)?;
     let n = cfg.pairs.len();
     if cfg.mechanism == Mechanism::Signal {
@@ -793,15 +788,19 @@ pub fn run(args: &SwitchArgs, argv: Vec<String>) -> Result<i32> {
         Vec::new()
     };
 
-    let mut spec = RunSpec::new("switch", &args.output, argv, cfg.rt.clone());
+    let mut spec = RunSpec::new(
+        "switch",
+        args.output.output_config(),
+        cfg.control.clone(),
+        argv,
+        cfg.rt.clone(),
+    );
     spec.config = serde_json::to_value(&cfg).unwrap_or_default();
     spec.tuning = cfg.rt.tuning(
         cfg.pairs.iter().map(|p| Some(p.wakee_cpu)).collect(),
         cfg.pairs.iter().map(|p| p.phase_ns).collect(),
     );
-    spec.duration_ns = cfg.duration_ns;
-    spec.loops = cfg.loops;
-    let mut spec = spec.with_loads(&args.load)?;
+    let mut spec = spec.with_loads(args.load.plan()?)?;
     spec.details
         .insert("via".into(), serde_json::Value::from(cfg.via));
     spec.details
@@ -811,12 +810,12 @@ pub fn run(args: &SwitchArgs, argv: Vec<String>) -> Result<i32> {
     let mut channels = Vec::with_capacity(n);
     let mut workers = Vec::with_capacity(2 * n);
     for (plan, link) in cfg.pairs.iter().zip(&links) {
-        let (mut rec, col) = recorder::pair(cfg.interval_ns);
+        let (mut rec, col) = recorder::pair(cfg.control.interval_ns);
         channels.push(Channel::new(
             plan.name.clone(),
             Some(plan.wakee_cpu),
             col,
-            cfg.interval_ns,
+            cfg.control.interval_ns,
         ));
         let wplan = WakerPlan {
             period: cfg.period_ns,
@@ -824,8 +823,8 @@ pub fn run(args: &SwitchArgs, argv: Vec<String>) -> Result<i32> {
                 && cfg.waker_priority.is_some()
                 && cfg.waker_priority == cfg.wakee_priority,
             phase: plan.phase_ns,
-            duration: cfg.duration_ns,
-            loops: cfg.loops,
+            duration: cfg.control.duration_ns,
+            loops: cfg.control.loops,
             sched: (cfg.waker_sched != cfg.rt.sched).then_some(cfg.waker_sched),
         };
         let (l, t, name) = (Arc::clone(link), Arc::clone(&tallies), plan.name.clone());
@@ -833,17 +832,12 @@ pub fn run(args: &SwitchArgs, argv: Vec<String>) -> Result<i32> {
             name: format!("{}-waker", plan.name),
             cpu: Some(plan.waker_cpu),
             body: Box::new(move |start: u64, stop: &StopFlag| -> WorkerEnd {
-                let cpu0 = sys::thread_cpu_time_ns();
                 let mut tally = waker(&l, &mut rec, &wplan, start, stop);
-                let cpu_time_ns = sys::thread_cpu_time_ns().saturating_sub(cpu0);
                 tally.name = name;
                 if let Ok(mut v) = t.lock() {
                     v.push(tally);
                 }
-                WorkerEnd {
-                    cpu_time_ns,
-                    brk: None,
-                }
+                WorkerEnd { brk: None }
             }),
         });
         if !cfg.processes {
@@ -852,12 +846,8 @@ pub fn run(args: &SwitchArgs, argv: Vec<String>) -> Result<i32> {
                 name: format!("{}-wakee", plan.name),
                 cpu: Some(plan.wakee_cpu),
                 body: Box::new(move |_start: u64, _stop: &StopFlag| -> WorkerEnd {
-                    let cpu0 = sys::thread_cpu_time_ns();
                     wakee(&l);
-                    WorkerEnd {
-                        cpu_time_ns: sys::thread_cpu_time_ns().saturating_sub(cpu0),
-                        brk: None,
-                    }
+                    WorkerEnd { brk: None }
                 }),
             });
         }
@@ -886,7 +876,7 @@ pub fn run(args: &SwitchArgs, argv: Vec<String>) -> Result<i32> {
         }
     }));
 
-    let outcome = harness::execute(spec, channels, workers, CLOCK);
+    let outcome = engine::execute(spec, channels, workers, CLOCK);
     for c in children.iter_mut() {
         if outcome.is_ok() {
             // The waker's last ring told the wakee process to exit; reap it (or kill it).
@@ -897,7 +887,7 @@ pub fn run(args: &SwitchArgs, argv: Vec<String>) -> Result<i32> {
     }
     let outcome = outcome?;
     print_lost(&cfg, &outcome.result);
-    Ok(outcome.exit_code)
+    Ok(outcome.outcome)
 }
 
 /// One line after the summary: what was measured and what was lost, and why.
@@ -943,8 +933,8 @@ fn print_lost(cfg: &SwitchConfig, r: &crate::result::RunResult) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::runtime::DEFAULT_PRIORITY;
     use crate::cli::Cli;
+    use crate::engine::rt::DEFAULT_PRIORITY;
     use clap::Parser;
 
     fn args(extra: &[&str]) -> SwitchArgs {

@@ -7,14 +7,15 @@
 //! missed periods are counted and skipped, and the next wake stays on the
 //! original grid (start + k·period), so the schedule never drifts.
 
-use crate::bench::harness::{self, Channel, Outcome, RunSpec, Worker, WorkerEnd};
-use crate::bench::runtime::{RtConfig, StopFlag};
-use crate::cli::{ClockArg, TimerArgs};
-use crate::error::{Error, Result};
+use crate::engine::{
+    self, Channel, Finished, OutputConfig, RunControl, RunSpec, Worker, WorkerEnd,
+};
+use crate::engine::{RtConfig, StopFlag};
+use crate::error::Result;
+use crate::load::LoadPlan;
 use crate::result::BreakEvent;
 use crate::stats::recorder::{self, Recorder};
 use crate::sys::{self, clock::Clock, trace::Tracer};
-use crate::sysinfo;
 use serde::Serialize;
 use std::sync::{Arc, Mutex};
 
@@ -24,47 +25,16 @@ pub struct TimerConfig {
     pub cpus: Vec<usize>,
     pub period_ns: u64,
     pub clock: Clock,
-    pub duration_ns: Option<u64>,
-    pub loops: Option<u64>,
-    pub break_threshold_ns: Option<u64>,
-    pub max_latency_ns: Option<u64>,
-    pub interval_ns: u64,
-    pub save_every_ns: u64,
+    #[serde(flatten)]
+    pub control: RunControl,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub synthetic_seed: Option<u64>,
     #[serde(skip)]
     pub rt: RtConfig,
-}
-
-impl TimerConfig {
-    pub fn from_args(a: &TimerArgs) -> Result<Self> {
-        let online = sysinfo::online_cpus();
-        let cpus = crate::units::parse_cpu_list(&a.cpus, &online).map_err(Error::usage)?;
-        if cpus.is_empty() {
-            return Err(Error::usage("--cpus selects no CPU; give e.g. 0 or all"));
-        }
-        let rt = if a.synthetic.is_some() {
-            RtConfig::unprivileged()
-        } else {
-            RtConfig::from_args(&a.rt, a.period)?
-        };
-        Ok(TimerConfig {
-            cpus,
-            period_ns: a.period,
-            clock: match a.clock {
-                ClockArg::Monotonic => Clock::Monotonic,
-                ClockArg::Realtime => Clock::Realtime,
-            },
-            duration_ns: a.duration,
-            loops: a.loops,
-            break_threshold_ns: a.break_threshold,
-            max_latency_ns: a.output.max_latency,
-            interval_ns: a.output.interval,
-            save_every_ns: a.output.save_every,
-            synthetic_seed: a.synthetic,
-            rt,
-        })
-    }
+    #[serde(skip)]
+    pub output: OutputConfig,
+    #[serde(skip)]
+    pub loads: Option<LoadPlan>,
 }
 
 /// Where the time comes from: the real clock, or a deterministic simulation.
@@ -189,8 +159,7 @@ fn measure<W: Waker>(
 }
 
 /// Run the timer benchmark end to end.
-pub fn run(args: &TimerArgs, command_line: Vec<String>) -> Result<Outcome> {
-    let cfg = TimerConfig::from_args(args)?;
+pub fn run(cfg: &TimerConfig, command_line: Vec<String>) -> Result<Finished> {
     let n = cfg.cpus.len();
     let pin = cfg.rt.can_pin();
     let clock_id = cfg.clock.id();
@@ -206,7 +175,7 @@ pub fn run(args: &TimerArgs, command_line: Vec<String>) -> Result<Outcome> {
                 .into(),
         );
     }
-    let tracer = if cfg.break_threshold_ns.is_some() && !synthetic {
+    let tracer = if cfg.control.break_threshold_ns.is_some() && !synthetic {
         match Tracer::open_or_mount() {
             Some((t, mounted)) => {
                 if mounted {
@@ -229,37 +198,46 @@ pub fn run(args: &TimerArgs, command_line: Vec<String>) -> Result<Outcome> {
     };
     let tracer = Arc::new(Mutex::new(tracer));
 
-    let mut spec = RunSpec::new("timer", &args.output, command_line, cfg.rt.clone());
-    spec.config = serde_json::to_value(&cfg).unwrap_or_default();
+    let mut spec = RunSpec::new(
+        "timer",
+        cfg.output.clone(),
+        cfg.control.clone(),
+        command_line,
+        cfg.rt.clone(),
+    );
+    spec.config = serde_json::to_value(cfg).unwrap_or_default();
     spec.tuning = cfg.rt.tuning(
         cfg.cpus.iter().map(|&c| pin.then_some(c)).collect(),
         phases.clone(),
     );
     spec.notes = notes;
-    spec.duration_ns = cfg.duration_ns;
-    spec.loops = cfg.loops;
     spec.synthetic = synthetic;
-    let spec = spec.with_loads(&args.load)?;
+    let spec = spec.with_loads(cfg.loads.clone())?;
 
     // Every buffer exists before memory is locked and before the first sample.
     let mut channels = Vec::with_capacity(n);
     let mut workers = Vec::with_capacity(n);
     for (i, &cpu) in cfg.cpus.iter().enumerate() {
-        let (mut rec, col) = recorder::pair(cfg.interval_ns);
+        let (mut rec, col) = recorder::pair(cfg.control.interval_ns);
         // Unpinned threads (SCHED_DEADLINE) are named by index, not by a CPU they may leave.
         let (name, pinned) = if pin {
             (format!("cpu{cpu}"), Some(cpu))
         } else {
             (format!("thread{i}"), None)
         };
-        channels.push(Channel::new(name.clone(), pinned, col, cfg.interval_ns));
+        channels.push(Channel::new(
+            name.clone(),
+            pinned,
+            col,
+            cfg.control.interval_ns,
+        ));
         let tracer = Arc::clone(&tracer);
         let (period, phase, duration, loops, brk, seed) = (
             cfg.period_ns,
             phases[i],
-            cfg.duration_ns,
-            cfg.loops,
-            cfg.break_threshold_ns,
+            cfg.control.duration_ns,
+            cfg.control.loops,
+            cfg.control.break_threshold_ns,
             cfg.synthetic_seed,
         );
         workers.push(Worker {
@@ -275,7 +253,6 @@ pub fn run(args: &TimerArgs, command_line: Vec<String>) -> Result<Outcome> {
                     loops,
                     break_threshold: brk,
                 };
-                let cpu0 = sys::thread_cpu_time_ns();
                 let mut brk = match seed {
                     Some(s) => measure(
                         &mut SyntheticWaker::new(s, i, period),
@@ -285,7 +262,6 @@ pub fn run(args: &TimerArgs, command_line: Vec<String>) -> Result<Outcome> {
                     ),
                     None => measure(&mut RealWaker(clock_id), &mut rec, &plan, stop),
                 };
-                let cpu_time_ns = sys::thread_cpu_time_ns().saturating_sub(cpu0);
                 rec.finish();
                 if let Some(b) = brk.as_mut() {
                     b.cpu = pinned;
@@ -298,11 +274,11 @@ pub fn run(args: &TimerArgs, command_line: Vec<String>) -> Result<Outcome> {
                         }
                     }
                 }
-                WorkerEnd { cpu_time_ns, brk }
+                WorkerEnd { brk }
             }),
         });
     }
-    harness::execute(spec, channels, workers, clock_id)
+    engine::execute(spec, channels, workers, clock_id)
 }
 
 #[cfg(test)]

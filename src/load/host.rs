@@ -9,7 +9,7 @@
 //! "message":".."}` if the loads cannot start.
 
 use super::{LoadContext, LoadOptions, LoadSet, LoadSpec};
-use crate::error::{Error, Result};
+use crate::error::{Error, Outcome, Result};
 use crate::sys::{self, process::Pid};
 use crate::units::format_cpu_list;
 use serde_json::{json, Value};
@@ -329,28 +329,23 @@ fn send(out: &mut impl Write, msg: &Value) -> bool {
 }
 
 /// The host's side: run the loads, report, stop on `stop` or end of input.
-pub fn serve(spec: &LoadSpec, opts: &LoadOptions, parent: Option<u32>) -> Result<i32> {
+pub fn serve(spec: &LoadSpec, opts: &LoadOptions, parent: Option<u32>) -> Result<Outcome> {
     if let Some(ppid) = parent {
         sys::signals::die_with_parent()
             .map_err(|e| Error::env(format!("cannot tie the load process to its parent: {e}")))?;
         // The parent may have died before the prctl took effect.
         if std::os::unix::process::parent_id() != ppid {
-            return Ok(0);
+            return Ok(Outcome::Success);
         }
     }
     sys::process::set_thread_name(c"rtlat-loads");
     let mut out = std::io::stdout().lock();
     let fail = |out: &mut std::io::StdoutLock<'_>, e: Error| {
-        let kind = match e {
-            Error::Usage(_) => "usage",
-            Error::Environment(_) => "env",
-            Error::Io(_) => "io",
-        };
         send(
             out,
-            &json!({"event": "error", "kind": kind, "message": e.to_string()}),
+            &json!({"event": "error", "kind": e.kind().name(), "message": e.to_string()}),
         );
-        Ok(e.exit_code())
+        Ok(Outcome::Reported(e.kind()))
     };
     // Loads never run at real-time priority, and stay on their CPUs; every thread
     // and child inherits both from this one.
@@ -415,5 +410,5 @@ pub fn serve(spec: &LoadSpec, opts: &LoadOptions, parent: Option<u32>) -> Result
     }
     let records = set.stop();
     send(&mut out, &json!({"event": "final", "records": records}));
-    Ok(0)
+    Ok(Outcome::Success)
 }

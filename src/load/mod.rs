@@ -21,10 +21,9 @@ pub mod spec;
 pub mod timers;
 pub mod worker;
 
-use crate::bench::runtime::{SignalWatch, StopFlag};
-use crate::cli::{positive_duration, LoadOpts};
-use crate::error::{Error, Result};
+use crate::error::{Error, Outcome, Result};
 use crate::sys::clock;
+use crate::sys::signals::{SignalWatch, StopFlag};
 use crate::units::{format_cpu_list, human_duration, parse_ranges};
 use serde_json::{json, Map, Value};
 use std::io::Write;
@@ -37,70 +36,6 @@ use spec::LoadKind;
 pub use spec::{parse_spec, LoadSpec};
 use worker::Totals;
 
-const LOAD_HELP: &str = "\
-SPEC is a comma-separated list of loads; each takes ':'-separated arguments,
-either key=value or a bare count, size, rate or period:
-
-  exec[:N][:cmd=COMMAND]     N workers [1] fork+exec COMMAND [ls /bin] in a loop, output to
-                             /dev/null (the \"while ls\" load); cmd= takes the rest of its load
-  hackbench[:G][:fds=N][:size=B][:ipc=socket|pipe][:mode=process|thread]
-                             G groups [10] of N senders and N receivers [20] exchanging B-byte
-                             messages [100], as rt-tests' hackbench; rate: messages/s
-  memory[:N][:SIZE][:stride=B]
-                             N workers [1] each over its own SIZE working set [32M], one cache
-                             line per access, B bytes apart [4160: a page + a line]; rate: bytes/s
-  cpu[:N]                    N computing workers [one per load CPU]; rate: rounds/s
-  io[:N][:SIZE][:block=B][:dir=PATH]
-                             N workers [1] rewriting a nameless file bounded to SIZE [64M] in
-                             B-byte blocks [64K], fsync after each, in PATH [$TMPDIR, /var/tmp]
-  net[:RATE|flood][:payload=B]
-                             UDP datagrams of B bytes [1024] at RATE [4MB/s] or as fast as
-                             possible, to rtlat's loopback sink or --load-target
-  timers[:N][:PERIOD]        N threads [8] woken every PERIOD [100us], 1 ns timer slack
-
-Sizes and rates: K, M, G (and KiB, MiB, GiB) are powers of 1024; KB, MB, GB are
-powers of 1000 (4MB/s is 4 000 000 bytes/s). Loads run at SCHED_OTHER in their own
-process group; nothing outlives rtlat, not even after SIGKILL.
-
-Examples:
-  rtlat load exec:2,memory:32M,cpu:1 --duration 5s
-  rtlat load hackbench:4,net:flood --load-cpus 1
-  rtlat load net:4MB/s --load-target 192.168.1.20:9000
-  rtlat timer --load exec:2,memory:32M --idle-first 10m --duration 1h";
-
-/// `rtlat load SPEC`: run loads on their own and print what they achieve.
-#[derive(Debug, clap::Args)]
-#[command(after_help = LOAD_HELP)]
-pub struct LoadArgs {
-    /// The loads, e.g. exec:2,memory:32M,net:4MB/s (see below)
-    #[arg(value_name = "SPEC", allow_hyphen_values = true)]
-    pub spec: String,
-    /// Stop after this long (e.g. 10s, 5m) [default: until interrupted]
-    #[arg(long, short, allow_hyphen_values = true, value_parser = positive_duration)]
-    pub duration: Option<u64>,
-    /// CPUs the loads may run on, e.g. 1-3 [default: all online CPUs]
-    #[arg(long, value_name = "LIST")]
-    pub load_cpus: Option<String>,
-    /// Where the net load sends [default: rtlat's own loopback sink]
-    #[arg(long, value_name = "HOST:PORT")]
-    pub load_target: Option<String>,
-    /// How often the achieved rates are printed
-    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = positive_duration)]
-    pub interval: u64,
-    /// Print only the final table
-    #[arg(long, short)]
-    pub quiet: bool,
-    /// Also write the load records to FILE as JSON
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// Run as the load host of another rtlat process (JSON lines on stdout, stops on stdin EOF)
-    #[arg(long, hide = true)]
-    pub serve: bool,
-    /// With --serve: the pid of the process to die with
-    #[arg(long, hide = true, value_name = "PID")]
-    pub parent: Option<u32>,
-}
-
 /// Validated `--load-cpus` and `--load-target`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LoadOptions {
@@ -110,52 +45,63 @@ pub struct LoadOptions {
     pub target: Option<SocketAddr>,
 }
 
-/// Validate `--load-cpus` and `--load-target` (exit 2 with one line when wrong).
-pub fn options_from(opts: &LoadOpts) -> Result<LoadOptions> {
-    let cpus = match opts.load_cpus.as_deref().map(str::trim) {
-        None => None,
-        Some(text) => {
-            let online = crate::sysinfo::online_cpus();
-            if text == "all" {
-                Some(online)
-            } else {
-                let mut cpus = parse_ranges(text)
-                    .map_err(|e| Error::usage(format!("--load-cpus '{text}': {e}")))?;
-                cpus.sort_unstable();
-                cpus.dedup();
-                if cpus.is_empty() {
-                    return Err(Error::usage("--load-cpus is empty; give CPUs such as 1-3"));
+/// Loads to run beside a measurement: what, where, and when they start.
+#[derive(Debug, Clone)]
+pub struct LoadPlan {
+    pub spec: LoadSpec,
+    pub options: LoadOptions,
+    /// Measure idle this long first, then start the loads (separate statistics per phase).
+    pub idle_first_ns: Option<u64>,
+}
+
+impl LoadOptions {
+    /// Validate `--load-cpus` and `--load-target` (exit 2 with one line when wrong).
+    pub fn parse(load_cpus: Option<&str>, load_target: Option<&str>) -> Result<LoadOptions> {
+        let cpus = match load_cpus.map(str::trim) {
+            None => None,
+            Some(text) => {
+                let online = crate::sysinfo::online_cpus();
+                if text == "all" {
+                    Some(online)
+                } else {
+                    let mut cpus = parse_ranges(text)
+                        .map_err(|e| Error::usage(format!("--load-cpus '{text}': {e}")))?;
+                    cpus.sort_unstable();
+                    cpus.dedup();
+                    if cpus.is_empty() {
+                        return Err(Error::usage("--load-cpus is empty; give CPUs such as 1-3"));
+                    }
+                    if let Some(bad) = cpus.iter().find(|c| !online.contains(c)) {
+                        return Err(Error::usage(format!(
+                            "--load-cpus: CPU {bad} is not online; online CPUs are {}",
+                            format_cpu_list(&online)
+                        )));
+                    }
+                    Some(cpus)
                 }
-                if let Some(bad) = cpus.iter().find(|c| !online.contains(c)) {
-                    return Err(Error::usage(format!(
-                        "--load-cpus: CPU {bad} is not online; online CPUs are {}",
-                        format_cpu_list(&online)
-                    )));
+            }
+        };
+        let target = match load_target.map(str::trim) {
+            None => None,
+            Some(text) => {
+                let bad = |why: String| {
+                    Error::usage(format!(
+                        "--load-target '{text}': {why}; give HOST:PORT, e.g. 192.168.1.20:9000"
+                    ))
+                };
+                let addr = text
+                    .to_socket_addrs()
+                    .map_err(|e| bad(e.to_string()))?
+                    .next()
+                    .ok_or_else(|| bad("no address".into()))?;
+                if addr.port() == 0 {
+                    return Err(bad("port 0".into()));
                 }
-                Some(cpus)
+                Some(addr)
             }
-        }
-    };
-    let target = match opts.load_target.as_deref().map(str::trim) {
-        None => None,
-        Some(text) => {
-            let bad = |why: String| {
-                Error::usage(format!(
-                    "--load-target '{text}': {why}; give HOST:PORT, e.g. 192.168.1.20:9000"
-                ))
-            };
-            let addr = text
-                .to_socket_addrs()
-                .map_err(|e| bad(e.to_string()))?
-                .next()
-                .ok_or_else(|| bad("no address".into()))?;
-            if addr.port() == 0 {
-                return Err(bad("port 0".into()));
-            }
-            Some(addr)
-        }
-    };
-    Ok(LoadOptions { cpus, target })
+        };
+        Ok(LoadOptions { cpus, target })
+    }
 }
 
 /// How a load's rate is counted.
@@ -469,24 +415,35 @@ fn write_json(path: &PathBuf, doc: &Value) -> Result<()> {
         .map_err(|e| Error::io(format!("cannot write {}: {e}", path.display())))
 }
 
+/// A validated `rtlat load` command.
+#[derive(Debug, Clone)]
+pub struct LoadCommand {
+    pub spec: LoadSpec,
+    pub options: LoadOptions,
+    pub duration: Option<u64>,
+    /// How often the achieved rates are printed (ns).
+    pub interval: u64,
+    pub quiet: bool,
+    pub json: Option<PathBuf>,
+    /// Run as the load host of another rtlat process, dying with `parent`.
+    pub serve: bool,
+    pub parent: Option<u32>,
+}
+
 /// `rtlat load SPEC`: start the loads, print their rates every interval and at the end.
-pub fn run(args: &LoadArgs, argv: Vec<String>) -> Result<i32> {
-    let spec = parse_spec(&args.spec)?;
-    let opts = options_from(&LoadOpts {
-        load_cpus: args.load_cpus.clone(),
-        load_target: args.load_target.clone(),
-        ..LoadOpts::default()
-    })?;
+pub fn run(args: &LoadCommand, argv: Vec<String>) -> Result<Outcome> {
+    let (spec, opts) = (&args.spec, &args.options);
     if args.serve {
-        return host::serve(&spec, &opts, args.parent);
+        return host::serve(spec, opts, args.parent);
     }
     let stop = StopFlag::default();
-    let watch = SignalWatch::start(stop.clone())?;
+    let watch = SignalWatch::start(stop.clone())
+        .map_err(|e| Error::env(format!("cannot watch for signals: {e}")).because(e))?;
     let cpus = opts
         .cpus
         .clone()
         .unwrap_or_else(crate::sysinfo::online_cpus);
-    let loads = RunningLoads::start(&spec, &opts)?;
+    let loads = RunningLoads::start(spec, opts)?;
     let t0 = mono_ns();
     let mut out = std::io::stdout();
     if !args.quiet {
@@ -545,29 +502,21 @@ pub fn run(args: &LoadArgs, argv: Vec<String>) -> Result<i32> {
         });
         write_json(path, &doc)?;
     }
-    Ok(crate::error::exit::SUCCESS)
+    Ok(Outcome::Success)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn opts(cpus: Option<&str>, target: Option<&str>) -> LoadOpts {
-        LoadOpts {
-            load_cpus: cpus.map(str::to_string),
-            load_target: target.map(str::to_string),
-            ..LoadOpts::default()
-        }
-    }
-
     #[test]
     fn options_are_validated() {
         let online = crate::sysinfo::online_cpus();
-        let o = options_from(&opts(Some("0"), Some("127.0.0.1:9000"))).unwrap();
+        let o = LoadOptions::parse(Some("0"), Some("127.0.0.1:9000")).unwrap();
         assert_eq!(o.cpus, Some(vec![0]));
         assert_eq!(o.target, Some("127.0.0.1:9000".parse().unwrap()));
         assert_eq!(
-            options_from(&opts(Some("all"), None)).unwrap().cpus,
+            LoadOptions::parse(Some("all"), None).unwrap().cpus,
             Some(online)
         );
         for (c, t) in [
@@ -576,12 +525,12 @@ mod tests {
             (None, Some("nohostport")),
             (None, Some("127.0.0.1:0")),
         ] {
-            let e = options_from(&opts(c, t)).unwrap_err();
+            let e = LoadOptions::parse(c, t).unwrap_err();
             assert_eq!(e.exit_code(), 2, "{e}");
             assert!(e.to_string().starts_with("--load-"), "{e}");
         }
         assert_eq!(
-            options_from(&opts(None, None)).unwrap(),
+            LoadOptions::parse(None, None).unwrap(),
             LoadOptions::default()
         );
     }

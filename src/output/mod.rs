@@ -1,5 +1,4 @@
-//! Everything a person reads: live output during a run and the text summary.
+//! The text summary a person reads at the start and end of a run.
 //! Measuring threads never format text; only these functions do.
 
-pub mod live;
 pub mod text;

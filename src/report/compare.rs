@@ -2,7 +2,7 @@
 //! text, Markdown or CSV; and the regression check against a baseline.
 
 use super::{load, load_all, primary, svg, write_output, CompareArgs, Loaded};
-use crate::error::{exit, Error, Result};
+use crate::error::{Error, Outcome, Result};
 use crate::output::text::secs;
 use crate::stats::summary::label as percentile_label;
 use crate::stats::Summary;
@@ -572,7 +572,7 @@ pub fn worse(
     ))
 }
 
-pub fn run(args: &CompareArgs) -> Result<i32> {
+pub fn run(args: &CompareArgs) -> Result<Outcome> {
     let results = load_all(&args.results)?;
     let base = args.baseline.as_deref().map(load).transpose()?;
     let mut rows: Vec<&Loaded> = Vec::new();
@@ -599,7 +599,7 @@ pub fn run(args: &CompareArgs) -> Result<i32> {
         write_output(path, svg::document(&svg::compare_plots(&rows)).as_bytes())?;
     }
     let (Some(b), Some(margin)) = (&base, args.fail_if_worse) else {
-        return Ok(exit::SUCCESS);
+        return Ok(Outcome::Success);
     };
     let mut any_worse = false;
     for l in &results {
@@ -608,9 +608,9 @@ pub fn run(args: &CompareArgs) -> Result<i32> {
         any_worse |= is_worse;
     }
     Ok(if any_worse {
-        exit::THRESHOLD
+        Outcome::ThresholdExceeded
     } else {
-        exit::SUCCESS
+        Outcome::Success
     })
 }
 

@@ -23,7 +23,7 @@ mod testdata;
 #[cfg(test)]
 mod tests;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Outcome, Result};
 use crate::result::{RunResult, ThreadResult};
 use crate::stats::{Histogram, Summary};
 use std::path::{Path, PathBuf};
@@ -420,7 +420,7 @@ pub(crate) fn write_output(path: &Path, bytes: &[u8]) -> Result<()> {
         .map_err(|e| Error::io(format!("cannot write {}: {e}", path.display())))
 }
 
-pub fn run_report(args: &ReportArgs) -> Result<i32> {
+pub fn run_report(args: &ReportArgs) -> Result<Outcome> {
     let loaded = load_all(&args.results)?;
     if let Some(path) = &args.svg {
         let plots: Vec<svg::Plot> = loaded.iter().flat_map(svg::report_plots).collect();
@@ -433,13 +433,13 @@ pub fn run_report(args: &ReportArgs) -> Result<i32> {
         let texts: Vec<String> = loaded.iter().map(text::report).collect();
         print!("{}", texts.join("\n"));
     }
-    Ok(crate::error::exit::SUCCESS)
+    Ok(Outcome::Success)
 }
 
-pub fn run_compare(args: &CompareArgs) -> Result<i32> {
+pub fn run_compare(args: &CompareArgs) -> Result<Outcome> {
     compare::run(args)
 }
 
-pub fn run_import(args: &ImportArgs) -> Result<i32> {
+pub fn run_import(args: &ImportArgs) -> Result<Outcome> {
     import::run(args)
 }

@@ -5,6 +5,8 @@
 //! atomically during a run with `complete: false`, so a killed run leaves a
 //! valid, self-describing file.
 
+pub mod details;
+
 use crate::stats::histogram::HistogramRecord;
 use crate::stats::Summary;
 use crate::sysinfo::SystemInfo;

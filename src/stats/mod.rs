@@ -2,13 +2,16 @@
 //!
 //! - [`histogram`]: log-linear buckets over the whole `u64` range of ns, ≤ 0.4 % error;
 //! - [`recorder`]: the hot-path side (one per measuring thread, lock-free publication);
+//! - [`series`]: per-interval points over time in constant memory;
 //! - [`summary`]: min/avg/max/stddev/percentiles computed from what was recorded.
 
 pub mod histogram;
 pub mod recorder;
 pub mod seqlock;
+pub mod series;
 pub mod summary;
 
 pub use histogram::Histogram;
 pub use recorder::{Collector, IntervalStats, Recorder};
+pub use series::SeriesBuilder;
 pub use summary::Summary;

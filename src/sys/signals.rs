@@ -5,6 +5,8 @@
 //! non-real-time thread waits for them with sigwait(2) and raises a flag.
 
 use std::io;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::Arc;
 
 fn term_set() -> libc::sigset_t {
     // SAFETY: sigset_t is plain data; sigemptyset initialises it before use.
@@ -62,3 +64,71 @@ pub fn die_with_parent() -> io::Result<()> {
 
 pub const SIGINT: i32 = libc::SIGINT;
 pub const SIGTERM: i32 = libc::SIGTERM;
+
+/// A stop request shared by all threads of a run: set by SIGINT/SIGTERM, a
+/// duration limit or a break; read with one relaxed load per sample.
+#[derive(Debug, Clone, Default)]
+pub struct StopFlag(Arc<AtomicBool>);
+
+impl StopFlag {
+    #[inline(always)]
+    pub fn is_set(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+    pub fn set(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Watches for SIGINT/SIGTERM on a non-real-time thread.
+pub struct SignalWatch {
+    caught: Arc<AtomicI32>,
+    done: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl SignalWatch {
+    /// Block SIGINT/SIGTERM process-wide (call before spawning threads) and
+    /// start the watcher, which sets `stop` when one arrives.
+    pub fn start(stop: StopFlag) -> io::Result<SignalWatch> {
+        block_termination()?;
+        let caught = Arc::new(AtomicI32::new(0));
+        let done = Arc::new(AtomicBool::new(false));
+        let (c, d) = (Arc::clone(&caught), Arc::clone(&done));
+        let thread = std::thread::Builder::new()
+            .name("rtlat-signals".into())
+            .spawn(move || loop {
+                let sig = wait_termination();
+                if d.load(Ordering::SeqCst) {
+                    return;
+                }
+                c.store(sig, Ordering::SeqCst);
+                stop.set();
+            })?;
+        Ok(SignalWatch {
+            caught,
+            done,
+            thread: Some(thread),
+        })
+    }
+
+    /// The signal that ended the run, if one did.
+    pub fn caught(&self) -> Option<i32> {
+        match self.caught.load(Ordering::SeqCst) {
+            0 => None,
+            s => Some(s),
+        }
+    }
+}
+
+impl Drop for SignalWatch {
+    fn drop(&mut self) {
+        self.done.store(true, Ordering::SeqCst);
+        // Wake the watcher (and only it) with a signal it waits for; `done` makes it exit.
+        if let Some(t) = self.thread.take() {
+            use std::os::unix::thread::JoinHandleExt;
+            raise_to_thread(t.as_pthread_t(), SIGTERM);
+            let _ = t.join();
+        }
+    }
+}

@@ -2,7 +2,7 @@
 //! way a run can end, bad specs, scheduling and CPU confinement of the loads.
 
 use crate::util::*;
-use rtlat::load::{options_from, parse_spec, RunningLoads};
+use rtlat::load::{parse_spec, LoadOptions, RunningLoads};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -519,7 +519,7 @@ fn loads_run_at_sched_other_on_the_load_cpus_even_under_an_rt_parent() {
 #[test]
 fn the_library_api_starts_reports_and_stops_loads() {
     let spec = parse_spec("cpu:1,timers:1:1ms").expect("spec");
-    let opts = options_from(&rtlat::cli::LoadOpts::default()).expect("opts");
+    let opts = LoadOptions::parse(None, None).expect("opts");
     let loads = RunningLoads::start_with_exe(&bin(), &spec, &opts).expect("start");
     assert!(!loads.has_ended());
     std::thread::sleep(Duration::from_millis(1200));

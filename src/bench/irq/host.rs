@@ -6,7 +6,7 @@
 //! stale before the next edge and counted as unexpected.
 
 use super::{advance, drain, wait_for, EdgeAccount, EdgeBackend, Plan, Recorders, Timebase};
-use crate::bench::runtime::StopFlag;
+use crate::engine::StopFlag;
 use std::io;
 
 /// The driving loop. `recs` holds roundtrip.

@@ -5,7 +5,7 @@
 //! irq. Between t0 and the read nothing runs but the write and the wait.
 
 use super::{advance, drain, wait_for, EdgeAccount, EdgeBackend, Plan, Recorders, Timebase};
-use crate::bench::runtime::StopFlag;
+use crate::engine::StopFlag;
 use std::io;
 
 /// The measuring loop. `recs` holds irq, user, wake (or only user when the

@@ -22,10 +22,10 @@ mod serial;
 mod sim;
 mod target;
 
-use crate::bench::harness::{self, Channel, RunSpec, Worker, WorkerEnd};
-use crate::bench::runtime::{RtConfig, StopFlag};
 use crate::cli::{positive_duration, LoadOpts, OutputArgs, RtArgs};
-use crate::error::{exit, Error, Result};
+use crate::engine::{self, Channel, RunControl, RunSpec, Worker, WorkerEnd};
+use crate::engine::{RtConfig, StopFlag};
+use crate::error::{Error, Outcome, Result};
 use crate::result::RunResult;
 use crate::stats::recorder::{self, Recorder};
 use crate::sys;
@@ -268,12 +268,9 @@ pub struct IrqConfig {
     /// Time between measured edges; `null` for a target, which follows the host.
     pub period_ns: Option<u64>,
     pub timeout_ns: Option<u64>,
-    pub count: Option<u64>,
-    pub duration_ns: Option<u64>,
+    #[serde(flatten)]
+    pub control: RunControl,
     pub cpu: Option<usize>,
-    pub max_latency_ns: Option<u64>,
-    pub interval_ns: u64,
-    pub save_every_ns: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sim: Option<SimConfig>,
     #[serde(skip)]
@@ -355,7 +352,7 @@ impl IrqConfig {
             }
         }
         let period_ns = paced.then(|| given_period.unwrap_or(DEFAULT_PERIOD_NS));
-        let rt = RtConfig::from_args(&a.rt, period_ns.unwrap_or(DEFAULT_PERIOD_NS))?;
+        let rt = a.rt.to_config(period_ns.unwrap_or(DEFAULT_PERIOD_NS))?;
         if a.cpu.is_some() && !rt.can_pin() {
             return Err(Error::usage(
                 "--cpu cannot be used with --policy deadline (SCHED_DEADLINE tasks cannot be pinned)",
@@ -390,12 +387,8 @@ impl IrqConfig {
             debounce_ns: a.debounce,
             period_ns,
             timeout_ns: (role != Role::Target).then(|| a.timeout.unwrap_or(DEFAULT_TIMEOUT_NS)),
-            count: a.count,
-            duration_ns: a.duration,
             cpu: a.cpu,
-            max_latency_ns: a.output.max_latency,
-            interval_ns: a.output.interval,
-            save_every_ns: a.output.save_every,
+            control: a.output.control(a.duration, a.count, None),
             sim: sim.then_some(SimConfig {
                 delay_ns: a.sim_delay,
                 jitter_ns: a.sim_jitter,
@@ -754,7 +747,7 @@ fn fill_details(result: &mut RunResult, role: Role, r: &EdgeReport) {
 }
 
 /// Run `rtlat irq` end to end; returns the exit code.
-pub fn run(args: &IrqArgs, command_line: Vec<String>) -> Result<i32> {
+pub fn run(args: &IrqArgs, command_line: Vec<String>) -> Result<Outcome> {
     let (role, a) = match &args.role {
         RoleCommand::Loopback(a) => (Role::Loopback, a),
         RoleCommand::Target(a) => (Role::Target, a),
@@ -788,22 +781,31 @@ pub fn run(args: &IrqArgs, command_line: Vec<String>) -> Result<i32> {
         ));
     }
 
-    let mut spec = RunSpec::new("irq", &a.output, command_line, cfg.rt.clone());
+    let mut spec = RunSpec::new(
+        "irq",
+        a.output.output_config(),
+        cfg.control.clone(),
+        command_line,
+        cfg.rt.clone(),
+    );
     spec.config = serde_json::to_value(&cfg).unwrap_or_default();
     spec.tuning = cfg.rt.tuning(vec![cfg.cpu], vec![0]);
     spec.notes = notes;
-    spec.duration_ns = cfg.duration_ns;
-    spec.loops = cfg.count;
     spec.details.insert("role".into(), role.name().into());
-    let mut spec = spec.with_loads(&a.load)?;
+    let mut spec = spec.with_loads(a.load.plan()?)?;
 
     let report: Arc<Mutex<Option<EdgeReport>>> = Arc::new(Mutex::new(None));
     let names = series_names(role, kernel_ts);
     let mut channels = Vec::with_capacity(names.len());
     let mut recs = Vec::with_capacity(names.len());
     for name in names {
-        let (rec, col) = recorder::pair(cfg.interval_ns);
-        channels.push(Channel::new((*name).into(), cfg.cpu, col, cfg.interval_ns));
+        let (rec, col) = recorder::pair(cfg.control.interval_ns);
+        channels.push(Channel::new(
+            (*name).into(),
+            cfg.cpu,
+            col,
+            cfg.control.interval_ns,
+        ));
         recs.push(rec);
     }
     let mut recs = Recorders(recs);
@@ -813,15 +815,15 @@ pub fn run(args: &IrqArgs, command_line: Vec<String>) -> Result<i32> {
         name: format!("rtlat-irq-{}", role.name()),
         cpu: cfg.cpu,
         body: Box::new(move |start: u64, stop: &StopFlag| -> WorkerEnd {
-            let cpu0 = sys::thread_cpu_time_ns();
             let plan = Plan {
                 start,
                 period: plan_cfg.period_ns.unwrap_or(DEFAULT_PERIOD_NS),
                 end: plan_cfg
+                    .control
                     .duration_ns
                     .map(|d| start.saturating_add(d))
                     .unwrap_or(u64::MAX),
-                count: plan_cfg.count.unwrap_or(u64::MAX),
+                count: plan_cfg.control.loops.unwrap_or(u64::MAX),
                 timeout: plan_cfg.timeout_ns.unwrap_or(DEFAULT_TIMEOUT_NS),
                 measured: plan_cfg.measured(),
             };
@@ -854,7 +856,6 @@ pub fn run(args: &IrqArgs, command_line: Vec<String>) -> Result<i32> {
                     stop,
                 ),
             });
-            let cpu_time_ns = sys::thread_cpu_time_ns().saturating_sub(cpu0);
             recs.finish();
             if let Err(e) = res {
                 acct.r.error = Some(format!("edge backend failed during the run: {e}"));
@@ -862,10 +863,7 @@ pub fn run(args: &IrqArgs, command_line: Vec<String>) -> Result<i32> {
             if let Ok(mut g) = out.lock() {
                 *g = Some(acct.r);
             }
-            WorkerEnd {
-                cpu_time_ns,
-                brk: None,
-            }
+            WorkerEnd { brk: None }
         }),
     };
     let fin = Arc::clone(&report);
@@ -874,7 +872,7 @@ pub fn run(args: &IrqArgs, command_line: Vec<String>) -> Result<i32> {
             fill_details(result, role, &r);
         }
     }));
-    let outcome = harness::execute(spec, channels, vec![worker], clock)?;
+    let outcome = engine::execute(spec, channels, vec![worker], clock)?;
     let r = report
         .lock()
         .ok()
@@ -882,10 +880,9 @@ pub fn run(args: &IrqArgs, command_line: Vec<String>) -> Result<i32> {
         .unwrap_or_default();
     println!("{}", account_line(role, &r));
     if let Some(e) = r.error {
-        eprintln!("rtlat: {e}");
-        return Ok(exit::ENVIRONMENT);
+        return Ok(Outcome::EnvironmentFailed(e));
     }
-    Ok(outcome.exit_code)
+    Ok(outcome.outcome)
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 //! written − event held (rtlat's own share of the response).
 
 use super::{EdgeAccount, EdgeBackend, Plan, Recorders, Timebase, WAIT_SLICE_NS};
-use crate::bench::runtime::StopFlag;
+use crate::engine::StopFlag;
 use std::io;
 
 /// The answering loop. `recs` holds kernel_to_user and user_to_reply (or

@@ -11,7 +11,7 @@ mod serve;
 pub mod wire;
 
 use crate::cli::{positive_duration, LoadOpts, OutputArgs, RtArgs};
-use crate::error::{Error, Result};
+use crate::error::{Error, Outcome, Result};
 use std::net::{SocketAddr, ToSocketAddrs};
 
 /// The port `serve` listens on by default; its bulk sink is on the next one.
@@ -161,7 +161,7 @@ pub struct PingArgs {
 }
 
 /// Run `rtlat net serve|ping`; returns the exit code.
-pub fn run(args: &NetArgs, argv: Vec<String>) -> Result<i32> {
+pub fn run(args: &NetArgs, argv: Vec<String>) -> Result<Outcome> {
     match &args.command {
         NetCommand::Serve(a) => serve::run(a, argv),
         NetCommand::Ping(a) => ping::run(a, argv),
@@ -171,10 +171,7 @@ pub fn run(args: &NetArgs, argv: Vec<String>) -> Result<i32> {
 /// Validate `--load` before any socket is opened, so a typo is reported as
 /// such (exit 2) rather than after a socket error.
 fn check_loads(l: &LoadOpts) -> Result<()> {
-    if let Some(text) = &l.load {
-        crate::load::parse_spec(text)?;
-    }
-    crate::load::options_from(l).map(|_| ())
+    l.plan().map(|_| ())
 }
 
 fn check_cpu(cpu: Option<usize>) -> Result<()> {

@@ -11,9 +11,9 @@
 
 use super::wire::{self, Header};
 use super::{PingArgs, TimestampsArg};
-use crate::bench::harness::{self, Channel, RunSpec, Worker, WorkerEnd};
-use crate::bench::runtime::{RtConfig, StopFlag};
-use crate::error::{exit, Error, Result};
+use crate::engine::{self, Channel, RunControl, RunSpec, Worker, WorkerEnd};
+use crate::engine::{RtConfig, StopFlag};
+use crate::error::{Error, Outcome, Result};
 use crate::load::net::{BulkConfig, BulkSender};
 use crate::result::RunResult;
 use crate::stats::recorder::{self, Recorder};
@@ -56,8 +56,8 @@ pub struct PingConfig {
     /// Datagram size (UDP payload) in bytes.
     pub size: usize,
     /// Packets to send (`--count`).
-    pub loops: Option<u64>,
-    pub duration_ns: Option<u64>,
+    #[serde(flatten)]
+    pub control: RunControl,
     pub timeout_ns: u64,
     pub timestamps: TimestampsArg,
     /// The clock of every timestamp.
@@ -66,9 +66,6 @@ pub struct PingConfig {
     pub session: u32,
     pub cpu: Option<usize>,
     pub bulk: Option<BulkPlan>,
-    pub interval_ns: u64,
-    pub save_every_ns: u64,
-    pub max_latency_ns: Option<u64>,
     #[serde(skip)]
     pub rt: RtConfig,
 }
@@ -165,7 +162,7 @@ impl PingConfig {
                 })
             }
         };
-        let rt = RtConfig::from_args(&a.rt, period_ns)?;
+        let rt = a.rt.to_config(period_ns)?;
         let loops = match (a.count, a.duration) {
             (None, None) => Some(20_000),
             (c, _) => c,
@@ -178,17 +175,13 @@ impl PingConfig {
             period_ns,
             rate_per_s,
             size: a.size,
-            loops,
-            duration_ns: a.duration,
+            control: a.output.control(a.duration, loops, None),
             timeout_ns: a.timeout,
             timestamps: a.timestamps,
             clock: "realtime",
             session: session_id(),
             cpu: a.cpu,
             bulk,
-            interval_ns: a.output.interval,
-            save_every_ns: a.output.save_every,
-            max_latency_ns: a.output.max_latency,
             rt,
         })
     }
@@ -679,7 +672,7 @@ fn bind_error(cfg: &PingConfig, e: io::Error) -> Error {
 }
 
 /// Run `rtlat net ping`; returns the exit code.
-pub fn run(a: &PingArgs, command_line: Vec<String>) -> Result<i32> {
+pub fn run(a: &PingArgs, command_line: Vec<String>) -> Result<Outcome> {
     let cfg = PingConfig::from_args(a)?;
     // Before any thread starts (bulk sender, sink): they must inherit the blocked mask.
     crate::sys::signals::block_termination()
@@ -711,12 +704,17 @@ pub fn run(a: &PingArgs, command_line: Vec<String>) -> Result<i32> {
         .try_clone()
         .map_err(|e| Error::env(format!("cannot duplicate the socket: {e}")))?;
 
-    let win = window(cfg.timeout_ns, cfg.period_ns, cfg.loops);
+    let win = window(cfg.timeout_ns, cfg.period_ns, cfg.control.loops);
     let (mut recs, mut channels) = (Vec::new(), Vec::new());
     for name in SERIES {
-        let (rec, col) = recorder::pair(cfg.interval_ns);
+        let (rec, col) = recorder::pair(cfg.control.interval_ns);
         recs.push(rec);
-        channels.push(Channel::new(name.into(), cfg.cpu, col, cfg.interval_ns));
+        channels.push(Channel::new(
+            name.into(),
+            cfg.cpu,
+            col,
+            cfg.control.interval_ns,
+        ));
     }
     let mut recs = recs.into_iter();
     let mut next_rec = || {
@@ -763,12 +761,16 @@ pub fn run(a: &PingArgs, command_line: Vec<String>) -> Result<i32> {
     let counts: Arc<Mutex<PingCounts>> = Arc::new(Mutex::new(PingCounts::default()));
     let bulk: Arc<Mutex<Option<BulkSender>>> = Arc::new(Mutex::new(None));
 
-    let mut spec = RunSpec::new("net", &a.output, command_line, cfg.rt.clone());
+    let mut spec = RunSpec::new(
+        "net",
+        a.output.output_config(),
+        cfg.control.clone(),
+        command_line,
+        cfg.rt.clone(),
+    );
     spec.config = serde_json::to_value(&cfg).unwrap_or_default();
     spec.tuning = cfg.rt.tuning(vec![cfg.cpu, cfg.cpu], vec![0, 0]);
-    spec.duration_ns = cfg.duration_ns;
-    spec.loops = cfg.loops;
-    let mut spec = spec.with_loads(&a.load)?;
+    let mut spec = spec.with_loads(a.load.plan()?)?;
     spec.notes.push(format!(
         "ping {} from {local}: {} bytes every {}; tx/rx from kernel {} timestamps, every time on CLOCK_REALTIME",
         cfg.peer,
@@ -789,8 +791,8 @@ pub fn run(a: &PingArgs, command_line: Vec<String>) -> Result<i32> {
     let plan = Plan {
         period: cfg.period_ns,
         start: 0,
-        loops: cfg.loops,
-        duration: cfg.duration_ns,
+        loops: cfg.control.loops,
+        duration: cfg.control.duration_ns,
         timeout: cfg.timeout_ns,
     };
     let pin = cfg.cpu.filter(|_| cfg.rt.can_pin());
@@ -800,17 +802,12 @@ pub fn run(a: &PingArgs, command_line: Vec<String>) -> Result<i32> {
         cpu: pin,
         body: Box::new(move |start: u64, stop: &StopFlag| -> WorkerEnd {
             sender.start_real = realtime_of(start);
-            let cpu0 = crate::sys::thread_cpu_time_ns();
             send_loop(&mut sender, &Plan { start, ..plan }, stop);
-            let cpu_time_ns = crate::sys::thread_cpu_time_ns().saturating_sub(cpu0);
             sender.tx.finish();
             if let Ok(mut g) = counts_s.lock() {
                 g.add(&sender.c);
             }
-            WorkerEnd {
-                cpu_time_ns,
-                brk: None,
-            }
+            WorkerEnd { brk: None }
         }),
     };
     let receiving = Worker {
@@ -818,9 +815,7 @@ pub fn run(a: &PingArgs, command_line: Vec<String>) -> Result<i32> {
         cpu: pin,
         body: Box::new(move |start: u64, stop: &StopFlag| -> WorkerEnd {
             receiver.start_real = realtime_of(start);
-            let cpu0 = crate::sys::thread_cpu_time_ns();
             receive_loop(&mut receiver, &Plan { start, ..plan }, stop);
-            let cpu_time_ns = crate::sys::thread_cpu_time_ns().saturating_sub(cpu0);
             for r in [
                 &mut receiver.rtt,
                 &mut receiver.rx,
@@ -832,10 +827,7 @@ pub fn run(a: &PingArgs, command_line: Vec<String>) -> Result<i32> {
             if let Ok(mut g) = counts_r.lock() {
                 g.add(&receiver.c);
             }
-            WorkerEnd {
-                cpu_time_ns,
-                brk: None,
-            }
+            WorkerEnd { brk: None }
         }),
     };
 
@@ -849,7 +841,7 @@ pub fn run(a: &PingArgs, command_line: Vec<String>) -> Result<i32> {
             *g = Some(sender);
         }
     }
-    let outcome = harness::execute(spec, channels, vec![sending, receiving], MONOTONIC);
+    let outcome = engine::execute(spec, channels, vec![sending, receiving], MONOTONIC);
     // On an early error the finisher never ran: stop the bulk traffic here.
     if let Some(b) = bulk.lock().ok().and_then(|mut g| g.take()) {
         b.stop();
@@ -863,16 +855,14 @@ pub fn run(a: &PingArgs, command_line: Vec<String>) -> Result<i32> {
         .map(|p| format!("; results written to {}", p.display()))
         .unwrap_or_default();
     if let Some(msg) = peer_gone(&cfg, &c) {
-        eprintln!("rtlat: {msg}{saved}");
-        return Ok(exit::ENVIRONMENT);
+        return Ok(Outcome::EnvironmentFailed(format!("{msg}{saved}")));
     }
     if hardware && c.sent > 0 && c.tx_stamps == 0 && c.rx_missing == c.answered {
-        eprintln!(
-            "rtlat: no hardware timestamps arrived: enable them on the interface (e.g. hwstamp_ctl -i IF -t 1 -r 1) or use --timestamps software{saved}"
-        );
-        return Ok(exit::ENVIRONMENT);
+        return Ok(Outcome::EnvironmentFailed(format!(
+            "no hardware timestamps arrived: enable them on the interface (e.g. hwstamp_ctl -i IF -t 1 -r 1) or use --timestamps software{saved}"
+        )));
     }
-    Ok(outcome.exit_code)
+    Ok(outcome.outcome)
 }
 
 /// The one-line verdict when the server stopped answering (exit 3).
@@ -909,7 +899,7 @@ fn finisher(
     counts: Arc<Mutex<PingCounts>>,
     bulk: Arc<Mutex<Option<BulkSender>>>,
     cfg: PingConfig,
-) -> harness::Finisher {
+) -> engine::Finisher {
     Box::new(move |r: &mut RunResult| {
         let c = counts.lock().map(|g| g.derived()).unwrap_or_default();
         if let Ok(serde_json::Value::Object(m)) = serde_json::to_value(&c) {
@@ -1077,17 +1067,18 @@ mod tests {
             period_ns: 1_000_000,
             rate_per_s: 1000.0,
             size: 64,
-            loops: Some(100),
-            duration_ns: None,
+            control: RunControl {
+                loops: Some(100),
+                interval_ns: 1_000_000_000,
+                save_every_ns: 5_000_000_000,
+                ..RunControl::default()
+            },
             timeout_ns: 1_000_000_000,
             timestamps: TimestampsArg::Software,
             clock: "realtime",
             session: 1,
             cpu: None,
             bulk: None,
-            interval_ns: 1_000_000_000,
-            save_every_ns: 5_000_000_000,
-            max_latency_ns: None,
             rt: RtConfig::unprivileged(),
         }
     }

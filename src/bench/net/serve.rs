@@ -8,9 +8,9 @@
 
 use super::wire::{self, Bad, Header};
 use super::{ServeArgs, TimestampsArg};
-use crate::bench::harness::{self, Channel, RunSpec, Worker, WorkerEnd};
-use crate::bench::runtime::{RtConfig, StopFlag};
-use crate::error::{Error, Result};
+use crate::engine::{self, Channel, RunControl, RunSpec, Worker, WorkerEnd};
+use crate::engine::{RtConfig, StopFlag};
+use crate::error::{Error, Outcome, Result};
 use crate::load::net::UdpSink;
 use crate::result::RunResult;
 use crate::stats::recorder::{self, Recorder};
@@ -37,14 +37,11 @@ pub struct ServeConfig {
     pub sink: Option<SocketAddr>,
     pub max_size: usize,
     /// Requests to answer (`--count`).
-    pub loops: Option<u64>,
-    pub duration_ns: Option<u64>,
+    #[serde(flatten)]
+    pub control: RunControl,
     pub timestamps: TimestampsArg,
     pub clock: &'static str,
     pub cpu: Option<usize>,
-    pub interval_ns: u64,
-    pub save_every_ns: u64,
-    pub max_latency_ns: Option<u64>,
     #[serde(skip)]
     pub rt: RtConfig,
 }
@@ -81,15 +78,11 @@ impl ServeConfig {
             listen,
             sink,
             max_size: a.max_size,
-            loops: a.count,
-            duration_ns: a.duration,
+            control: a.output.control(a.duration, a.count, None),
             timestamps: a.timestamps,
             clock: "realtime",
             cpu: a.cpu,
-            interval_ns: a.output.interval,
-            save_every_ns: a.output.save_every,
-            max_latency_ns: a.output.max_latency,
-            rt: RtConfig::from_args(&a.rt, 1_000_000)?,
+            rt: a.rt.to_config(1_000_000)?,
         })
     }
 }
@@ -246,7 +239,7 @@ fn bind_error(what: &str, addr: &SocketAddr, e: io::Error) -> Error {
 }
 
 /// Run `rtlat net serve`; returns the exit code.
-pub fn run(a: &ServeArgs, command_line: Vec<String>) -> Result<i32> {
+pub fn run(a: &ServeArgs, command_line: Vec<String>) -> Result<Outcome> {
     let cfg = ServeConfig::from_args(a)?;
     // Before any thread starts (bulk sender, sink): they must inherit the blocked mask.
     crate::sys::signals::block_termination()
@@ -269,7 +262,7 @@ pub fn run(a: &ServeArgs, command_line: Vec<String>) -> Result<i32> {
     let listen = sock.local_addr().unwrap_or(cfg.listen);
     let sink = match cfg.sink {
         Some(addr) => Some(UdpSink::bind(addr).map_err(|e| match e {
-            Error::Environment(m) if m.contains("in use") => Error::usage(format!(
+            Error::Environment { msg, .. } if msg.contains("in use") => Error::usage(format!(
                 "bulk sink {addr} is in use (another rtlat net serve?); choose another --listen port or pass --no-sink"
             )),
             other => other,
@@ -285,11 +278,11 @@ pub fn run(a: &ServeArgs, command_line: Vec<String>) -> Result<i32> {
     );
     let _ = io::stdout().flush();
 
-    let (server_rx, c1) = recorder::pair(cfg.interval_ns);
-    let (turnaround, c2) = recorder::pair(cfg.interval_ns);
+    let (server_rx, c1) = recorder::pair(cfg.control.interval_ns);
+    let (turnaround, c2) = recorder::pair(cfg.control.interval_ns);
     let channels = vec![
-        Channel::new("server_rx".into(), cfg.cpu, c1, cfg.interval_ns),
-        Channel::new("turnaround".into(), cfg.cpu, c2, cfg.interval_ns),
+        Channel::new("server_rx".into(), cfg.cpu, c1, cfg.control.interval_ns),
+        Channel::new("turnaround".into(), cfg.cpu, c2, cfg.control.interval_ns),
     ];
     let mut server = Server {
         sock,
@@ -303,7 +296,13 @@ pub fn run(a: &ServeArgs, command_line: Vec<String>) -> Result<i32> {
 
     let counts: Arc<Mutex<Option<ServeCounts>>> = Arc::new(Mutex::new(None));
     let sink = Arc::new(Mutex::new(sink));
-    let mut spec = RunSpec::new("net", &a.output, command_line, cfg.rt.clone());
+    let mut spec = RunSpec::new(
+        "net",
+        a.output.output_config(),
+        cfg.control.clone(),
+        command_line,
+        cfg.rt.clone(),
+    );
     let mut config = serde_json::to_value(&cfg).unwrap_or_default();
     if let Some(m) = config.as_object_mut() {
         m.insert("listen".into(), listen.to_string().into());
@@ -311,9 +310,7 @@ pub fn run(a: &ServeArgs, command_line: Vec<String>) -> Result<i32> {
     }
     spec.config = config;
     spec.tuning = cfg.rt.tuning(vec![cfg.cpu], vec![0]);
-    spec.duration_ns = cfg.duration_ns;
-    spec.loops = cfg.loops;
-    let mut spec = spec.with_loads(&a.load)?;
+    let mut spec = spec.with_loads(a.load.plan()?)?;
     spec.details.insert(
         "timestamping".into(),
         if hardware { "hardware" } else { "software" }.into(),
@@ -353,7 +350,7 @@ pub fn run(a: &ServeArgs, command_line: Vec<String>) -> Result<i32> {
         }
     }));
 
-    let (loops, duration) = (cfg.loops, cfg.duration_ns);
+    let (loops, duration) = (cfg.control.loops, cfg.control.duration_ns);
     let counts_w = Arc::clone(&counts);
     let worker = Worker {
         name: "rtlat-net-serve".into(),
@@ -361,23 +358,18 @@ pub fn run(a: &ServeArgs, command_line: Vec<String>) -> Result<i32> {
         body: Box::new(move |start: u64, stop: &StopFlag| -> WorkerEnd {
             let (m, r) = (now_ns(MONOTONIC), now_ns(REALTIME));
             server.start_real = (r + start).saturating_sub(m);
-            let cpu0 = crate::sys::thread_cpu_time_ns();
             measure(&mut server, loops, duration.map(|d| start + d), stop);
-            let cpu_time_ns = crate::sys::thread_cpu_time_ns().saturating_sub(cpu0);
             server.server_rx.finish();
             server.turnaround.finish();
             if let Ok(mut g) = counts_w.lock() {
                 *g = Some(server.c.clone());
             }
-            WorkerEnd {
-                cpu_time_ns,
-                brk: None,
-            }
+            WorkerEnd { brk: None }
         }),
     };
-    let outcome = harness::execute(spec, channels, vec![worker], MONOTONIC);
+    let outcome = engine::execute(spec, channels, vec![worker], MONOTONIC);
     if let Some(s) = sink.lock().ok().and_then(|mut g| g.take()) {
         s.stop();
     }
-    Ok(outcome?.exit_code)
+    Ok(outcome?.outcome)
 }

@@ -781,7 +781,7 @@ pub fn parse(
     imported.into_result(format, file, label)
 }
 
-pub fn run(args: &ImportArgs) -> Result<i32> {
+pub fn run(args: &ImportArgs) -> Result<crate::error::Outcome> {
     let path = &args.file;
     let meta = std::fs::metadata(path)
         .map_err(|e| Error::usage(format!("cannot read {}: {e}", path.display())))?;
@@ -820,7 +820,7 @@ pub fn run(args: &ImportArgs) -> Result<i32> {
     if !args.quiet {
         print!("{}", text::report(&loaded));
     }
-    Ok(crate::error::exit::SUCCESS)
+    Ok(crate::error::Outcome::Success)
 }
 
 #[cfg(test)]

@@ -1,13 +1,10 @@
-//! Real-time setup shared by every benchmark: validated from the command line,
-//! applied before the first sample, and recorded in the result.
+//! Real-time setup shared by every benchmark: applied before the first
+//! sample and recorded in the result.
 
-use crate::cli::{DmaArg, PolicyArg, RtArgs};
 use crate::error::{Error, Result};
 use crate::result::{DeadlineParams, Tuning};
 use crate::sys::{self, pm::DmaLatency, sched::Sched};
 use std::io;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 
 pub const DEFAULT_PRIORITY: i32 = 80;
 /// Stack each measuring thread touches before its first sample.
@@ -30,51 +27,6 @@ pub struct RtConfig {
 }
 
 impl RtConfig {
-    /// Validate the runtime options; `period_ns` is the benchmark's period (deadline default).
-    pub fn from_args(a: &RtArgs, period_ns: u64) -> Result<Self> {
-        if a.priority.is_some() && matches!(a.policy, PolicyArg::Other | PolicyArg::Deadline) {
-            return Err(Error::usage(
-                "--priority applies to --policy fifo or rr only; drop it or choose fifo/rr",
-            ));
-        }
-        if (a.dl_runtime.is_some() || a.dl_deadline.is_some()) && a.policy != PolicyArg::Deadline {
-            return Err(Error::usage(
-                "--dl-runtime/--dl-deadline apply to --policy deadline only",
-            ));
-        }
-        let prio = a.priority.unwrap_or(DEFAULT_PRIORITY);
-        let sched = match a.policy {
-            PolicyArg::Fifo => Sched::Fifo(prio),
-            PolicyArg::Rr => Sched::Rr(prio),
-            PolicyArg::Other => Sched::Other,
-            PolicyArg::Deadline => {
-                let runtime_ns = a.dl_runtime.unwrap_or((period_ns / 10).max(20_000));
-                let deadline_ns = a.dl_deadline.unwrap_or(period_ns);
-                if !(runtime_ns <= deadline_ns && deadline_ns <= period_ns) {
-                    return Err(Error::usage(format!(
-                        "SCHED_DEADLINE needs runtime <= deadline <= period (got {} <= {} <= {}); adjust --dl-runtime/--dl-deadline/--period",
-                        crate::units::human_duration(runtime_ns),
-                        crate::units::human_duration(deadline_ns),
-                        crate::units::human_duration(period_ns)
-                    )));
-                }
-                Sched::Deadline {
-                    runtime_ns,
-                    deadline_ns,
-                    period_ns,
-                }
-            }
-        };
-        Ok(RtConfig {
-            sched,
-            mlock: !a.no_mlock,
-            dma_latency: match a.dma_latency {
-                DmaArg::Off => None,
-                DmaArg::Us(v) => Some(v),
-            },
-        })
-    }
-
     /// The unprivileged configuration used for synthetic runs and tests.
     pub fn unprivileged() -> Self {
         RtConfig {
@@ -203,74 +155,4 @@ pub fn enter_rt_thread(cfg: &RtConfig, cpu: Option<usize>) -> Result<()> {
     })?;
     sys::mem::prefault_stack(PREFAULT_STACK);
     Ok(())
-}
-
-/// A stop request shared by all threads of a run: set by SIGINT/SIGTERM, a
-/// duration limit or a break; read with one relaxed load per sample.
-#[derive(Debug, Clone, Default)]
-pub struct StopFlag(Arc<AtomicBool>);
-
-impl StopFlag {
-    #[inline(always)]
-    pub fn is_set(&self) -> bool {
-        self.0.load(Ordering::Relaxed)
-    }
-    pub fn set(&self) {
-        self.0.store(true, Ordering::Relaxed);
-    }
-}
-
-/// Watches for SIGINT/SIGTERM on a non-real-time thread.
-pub struct SignalWatch {
-    caught: Arc<std::sync::atomic::AtomicI32>,
-    done: Arc<AtomicBool>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl SignalWatch {
-    /// Block SIGINT/SIGTERM process-wide (call before spawning threads) and
-    /// start the watcher, which sets `stop` when one arrives.
-    pub fn start(stop: StopFlag) -> Result<SignalWatch> {
-        sys::signals::block_termination()
-            .map_err(|e| Error::env(format!("cannot block signals: {e}")))?;
-        let caught = Arc::new(std::sync::atomic::AtomicI32::new(0));
-        let done = Arc::new(AtomicBool::new(false));
-        let (c, d) = (Arc::clone(&caught), Arc::clone(&done));
-        let thread = std::thread::Builder::new()
-            .name("rtlat-signals".into())
-            .spawn(move || loop {
-                let sig = sys::signals::wait_termination();
-                if d.load(Ordering::SeqCst) {
-                    return;
-                }
-                c.store(sig, Ordering::SeqCst);
-                stop.set();
-            })
-            .map_err(|e| Error::env(format!("cannot start the signal thread: {e}")))?;
-        Ok(SignalWatch {
-            caught,
-            done,
-            thread: Some(thread),
-        })
-    }
-
-    /// The signal that ended the run, if one did.
-    pub fn caught(&self) -> Option<i32> {
-        match self.caught.load(Ordering::SeqCst) {
-            0 => None,
-            s => Some(s),
-        }
-    }
-}
-
-impl Drop for SignalWatch {
-    fn drop(&mut self) {
-        self.done.store(true, Ordering::SeqCst);
-        // Wake the watcher (and only it) with a signal it waits for; `done` makes it exit.
-        if let Some(t) = self.thread.take() {
-            use std::os::unix::thread::JoinHandleExt;
-            sys::signals::raise_to_thread(t.as_pthread_t(), sys::signals::SIGTERM);
-            let _ = t.join();
-        }
-    }
 }

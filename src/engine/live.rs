@@ -1,6 +1,6 @@
 //! Live output: a refreshed table on a terminal, stable greppable lines otherwise.
 
-use crate::bench::harness::Channel;
+use super::channel::Channel;
 use crate::stats::IntervalStats;
 use crate::units::us;
 use std::io::{IsTerminal, Write};

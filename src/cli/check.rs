@@ -1,0 +1,10 @@
+//! `rtlat check` options.
+
+use clap::Args;
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Print the findings as JSON
+    #[arg(long)]
+    pub json: bool,
+}

@@ -1,0 +1,215 @@
+//! Option groups every measuring subcommand shares, and their conversion
+//! into the engine's plain configuration.
+
+use crate::engine::rt::DEFAULT_PRIORITY;
+use crate::engine::{OutputConfig, RtConfig, RunControl};
+use crate::error::{Error, Result};
+use crate::load::{LoadOptions, LoadPlan};
+use crate::sys::sched::Sched;
+use crate::units::{human_duration, parse_duration_ns};
+use clap::{Args, ValueEnum};
+use std::path::PathBuf;
+
+/// Scheduling policies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PolicyArg {
+    /// SCHED_FIFO (default)
+    Fifo,
+    /// SCHED_RR
+    Rr,
+    /// SCHED_DEADLINE (runtime/deadline/period through sched_setattr)
+    Deadline,
+    /// SCHED_OTHER: the explicit unprivileged mode
+    Other,
+}
+
+/// Real-time runtime settings shared by every benchmark.
+#[derive(Debug, Args)]
+pub struct RtArgs {
+    /// Scheduling policy of the measuring threads
+    #[arg(long, value_enum, default_value = "fifo")]
+    pub policy: PolicyArg,
+    /// Static priority for fifo/rr, 1-99 [default: 80]
+    #[arg(long, value_parser = clap::value_parser!(i32).range(1..=99))]
+    pub priority: Option<i32>,
+    /// SCHED_DEADLINE runtime budget per period [default: period/10, at least 20us]
+    #[arg(long, value_name = "DURATION", value_parser = positive_duration)]
+    pub dl_runtime: Option<u64>,
+    /// SCHED_DEADLINE relative deadline [default: the period]
+    #[arg(long, value_name = "DURATION", value_parser = positive_duration)]
+    pub dl_deadline: Option<u64>,
+    /// Do not lock memory with mlockall (recorded in the result)
+    #[arg(long)]
+    pub no_mlock: bool,
+    /// Hold /dev/cpu_dma_latency at N µs for the run, or `off` [default: 0, as cyclictest]
+    #[arg(long, value_name = "off|N", default_value = "0", value_parser = dma_latency)]
+    pub dma_latency: DmaArg,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DmaArg {
+    Off,
+    Us(i32),
+}
+
+/// Output and threshold settings shared by every benchmark.
+#[derive(Debug, Args)]
+pub struct OutputArgs {
+    /// Write the result to FILE (rewritten atomically every few seconds during the run)
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// A label for this run in reports and comparisons [default: hostname + kernel]
+    #[arg(long)]
+    pub label: Option<String>,
+    /// Print only the final summary
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Interval of live output and of the over-time series
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = positive_duration)]
+    pub interval: u64,
+    /// How often the result file is rewritten during the run
+    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = positive_duration)]
+    pub save_every: u64,
+    /// Exit 1 if any latency exceeds DURATION (results are written first)
+    #[arg(long, value_name = "DURATION", value_parser = positive_duration)]
+    pub max_latency: Option<u64>,
+}
+
+impl RtArgs {
+    /// Validate the runtime options; `period_ns` is the benchmark's period (deadline default).
+    pub fn to_config(&self, period_ns: u64) -> Result<RtConfig> {
+        let a = self;
+        if a.priority.is_some() && matches!(a.policy, PolicyArg::Other | PolicyArg::Deadline) {
+            return Err(Error::usage(
+                "--priority applies to --policy fifo or rr only; drop it or choose fifo/rr",
+            ));
+        }
+        if (a.dl_runtime.is_some() || a.dl_deadline.is_some()) && a.policy != PolicyArg::Deadline {
+            return Err(Error::usage(
+                "--dl-runtime/--dl-deadline apply to --policy deadline only",
+            ));
+        }
+        let prio = a.priority.unwrap_or(DEFAULT_PRIORITY);
+        let sched = match a.policy {
+            PolicyArg::Fifo => Sched::Fifo(prio),
+            PolicyArg::Rr => Sched::Rr(prio),
+            PolicyArg::Other => Sched::Other,
+            PolicyArg::Deadline => {
+                let runtime_ns = a.dl_runtime.unwrap_or((period_ns / 10).max(20_000));
+                let deadline_ns = a.dl_deadline.unwrap_or(period_ns);
+                if !(runtime_ns <= deadline_ns && deadline_ns <= period_ns) {
+                    return Err(Error::usage(format!(
+                        "SCHED_DEADLINE needs runtime <= deadline <= period (got {} <= {} <= {}); adjust --dl-runtime/--dl-deadline/--period",
+                        human_duration(runtime_ns),
+                        human_duration(deadline_ns),
+                        human_duration(period_ns)
+                    )));
+                }
+                Sched::Deadline {
+                    runtime_ns,
+                    deadline_ns,
+                    period_ns,
+                }
+            }
+        };
+        Ok(RtConfig {
+            sched,
+            mlock: !a.no_mlock,
+            dma_latency: match a.dma_latency {
+                DmaArg::Off => None,
+                DmaArg::Us(v) => Some(v),
+            },
+        })
+    }
+}
+
+impl OutputArgs {
+    /// Where the run's output goes.
+    pub fn output_config(&self) -> OutputConfig {
+        OutputConfig {
+            json: self.json.clone(),
+            label: self.label.clone(),
+            quiet: self.quiet,
+        }
+    }
+
+    /// The run control, with the benchmark's own end conditions.
+    pub fn control(
+        &self,
+        duration_ns: Option<u64>,
+        loops: Option<u64>,
+        break_threshold_ns: Option<u64>,
+    ) -> RunControl {
+        RunControl {
+            duration_ns,
+            loops,
+            max_latency_ns: self.max_latency,
+            break_threshold_ns,
+            interval_ns: self.interval,
+            save_every_ns: self.save_every,
+        }
+    }
+}
+
+/// Loads started beside a benchmark (after the real-time setup, before the
+/// first sample) and stopped after the last sample. Shared by every benchmark.
+#[derive(Debug, Args, Default, Clone)]
+pub struct LoadOpts {
+    /// Loads to run during the measurement, e.g. `exec:2,memory:32M,net:4MB/s` (see `rtlat load --help`)
+    #[arg(long, value_name = "SPEC")]
+    pub load: Option<String>,
+    /// CPUs the loads may run on [default: all online CPUs]
+    #[arg(long, value_name = "LIST")]
+    pub load_cpus: Option<String>,
+    /// Where the `net` load sends its UDP traffic [default: rtlat's own loopback sink]
+    #[arg(long, value_name = "HOST:PORT")]
+    pub load_target: Option<String>,
+    /// Measure idle for DURATION first, then start the loads (separate statistics per phase)
+    #[arg(long, value_name = "DURATION", value_parser = positive_duration)]
+    pub idle_first: Option<u64>,
+}
+
+impl LoadOpts {
+    /// The validated loads to run beside the measurement, if any.
+    pub fn plan(&self) -> Result<Option<LoadPlan>> {
+        let Some(text) = &self.load else {
+            if self.idle_first.is_some() {
+                return Err(Error::usage(
+                    "--idle-first needs --load: give the load to start after the idle phase",
+                ));
+            }
+            if self.load_cpus.is_some() || self.load_target.is_some() {
+                return Err(Error::usage(
+                    "--load-cpus/--load-target need --load: give the loads to run",
+                ));
+            }
+            return Ok(None);
+        };
+        Ok(Some(LoadPlan {
+            spec: crate::load::parse_spec(text)?,
+            options: LoadOptions::parse(self.load_cpus.as_deref(), self.load_target.as_deref())?,
+            idle_first_ns: self.idle_first,
+        }))
+    }
+}
+
+/// A duration with a unit, greater than zero.
+pub fn positive_duration(s: &str) -> std::result::Result<u64, String> {
+    let ns = parse_duration_ns(s)?;
+    if ns == 0 {
+        return Err(format!(
+            "'{s}' is zero; give a positive duration such as 1ms"
+        ));
+    }
+    Ok(ns)
+}
+
+fn dma_latency(s: &str) -> std::result::Result<DmaArg, String> {
+    if s == "off" {
+        return Ok(DmaArg::Off);
+    }
+    match s.parse::<i32>() {
+        Ok(v) if v >= 0 => Ok(DmaArg::Us(v)),
+        _ => Err(format!("'{s}' is not 'off' or a latency in µs (0 or more)")),
+    }
+}

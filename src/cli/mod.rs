@@ -1,0 +1,72 @@
+//! Command-line definitions: every clap type lives under `src/cli/`, one file
+//! per subcommand plus the shared option groups ([`common`]). Each converts
+//! into the plain configuration of its subcommand; nothing below sees clap.
+
+use clap::{Parser, Subcommand};
+
+pub mod check;
+pub mod common;
+pub mod load;
+pub mod timer;
+
+pub use check::CheckArgs;
+pub use common::{positive_duration, DmaArg, LoadOpts, OutputArgs, PolicyArg, RtArgs};
+pub use load::LoadArgs;
+pub use timer::{ClockArg, TimerArgs};
+
+const ABOUT: &str = "Real-time latency benchmarks for Linux: how late does this machine respond?";
+
+const EXAMPLES: &str = "\
+Examples:
+  rtlat timer --duration 10s                 timer latency on every CPU, 1 ms period, SCHED_FIFO 80
+  rtlat timer --period 100us --cpus 1-3 --json r.json
+  rtlat timer --policy other --duration 5s   unprivileged (no real-time scheduling)
+  rtlat check                                what on this system helps or hurts real-time work
+
+Exit codes: 0 ok, 1 latency threshold exceeded, 2 bad usage or input,
+3 environment refused (privilege, device, kernel feature), 4 results could not be written.";
+
+#[derive(Debug, Parser)]
+#[command(name = "rtlat", version, about = ABOUT, after_help = EXAMPLES, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+#[allow(clippy::large_enum_variant)] // parsed once; boxing buys nothing
+pub enum Command {
+    /// Wake-up latency of periodic real-time threads, one per CPU (what cyclictest measures)
+    #[command(after_help = timer::TIMER_EXAMPLES)]
+    Timer(TimerArgs),
+    /// Check what on this system helps or hurts real-time measurement
+    #[command(after_help = "Example:\n  rtlat check\n  rtlat check --json > check.json")]
+    Check(CheckArgs),
+    /// Context-switch latency: real-time threads or processes waking each other
+    Switch(crate::bench::switch::SwitchArgs),
+    /// How much a fixed computation is stretched by interference
+    Cruncher(crate::bench::cruncher::CruncherArgs),
+    /// UDP latency with the send and receive paths measured apart
+    Net(crate::bench::net::NetArgs),
+    /// External interrupt latency over GPIO or serial modem lines: loopback, target, host
+    Irq(crate::bench::irq::IrqArgs),
+    /// Run the load generators on their own
+    Load(LoadArgs),
+    /// Text summary, SVG plots and a self-contained HTML report of result files
+    Report(crate::report::ReportArgs),
+    /// Compare result files side by side (text, Markdown, CSV); regression checks
+    Compare(crate::report::CompareArgs),
+    /// Turn other tools' output (cyclictest, Xenomai, rtla, jitterdebugger, sockperf) into a result
+    Import(crate::report::ImportArgs),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_is_consistent() {
+        Cli::command().debug_assert();
+    }
+}

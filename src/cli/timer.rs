@@ -1,0 +1,89 @@
+//! `rtlat timer` options.
+
+use super::common::{positive_duration, LoadOpts, OutputArgs, RtArgs};
+use crate::bench::timer::TimerConfig;
+use crate::engine::RtConfig;
+use crate::error::Error;
+use crate::sys::clock::Clock;
+use crate::sysinfo;
+use clap::{Args, ValueEnum};
+
+pub const TIMER_EXAMPLES: &str = "\
+Each thread sleeps on an absolute timer (clock_nanosleep, TIMER_ABSTIME) and
+records latency = actual wake time - intended wake time. Thread i of n wakes
+i*period/n after thread 0, so threads never wake together. A wake-up later
+than the next period start is an overrun: the missed periods are counted and
+the schedule skips them, staying on the original grid (no drift).
+
+Examples:
+  rtlat timer --duration 10s
+  rtlat timer --period 200us --cpus 0,2-3 --duration 5m --json r.json
+  rtlat timer --loops 100000 --max-latency 100us      exit 1 if any sample exceeds 100 us
+  rtlat timer --break-threshold 500us                 stop and mark the kernel trace at the first sample above 500 us
+  rtlat timer --policy deadline --period 1ms --dl-runtime 100us";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ClockArg {
+    Monotonic,
+    Realtime,
+}
+
+#[derive(Debug, Args)]
+pub struct TimerArgs {
+    /// CPUs to measure, e.g. `0,2-3`, or `all`
+    #[arg(long, default_value = "all")]
+    pub cpus: String,
+    /// Period of every thread (ns, us, ms, s)
+    #[arg(long, short, default_value = "1ms", allow_hyphen_values = true, value_parser = positive_duration)]
+    pub period: u64,
+    /// Clock for the absolute sleeps and timestamps
+    #[arg(long, value_enum, default_value = "monotonic")]
+    pub clock: ClockArg,
+    /// Stop after this long (e.g. 10s, 5m, 2h) [default: until interrupted]
+    #[arg(long, short, allow_hyphen_values = true, value_parser = positive_duration, conflicts_with = "loops")]
+    pub duration: Option<u64>,
+    /// Stop after N samples per thread
+    #[arg(long, short, value_parser = clap::value_parser!(u64).range(1..))]
+    pub loops: Option<u64>,
+    /// Stop at the first sample above DURATION, mark the kernel trace and stop tracing
+    #[arg(long, value_name = "DURATION", value_parser = positive_duration)]
+    pub break_threshold: Option<u64>,
+    /// Deterministic synthetic samples from SEED instead of real sleeps (for tests)
+    #[arg(long, hide = true, value_name = "SEED")]
+    pub synthetic: Option<u64>,
+    #[command(flatten)]
+    pub rt: RtArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    #[command(flatten)]
+    pub load: LoadOpts,
+}
+
+impl TryFrom<&TimerArgs> for TimerConfig {
+    type Error = Error;
+    fn try_from(a: &TimerArgs) -> Result<Self, Error> {
+        let online = sysinfo::online_cpus();
+        let cpus = crate::units::parse_cpu_list(&a.cpus, &online).map_err(Error::usage)?;
+        if cpus.is_empty() {
+            return Err(Error::usage("--cpus selects no CPU; give e.g. 0 or all"));
+        }
+        let rt = if a.synthetic.is_some() {
+            RtConfig::unprivileged()
+        } else {
+            a.rt.to_config(a.period)?
+        };
+        Ok(TimerConfig {
+            cpus,
+            period_ns: a.period,
+            control: a.output.control(a.duration, a.loops, a.break_threshold),
+            clock: match a.clock {
+                ClockArg::Monotonic => Clock::Monotonic,
+                ClockArg::Realtime => Clock::Realtime,
+            },
+            synthetic_seed: a.synthetic,
+            rt,
+            output: a.output.output_config(),
+            loads: a.load.plan()?,
+        })
+    }
+}

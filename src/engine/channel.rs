@@ -1,0 +1,42 @@
+//! A measured series as the reporter sees it: the collecting side of one
+//! recorder, its points over time and its latest interval.
+
+use crate::stats::{Collector, IntervalStats, SeriesBuilder, Summary};
+
+/// One measured series: a thread (timer), a pair (switch), a metric (net).
+pub struct Channel {
+    pub name: String,
+    pub cpu: Option<usize>,
+    pub collector: Collector,
+    pub series: SeriesBuilder,
+    /// The latest finished interval, for live output.
+    pub last: Option<IntervalStats>,
+}
+
+impl Channel {
+    pub fn new(name: String, cpu: Option<usize>, collector: Collector, interval_ns: u64) -> Self {
+        Channel {
+            name,
+            cpu,
+            collector,
+            series: SeriesBuilder::new(interval_ns),
+            last: None,
+        }
+    }
+
+    /// Drain the recorder; returns the intervals finished since the last call.
+    pub fn collect(&mut self, scratch: &mut Vec<IntervalStats>) {
+        scratch.clear();
+        self.collector.collect(scratch);
+        for iv in scratch.iter() {
+            self.series.push(iv);
+        }
+        if let Some(iv) = scratch.last() {
+            self.last = Some(*iv);
+        }
+    }
+
+    pub fn summary(&self) -> Summary {
+        Summary::from_parts(self.collector.totals(), self.collector.histogram())
+    }
+}

@@ -1,0 +1,1 @@
+//! Details of a `cruncher` result (filled in by the cruncher benchmark).

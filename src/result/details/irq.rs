@@ -1,0 +1,1 @@
+//! Details of a `irq` result (filled in by the irq benchmark).

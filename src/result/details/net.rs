@@ -1,0 +1,1 @@
+//! Details of a `net` result (filled in by the net benchmark).

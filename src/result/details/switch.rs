@@ -1,0 +1,1 @@
+//! Details of a `switch` result (filled in by the switch benchmark).
