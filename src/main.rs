@@ -4,7 +4,7 @@
 use clap::error::ErrorKind;
 use clap::Parser;
 use rtlat::bench::timer::TimerConfig;
-use rtlat::cli::{Cli, Command};
+use rtlat::cli::{meta, Cli, Command};
 use rtlat::error::{exit, Error, Outcome};
 use rtlat::load::LoadCommand;
 
@@ -49,6 +49,8 @@ fn main() {
         Command::Report(args) => rtlat::report::run_report(&args),
         Command::Compare(args) => rtlat::report::run_compare(&args),
         Command::Import(args) => rtlat::report::run_import(&args),
+        Command::Completions(args) => meta::completions(&args).map(|()| Outcome::Success),
+        Command::Man(args) => meta::man(&args).map(|()| Outcome::Success),
     };
     std::process::exit(exit_code(outcome));
 }

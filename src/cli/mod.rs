@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 pub mod check;
 pub mod common;
 pub mod load;
+pub mod meta;
 pub mod timer;
 
 pub use check::CheckArgs;
@@ -58,6 +59,12 @@ pub enum Command {
     Compare(crate::report::CompareArgs),
     /// Turn other tools' output (cyclictest, Xenomai, rtla, jitterdebugger, sockperf) into a result
     Import(crate::report::ImportArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
+    #[command(after_help = "Example:\n  rtlat completions bash > /etc/bash_completion.d/rtlat")]
+    Completions(meta::CompletionsArgs),
+    /// Write the man pages (rtlat.1, rtlat-timer.1, …) into a directory
+    #[command(after_help = "Example:\n  rtlat man /usr/local/share/man/man1 && man rtlat-timer")]
+    Man(meta::ManArgs),
 }
 
 #[cfg(test)]

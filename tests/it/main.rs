@@ -7,6 +7,7 @@ mod cruncher;
 mod errors;
 mod irq;
 mod load;
+mod meta;
 mod net;
 mod report;
 mod signals;
