@@ -16,11 +16,51 @@ pub fn emulator() -> Option<String> {
         .filter(|e| !e.is_empty())
 }
 
+/// Records that `test` skipped itself: prints `skipped TEST: WHY` on stderr and,
+/// when `RTLAT_SKIP_LOG` names a file, appends `test<TAB>TEST<TAB>WHY` to it.
+/// scripts/test.sh sets it and counts the skips (libtest counts them as passed).
+/// Call it, then return from the test.
+pub fn skip(test: &str, why: &str) {
+    eprintln!("skipped {test}: {why}");
+    log_skip("test", test, why);
+}
+
+/// Records a check skipped inside a test that otherwise runs (e.g. schema
+/// validation without python3-jsonschema): prints `message` on stderr and logs
+/// `check<TAB>TEST<TAB>WHY` (the test is the current libtest thread's name).
+pub fn skip_check(why: &str, message: &str) {
+    eprintln!("{message}");
+    let thread = std::thread::current();
+    log_skip("check", thread.name().unwrap_or("?"), why);
+}
+
+fn log_skip(kind: &str, test: &str, why: &str) {
+    let Some(path) = std::env::var_os("RTLAT_SKIP_LOG").filter(|p| !p.is_empty()) else {
+        return;
+    };
+    let clean = |s: &str| s.replace(['\t', '\n', '\r'], " ");
+    let line = format!("{kind}\t{}\t{}\n", clean(test), clean(why));
+    // One write of one short line to a file opened for appending: lines of
+    // tests running in parallel (and in other test binaries) do not mix.
+    let written = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, line.as_bytes()));
+    if let Err(e) = written {
+        eprintln!(
+            "cannot append to RTLAT_SKIP_LOG {}: {e}",
+            path.to_string_lossy()
+        );
+    }
+}
+
 /// True when the test may run; under emulation, prints why it cannot and returns false.
 pub fn runs_under_emulation(test: &str, why_not: &str) -> bool {
     match emulator() {
         Some(emu) => {
             eprintln!("skipped {test} under {emu}: {why_not}");
+            log_skip("test", test, &format!("under {emu}: {why_not}"));
             false
         }
         None => true,
@@ -53,7 +93,10 @@ pub fn require_root(test: &str) -> bool {
         return true;
     }
     assert!(!in_ci(), "{test}: CI must run as root");
-    eprintln!("skipped {test}: needs root (RT scheduling, mlock, /dev/cpu_dma_latency)");
+    skip(
+        test,
+        "needs root (RT scheduling, mlock, /dev/cpu_dma_latency)",
+    );
     false
 }
 
@@ -81,7 +124,10 @@ pub fn assert_schema_valid(path: &Path) {
             !in_ci(),
             "python3-jsonschema is missing: .ci/run must install it"
         );
-        eprintln!("schema validation skipped: apt-get install python3-jsonschema");
+        skip_check(
+            "schema validation: python3-jsonschema is missing",
+            "schema validation skipped: apt-get install python3-jsonschema",
+        );
         return;
     }
     let out = std::process::Command::new("python3")

@@ -1,0 +1,60 @@
+#!/bin/bash
+# Set-up for the test suite on Debian 12 (run by scripts/test.sh and .ci/run):
+#  - the packages of scripts/packages.txt (the one list) that are missing:
+#    installed as root (apt-get update first, non-interactive); otherwise the
+#    exact command to run is printed and the tests carry on without them;
+#  - rustfmt and clippy, through rustup, if cargo lacks them.
+# Exit status: 0 when everything is there (or cannot be installed without root
+# outside CI), 1 when an installation failed, or something is missing under CI=true.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+say() { echo "setup: $*" >&2; }
+in_ci() { [ "${CI:-false}" != false ] && [ "${CI:-false}" != 0 ] && [ -n "${CI:-}" ]; }
+status=0
+
+# --- Debian packages ------------------------------------------------------------
+packages=$(sed -e 's/#.*//' -e 's/[[:space:]]//g' scripts/packages.txt | grep -v '^$')
+if ! command -v dpkg-query >/dev/null 2>&1; then
+    say "not a Debian system (no dpkg-query): make sure the equivalents of scripts/packages.txt are installed"
+else
+    missing=""
+    for p in $packages; do
+        case "$(dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null || true)" in
+        ii*) ;;
+        *) missing="$missing $p" ;;
+        esac
+    done
+    if [ -n "$missing" ]; then
+        if [ "$(id -u)" = 0 ]; then
+            say "installing:$missing"
+            export DEBIAN_FRONTEND=noninteractive
+            if apt-get update -qq && apt-get install -y -qq --no-install-recommends $missing </dev/null >/dev/null; then
+                say "installed$missing"
+            else
+                say "FAILED: apt-get install$missing"
+                status=1
+            fi
+        else
+            say "missing packages:$missing"
+            say "to install them, run: sudo apt-get update && sudo apt-get install -y --no-install-recommends$missing"
+            say "carrying on: the tests that need them are skipped (or fail under CI=true)"
+            in_ci && status=1
+        fi
+    fi
+fi
+
+# --- Rust components ----------------------------------------------------------------
+need=""
+cargo fmt --version >/dev/null 2>&1 || need="$need rustfmt"
+cargo clippy --version >/dev/null 2>&1 || need="$need clippy"
+if [ -n "$need" ]; then
+    if command -v rustup >/dev/null 2>&1 && rustup component add $need >/dev/null 2>&1; then
+        say "added rust components:$need"
+    else
+        say "missing rust components:$need (run: rustup component add$need)"
+        status=1
+    fi
+fi
+
+exit $status
