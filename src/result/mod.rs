@@ -173,6 +173,28 @@ pub struct SeriesPoint {
     pub overruns: u64,
 }
 
+impl crate::stats::SeriesBuilder {
+    /// The points as the result's series.
+    pub fn to_series(&self) -> Series {
+        let interval_ns = self.interval_ns();
+        Series {
+            interval_ns,
+            points: self
+                .points()
+                .iter()
+                .map(|p| SeriesPoint {
+                    t_ns: p.index * interval_ns,
+                    samples: p.samples,
+                    min_ns: p.min,
+                    avg_ns: p.avg(),
+                    max_ns: p.max,
+                    overruns: p.overruns,
+                })
+                .collect(),
+        }
+    }
+}
+
 impl RunResult {
     /// Read and check a result file.
     pub fn load(path: &Path) -> Result<RunResult, String> {

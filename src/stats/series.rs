@@ -1,8 +1,7 @@
 //! Per-interval statistics over time in constant memory: the `series` of a
 //! result. When a long run exceeds the point budget, neighbouring points merge
-//! and the interval doubles.
+//! and the interval doubles. (`result::Series` is built from it.)
 
-use crate::result::{Series, SeriesPoint};
 use crate::stats::IntervalStats;
 
 /// Points kept per series before neighbours merge (and the interval doubles).
@@ -49,22 +48,13 @@ impl SeriesBuilder {
         }
     }
 
-    pub fn to_series(&self) -> Series {
-        let interval_ns = self.base_ns << self.shift;
-        Series {
-            interval_ns,
-            points: self
-                .points
-                .iter()
-                .map(|p| SeriesPoint {
-                    t_ns: p.index * interval_ns,
-                    samples: p.samples,
-                    min_ns: p.min,
-                    avg_ns: p.avg(),
-                    max_ns: p.max,
-                    overruns: p.overruns,
-                })
-                .collect(),
-        }
+    /// The interval each point covers now (ns).
+    pub fn interval_ns(&self) -> u64 {
+        self.base_ns << self.shift
+    }
+
+    /// The points, oldest first; `index` counts intervals of [`Self::interval_ns`].
+    pub fn points(&self) -> &[IntervalStats] {
+        &self.points
     }
 }
