@@ -1,5 +1,5 @@
 //! Clock reads and absolute-time sleeps, and the one conversion of sys between
-//! integer nanoseconds and the kernel's `timespec`/`timeval` ([`SecNs`]).
+//! integer nanoseconds and the kernel's `timespec`/`timeval` (`SecNs`).
 
 use libc::{clockid_t, timespec};
 use rustix::io::Errno;

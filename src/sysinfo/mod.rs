@@ -6,8 +6,8 @@
 //! is tested against captured trees (`tests/fixtures/sysinfo/`). Missing or
 //! garbled files leave a field empty; nothing here panics or fails.
 //!
-//! Here the description and its assembly; [`kernel`]: command line and
-//! preemption model; [`cpu`]: CPU model, governors, idle states; [`virt`]:
+//! Here the description and its assembly; `kernel`: command line and
+//! preemption model; `cpu`: CPU model, governors, idle states; `virt`:
 //! signs of a hypervisor.
 
 use std::fs;
