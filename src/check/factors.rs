@@ -1,0 +1,456 @@
+//! The individual checks: one [`Factor`] per aspect of the system, judged
+//! from a [`SystemInfo`] and the probed [`Permissions`].
+
+use crate::sysinfo::{SystemInfo, PREEMPT_UNKNOWN};
+use crate::units::{format_cpu_list, parse_ranges};
+
+use super::{bytes, Factor, Permissions, Verdict};
+
+/// Below this RLIMIT_MEMLOCK, locking the whole process (with a few thread
+/// stacks) is likely to fail.
+const MEMLOCK_COMFORTABLE: u64 = 256 << 20;
+
+/// The default `--priority` of the measuring threads (see cli.rs).
+const DEFAULT_PRIORITY: u64 = 80;
+
+/// Idle states with a longer exit latency (µs) count as deep.
+const DEEP_IDLE_US: u64 = 10;
+
+const PRIVILEGE_FIX: &str =
+    "run as root or: setcap cap_sys_nice,cap_ipc_lock+ep $(command -v rtlat); or use --policy other";
+
+/// Judge the system, one factor per aspect, in a fixed order.
+pub fn assess(sys: &SystemInfo, perms: &Permissions) -> Vec<Factor> {
+    vec![
+        preempt(sys),
+        rt_throttling(sys),
+        governor(sys),
+        smt(sys),
+        isolation(sys),
+        idle_states(sys, perms),
+        dma_latency(sys, perms),
+        clocksource(sys),
+        rt_scheduling(perms),
+        mlock(perms),
+        virtualization(sys),
+        timer_migration(sys),
+    ]
+}
+
+fn preempt(sys: &SystemInfo) -> Factor {
+    use Verdict::*;
+    const NAME: &str = "preempt model";
+    const FIX: &str =
+        "boot a PREEMPT_RT kernel (CONFIG_PREEMPT_RT=y; most distributions ship one as linux-image-rt / kernel-rt)";
+    let model = sys.preempt_model.as_str();
+    let release = sys.kernel_release.as_deref().unwrap_or("unknown release");
+    let (verdict, detail) = match model {
+        "PREEMPT_RT" => (Good, format!("PREEMPT_RT ({release})")),
+        "PREEMPT" => (
+            Warn,
+            format!("PREEMPT ({release}): fully preemptible, but interrupts and spinlocks still block"),
+        ),
+        "PREEMPT_DYNAMIC(full)" | "PREEMPT_DYNAMIC(lazy)" => (
+            Warn,
+            format!("{model} ({release}): preemptible, but interrupts and spinlocks still block"),
+        ),
+        "PREEMPT_DYNAMIC" => (
+            Warn,
+            format!("PREEMPT_DYNAMIC ({release}): mode unknown (/sys/kernel/debug/sched/preempt is not readable: needs root and debugfs)"),
+        ),
+        "VOLUNTARY" | "NONE" | "PREEMPT_DYNAMIC(voluntary)" | "PREEMPT_DYNAMIC(none)" => (
+            Bad,
+            format!("{model} ({release}): kernel code runs unpreempted for milliseconds"),
+        ),
+        PREEMPT_UNKNOWN | "" => match sys.kernel_version.as_deref() {
+            Some(v) if !v.contains("PREEMPT") => (
+                Bad,
+                format!("not preemptible ({release}): no PREEMPT in uname -v '{v}'"),
+            ),
+            _ => (Warn, format!("could not determine the preemption model ({release})")),
+        },
+        other if other.starts_with("PREEMPT") => (Warn, format!("{other} ({release})")),
+        other => (Warn, format!("unrecognised preemption model '{other}' ({release})")),
+    };
+    let factor = Factor::new(NAME, verdict, detail);
+    match verdict {
+        Good | Info => factor,
+        _ if model.starts_with("PREEMPT_DYNAMIC") => {
+            factor.fix(format!("boot with preempt=full, or better: {FIX}"))
+        }
+        _ => factor.fix(FIX),
+    }
+}
+
+fn rt_throttling(sys: &SystemInfo) -> Factor {
+    const NAME: &str = "RT throttling";
+    match (sys.sched_rt_runtime_us, sys.sched_rt_period_us) {
+        (Some(-1), _) => Factor::new(NAME, Verdict::Good, "off (sched_rt_runtime_us = -1)"),
+        (Some(runtime), period) => {
+            let period = period.filter(|&p| p > 0).unwrap_or(1_000_000);
+            let pct = runtime as f64 * 100.0 / period as f64;
+            Factor::new(
+                NAME,
+                Verdict::Warn,
+                format!(
+                    "RT tasks are throttled to {runtime} us every {period} us ({pct:.0}%): \
+                     a busy RT thread is stopped for the rest of the period"
+                ),
+            )
+            .fix("echo -1 > /proc/sys/kernel/sched_rt_runtime_us")
+        }
+        (None, _) => Factor::new(NAME, Verdict::Info, "sched_rt_runtime_us not readable"),
+    }
+}
+
+fn governor(sys: &SystemInfo) -> Factor {
+    const NAME: &str = "CPU governor";
+    if sys.governors.is_empty() {
+        return Factor::new(
+            NAME,
+            Verdict::Info,
+            "no cpufreq: the frequency is fixed or set by firmware or the hypervisor",
+        );
+    }
+    // Group CPUs by governor, in order of first appearance.
+    let mut groups: Vec<(&str, Vec<usize>)> = Vec::new();
+    for g in &sys.governors {
+        match groups.iter_mut().find(|(name, _)| *name == g.governor) {
+            Some((_, cpus)) => cpus.push(g.cpu),
+            None => groups.push((&g.governor, vec![g.cpu])),
+        }
+    }
+    let detail = groups
+        .iter()
+        .map(|(name, cpus)| format!("{name} on CPUs {}", format_cpu_list(cpus)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if groups.iter().all(|(name, _)| *name == "performance") {
+        Factor::new(NAME, Verdict::Good, detail)
+    } else {
+        Factor::new(
+            NAME,
+            Verdict::Warn,
+            format!("{detail}: frequency changes add latency"),
+        )
+        .fix("cpupower frequency-set -g performance")
+    }
+}
+
+fn smt(sys: &SystemInfo) -> Factor {
+    const NAME: &str = "SMT";
+    match sys.smt_active {
+        Some(true) => Factor::new(
+            NAME,
+            Verdict::Warn,
+            "active: hyperthread siblings share execution units, so a sibling's work delays an RT thread",
+        )
+        .fix("echo off > /sys/devices/system/cpu/smt/control (or boot with nosmt)"),
+        Some(false) => Factor::new(NAME, Verdict::Good, "not active"),
+        None => Factor::new(NAME, Verdict::Info, "not supported or not reported"),
+    }
+}
+
+fn isolation(sys: &SystemInfo) -> Factor {
+    const NAME: &str = "CPU isolation";
+    let mut parts = Vec::new();
+    if let Some(cpus) = &sys.isolcpus {
+        parts.push(format!("isolcpus {cpus}"));
+    }
+    if let Some(cpus) = &sys.nohz_full {
+        parts.push(format!("nohz_full {cpus}"));
+    }
+    if let Some(cpus) = &sys.rcu_nocbs {
+        parts.push(format!("rcu_nocbs {cpus}"));
+    }
+    if sys.isolcpus.is_some() || sys.nohz_full.is_some() {
+        return Factor::new(NAME, Verdict::Good, parts.join(", "));
+    }
+    let online = sys
+        .online_cpus
+        .as_deref()
+        .and_then(|l| parse_ranges(l).ok())
+        .unwrap_or_else(|| (0..sys.cpu_count).collect());
+    if online.len() < 2 {
+        return Factor::new(
+            NAME,
+            Verdict::Info,
+            "none (a single CPU cannot be isolated from the rest)",
+        );
+    }
+    // Suggest keeping the first CPU for housekeeping and isolating the rest.
+    let measured = format_cpu_list(&online[1..]);
+    Factor::new(
+        NAME,
+        Verdict::Info,
+        "none: the scheduler, ticks and RCU callbacks may run on the measured CPUs",
+    )
+    .fix(format!(
+        "boot with isolcpus={measured} nohz_full={measured} rcu_nocbs={measured} \
+         (the CPUs to measure) and run with --cpus {measured}"
+    ))
+}
+
+fn deep_idle_states(sys: &SystemInfo) -> Vec<String> {
+    sys.idle_states
+        .iter()
+        .filter(|s| s.latency_us > DEEP_IDLE_US && !s.disabled)
+        .map(|s| format!("{} ({} us)", s.name, s.latency_us))
+        .collect()
+}
+
+fn idle_states(sys: &SystemInfo, perms: &Permissions) -> Factor {
+    const NAME: &str = "idle states";
+    let driver = sys.cpuidle_driver.as_deref().unwrap_or("none");
+    let deep = deep_idle_states(sys);
+    if deep.is_empty() {
+        let detail = if sys.idle_states.is_empty() {
+            format!("no cpuidle states (driver {driver})")
+        } else {
+            format!("no enabled state exits slower than {DEEP_IDLE_US} us (driver {driver})")
+        };
+        return Factor::new(NAME, Verdict::Good, detail);
+    }
+    let held = if perms.dma_latency.is_ok() {
+        "; rtlat holds /dev/cpu_dma_latency=0 during runs by default, so they affect the application more than the measurement"
+    } else {
+        "; rtlat cannot hold /dev/cpu_dma_latency, so they affect the measurement too"
+    };
+    Factor::new(
+        NAME,
+        Verdict::Warn,
+        format!("deep states enabled: {} (driver {driver}){held}", deep.join(", ")),
+    )
+    .fix(
+        "hold /dev/cpu_dma_latency=0 in the application, or disable them: \
+         echo 1 | tee /sys/devices/system/cpu/cpu*/cpuidle/stateN/disable (or boot with cpuidle.off=1)",
+    )
+}
+
+fn dma_latency(sys: &SystemInfo, perms: &Permissions) -> Factor {
+    const NAME: &str = "cpu_dma_latency";
+    match &perms.dma_latency {
+        Ok(()) => Factor::new(
+            NAME,
+            Verdict::Good,
+            "writable: rtlat keeps CPUs out of deep idle states during runs",
+        ),
+        Err(e) if deep_idle_states(sys).is_empty() => Factor::new(
+            NAME,
+            Verdict::Info,
+            format!("cannot open ({e}), but no deep idle states to avoid"),
+        ),
+        Err(e) => Factor::new(
+            NAME,
+            Verdict::Warn,
+            format!("cannot open ({e}): deep idle states stay allowed during runs"),
+        )
+        .fix("run as root, or give your group write access: chgrp <group> /dev/cpu_dma_latency && chmod g+w /dev/cpu_dma_latency (a udev rule makes it permanent)"),
+    }
+}
+
+fn clocksource(sys: &SystemInfo) -> Factor {
+    const NAME: &str = "clocksource";
+    let Some(cs) = sys.clocksource.as_deref() else {
+        return Factor::new(NAME, Verdict::Info, "unknown");
+    };
+    let available = if sys.available_clocksources.is_empty() {
+        String::new()
+    } else {
+        format!(" (available: {})", sys.available_clocksources.join(" "))
+    };
+    match cs {
+        "tsc" | "arch_sys_counter" | "timebase" => Factor::new(
+            NAME,
+            Verdict::Good,
+            format!("{cs}: a fast, CPU-local counter{available}"),
+        ),
+        "hpet" | "acpi_pm" | "jiffies" | "pit" => {
+            let fix = if sys.available_clocksources.iter().any(|c| c == "tsc") {
+                "echo tsc > /sys/devices/system/clocksource/clocksource0/current_clocksource \
+                 (check dmesg for why the kernel distrusted the TSC first)"
+                    .to_string()
+            } else {
+                "use hardware with a stable TSC or architected timer; see dmesg for why the kernel \
+                 chose this clocksource"
+                    .to_string()
+            };
+            Factor::new(
+                NAME,
+                Verdict::Warn,
+                format!("{cs}: slow to read (every clock read is a device access){available}"),
+            )
+            .fix(fix)
+        }
+        "kvm-clock" | "hyperv_clocksource_tsc_page" | "xen" => Factor::new(
+            NAME,
+            Verdict::Info,
+            format!("{cs}: a paravirtual clock{available}"),
+        ),
+        other => Factor::new(NAME, Verdict::Info, format!("{other}{available}")),
+    }
+}
+
+fn rt_scheduling(perms: &Permissions) -> Factor {
+    const NAME: &str = "RT scheduling";
+    match (&perms.rt_fifo, perms.rtprio_limit) {
+        (Err(e), _) => Factor::new(NAME, Verdict::Bad, format!("SCHED_FIFO refused: {e}"))
+            .fix(PRIVILEGE_FIX),
+        (Ok(()), Some(limit)) if limit < DEFAULT_PRIORITY => Factor::new(
+            NAME,
+            Verdict::Warn,
+            format!(
+            "SCHED_FIFO allowed up to priority {limit} only (RLIMIT_RTPRIO); the default is {DEFAULT_PRIORITY}"
+        ),
+        )
+        .fix(format!(
+            "use --priority {limit} or lower, or raise rtprio in /etc/security/limits.conf, or {PRIVILEGE_FIX}"
+        )),
+        (Ok(()), _) => Factor::new(NAME, Verdict::Good, "SCHED_FIFO permitted"),
+    }
+}
+
+fn mlock(perms: &Permissions) -> Factor {
+    const NAME: &str = "memory locking";
+    const FIX: &str = "run as root, or: setcap cap_ipc_lock+ep $(command -v rtlat), \
+                       or raise the limit (ulimit -l unlimited; memlock in /etc/security/limits.conf)";
+    match (&perms.mlock, perms.memlock_limit) {
+        (Err(e), _) => Factor::new(NAME, Verdict::Bad, format!("mlock refused: {e}")).fix(FIX),
+        (Ok(()), Some(limit)) if limit < MEMLOCK_COMFORTABLE => Factor::new(
+            NAME,
+            Verdict::Warn,
+            format!(
+                "RLIMIT_MEMLOCK is {}: rtlat locks all its memory, thread stacks included, \
+                 and mlockall may fail",
+                bytes(limit)
+            ),
+        )
+        .fix(FIX),
+        (Ok(()), _) => Factor::new(NAME, Verdict::Good, "mlockall permitted"),
+    }
+}
+
+fn virtualization(sys: &SystemInfo) -> Factor {
+    const NAME: &str = "virtualization";
+    match &sys.virtualization {
+        None => Factor::new(NAME, Verdict::Good, "bare metal (no sign of a hypervisor)"),
+        Some(hv) => Factor::new(
+            NAME,
+            Verdict::Warn,
+            format!("running under {hv}: latencies include the hypervisor's"),
+        )
+        .fix("measure on bare metal for final numbers"),
+    }
+}
+
+fn timer_migration(sys: &SystemInfo) -> Factor {
+    const NAME: &str = "timer migration";
+    match sys.timer_migration {
+        Some(true) => Factor::new(
+            NAME,
+            Verdict::Info,
+            "on: timers of idle CPUs may be moved to busy ones",
+        )
+        .fix("echo 0 > /proc/sys/kernel/timer_migration"),
+        Some(false) => Factor::new(NAME, Verdict::Good, "off"),
+        None => Factor::new(NAME, Verdict::Info, "not reported"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{assert_fixes, fixture, granted, refused, verdict};
+    use super::*;
+
+    #[test]
+    fn ppc_preempt_rt_board_is_mostly_good() {
+        let f = assess(&fixture("ppc"), &granted());
+        assert_fixes(&f);
+        assert_eq!(verdict(&f, "preempt model"), Verdict::Good);
+        assert_eq!(verdict(&f, "RT throttling"), Verdict::Good);
+        assert_eq!(verdict(&f, "CPU governor"), Verdict::Info);
+        assert_eq!(verdict(&f, "SMT"), Verdict::Info);
+        assert_eq!(verdict(&f, "CPU isolation"), Verdict::Info);
+        assert_eq!(verdict(&f, "idle states"), Verdict::Good);
+        assert_eq!(verdict(&f, "cpu_dma_latency"), Verdict::Good);
+        assert_eq!(verdict(&f, "clocksource"), Verdict::Good);
+        assert_eq!(verdict(&f, "RT scheduling"), Verdict::Good);
+        assert_eq!(verdict(&f, "memory locking"), Verdict::Good);
+        assert_eq!(verdict(&f, "virtualization"), Verdict::Good);
+        assert_eq!(verdict(&f, "timer migration"), Verdict::Info);
+        assert!(f
+            .iter()
+            .all(|x| !matches!(x.verdict, Verdict::Warn | Verdict::Bad)));
+    }
+
+    #[test]
+    fn x86_virtualised_guest_has_warnings() {
+        let f = assess(&fixture("x86_64"), &granted());
+        assert_fixes(&f);
+        assert_eq!(verdict(&f, "preempt model"), Verdict::Bad);
+        assert_eq!(verdict(&f, "RT throttling"), Verdict::Warn);
+        assert_eq!(verdict(&f, "CPU governor"), Verdict::Info);
+        assert_eq!(verdict(&f, "SMT"), Verdict::Good);
+        assert_eq!(verdict(&f, "CPU isolation"), Verdict::Info);
+        assert_eq!(verdict(&f, "clocksource"), Verdict::Info);
+        assert_eq!(verdict(&f, "virtualization"), Verdict::Warn);
+        assert_eq!(verdict(&f, "timer migration"), Verdict::Info);
+        let iso = f.iter().find(|x| x.name == "CPU isolation").unwrap();
+        assert!(iso.fix.as_deref().unwrap().contains("isolcpus=1-3"));
+        assert!(iso.fix.as_deref().unwrap().contains("rcu_nocbs=1-3"));
+    }
+
+    #[test]
+    fn other_fixtures() {
+        let f = assess(&fixture("aarch64"), &granted());
+        assert_fixes(&f);
+        assert_eq!(verdict(&f, "preempt model"), Verdict::Warn);
+        assert_eq!(verdict(&f, "CPU governor"), Verdict::Warn);
+        assert_eq!(verdict(&f, "clocksource"), Verdict::Good);
+
+        let f = assess(&fixture("armv7"), &granted());
+        assert_fixes(&f);
+        assert_eq!(verdict(&f, "preempt model"), Verdict::Good);
+        assert_eq!(verdict(&f, "CPU governor"), Verdict::Good);
+        assert_eq!(verdict(&f, "CPU isolation"), Verdict::Good);
+        assert_eq!(verdict(&f, "idle states"), Verdict::Warn);
+        assert_eq!(verdict(&f, "clocksource"), Verdict::Info);
+        assert_eq!(verdict(&f, "timer migration"), Verdict::Good);
+    }
+
+    #[test]
+    fn refused_permissions() {
+        let f = assess(&fixture("armv7"), &refused());
+        assert_fixes(&f);
+        assert_eq!(verdict(&f, "RT scheduling"), Verdict::Bad);
+        assert_eq!(verdict(&f, "memory locking"), Verdict::Bad);
+        assert_eq!(verdict(&f, "cpu_dma_latency"), Verdict::Warn);
+        let rt = f.iter().find(|x| x.name == "RT scheduling").unwrap();
+        assert!(rt.fix.as_deref().unwrap().contains("setcap"));
+
+        // No deep idle states: an unopenable device matters little.
+        let f = assess(&fixture("ppc"), &refused());
+        assert_fixes(&f);
+        assert_eq!(verdict(&f, "cpu_dma_latency"), Verdict::Info);
+
+        let limited = Permissions {
+            rtprio_limit: Some(50),
+            memlock_limit: Some(64 << 10),
+            ..granted()
+        };
+        let f = assess(&fixture("ppc"), &limited);
+        assert_fixes(&f);
+        assert_eq!(verdict(&f, "RT scheduling"), Verdict::Warn);
+        assert_eq!(verdict(&f, "memory locking"), Verdict::Warn);
+        let m = f.iter().find(|x| x.name == "memory locking").unwrap();
+        assert!(m.detail.contains("64 KiB"), "{}", m.detail);
+    }
+
+    #[test]
+    fn empty_system_still_yields_every_factor() {
+        let f = assess(&SystemInfo::default(), &granted());
+        assert_eq!(f.len(), 12);
+        assert_fixes(&f);
+        assert_eq!(verdict(&f, "preempt model"), Verdict::Warn);
+    }
+}
