@@ -1,6 +1,10 @@
-//! Clock reads and absolute-time sleeps.
+//! Clock reads and absolute-time sleeps, and the one conversion of sys between
+//! integer nanoseconds and the kernel's `timespec`/`timeval` (`SecNs`).
 
 use libc::{clockid_t, timespec};
+use rustix::io::Errno;
+use rustix::thread::clock_nanosleep_absolute;
+use rustix::time::{clock_gettime_dynamic, ClockId, DynamicClockId, Timespec};
 
 /// The clocks a benchmark can run on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -25,51 +29,99 @@ impl Clock {
     }
 }
 
-fn to_ns(ts: &timespec) -> u64 {
-    (ts.tv_sec as u64)
-        .wrapping_mul(1_000_000_000)
-        .wrapping_add(ts.tv_nsec as u64)
-}
+/// Nanoseconds in one second.
+pub(crate) const NS_PER_SEC: u64 = 1_000_000_000;
 
-fn from_ns(ns: u64) -> timespec {
-    timespec {
-        // `as _`: time_t is 32-bit on armv7/ppc glibc and a deprecated alias on musl.
-        tv_sec: (ns / 1_000_000_000) as _,
-        tv_nsec: (ns % 1_000_000_000) as libc::c_long,
+/// The one conversion of sys between integer nanoseconds and the kernel's
+/// (seconds, nanoseconds) pairs: `timespec` of libc and of rustix, `timeval`.
+pub(crate) trait SecNs: Sized {
+    /// Whole seconds and the nanoseconds left over.
+    fn sec_ns(&self) -> (u64, u64);
+    /// The value for `sec` seconds and `nsec` (< 1 s) nanoseconds.
+    fn from_sec_ns(sec: u64, nsec: u64) -> Self;
+
+    /// The value as integer ns (wrapping, as the kernel's clocks never reach it).
+    #[inline(always)]
+    fn to_ns(&self) -> u64 {
+        let (sec, nsec) = self.sec_ns();
+        sec.wrapping_mul(NS_PER_SEC).wrapping_add(nsec)
+    }
+    /// `ns` as this type.
+    #[inline(always)]
+    fn from_ns(ns: u64) -> Self {
+        Self::from_sec_ns(ns / NS_PER_SEC, ns % NS_PER_SEC)
     }
 }
 
-/// The current time of `clock` in ns. Never allocates; one vDSO call.
+impl SecNs for timespec {
+    #[inline(always)]
+    fn sec_ns(&self) -> (u64, u64) {
+        (self.tv_sec as u64, self.tv_nsec as u64)
+    }
+    #[inline(always)]
+    fn from_sec_ns(sec: u64, nsec: u64) -> Self {
+        timespec {
+            // `as _`: time_t is 32-bit on armv7/ppc glibc and a deprecated alias on musl.
+            tv_sec: sec as _,
+            tv_nsec: nsec as libc::c_long,
+        }
+    }
+}
+
+impl SecNs for Timespec {
+    #[inline(always)]
+    fn sec_ns(&self) -> (u64, u64) {
+        (self.tv_sec as u64, self.tv_nsec as u64)
+    }
+    #[inline(always)]
+    fn from_sec_ns(sec: u64, nsec: u64) -> Self {
+        Timespec {
+            tv_sec: sec as _,
+            tv_nsec: nsec as _,
+        }
+    }
+}
+
+/// A `timeval` keeps microseconds: `from_ns` truncates the nanoseconds.
+impl SecNs for libc::timeval {
+    #[inline(always)]
+    fn sec_ns(&self) -> (u64, u64) {
+        (self.tv_sec as u64, (self.tv_usec as u64).wrapping_mul(1000))
+    }
+    #[inline(always)]
+    fn from_sec_ns(sec: u64, nsec: u64) -> Self {
+        libc::timeval {
+            tv_sec: sec as _,
+            tv_usec: (nsec / 1000) as _,
+        }
+    }
+}
+
+/// The current time of `clock` in ns (0 for a clock the kernel does not
+/// have). Never allocates; one vDSO call.
 #[inline(always)]
 pub fn now_ns(clock: clockid_t) -> u64 {
-    let mut ts = timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec; clock_gettime only writes it.
-    unsafe { libc::clock_gettime(clock, &mut ts) };
-    to_ns(&ts)
+    match ClockId::try_from(clock) {
+        Ok(id) => clock_gettime_dynamic(DynamicClockId::Known(id)).map_or(0, |ts| ts.to_ns()),
+        Err(_) => 0,
+    }
 }
 
 /// Sleep until the absolute time `deadline_ns` of `clock` (TIMER_ABSTIME),
 /// resuming after interruptions (EINTR) so the deadline is always reached.
 #[inline(always)]
 pub fn sleep_until(clock: clockid_t, deadline_ns: u64) {
-    let ts = from_ns(deadline_ns);
-    loop {
-        // SAFETY: `ts` is a valid timespec; the remaining-time pointer may be null with TIMER_ABSTIME.
-        let rc =
-            unsafe { libc::clock_nanosleep(clock, libc::TIMER_ABSTIME, &ts, std::ptr::null_mut()) };
-        if rc != libc::EINTR {
-            return;
-        }
-    }
+    let Ok(id) = ClockId::try_from(clock) else {
+        return; // clock_nanosleep would fail with EINVAL
+    };
+    let ts = Timespec::from_ns(deadline_ns);
+    while clock_nanosleep_absolute(id, &ts) == Err(Errno::INTR) {}
 }
 
 /// The current UTC wall-clock time as seconds and nanoseconds since the epoch.
 pub fn wall_clock() -> (u64, u32) {
     let ns = now_ns(libc::CLOCK_REALTIME);
-    (ns / 1_000_000_000, (ns % 1_000_000_000) as u32)
+    (ns / NS_PER_SEC, (ns % NS_PER_SEC) as u32)
 }
 
 #[cfg(test)]
@@ -92,6 +144,9 @@ mod tests {
     #[test]
     fn timespec_round_trip() {
         let ns = 12_345_678_901_234u64;
-        assert_eq!(to_ns(&from_ns(ns)), ns);
+        assert_eq!(timespec::from_ns(ns).to_ns(), ns);
+        assert_eq!(Timespec::from_ns(ns).to_ns(), ns);
+        assert_eq!(timespec::from_ns(ns).sec_ns(), (12_345, 678_901_234));
+        assert_eq!(libc::timeval::from_ns(ns).to_ns(), 12_345_678_901_000);
     }
 }

@@ -4,17 +4,15 @@ use std::io;
 
 /// Lock all current and future pages of the process into RAM.
 pub fn lock_all() -> io::Result<()> {
-    // SAFETY: mlockall has no memory-safety preconditions.
-    if unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) } != 0 {
-        return Err(super::last_error());
-    }
-    Ok(())
+    use rustix::mm::MlockAllFlags;
+    Ok(rustix::mm::mlockall(
+        MlockAllFlags::CURRENT | MlockAllFlags::FUTURE,
+    )?)
 }
 
 /// Undo [`lock_all`].
 pub fn unlock_all() {
-    // SAFETY: munlockall has no memory-safety preconditions.
-    unsafe { libc::munlockall() };
+    let _ = rustix::mm::munlockall();
 }
 
 /// Touch `bytes` of the calling thread's stack so its pages are present

@@ -40,27 +40,14 @@ pub struct Uname {
 }
 
 pub fn uname() -> io::Result<Uname> {
-    // SAFETY: utsname is plain old data; zeroed is a valid value.
-    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
-    // SAFETY: `u` is a valid, writable utsname.
-    if unsafe { libc::uname(&mut u) } != 0 {
-        return Err(last_error());
-    }
-    fn field(chars: &[libc::c_char]) -> String {
-        let bytes: Vec<u8> = chars
-            .iter()
-            .take_while(|&&c| c != 0)
-            // c_char is i8 on x86 and u8 on ARM and PowerPC: no cast that is a no-op on either.
-            .map(|&c| u8::from_ne_bytes(c.to_ne_bytes()))
-            .collect();
-        String::from_utf8_lossy(&bytes).into_owned()
-    }
+    let u = rustix::system::uname();
+    let field = |c: &std::ffi::CStr| String::from_utf8_lossy(c.to_bytes()).into_owned();
     Ok(Uname {
-        sysname: field(&u.sysname),
-        nodename: field(&u.nodename),
-        release: field(&u.release),
-        version: field(&u.version),
-        machine: field(&u.machine),
+        sysname: field(u.sysname()),
+        nodename: field(u.nodename()),
+        release: field(u.release()),
+        version: field(u.version()),
+        machine: field(u.machine()),
     })
 }
 
@@ -78,7 +65,5 @@ pub fn process_cpu_time_ns() -> u64 {
 pub fn rss_bytes() -> Option<u64> {
     let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
     let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
-    // SAFETY: sysconf has no memory-safety preconditions.
-    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    Some(pages * page.max(4096) as u64)
+    Some(pages * rustix::param::page_size().max(4096) as u64)
 }

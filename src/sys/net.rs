@@ -14,7 +14,9 @@
 use std::io;
 use std::mem::{size_of, zeroed};
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
+
+use super::clock::SecNs;
 
 /// Which timestamps a socket asks the kernel for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -197,26 +199,15 @@ fn cvt(rc: libc::c_int) -> io::Result<()> {
     }
 }
 
-fn ts_ns(ts: &libc::timespec) -> u64 {
-    (ts.tv_sec as u64)
-        .wrapping_mul(1_000_000_000)
-        .wrapping_add(ts.tv_nsec as u64)
-}
-
 impl TsSocket {
     /// A UDP socket of `addr`'s family bound to `addr` (port 0: any free port).
     pub fn bind(addr: &SocketAddr) -> io::Result<TsSocket> {
+        use rustix::net::{AddressFamily, SocketFlags, SocketType};
         let family = match addr {
-            SocketAddr::V4(_) => libc::AF_INET,
-            SocketAddr::V6(_) => libc::AF_INET6,
+            SocketAddr::V4(_) => AddressFamily::INET,
+            SocketAddr::V6(_) => AddressFamily::INET6,
         };
-        // SAFETY: socket(2) has no memory-safety preconditions.
-        let fd = unsafe { libc::socket(family, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
-        if fd < 0 {
-            return Err(super::last_error());
-        }
-        // SAFETY: `fd` is a new descriptor that nothing else owns.
-        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        let fd = rustix::net::socket_with(family, SocketType::DGRAM, SocketFlags::CLOEXEC, None)?;
         let raw = RawAddr::new(addr);
         // SAFETY: `raw.storage` holds a valid sockaddr of length `raw.len`.
         cvt(unsafe {
@@ -236,14 +227,8 @@ impl TsSocket {
     /// A second handle on the same socket (its own control buffer), so one
     /// thread can send while another receives.
     pub fn try_clone(&self) -> io::Result<TsSocket> {
-        // SAFETY: F_DUPFD_CLOEXEC duplicates a descriptor we own; no pointers.
-        let fd = unsafe { libc::fcntl(self.fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 0) };
-        if fd < 0 {
-            return Err(super::last_error());
-        }
         Ok(TsSocket {
-            // SAFETY: `fd` is a new descriptor that nothing else owns.
-            fd: unsafe { OwnedFd::from_raw_fd(fd) },
+            fd: rustix::io::fcntl_dupfd_cloexec(&self.fd, 0)?,
             control: [0; CONTROL_WORDS],
             scratch: [0; 64],
         })
@@ -298,10 +283,8 @@ impl TsSocket {
 
     /// Blocking receives return `WouldBlock` after `ns` without a datagram.
     pub fn set_recv_timeout(&self, ns: u64) -> io::Result<()> {
-        let tv = libc::timeval {
-            tv_sec: (ns / 1_000_000_000) as _,
-            tv_usec: ((ns % 1_000_000_000) / 1000).max(1) as _,
-        };
+        let mut tv = libc::timeval::from_ns(ns);
+        tv.tv_usec = tv.tv_usec.max(1);
         self.set_opt(libc::SOL_SOCKET, libc::SO_RCVTIMEO, &tv)
     }
 
@@ -457,10 +440,7 @@ impl TsSocket {
             events: libc::POLLIN,
             revents: 0,
         };
-        let ts = libc::timespec {
-            tv_sec: (timeout_ns / 1_000_000_000) as _,
-            tv_nsec: (timeout_ns % 1_000_000_000) as libc::c_long,
-        };
+        let ts = libc::timespec::from_ns(timeout_ns);
         // SAFETY: `p` and `ts` are valid for the call; a null sigmask keeps the current one.
         let n = unsafe { libc::ppoll(&mut p, 1, &ts, std::ptr::null()) };
         if n < 0 {
@@ -478,19 +458,10 @@ impl TsSocket {
 
     /// Read and clear the pending socket error (e.g. ECONNREFUSED after an ICMP port unreachable).
     pub fn take_error(&self) -> Option<io::Error> {
-        let mut v: libc::c_int = 0;
-        let mut len = size_of::<libc::c_int>() as libc::socklen_t;
-        // SAFETY: `v` is writable for `len` bytes.
-        let rc = unsafe {
-            libc::getsockopt(
-                self.fd.as_raw_fd(),
-                libc::SOL_SOCKET,
-                libc::SO_ERROR,
-                &mut v as *mut libc::c_int as *mut libc::c_void,
-                &mut len,
-            )
-        };
-        (rc == 0 && v != 0).then(|| io::Error::from_raw_os_error(v))
+        match rustix::net::sockopt::socket_error(&self.fd) {
+            Ok(Err(e)) => Some(e.into()),
+            _ => None,
+        }
     }
 }
 
@@ -515,8 +486,8 @@ fn stamps(msg: &libc::msghdr) -> (u64, u64) {
             let ts = unsafe {
                 std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const [libc::timespec; 3])
             };
-            sw = ts_ns(&ts[0]);
-            hw = ts_ns(&ts[2]);
+            sw = ts[0].to_ns();
+            hw = ts[2].to_ns();
         }
         // SAFETY: `c` is within the buffer described by `msg`.
         c = unsafe { libc::CMSG_NXTHDR(msg, c) };

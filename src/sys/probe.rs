@@ -6,6 +6,8 @@
 
 use std::io;
 
+use rustix::process::Resource;
+
 use super::sched::{self, Sched};
 
 /// `CAP_IPC_LOCK`: lock memory regardless of `RLIMIT_MEMLOCK`.
@@ -28,9 +30,7 @@ pub fn can_use_rt_fifo() -> Result<(), io::Error> {
 /// Can this process lock memory? Locks and unlocks one private anonymous
 /// page, which shares nothing with the rest of the process.
 pub fn can_mlock() -> Result<(), io::Error> {
-    // SAFETY: sysconf has no memory-safety preconditions.
-    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    let len = if page > 0 { page as usize } else { 4096 };
+    let len = rustix::param::page_size();
     // SAFETY: a new private anonymous mapping; no existing memory is affected.
     let addr = unsafe {
         libc::mmap(
@@ -58,43 +58,23 @@ pub fn can_mlock() -> Result<(), io::Error> {
     locked
 }
 
-/// getrlimit(2) for one resource. A macro because the resource's C type
-/// differs between C libraries (glibc: an enum, musl: int).
-macro_rules! getrlimit {
-    ($resource:expr) => {{
-        let mut lim = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
-        };
-        // SAFETY: `lim` is a valid, writable rlimit.
-        if unsafe { libc::getrlimit($resource, &mut lim) } != 0 {
-            None
-        } else {
-            Some((widen(lim.rlim_cur), widen(lim.rlim_max)))
-        }
-    }};
+/// Soft and hard limit of `resource`; `RLIM_INFINITY` is `u64::MAX`.
+fn getrlimit(resource: Resource) -> Option<(u64, u64)> {
+    let lim = rustix::process::getrlimit(resource);
+    let widen = |v: Option<u64>| v.unwrap_or(u64::MAX);
+    Some((widen(lim.current), widen(lim.maximum)))
 }
 
 /// Soft and hard `RLIMIT_RTPRIO` (highest real-time priority allowed without
 /// `CAP_SYS_NICE`); `RLIM_INFINITY` is `u64::MAX`.
 pub fn rlimit_rtprio() -> Option<(u64, u64)> {
-    getrlimit!(libc::RLIMIT_RTPRIO)
+    getrlimit(Resource::Rtprio)
 }
 
 /// Soft and hard `RLIMIT_MEMLOCK` in bytes (without `CAP_IPC_LOCK`);
 /// `RLIM_INFINITY` is `u64::MAX`.
 pub fn rlimit_memlock() -> Option<(u64, u64)> {
-    getrlimit!(libc::RLIMIT_MEMLOCK)
-}
-
-/// An `rlim_t` (32 or 64 bits) as u64, with `RLIM_INFINITY` as `u64::MAX`.
-#[allow(clippy::useless_conversion)]
-fn widen(v: libc::rlim_t) -> u64 {
-    if v == libc::RLIM_INFINITY {
-        u64::MAX
-    } else {
-        u64::from(v)
-    }
+    getrlimit(Resource::Memlock)
 }
 
 /// Does the calling thread hold capability `cap` in its effective set?

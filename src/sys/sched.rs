@@ -2,6 +2,8 @@
 
 use std::io;
 
+use rustix::thread::CpuSet;
+
 /// A scheduling policy with its parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Sched {
@@ -92,37 +94,25 @@ pub fn sched_param(priority: i32) -> libc::sched_param {
 
 /// Pin the calling thread to one CPU.
 pub fn pin_current(cpu: usize) -> io::Result<()> {
-    // SAFETY: cpu_set_t is plain data; zeroed is the empty set.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    if cpu >= 8 * std::mem::size_of::<libc::cpu_set_t>() {
+    if cpu >= CpuSet::MAX_CPU {
         return Err(io::Error::from_raw_os_error(libc::EINVAL));
     }
-    // SAFETY: `cpu` is within the set's capacity (checked above).
-    unsafe { libc::CPU_SET(cpu, &mut set) };
-    // SAFETY: `set` is a valid cpu_set_t of the size passed; pid 0 is the calling thread.
-    if unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) } != 0 {
-        return Err(super::last_error());
-    }
-    Ok(())
+    confine_current(&[cpu])
 }
 
 /// Restrict the calling thread to a set of CPUs (used by non-RT helpers).
+/// CPUs beyond what a `cpu_set_t` holds are ignored.
 pub fn confine_current(cpus: &[usize]) -> io::Result<()> {
-    // SAFETY: cpu_set_t is plain data; zeroed is the empty set.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    let cap = 8 * std::mem::size_of::<libc::cpu_set_t>();
-    for &cpu in cpus.iter().filter(|&&c| c < cap) {
-        // SAFETY: `cpu` is within the set's capacity (filtered above).
-        unsafe { libc::CPU_SET(cpu, &mut set) };
+    let mut set = CpuSet::new();
+    for &cpu in cpus.iter().filter(|&&c| c < CpuSet::MAX_CPU) {
+        set.set(cpu);
     }
-    // SAFETY: `set` is a valid cpu_set_t of the size passed; pid 0 is the calling thread.
-    if unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) } != 0 {
-        return Err(super::last_error());
-    }
-    Ok(())
+    // pid None: the calling thread.
+    Ok(rustix::thread::sched_setaffinity(None, &set)?)
 }
 
 /// The CPU the calling thread runs on now.
+/// (libc's sched_getcpu: it may fail, where rustix's asserts that it does not.)
 pub fn current_cpu() -> Option<usize> {
     // SAFETY: sched_getcpu has no preconditions.
     let c = unsafe { libc::sched_getcpu() };
@@ -131,8 +121,7 @@ pub fn current_cpu() -> Option<usize> {
 
 /// The kernel thread id of the calling thread.
 pub fn gettid() -> i32 {
-    // SAFETY: gettid has no preconditions.
-    unsafe { libc::syscall(libc::SYS_gettid) as i32 }
+    rustix::thread::gettid().as_raw_nonzero().get()
 }
 
 /// Minimum and maximum static priority of SCHED_FIFO.

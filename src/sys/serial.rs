@@ -3,12 +3,13 @@
 //! change with TIOCMIWAIT, count changes with TIOCGICOUNT; and a per-thread
 //! alarm that interrupts TIOCMIWAIT, which has no timeout of its own.
 
-use std::ffi::CString;
-use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
+use std::io::{self, IsTerminal};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::sync::Once;
+
+use super::clock::SecNs;
 
 pub const RTS: i32 = libc::TIOCM_RTS;
 pub const DTR: i32 = libc::TIOCM_DTR;
@@ -65,25 +66,16 @@ pub struct ModemPort {
 impl ModemPort {
     /// Open `path` read-write, without making it the controlling terminal.
     pub fn open(path: &Path) -> io::Result<ModemPort> {
-        let c = CString::new(path.as_os_str().as_bytes())
-            .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
-        // SAFETY: `c` is a valid NUL-terminated path; open has no other preconditions.
-        let fd = unsafe {
-            libc::open(
-                c.as_ptr(),
-                libc::O_RDWR | libc::O_NOCTTY | libc::O_NONBLOCK | libc::O_CLOEXEC,
-            )
-        };
-        if fd < 0 {
-            return Err(super::last_error());
-        }
-        // SAFETY: `fd` was just opened and is owned by nobody else.
-        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-        // SAFETY: isatty only inspects the descriptor.
-        if unsafe { libc::isatty(fd.as_raw_fd()) } != 1 {
+        // std adds O_CLOEXEC.
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_NOCTTY | libc::O_NONBLOCK)
+            .open(path)?;
+        if !file.is_terminal() {
             return Err(io::Error::from_raw_os_error(libc::ENOTTY));
         }
-        Ok(ModemPort { fd })
+        Ok(ModemPort { fd: file.into() })
     }
 
     /// Raise (`on`) or drop the output lines in `bits` (TIOCMBIS/TIOCMBIC).
@@ -203,13 +195,9 @@ impl Alarm {
     /// Fire at the absolute time `deadline_ns`, then every `repeat_ns` until disarmed.
     #[inline]
     pub fn arm(&self, deadline_ns: u64, repeat_ns: u64) -> io::Result<()> {
-        let ts = |ns: u64| libc::timespec {
-            tv_sec: (ns / 1_000_000_000) as _,
-            tv_nsec: (ns % 1_000_000_000) as libc::c_long,
-        };
         let spec = libc::itimerspec {
-            it_interval: ts(repeat_ns),
-            it_value: ts(deadline_ns.max(1)),
+            it_interval: libc::timespec::from_ns(repeat_ns),
+            it_value: libc::timespec::from_ns(deadline_ns.max(1)),
         };
         // SAFETY: `self.timer` is a live timer; `spec` is valid; the old value is not wanted.
         let rc = unsafe {

@@ -58,19 +58,6 @@ impl Tracer {
 }
 
 fn mount_tracefs(dir: &Path) -> bool {
-    use std::os::unix::ffi::OsStrExt;
-    let Ok(target) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
-        return false;
-    };
-    // SAFETY: all pointers are valid NUL-terminated strings; data may be null.
-    let rc = unsafe {
-        libc::mount(
-            c"nodev".as_ptr(),
-            target.as_ptr(),
-            c"tracefs".as_ptr(),
-            0,
-            std::ptr::null(),
-        )
-    };
-    rc == 0
+    use rustix::mount::{mount, MountFlags};
+    mount("nodev", dir, "tracefs", MountFlags::empty(), None).is_ok()
 }
