@@ -36,9 +36,7 @@ fn main() {
         Command::Timer(args) => TimerConfig::try_from(&args)
             .and_then(|c| rtlat::bench::timer::run(&c, argv))
             .map(|f| f.outcome),
-        Command::Check(args) => rtlat::check::run(args.json)
-            .map(|()| Outcome::Success)
-            .map_err(|e| Error::env(format!("{e:#}"))),
+        Command::Check(args) => rtlat::check::run(args.json),
         Command::Switch(args) => rtlat::bench::switch::run(&args, argv),
         Command::Cruncher(args) => rtlat::bench::cruncher::run(&args, argv),
         Command::Net(args) => rtlat::bench::net::run(&args, argv),

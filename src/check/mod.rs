@@ -7,6 +7,7 @@
 //! Here the verdicts, the probe of permissions, the report and [`run`];
 //! the individual checks are in `factors`.
 
+use crate::error::{Error, Outcome};
 use std::io::Write;
 
 use serde::{Deserialize, Serialize};
@@ -158,7 +159,7 @@ struct Report<'a> {
 }
 
 /// The whole `rtlat check`: describe, probe, judge, print to stdout.
-pub fn run(json: bool) -> anyhow::Result<()> {
+pub fn run(json: bool) -> crate::error::Result<Outcome> {
     let system = SystemInfo::collect();
     let perms = Permissions::probe();
     let factors = assess(&system, &perms);
@@ -166,16 +167,19 @@ pub fn run(json: bool) -> anyhow::Result<()> {
         let mut t = serde_json::to_string_pretty(&Report {
             system: &system,
             factors: &factors,
-        })?;
+        })
+        .map_err(|e| Error::env(format!("cannot describe the system as JSON: {e}")).because(e))?;
         t.push('\n');
         t
     } else {
         render_text(&factors)
     };
     let mut stdout = std::io::stdout().lock();
-    stdout.write_all(text.as_bytes())?;
-    stdout.flush()?;
-    Ok(())
+    stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+        .map_err(|e| Error::io(format!("cannot print the findings: {e}")).because(e))?;
+    Ok(Outcome::Success)
 }
 
 #[cfg(test)]
