@@ -5,7 +5,9 @@
 //! the thread holds the event − kernel timestamp; user_to_reply = reply
 //! written − event held (rtlat's own share of the response).
 
-use super::{EdgeAccount, EdgeBackend, Plan, Recorders, Timebase, WAIT_SLICE_NS};
+use super::account::EdgeAccount;
+use super::backend::EdgeBackend;
+use super::drive::{Plan, Recorders, Timebase, WAIT_SLICE_NS};
 use crate::engine::StopFlag;
 use std::io;
 
@@ -63,29 +65,13 @@ pub(crate) fn measure<B: EdgeBackend + ?Sized, T: Timebase>(
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{totals, VClock, Wire};
-    use super::super::{Measured, Plan, Recorders};
+    use super::super::config::Measured;
+    use super::super::testing::{run_role, VClock, Wire};
     use super::*;
-    use crate::stats::recorder;
 
     fn run(wire: &mut Wire, p: &Plan) -> (EdgeAccount, Vec<crate::stats::recorder::Totals>) {
-        let (r1, c1) = recorder::pair(1_000_000_000);
-        let (r2, c2) = recorder::pair(1_000_000_000);
-        let mut recs = Recorders(vec![r1, r2]);
-        let mut acct = EdgeAccount::default();
-        acct.set_level(false);
-        let mut clock = wire.clock.clone();
-        measure(
-            wire,
-            &mut clock,
-            p,
-            &mut recs,
-            &mut acct,
-            &StopFlag::default(),
-        )
-        .unwrap();
-        recs.finish();
-        (acct, vec![totals(c1).0, totals(c2).0])
+        let (acct, t) = run_role(measure, wire, p, 2);
+        (acct, t.into_iter().map(|(tot, _)| tot).collect())
     }
 
     fn plan(count: u64, measured: Measured) -> Plan {
