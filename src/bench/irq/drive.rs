@@ -46,6 +46,15 @@ pub struct Plan {
     pub measured: Measured,
 }
 
+/// What a role's loop works with besides the wire and the clock.
+pub(crate) struct Session<'a> {
+    pub plan: &'a Plan,
+    /// The role's recorders, in the order of its series.
+    pub recs: &'a mut Recorders,
+    pub acct: &'a mut EdgeAccount,
+    pub stop: &'a StopFlag,
+}
+
 /// The recorders of one role, in the order of its series.
 pub(crate) struct Recorders(pub Vec<Recorder>);
 
@@ -121,6 +130,8 @@ pub(crate) struct Driven<'a> {
     pub edge: &'a Edge,
     /// Clock just before the write that made the edge.
     pub t0: u64,
+    /// t0 from the start of the run.
+    pub at: u64,
     /// Periods skipped since the last recorded sample.
     pub overruns: u64,
 }
@@ -128,24 +139,18 @@ pub(crate) struct Driven<'a> {
 /// The drive loop of loopback and host: on the period grid, drive the next
 /// measured edge at t0 and wait for it (loopback: the echo on the input;
 /// host: the target's reply) until t0 + timeout. `record` turns the awaited
-/// edge into samples and returns whether it recorded any (which resets the
+/// edge into samples (in the session's recorders) and returns whether it recorded any (which resets the
 /// overruns carried into the next sample); an edge that does not come is
 /// missed. With `--edge rising|falling` the wire is then returned to idle,
 /// unmeasured.
 #[inline]
-pub(crate) fn drive<B, T, F>(
-    b: &mut B,
-    t: &mut T,
-    plan: &Plan,
-    acct: &mut EdgeAccount,
-    stop: &StopFlag,
-    mut record: F,
-) -> io::Result<()>
+pub(crate) fn drive<B, T, F>(b: &mut B, t: &mut T, s: Session<'_>, mut record: F) -> io::Result<()>
 where
     B: EdgeBackend + ?Sized,
     T: Timebase,
-    F: FnMut(Driven<'_>, &mut EdgeAccount) -> bool,
+    F: FnMut(&mut Recorders, Driven<'_>, &mut EdgeAccount) -> bool,
 {
+    let (plan, recs, acct, stop) = (s.plan, s.recs, s.acct, s.stop);
     let idle = plan.measured.idle_high();
     // Rest the wire at idle and forget what happened before the start.
     b.drive(idle)?;
@@ -176,9 +181,10 @@ where
                 let d = Driven {
                     edge: &edge,
                     t0,
+                    at: t0.saturating_sub(plan.start),
                     overruns,
                 };
-                if record(d, acct) {
+                if record(recs, d, acct) {
                     overruns = 0;
                 }
             }

@@ -6,37 +6,27 @@
 //! stale before the next edge and counted as unexpected.
 
 use super::account::EdgeAccount;
-use super::backend::EdgeBackend;
-use super::drive::{drive, Driven, Plan, Recorders, Timebase};
-use crate::engine::StopFlag;
-use std::io;
+use super::drive::{Driven, Recorders};
 
-/// The driving loop. `recs` holds roundtrip.
-pub(crate) fn measure<B: EdgeBackend + ?Sized, T: Timebase>(
-    b: &mut B,
-    t: &mut T,
-    plan: &Plan,
-    recs: &mut Recorders,
-    acct: &mut EdgeAccount,
-    stop: &StopFlag,
-) -> io::Result<()> {
-    let start = plan.start;
-    drive(b, t, plan, acct, stop, |d: Driven<'_>, acct| {
-        let seen = d.edge.kernel_ns.unwrap_or(d.edge.user_ns);
-        if seen < d.t0 {
-            acct.r.timestamp_errors += 1;
-            return false;
-        }
-        if let Some(rec) = recs.0.first_mut() {
-            rec.record(seen - d.t0, d.t0.saturating_sub(start), d.overruns);
-        }
-        true
-    })
+/// The record step of the drive loop: roundtrip = the reply's timestamp − t0
+/// (`recs` holds roundtrip); returns whether a sample was recorded.
+#[inline(always)]
+pub(crate) fn record(recs: &mut Recorders, d: Driven<'_>, acct: &mut EdgeAccount) -> bool {
+    let seen = d.edge.kernel_ns.unwrap_or(d.edge.user_ns);
+    if seen < d.t0 {
+        acct.r.timestamp_errors += 1;
+        return false;
+    }
+    if let Some(rec) = recs.0.first_mut() {
+        rec.record(seen - d.t0, d.at, d.overruns);
+    }
+    true
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::config::Measured;
+    use super::super::drive::{drive, Plan};
     use super::super::testing::{run_role, VClock, Wire};
     use super::*;
 
@@ -53,7 +43,7 @@ mod tests {
             timeout: 5_000,
             measured: Measured::Both,
         };
-        let (acct, t) = run_role(measure, &mut wire, &p, 1);
+        let (acct, t) = run_role(|w, c, s| drive(w, c, s, record), &mut wire, &p, 1);
         let tot = &t[0].0;
         assert_eq!(acct.r.edges_driven, 5);
         assert_eq!(acct.r.missed, 1);

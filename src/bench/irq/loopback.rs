@@ -5,51 +5,39 @@
 //! irq. Between t0 and the read nothing runs but the write and the wait.
 
 use super::account::EdgeAccount;
-use super::backend::EdgeBackend;
-use super::drive::{drive, Driven, Plan, Recorders, Timebase};
-use crate::engine::StopFlag;
-use std::io;
+use super::drive::{Driven, Recorders};
 
-/// The measuring loop. `recs` holds irq, user, wake (or only user when the
-/// backend has no kernel timestamps).
-pub(crate) fn measure<B: EdgeBackend + ?Sized, T: Timebase>(
-    b: &mut B,
-    t: &mut T,
-    plan: &Plan,
-    recs: &mut Recorders,
-    acct: &mut EdgeAccount,
-    stop: &StopFlag,
-) -> io::Result<()> {
-    let start = plan.start;
-    drive(b, t, plan, acct, stop, |d: Driven<'_>, acct| {
-        let (e, t0, overruns) = (d.edge, d.t0, d.overruns);
-        let at = t0.saturating_sub(start);
-        let user = e.user_ns.saturating_sub(t0);
-        let [first, rest @ ..] = recs.0.as_mut_slice() else {
-            return true;
-        };
-        match (e.kernel_ns, rest) {
-            (Some(k), [user_rec, wake_rec, ..]) => {
-                if k >= t0 && k <= e.user_ns {
-                    let irq = k - t0;
-                    first.record(irq, at, overruns);
-                    user_rec.record(user, at, overruns);
-                    wake_rec.record(user - irq, at, overruns);
-                } else {
-                    acct.r.timestamp_errors += 1;
-                    user_rec.record(user, at, overruns);
-                }
+/// The record step of the drive loop: irq, user and wake of the edge (`recs`
+/// holds irq, user, wake, or only user when the backend has no kernel
+/// timestamps).
+#[inline(always)]
+pub(crate) fn record(recs: &mut Recorders, d: Driven<'_>, acct: &mut EdgeAccount) -> bool {
+    let (e, t0, at, overruns) = (d.edge, d.t0, d.at, d.overruns);
+    let user = e.user_ns.saturating_sub(t0);
+    let [first, rest @ ..] = recs.0.as_mut_slice() else {
+        return true;
+    };
+    match (e.kernel_ns, rest) {
+        (Some(k), [user_rec, wake_rec, ..]) => {
+            if k >= t0 && k <= e.user_ns {
+                let irq = k - t0;
+                first.record(irq, at, overruns);
+                user_rec.record(user, at, overruns);
+                wake_rec.record(user - irq, at, overruns);
+            } else {
+                acct.r.timestamp_errors += 1;
+                user_rec.record(user, at, overruns);
             }
-            _ => first.record(user, at, overruns),
         }
-        true
-    })
+        _ => first.record(user, at, overruns),
+    }
+    true
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::account::EdgeAccount;
     use super::super::config::Measured;
+    use super::super::drive::{drive, Plan};
     use super::super::testing::{run_role, Totals, VClock, Wire};
     use super::*;
 
@@ -65,7 +53,7 @@ mod tests {
     }
 
     fn run(wire: &mut Wire, p: &Plan) -> (EdgeAccount, Vec<Totals>) {
-        run_role(measure, wire, p, 3)
+        run_role(|w, c, s| drive(w, c, s, record), wire, p, 3)
     }
 
     #[test]

@@ -31,7 +31,7 @@ pub use config::{
     Backend, Bias, EventClock, IrqConfig, Measured, Role, SimConfig, DEFAULT_PERIOD_NS,
     DEFAULT_TIMEOUT_NS,
 };
-use drive::{Plan, RealTime, Recorders};
+use drive::{drive, Plan, RealTime, Recorders, Session};
 
 use crate::engine::{self, Channel, RunSpec, StopFlag, Worker, WorkerEnd};
 use crate::error::{Error, Outcome, Result};
@@ -217,20 +217,19 @@ pub fn run(cfg: &IrqConfig, command_line: Vec<String>) -> Result<Outcome> {
             let mut acct = EdgeAccount::default();
             acct.set_level(start_level);
             let mut time = RealTime(clock);
-            let measure = match role {
-                Role::Loopback => loopback::measure,
-                Role::Target => target::measure,
-                Role::Host => host::measure,
-            };
             let res = backend.begin(start).and_then(|()| {
-                measure(
-                    backend.as_mut(),
-                    &mut time,
-                    &plan,
-                    &mut recs,
-                    &mut acct,
+                let s = Session {
+                    plan: &plan,
+                    recs: &mut recs,
+                    acct: &mut acct,
                     stop,
-                )
+                };
+                let b = backend.as_mut();
+                match role {
+                    Role::Loopback => drive(b, &mut time, s, loopback::record),
+                    Role::Target => target::measure(b, &mut time, s),
+                    Role::Host => drive(b, &mut time, s, host::record),
+                }
             });
             recs.finish();
             let ended = Ended {

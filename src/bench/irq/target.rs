@@ -5,10 +5,8 @@
 //! the thread holds the event − kernel timestamp; user_to_reply = reply
 //! written − event held (rtlat's own share of the response).
 
-use super::account::EdgeAccount;
 use super::backend::EdgeBackend;
-use super::drive::{Plan, Recorders, Timebase, WAIT_SLICE_NS};
-use crate::engine::StopFlag;
+use super::drive::{Session, Timebase, WAIT_SLICE_NS};
 use std::io;
 
 /// The answering loop. `recs` holds kernel_to_user and user_to_reply (or
@@ -16,11 +14,9 @@ use std::io;
 pub(crate) fn measure<B: EdgeBackend + ?Sized, T: Timebase>(
     b: &mut B,
     t: &mut T,
-    plan: &Plan,
-    recs: &mut Recorders,
-    acct: &mut EdgeAccount,
-    stop: &StopFlag,
+    s: Session<'_>,
 ) -> io::Result<()> {
+    let (plan, recs, acct, stop) = (s.plan, s.recs, s.acct, s.stop);
     // The reply starts where the trigger is.
     if let Some(level) = acct.last_level() {
         b.drive(level)?;
@@ -65,7 +61,9 @@ pub(crate) fn measure<B: EdgeBackend + ?Sized, T: Timebase>(
 
 #[cfg(test)]
 mod tests {
+    use super::super::account::EdgeAccount;
     use super::super::config::Measured;
+    use super::super::drive::Plan;
     use super::super::testing::{run_role, VClock, Wire};
     use super::*;
 

@@ -2,7 +2,7 @@
 
 use super::account::EdgeAccount;
 use super::backend::{Edge, EdgeBackend};
-use super::drive::{Plan, Recorders, Timebase};
+use super::drive::{Plan, Recorders, Session, Timebase};
 use crate::engine::StopFlag;
 use crate::stats::recorder;
 use std::cell::Cell;
@@ -118,14 +118,7 @@ pub fn totals(mut col: crate::stats::Collector) -> Totals {
 }
 
 /// A role's measuring loop.
-pub type Measure = fn(
-    &mut Wire,
-    &mut VClock,
-    &Plan,
-    &mut Recorders,
-    &mut EdgeAccount,
-    &StopFlag,
-) -> io::Result<()>;
+pub type Measure = fn(&mut Wire, &mut VClock, Session<'_>) -> io::Result<()>;
 
 /// Run a role's loop over `wire` with `series` recorders, from a low wire.
 pub fn run_role(
@@ -142,10 +135,12 @@ pub fn run_role(
     measure(
         wire,
         &mut clock,
-        p,
-        &mut recs,
-        &mut acct,
-        &StopFlag::default(),
+        Session {
+            plan: p,
+            recs: &mut recs,
+            acct: &mut acct,
+            stop: &StopFlag::default(),
+        },
     )
     .unwrap();
     recs.finish();
