@@ -40,7 +40,8 @@ fn main() {
         Command::Switch(args) => rtlat::bench::switch::run(&args, argv),
         Command::Cruncher(args) => rtlat::bench::cruncher::run(&args, argv),
         Command::Net(args) => rtlat::bench::net::run(&args, argv),
-        Command::Irq(args) => rtlat::bench::irq::run(&args, argv),
+        Command::Irq(args) => rtlat::bench::irq::IrqConfig::try_from(&args)
+            .and_then(|c| rtlat::bench::irq::run(&c, argv)),
         Command::Load(args) => {
             LoadCommand::try_from(&args).and_then(|c| rtlat::load::run(&c, argv))
         }

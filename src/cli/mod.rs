@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 
 pub mod check;
 pub mod common;
+pub mod irq;
 pub mod load;
 pub mod meta;
 pub mod timer;
@@ -50,7 +51,7 @@ pub enum Command {
     /// UDP latency with the send and receive paths measured apart
     Net(crate::bench::net::NetArgs),
     /// External interrupt latency over GPIO or serial modem lines: loopback, target, host
-    Irq(crate::bench::irq::IrqArgs),
+    Irq(irq::IrqArgs),
     /// Run the load generators on their own
     Load(LoadArgs),
     /// Text summary, SVG plots and a self-contained HTML report of result files

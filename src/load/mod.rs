@@ -10,28 +10,23 @@
 //! the whole group is killed before the host is reaped, and the io load's
 //! files never have a name.
 
-pub mod cpu;
-pub mod exec;
-pub mod hackbench;
+mod command;
 pub mod host;
-pub mod io;
-pub mod memory;
-pub mod net;
+pub mod kinds;
+pub mod report;
 pub mod spec;
-pub mod timers;
 pub mod worker;
 
-use crate::error::{Error, Outcome, Result};
+use crate::error::{Error, Result};
 use crate::sys::clock;
-use crate::sys::signals::{SignalWatch, StopFlag};
-use crate::units::{format_cpu_list, human_duration, parse_ranges};
+use crate::units::{format_cpu_list, parse_ranges};
 use serde_json::{json, Map, Value};
-use std::io::Write;
 use std::net::{SocketAddr, ToSocketAddrs};
-use std::path::PathBuf;
-use std::time::Duration;
 
+pub use command::{run, LoadCommand};
 pub use host::RunningLoads;
+pub use kinds::{cpu, exec, hackbench, io, memory, net, timers};
+pub use report::{human_rate, rates_line_of};
 use spec::LoadKind;
 pub use spec::{parse_spec, LoadSpec};
 use worker::Totals;
@@ -301,213 +296,10 @@ impl Drop for LoadSet {
     }
 }
 
-/// A rate for people: `812 ops/s`, `1.23 Mops/s`, `4.00 MB/s` (MB = 10^6 bytes).
-pub fn human_rate(rate: f64, unit: &str) -> String {
-    let base = if unit == "bytes/s" { "B/s" } else { "ops/s" };
-    let (scaled, prefix) = if rate >= 1e9 {
-        (rate / 1e9, "G")
-    } else if rate >= 1e6 {
-        (rate / 1e6, "M")
-    } else if rate >= 1e3 {
-        (rate / 1e3, "k")
-    } else {
-        (rate, "")
-    };
-    if prefix.is_empty() {
-        format!("{scaled:.1} {base}")
-    } else {
-        format!("{scaled:.2} {prefix}{base}")
-    }
-}
-
-/// One line: each load's achieved rate, and its failures if any.
-pub fn rates_line_of(records: &[Value]) -> String {
-    records
-        .iter()
-        .map(|r| {
-            let name = r["name"].as_str().unwrap_or("?");
-            let rate = r["achieved_rate"].as_f64().unwrap_or(0.0);
-            let unit = r["rate_unit"].as_str().unwrap_or("ops/s");
-            let failed = r["failed"].as_array().map_or(0, Vec::len);
-            if failed > 0 {
-                format!("{name} {} ({failed} failed)", human_rate(rate, unit))
-            } else {
-                format!("{name} {}", human_rate(rate, unit))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-fn table(records: &[Value]) -> String {
-    let mut rows = vec![[
-        "load".to_string(),
-        "spec".into(),
-        "workers".into(),
-        "rate".into(),
-        "ops".into(),
-        "cpu time".into(),
-        "failed".into(),
-    ]];
-    for r in records {
-        let failed: Vec<String> = r["failed"]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .map(|f| {
-                        format!(
-                            "#{} {}: {}",
-                            f["worker"],
-                            f["what"].as_str().unwrap_or(""),
-                            f["reason"].as_str().unwrap_or("")
-                        )
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        rows.push([
-            r["name"].as_str().unwrap_or("?").into(),
-            r["spec"].as_str().unwrap_or("").into(),
-            format!("{}/{}", r["started"], r["workers"]),
-            human_rate(
-                r["achieved_rate"].as_f64().unwrap_or(0.0),
-                r["rate_unit"].as_str().unwrap_or(""),
-            ),
-            r["ops"].to_string(),
-            format!(
-                "{:.3}s",
-                r["cpu_time_ns"].as_u64().unwrap_or(0) as f64 / 1e9
-            ),
-            if failed.is_empty() {
-                "-".into()
-            } else {
-                failed.join("; ")
-            },
-        ]);
-    }
-    let widths: Vec<usize> = (0..7)
-        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
-        .collect();
-    let mut out = String::new();
-    for row in rows {
-        let cells: Vec<String> = row
-            .iter()
-            .enumerate()
-            .map(|(c, cell)| {
-                if c == 6 {
-                    cell.clone()
-                } else {
-                    format!("{cell:<w$}", w = widths[c])
-                }
-            })
-            .collect();
-        out.push_str(cells.join("  ").trim_end());
-        out.push('\n');
-    }
-    out
-}
-
-fn write_json(path: &PathBuf, doc: &Value) -> Result<()> {
-    let tmp = path.with_extension("json.tmp");
-    let text = serde_json::to_string_pretty(doc).map_err(|e| Error::io(e.to_string()))?;
-    std::fs::write(&tmp, text + "\n")
-        .and_then(|()| std::fs::rename(&tmp, path))
-        .map_err(|e| Error::io(format!("cannot write {}: {e}", path.display())))
-}
-
-/// A validated `rtlat load` command.
-#[derive(Debug, Clone)]
-pub struct LoadCommand {
-    pub spec: LoadSpec,
-    pub options: LoadOptions,
-    pub duration: Option<u64>,
-    /// How often the achieved rates are printed (ns).
-    pub interval: u64,
-    pub quiet: bool,
-    pub json: Option<PathBuf>,
-    /// Run as the load host of another rtlat process, dying with `parent`.
-    pub serve: bool,
-    pub parent: Option<u32>,
-}
-
-/// `rtlat load SPEC`: start the loads, print their rates every interval and at the end.
-pub fn run(args: &LoadCommand, argv: Vec<String>) -> Result<Outcome> {
-    let (spec, opts) = (&args.spec, &args.options);
-    if args.serve {
-        return host::serve(spec, opts, args.parent);
-    }
-    let stop = StopFlag::default();
-    let watch = SignalWatch::start(stop.clone())
-        .map_err(|e| Error::env(format!("cannot watch for signals: {e}")).because(e))?;
-    let cpus = opts
-        .cpus
-        .clone()
-        .unwrap_or_else(crate::sysinfo::online_cpus);
-    let loads = RunningLoads::start(spec, opts)?;
-    let t0 = mono_ns();
-    let mut out = std::io::stdout();
-    if !args.quiet {
-        let until = args.duration.map_or("until interrupted".to_string(), |d| {
-            format!("for {}", human_duration(d))
-        });
-        let _ = writeln!(
-            out,
-            "rtlat load: {} on CPU(s) {} at SCHED_OTHER, {until}",
-            spec.text,
-            format_cpu_list(&cpus)
-        );
-    }
-    let mut next_print = t0 + args.interval;
-    let reason = loop {
-        std::thread::sleep(Duration::from_millis(50));
-        let now = mono_ns();
-        if let Some(sig) = watch.caught() {
-            break if sig == crate::sys::signals::SIGINT {
-                "SIGINT"
-            } else {
-                "SIGTERM"
-            };
-        }
-        if args.duration.is_some_and(|d| now - t0 >= d) {
-            break "duration reached";
-        }
-        if loads.has_ended() {
-            break "the load process ended";
-        }
-        if now >= next_print {
-            next_print += args.interval;
-            if !args.quiet {
-                let t = (now - t0) as f64 / 1e9;
-                let _ = writeln!(out, "t={t:.1}s {}", loads.rates_line());
-            }
-        }
-    };
-    let elapsed = mono_ns() - t0;
-    let records = loads.stop();
-    drop(watch);
-    let _ = write!(out, "{}", table(&records));
-    let _ = writeln!(
-        out,
-        "rtlat load: stopped after {:.3}s ({reason}); rates are averages over each load's run",
-        elapsed as f64 / 1e9
-    );
-    if let Some(path) = &args.json {
-        let doc = json!({
-            "command_line": argv,
-            "spec": spec.text,
-            "load_cpus": cpus,
-            "duration_ns": elapsed,
-            "ended_by": reason,
-            "loads": records,
-        });
-        write_json(path, &doc)?;
-    }
-    Ok(Outcome::Success)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn options_are_validated() {
@@ -579,17 +371,5 @@ mod tests {
         let wakeups = records[1]["ops"].as_u64().unwrap();
         assert!((30..=700).contains(&wakeups), "{wakeups}");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
-    }
-
-    #[test]
-    fn rates_are_readable() {
-        assert_eq!(human_rate(812.34, "ops/s"), "812.3 ops/s");
-        assert_eq!(human_rate(4_000_000.0, "bytes/s"), "4.00 MB/s");
-        assert_eq!(human_rate(1_234_000.0, "ops/s"), "1.23 Mops/s");
-        let line = rates_line_of(&[
-            json!({"name": "exec", "achieved_rate": 10.0, "rate_unit": "ops/s", "failed": []}),
-            json!({"name": "net", "achieved_rate": 2e6, "rate_unit": "bytes/s", "failed": [{"worker": 0}]}),
-        ]);
-        assert_eq!(line, "exec 10.0 ops/s, net 2.00 MB/s (1 failed)");
     }
 }

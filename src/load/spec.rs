@@ -8,12 +8,42 @@
 //!
 //! Sizes and rates: `K`, `M`, `G` and `KiB`, `MiB`, `GiB` are powers of 1024;
 //! `KB`, `MB`, `GB` are powers of 1000 (so `4MB/s` is 4 000 000 bytes/s).
+//!
+//! This file is the grammar: it splits the list, sorts each load's bare
+//! arguments by form, and hands them to the load's own parser ([`Kind`], in
+//! `kinds/`), which reads its keys and checks its ranges.
 
+use super::kinds::{cpu, exec, hackbench, io, memory, net, timers};
 use crate::error::{Error, Result};
-use serde_json::{json, Map, Value};
-use std::path::PathBuf;
+use serde_json::{Map, Value};
+
+pub use super::kinds::cpu::CpuParams;
+pub use super::kinds::exec::{ExecParams, DEFAULT_EXEC_COMMAND};
+pub use super::kinds::hackbench::{HackbenchParams, Ipc, TaskMode};
+pub use super::kinds::io::{IoParams, DEFAULT_IO_BLOCK, DEFAULT_IO_SIZE};
+pub use super::kinds::memory::{MemoryParams, DEFAULT_MEMORY_SIZE, DEFAULT_STRIDE};
+pub use super::kinds::net::{NetParams, DEFAULT_NET_RATE, DEFAULT_PAYLOAD};
+pub use super::kinds::timers::{TimersParams, DEFAULT_TIMER_PERIOD_NS, DEFAULT_TIMER_THREADS};
 
 pub const NAMES: &str = "exec, hackbench, memory, cpu, io, net, timers";
+
+/// Most workers (threads or processes) one load may ask for.
+pub const MAX_WORKERS: usize = 4096;
+
+/// Every load, with what its bare arguments may be and its parser.
+const KINDS: [&Kind; 7] = [
+    &exec::KIND,
+    &hackbench::KIND,
+    &memory::KIND,
+    &cpu::KIND,
+    &io::KIND,
+    &net::KIND,
+    &timers::KIND,
+];
+
+/// A parse error of one load: a message without the load's token (added by
+/// [`parse_spec`]).
+pub type Parsed<T> = std::result::Result<T, String>;
 
 /// A parsed load spec: the loads in the order given.
 #[derive(Debug, Clone, PartialEq)]
@@ -41,87 +71,6 @@ pub enum LoadKind {
     Timers(TimersParams),
 }
 
-/// `exec[:N][:cmd=COMMAND]`: N workers each running COMMAND in a loop.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ExecParams {
-    pub workers: usize,
-    /// Program and arguments (split on white space) [default: `ls /bin`].
-    pub command: Vec<String>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ipc {
-    Socket,
-    Pipe,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TaskMode {
-    Process,
-    Thread,
-}
-
-/// `hackbench[:GROUPS][:fds=N][:size=BYTES][:ipc=socket|pipe][:mode=process|thread]`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct HackbenchParams {
-    pub groups: usize,
-    /// Senders and receivers per group (rt-tests `-f`).
-    pub fds: usize,
-    /// Message size in bytes (rt-tests `-s`).
-    pub message: usize,
-    pub ipc: Ipc,
-    pub mode: TaskMode,
-}
-
-/// `memory[:N][:SIZE][:stride=BYTES]`: N workers, each over its own SIZE working set.
-#[derive(Debug, Clone, PartialEq)]
-pub struct MemoryParams {
-    pub workers: usize,
-    pub size: u64,
-    pub stride: u64,
-}
-
-/// `cpu[:N]` [default: one worker per load CPU].
-#[derive(Debug, Clone, PartialEq)]
-pub struct CpuParams {
-    pub workers: Option<usize>,
-}
-
-/// `io[:N][:SIZE][:block=SIZE][:dir=PATH]`: N workers writing and fsyncing a file bounded to SIZE.
-#[derive(Debug, Clone, PartialEq)]
-pub struct IoParams {
-    pub workers: usize,
-    pub size: u64,
-    pub block: u64,
-    pub dir: Option<PathBuf>,
-}
-
-/// `net[:RATE|flood][:payload=BYTES]`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct NetParams {
-    /// Bytes per second; `None` is flood (as fast as possible).
-    pub rate: Option<u64>,
-    pub payload: usize,
-}
-
-/// `timers[:N][:PERIOD]`: N threads, each woken every PERIOD.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TimersParams {
-    pub threads: usize,
-    pub period_ns: u64,
-}
-
-pub const DEFAULT_EXEC_COMMAND: &str = "ls /bin";
-pub const DEFAULT_MEMORY_SIZE: u64 = 32 << 20;
-pub const DEFAULT_STRIDE: u64 = 4096 + 64;
-pub const DEFAULT_IO_SIZE: u64 = 64 << 20;
-pub const DEFAULT_IO_BLOCK: u64 = 64 << 10;
-pub const DEFAULT_NET_RATE: u64 = 4_000_000;
-pub const DEFAULT_PAYLOAD: usize = 1024;
-pub const DEFAULT_TIMER_THREADS: usize = 8;
-pub const DEFAULT_TIMER_PERIOD_NS: u64 = 100_000;
-const MAX_WORKERS: usize = 4096;
-
 impl LoadKind {
     pub fn name(&self) -> &'static str {
         match self {
@@ -137,31 +86,23 @@ impl LoadKind {
 
     /// Every parameter, defaults included, for the result.
     pub fn params(&self) -> Map<String, Value> {
-        let v = match self {
-            LoadKind::Exec(p) => json!({"workers": p.workers, "command": p.command.join(" ")}),
-            LoadKind::Hackbench(p) => json!({
-                "groups": p.groups, "fds": p.fds, "message_bytes": p.message,
-                "ipc": match p.ipc { Ipc::Socket => "socket", Ipc::Pipe => "pipe" },
-                "mode": match p.mode { TaskMode::Process => "process", TaskMode::Thread => "thread" },
-            }),
-            LoadKind::Memory(p) => {
-                json!({"workers": p.workers, "size_bytes": p.size, "stride_bytes": p.stride})
-            }
-            LoadKind::Cpu(p) => json!({"workers": p.workers}),
-            LoadKind::Io(p) => json!({
-                "workers": p.workers, "size_bytes": p.size, "block_bytes": p.block,
-                "dir": p.dir.as_ref().map(|d| d.display().to_string()),
-            }),
-            LoadKind::Net(p) => json!({
-                "mode": if p.rate.is_some() { "rate" } else { "flood" },
-                "bytes_per_s": p.rate, "payload_bytes": p.payload,
-            }),
-            LoadKind::Timers(p) => json!({"threads": p.threads, "period_ns": p.period_ns}),
-        };
-        match v {
-            Value::Object(m) => m,
-            _ => Map::new(),
+        match self {
+            LoadKind::Exec(p) => p.to_map(),
+            LoadKind::Hackbench(p) => p.to_map(),
+            LoadKind::Memory(p) => p.to_map(),
+            LoadKind::Cpu(p) => p.to_map(),
+            LoadKind::Io(p) => p.to_map(),
+            LoadKind::Net(p) => p.to_map(),
+            LoadKind::Timers(p) => p.to_map(),
         }
+    }
+}
+
+/// A JSON object's map (empty for anything else).
+pub fn object(v: Value) -> Map<String, Value> {
+    match v {
+        Value::Object(m) => m,
+        _ => Map::new(),
     }
 }
 
@@ -194,6 +135,157 @@ pub fn parse_spec(spec: &str) -> Result<LoadSpec> {
     })
 }
 
+/// A load: its name, what its bare arguments may be, and its parser.
+pub struct Kind {
+    pub name: &'static str,
+    /// What a bare count counts (`worker count` …); empty when it takes none.
+    pub count: &'static str,
+    /// A bare size is the load's size.
+    pub size: bool,
+    /// A bare rate (or `flood`) is the load's rate.
+    pub rate: bool,
+    /// A bare duration is the load's period.
+    pub period: bool,
+    /// Shown when an argument has the wrong form.
+    pub example: &'static str,
+    /// Reads the keys, applies the defaults and checks the ranges.
+    pub parse: fn(Args<'_>) -> Parsed<LoadKind>,
+}
+
+impl Kind {
+    /// The error for a bare argument of a form this load does not take.
+    fn not_a(&self, a: &str) -> String {
+        let mut forms = Vec::new();
+        if !self.count.is_empty() {
+            forms.push(format!("a {}", self.count));
+        }
+        if self.size {
+            forms.push("a size".to_string());
+        }
+        if self.rate {
+            forms.push("a rate such as 4MB/s".to_string());
+            forms.push("'flood'".to_string());
+        }
+        if self.period {
+            forms.push("a period".to_string());
+        }
+        forms.push("a key=value parameter".to_string());
+        let last = forms.pop().unwrap_or_default();
+        let forms = if forms.is_empty() {
+            last
+        } else {
+            format!("{} or {last}", forms.join(", "))
+        };
+        format!("'{a}' is not {forms} (examples: {})", self.example)
+    }
+}
+
+/// The arguments of one load, bare ones sorted by form; the keys are left to
+/// the load's parser.
+pub struct Args<'a> {
+    kind: &'static Kind,
+    /// The bare count (workers, groups or threads).
+    pub count: Option<usize>,
+    pub size: Option<u64>,
+    /// `Some(None)` is flood.
+    pub rate: Option<Option<u64>>,
+    pub period: Option<u64>,
+    /// `key=value` arguments in the order given.
+    pub keys: Vec<(&'a str, &'a str)>,
+    /// `cmd=`: the rest of the load (exec only).
+    pub command: Option<String>,
+}
+
+impl<'a> Args<'a> {
+    /// The error for a key this load does not know; `known` lists its keys.
+    pub fn unknown_key(&self, k: &str, known: &str) -> String {
+        format!("unknown parameter '{k}' (for {}: {known})", self.kind.name)
+    }
+
+    /// The bare count given as `k=v` instead (at most `max`).
+    pub fn set_count(&mut self, k: &str, v: &str, max: usize) -> Parsed<()> {
+        set(&mut self.count, key_count(k, v, max)?, self.kind.count)
+    }
+
+    /// Sort one bare argument (or keep a key for the load's parser).
+    fn add(&mut self, a: &'a str) -> Parsed<()> {
+        let kind = self.kind;
+        if a.is_empty() {
+            return Err(format!("an empty argument (examples: {})", kind.example));
+        }
+        match classify(a) {
+            Ok(Arg::Key(k, v)) => self.keys.push((k, v)),
+            Ok(Arg::Count(n)) if !kind.count.is_empty() => set(
+                &mut self.count,
+                count(n, kind.count, MAX_WORKERS)?,
+                kind.count,
+            )?,
+            Ok(Arg::Size(s)) if kind.size => set(&mut self.size, s, "size")?,
+            Ok(Arg::Rate(r)) if kind.rate => {
+                if r == 0 {
+                    return Err("the rate must be above 0 bytes/s (or use 'flood')".into());
+                }
+                set(&mut self.rate, Some(r), "rate")?
+            }
+            Ok(Arg::Flood) if kind.rate => set(&mut self.rate, None, "rate")?,
+            Ok(Arg::Duration(d)) if kind.period => set(&mut self.period, d, "period")?,
+            _ => return Err(kind.not_a(a)),
+        }
+        Ok(())
+    }
+}
+
+/// One load: split its arguments, find its kind, sort the bare arguments,
+/// and let the kind parse the rest.
+fn parse_item(token: &str) -> Parsed<LoadKind> {
+    let (name, rest) = match token.split_once(':') {
+        Some((n, r)) => (n.trim(), Some(r)),
+        None => (token, None),
+    };
+    let name = name.to_ascii_lowercase();
+    let mut bare: Vec<&str> = Vec::new();
+    let mut command: Option<String> = None;
+    if let Some(mut rest) = rest {
+        loop {
+            if let Some(cmd) = rest.trim_start().strip_prefix("cmd=") {
+                command = Some(cmd.trim().to_string());
+                break;
+            }
+            match rest.split_once(':') {
+                Some((a, r)) => {
+                    bare.push(a.trim());
+                    rest = r;
+                }
+                None => {
+                    bare.push(rest.trim());
+                    break;
+                }
+            }
+        }
+    }
+    if command.is_some() && name != "exec" {
+        return Err("cmd= applies to exec only".into());
+    }
+    let kind = match KINDS.iter().find(|k| k.name == name) {
+        Some(k) => *k,
+        None if name.is_empty() => return Err(format!("no load name; the loads are {NAMES}")),
+        None => return Err(format!("unknown load '{name}'; the loads are {NAMES}")),
+    };
+    let mut args = Args {
+        kind,
+        count: None,
+        size: None,
+        rate: None,
+        period: None,
+        keys: Vec::new(),
+        command,
+    };
+    for a in bare {
+        args.add(a)?;
+    }
+    (kind.parse)(args)
+}
+
 /// A bare argument, classified by its form.
 enum Arg<'a> {
     Count(u64),
@@ -204,7 +296,7 @@ enum Arg<'a> {
     Key(&'a str, &'a str),
 }
 
-fn classify(arg: &str) -> std::result::Result<Arg<'_>, String> {
+fn classify(arg: &str) -> Parsed<Arg<'_>> {
     if let Some((k, v)) = arg.split_once('=') {
         return Ok(Arg::Key(k.trim(), v.trim()));
     }
@@ -230,7 +322,7 @@ fn classify(arg: &str) -> std::result::Result<Arg<'_>, String> {
 }
 
 /// A size: a number and a unit (B, K, KB, KiB, M, MB, MiB, G, GB, GiB); a bare number is bytes.
-pub fn parse_size(text: &str) -> std::result::Result<u64, String> {
+pub fn parse_size(text: &str) -> Parsed<u64> {
     let t = text.trim();
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -258,7 +350,8 @@ pub fn parse_size(text: &str) -> std::result::Result<u64, String> {
     Ok(bytes as u64)
 }
 
-fn count(v: u64, what: &str, max: usize) -> std::result::Result<usize, String> {
+/// A count of `what`: 1 to `max`.
+pub fn count(v: u64, what: &str, max: usize) -> Parsed<usize> {
     if v == 0 {
         return Err(format!("the {what} must be at least 1"));
     }
@@ -268,350 +361,26 @@ fn count(v: u64, what: &str, max: usize) -> std::result::Result<usize, String> {
     Ok(v as usize)
 }
 
-fn key_count(k: &str, v: &str, max: usize) -> std::result::Result<usize, String> {
+/// `k=v` as a count of 1 to `max`.
+pub fn key_count(k: &str, v: &str, max: usize) -> Parsed<usize> {
     let n: u64 = v
         .parse()
         .map_err(|_| format!("{k}='{v}' is not a whole number"))?;
     count(n, k, max)
 }
 
-fn key_size(k: &str, v: &str) -> std::result::Result<u64, String> {
+/// `k=v` as a size.
+pub fn key_size(k: &str, v: &str) -> Parsed<u64> {
     parse_size(v).map_err(|e| format!("{k}: {e}"))
 }
 
 /// Assign once: the same parameter given twice is an error.
-fn set<T>(slot: &mut Option<T>, v: T, what: &str) -> std::result::Result<(), String> {
+pub fn set<T>(slot: &mut Option<T>, v: T, what: &str) -> Parsed<()> {
     if slot.is_some() {
         return Err(format!("the {what} is given twice"));
     }
     *slot = Some(v);
     Ok(())
-}
-
-fn parse_item(token: &str) -> std::result::Result<LoadKind, String> {
-    let (name, rest) = match token.split_once(':') {
-        Some((n, r)) => (n.trim(), Some(r)),
-        None => (token, None),
-    };
-    let name = name.to_ascii_lowercase();
-    let mut args: Vec<&str> = Vec::new();
-    let mut command: Option<String> = None;
-    if let Some(mut rest) = rest {
-        loop {
-            if let Some(cmd) = rest.trim_start().strip_prefix("cmd=") {
-                command = Some(cmd.trim().to_string());
-                break;
-            }
-            match rest.split_once(':') {
-                Some((a, r)) => {
-                    args.push(a.trim());
-                    rest = r;
-                }
-                None => {
-                    args.push(rest.trim());
-                    break;
-                }
-            }
-        }
-    }
-    if command.is_some() && name != "exec" {
-        return Err("cmd= applies to exec only".into());
-    }
-    let mut workers: Option<usize> = None;
-    let mut size: Option<u64> = None;
-    let mut rate: Option<Option<u64>> = None;
-    let mut duration: Option<u64> = None;
-    let mut keys: Vec<(&str, &str)> = Vec::new();
-    let (worker_word, allows_size, allows_rate, allows_duration, example) = match name.as_str() {
-        "exec" => (
-            "worker count",
-            false,
-            false,
-            false,
-            "exec:2 or exec:2:cmd=ls /bin",
-        ),
-        "hackbench" => (
-            "group count",
-            false,
-            false,
-            false,
-            "hackbench:4 or hackbench:4:fds=10",
-        ),
-        "memory" => (
-            "worker count",
-            true,
-            false,
-            false,
-            "memory:2, memory:32M or memory:2:64M",
-        ),
-        "cpu" => ("worker count", false, false, false, "cpu:2"),
-        "io" => (
-            "worker count",
-            true,
-            false,
-            false,
-            "io:1, io:1:16M or io:1:block=4K",
-        ),
-        "net" => ("", false, true, false, "net:4MB/s or net:flood"),
-        "timers" => (
-            "thread count",
-            false,
-            false,
-            true,
-            "timers:8 or timers:8:50us",
-        ),
-        "" => return Err(format!("no load name; the loads are {NAMES}")),
-        _ => return Err(format!("unknown load '{name}'; the loads are {NAMES}")),
-    };
-    for a in &args {
-        if a.is_empty() {
-            return Err(format!("an empty argument (examples: {example})"));
-        }
-        let what_is_allowed = || {
-            let mut forms = Vec::new();
-            if !worker_word.is_empty() {
-                forms.push(format!("a {worker_word}"));
-            }
-            if allows_size {
-                forms.push("a size".to_string());
-            }
-            if allows_rate {
-                forms.push("a rate such as 4MB/s".to_string());
-                forms.push("'flood'".to_string());
-            }
-            if allows_duration {
-                forms.push("a period".to_string());
-            }
-            forms.push("a key=value parameter".to_string());
-            let last = forms.pop().unwrap_or_default();
-            let forms = if forms.is_empty() {
-                last
-            } else {
-                format!("{} or {last}", forms.join(", "))
-            };
-            format!("'{a}' is not {forms} (examples: {example})")
-        };
-        match classify(a) {
-            Ok(Arg::Key(k, v)) => keys.push((k, v)),
-            Ok(Arg::Count(n)) if !worker_word.is_empty() => set(
-                &mut workers,
-                count(n, worker_word, MAX_WORKERS)?,
-                worker_word,
-            )?,
-            Ok(Arg::Size(s)) if allows_size => set(&mut size, s, "size")?,
-            Ok(Arg::Rate(r)) if allows_rate => {
-                if r == 0 {
-                    return Err("the rate must be above 0 bytes/s (or use 'flood')".into());
-                }
-                set(&mut rate, Some(r), "rate")?
-            }
-            Ok(Arg::Flood) if allows_rate => set(&mut rate, None, "rate")?,
-            Ok(Arg::Duration(d)) if allows_duration => set(&mut duration, d, "period")?,
-            _ => return Err(what_is_allowed()),
-        }
-    }
-    let unknown_key =
-        |k: &str, known: &str| format!("unknown parameter '{k}' (for {name}: {known})");
-    Ok(match name.as_str() {
-        "exec" => {
-            for (k, v) in keys {
-                match k {
-                    "workers" => set(&mut workers, key_count(k, v, MAX_WORKERS)?, worker_word)?,
-                    _ => return Err(unknown_key(k, "workers, cmd")),
-                }
-            }
-            let command: Vec<String> = command
-                .as_deref()
-                .unwrap_or(DEFAULT_EXEC_COMMAND)
-                .split_whitespace()
-                .map(str::to_string)
-                .collect();
-            if command.is_empty() {
-                return Err("cmd= is empty; give a command such as cmd=ls /bin".into());
-            }
-            if super::exec::resolve(&command[0]).is_none() {
-                return Err(format!(
-                    "'{}' is not an executable file or a command in PATH; give cmd=/full/path ARGS",
-                    command[0]
-                ));
-            }
-            LoadKind::Exec(ExecParams {
-                workers: workers.unwrap_or(1),
-                command,
-            })
-        }
-        "hackbench" => {
-            let (mut fds, mut message, mut ipc, mut mode) = (None, None, None, None);
-            for (k, v) in keys {
-                match k {
-                    "groups" => set(&mut workers, key_count(k, v, 1000)?, worker_word)?,
-                    "fds" => set(&mut fds, key_count(k, v, 1000)?, k)?,
-                    "size" => {
-                        let s = key_size(k, v)?;
-                        if s == 0 || s > crate::sys::process::MAX_MESSAGE as u64 {
-                            return Err(format!("size={v}: messages are 1 byte to 64K"));
-                        }
-                        set(&mut message, s as usize, k)?
-                    }
-                    "ipc" => match v {
-                        "socket" => set(&mut ipc, Ipc::Socket, k)?,
-                        "pipe" => set(&mut ipc, Ipc::Pipe, k)?,
-                        _ => return Err(format!("ipc='{v}': use ipc=socket or ipc=pipe")),
-                    },
-                    "mode" => match v {
-                        "process" => set(&mut mode, TaskMode::Process, k)?,
-                        "thread" => set(&mut mode, TaskMode::Thread, k)?,
-                        _ => return Err(format!("mode='{v}': use mode=process or mode=thread")),
-                    },
-                    _ => return Err(unknown_key(k, "groups, fds, size, ipc, mode")),
-                }
-            }
-            let groups = workers.unwrap_or(10);
-            let fds = fds.unwrap_or(20);
-            if groups * fds * 2 > 20_000 {
-                return Err(format!(
-                    "{groups} groups of {fds} senders and {fds} receivers is more than 20000 tasks"
-                ));
-            }
-            LoadKind::Hackbench(HackbenchParams {
-                groups,
-                fds,
-                message: message.unwrap_or(100),
-                ipc: ipc.unwrap_or(Ipc::Socket),
-                mode: mode.unwrap_or(TaskMode::Process),
-            })
-        }
-        "memory" => {
-            let mut stride = None;
-            for (k, v) in keys {
-                match k {
-                    "workers" => set(&mut workers, key_count(k, v, MAX_WORKERS)?, worker_word)?,
-                    "size" => set(&mut size, key_size(k, v)?, "size")?,
-                    "stride" => set(&mut stride, key_size(k, v)?, k)?,
-                    _ => return Err(unknown_key(k, "workers, size, stride")),
-                }
-            }
-            let size = size.unwrap_or(DEFAULT_MEMORY_SIZE);
-            if size < 64 << 10 {
-                return Err(format!(
-                    "the working set must be at least 64K (got {size} bytes)"
-                ));
-            }
-            if size > 1 << 40 {
-                return Err("the working set is larger than 1 TiB".into());
-            }
-            let stride = stride.unwrap_or(DEFAULT_STRIDE);
-            if stride < 64 || stride >= size {
-                return Err(format!(
-                    "stride={stride}: the stride must be at least 64 bytes and below the size"
-                ));
-            }
-            LoadKind::Memory(MemoryParams {
-                workers: workers.unwrap_or(1),
-                size,
-                stride,
-            })
-        }
-        "cpu" => {
-            for (k, v) in keys {
-                match k {
-                    "workers" => set(&mut workers, key_count(k, v, MAX_WORKERS)?, worker_word)?,
-                    _ => return Err(unknown_key(k, "workers")),
-                }
-            }
-            LoadKind::Cpu(CpuParams { workers })
-        }
-        "io" => {
-            let (mut block, mut dir) = (None, None);
-            for (k, v) in keys {
-                match k {
-                    "workers" => set(&mut workers, key_count(k, v, MAX_WORKERS)?, worker_word)?,
-                    "size" => set(&mut size, key_size(k, v)?, "size")?,
-                    "block" => set(&mut block, key_size(k, v)?, k)?,
-                    "dir" => {
-                        if v.is_empty() {
-                            return Err("dir= is empty".into());
-                        }
-                        set(&mut dir, PathBuf::from(v), k)?
-                    }
-                    _ => return Err(unknown_key(k, "workers, size, block, dir")),
-                }
-            }
-            let block = block.unwrap_or(DEFAULT_IO_BLOCK);
-            if !(512..=64 << 20).contains(&block) {
-                return Err(format!("block={block}: a block is 512 bytes to 64M"));
-            }
-            let size = size.unwrap_or(DEFAULT_IO_SIZE.max(block));
-            if size < block {
-                return Err(format!(
-                    "the file bound ({size} bytes) is smaller than a block ({block} bytes)"
-                ));
-            }
-            LoadKind::Io(IoParams {
-                workers: workers.unwrap_or(1),
-                size,
-                block,
-                dir,
-            })
-        }
-        "net" => {
-            let mut payload = None;
-            for (k, v) in keys {
-                match k {
-                    "rate" => {
-                        if v.eq_ignore_ascii_case("flood") {
-                            set(&mut rate, None, "rate")?
-                        } else {
-                            let r = v
-                                .strip_suffix("/s")
-                                .ok_or_else(|| format!("rate='{v}' is not a rate such as 4MB/s"))
-                                .and_then(|r| parse_size(r).map_err(|e| format!("rate: {e}")))?;
-                            if r == 0 {
-                                return Err("the rate must be above 0 bytes/s".into());
-                            }
-                            set(&mut rate, Some(r), "rate")?
-                        }
-                    }
-                    "payload" => {
-                        let p = key_size(k, v)?;
-                        if !(1..=65507).contains(&p) {
-                            return Err(format!("payload={v}: a UDP payload is 1 to 65507 bytes"));
-                        }
-                        set(&mut payload, p as usize, k)?
-                    }
-                    _ => return Err(unknown_key(k, "rate, payload")),
-                }
-            }
-            LoadKind::Net(NetParams {
-                rate: rate.unwrap_or(Some(DEFAULT_NET_RATE)),
-                payload: payload.unwrap_or(DEFAULT_PAYLOAD),
-            })
-        }
-        "timers" => {
-            for (k, v) in keys {
-                match k {
-                    "threads" | "workers" => {
-                        set(&mut workers, key_count(k, v, MAX_WORKERS)?, worker_word)?
-                    }
-                    "period" => set(
-                        &mut duration,
-                        crate::units::parse_duration_ns(v).map_err(|e| format!("period: {e}"))?,
-                        "period",
-                    )?,
-                    _ => return Err(unknown_key(k, "threads, period")),
-                }
-            }
-            let period_ns = duration.unwrap_or(DEFAULT_TIMER_PERIOD_NS);
-            if !(1_000..=1_000_000_000).contains(&period_ns) {
-                return Err("the timer period must be 1us to 1s".into());
-            }
-            LoadKind::Timers(TimersParams {
-                threads: workers.unwrap_or(DEFAULT_TIMER_THREADS),
-                period_ns,
-            })
-        }
-        _ => unreachable!("names are checked above"),
-    })
 }
 
 #[cfg(test)]

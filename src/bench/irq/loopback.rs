@@ -4,92 +4,42 @@
 //! timestamp − t0; user = time the thread holds the event − t0; wake = user −
 //! irq. Between t0 and the read nothing runs but the write and the wait.
 
-use super::{advance, drain, wait_for, EdgeAccount, EdgeBackend, Plan, Recorders, Timebase};
-use crate::engine::StopFlag;
-use std::io;
+use super::account::EdgeAccount;
+use super::drive::{Driven, Recorders};
 
-/// The measuring loop. `recs` holds irq, user, wake (or only user when the
-/// backend has no kernel timestamps).
-pub(crate) fn measure<B: EdgeBackend + ?Sized, T: Timebase>(
-    b: &mut B,
-    t: &mut T,
-    plan: &Plan,
-    recs: &mut Recorders,
-    acct: &mut EdgeAccount,
-    stop: &StopFlag,
-) -> io::Result<()> {
-    let idle = plan.measured.idle_high();
-    // Rest the wire at idle and forget what happened before the start.
-    b.drive(idle)?;
-    if acct.last_level() != Some(idle) {
-        let _ = wait_for(b, t, acct, idle, t.now().saturating_add(plan.timeout), stop)?;
-    }
-    drain(b, t, acct)?;
-    let mut level = idle;
-    let mut next = plan.start;
-    let mut n: u64 = 0;
-    let mut overruns: u64 = 0;
-    while n < plan.count && next < plan.end && !stop.is_set() {
-        t.sleep_until(next);
-        let stale = drain(b, t, acct)?;
-        acct.r.unexpected_edges += stale;
-        let want = match plan.measured {
-            super::Measured::Both => !level,
-            super::Measured::Rising => true,
-            super::Measured::Falling => false,
-        };
-        let t0 = t.now();
-        b.drive(want)?;
-        level = want;
-        let got = wait_for(b, t, acct, want, t0.saturating_add(plan.timeout), stop)?;
-        n += 1;
-        acct.r.edges_driven += 1;
-        let at = t0.saturating_sub(plan.start);
-        match got {
-            Some(e) => {
-                let user = e.user_ns.saturating_sub(t0);
-                let [first, rest @ ..] = recs.0.as_mut_slice() else {
-                    return Ok(());
-                };
-                match (e.kernel_ns, rest) {
-                    (Some(k), [user_rec, wake_rec, ..]) => {
-                        if k >= t0 && k <= e.user_ns {
-                            let irq = k - t0;
-                            first.record(irq, at, overruns);
-                            user_rec.record(user, at, overruns);
-                            wake_rec.record(user - irq, at, overruns);
-                        } else {
-                            acct.r.timestamp_errors += 1;
-                            user_rec.record(user, at, overruns);
-                        }
-                    }
-                    _ => first.record(user, at, overruns),
-                }
-                overruns = 0;
-            }
-            None => acct.r.missed += 1,
-        }
-        if plan.measured != super::Measured::Both {
-            b.drive(idle)?;
-            level = idle;
-            let back = t.now().saturating_add(plan.timeout);
-            if wait_for(b, t, acct, idle, back, stop)?.is_none() {
-                acct.r.missed_idle += 1;
+/// The record step of the drive loop: irq, user and wake of the edge (`recs`
+/// holds irq, user, wake, or only user when the backend has no kernel
+/// timestamps).
+#[inline(always)]
+pub(crate) fn record(recs: &mut Recorders, d: Driven<'_>, acct: &mut EdgeAccount) -> bool {
+    let (e, t0, at, overruns) = (d.edge, d.t0, d.at, d.overruns);
+    let user = e.user_ns.saturating_sub(t0);
+    let [first, rest @ ..] = recs.0.as_mut_slice() else {
+        return true;
+    };
+    match (e.kernel_ns, rest) {
+        (Some(k), [user_rec, wake_rec, ..]) => {
+            if k >= t0 && k <= e.user_ns {
+                let irq = k - t0;
+                first.record(irq, at, overruns);
+                user_rec.record(user, at, overruns);
+                wake_rec.record(user - irq, at, overruns);
+            } else {
+                acct.r.timestamp_errors += 1;
+                user_rec.record(user, at, overruns);
             }
         }
-        let skipped = advance(&mut next, plan.period, t.now());
-        overruns += skipped;
-        acct.r.overruns += skipped;
+        _ => first.record(user, at, overruns),
     }
-    Ok(())
+    true
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{totals, VClock, Wire};
-    use super::super::{Measured, Plan, Recorders};
+    use super::super::config::Measured;
+    use super::super::drive::{drive, Plan};
+    use super::super::testing::{run_role, Totals, VClock, Wire};
     use super::*;
-    use crate::stats::recorder;
 
     fn plan(count: u64, measured: Measured) -> Plan {
         Plan {
@@ -102,35 +52,8 @@ mod tests {
         }
     }
 
-    fn run(
-        wire: &mut Wire,
-        p: &Plan,
-    ) -> (
-        EdgeAccount,
-        Vec<(crate::stats::recorder::Totals, crate::stats::Histogram)>,
-    ) {
-        let mut recs = Vec::new();
-        let mut cols = Vec::new();
-        for _ in 0..3 {
-            let (r, c) = recorder::pair(1_000_000_000);
-            recs.push(r);
-            cols.push(c);
-        }
-        let mut recs = Recorders(recs);
-        let mut acct = EdgeAccount::default();
-        acct.set_level(false);
-        let mut clock = wire.clock.clone();
-        measure(
-            wire,
-            &mut clock,
-            p,
-            &mut recs,
-            &mut acct,
-            &StopFlag::default(),
-        )
-        .unwrap();
-        recs.finish();
-        (acct, cols.into_iter().map(totals).collect())
+    fn run(wire: &mut Wire, p: &Plan) -> (EdgeAccount, Vec<Totals>) {
+        run_role(|w, c, s| drive(w, c, s, record), wire, p, 3)
     }
 
     #[test]

@@ -5,8 +5,8 @@
 //! the thread holds the event − kernel timestamp; user_to_reply = reply
 //! written − event held (rtlat's own share of the response).
 
-use super::{EdgeAccount, EdgeBackend, Plan, Recorders, Timebase, WAIT_SLICE_NS};
-use crate::engine::StopFlag;
+use super::backend::EdgeBackend;
+use super::drive::{Session, Timebase, WAIT_SLICE_NS};
 use std::io;
 
 /// The answering loop. `recs` holds kernel_to_user and user_to_reply (or
@@ -14,11 +14,9 @@ use std::io;
 pub(crate) fn measure<B: EdgeBackend + ?Sized, T: Timebase>(
     b: &mut B,
     t: &mut T,
-    plan: &Plan,
-    recs: &mut Recorders,
-    acct: &mut EdgeAccount,
-    stop: &StopFlag,
+    s: Session<'_>,
 ) -> io::Result<()> {
+    let (plan, recs, acct, stop) = (s.plan, s.recs, s.acct, s.stop);
     // The reply starts where the trigger is.
     if let Some(level) = acct.last_level() {
         b.drive(level)?;
@@ -63,29 +61,15 @@ pub(crate) fn measure<B: EdgeBackend + ?Sized, T: Timebase>(
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{totals, VClock, Wire};
-    use super::super::{Measured, Plan, Recorders};
+    use super::super::account::EdgeAccount;
+    use super::super::config::Measured;
+    use super::super::drive::Plan;
+    use super::super::testing::{run_role, VClock, Wire};
     use super::*;
-    use crate::stats::recorder;
 
     fn run(wire: &mut Wire, p: &Plan) -> (EdgeAccount, Vec<crate::stats::recorder::Totals>) {
-        let (r1, c1) = recorder::pair(1_000_000_000);
-        let (r2, c2) = recorder::pair(1_000_000_000);
-        let mut recs = Recorders(vec![r1, r2]);
-        let mut acct = EdgeAccount::default();
-        acct.set_level(false);
-        let mut clock = wire.clock.clone();
-        measure(
-            wire,
-            &mut clock,
-            p,
-            &mut recs,
-            &mut acct,
-            &StopFlag::default(),
-        )
-        .unwrap();
-        recs.finish();
-        (acct, vec![totals(c1).0, totals(c2).0])
+        let (acct, t) = run_role(measure, wire, p, 2);
+        (acct, t.into_iter().map(|(tot, _)| tot).collect())
     }
 
     fn plan(count: u64, measured: Measured) -> Plan {

@@ -5,12 +5,74 @@
 //! CPU overlaps their misses) and each one is a read-modify-write, so lines are
 //! dirtied and written back. The rate counts cache lines touched, in bytes/s.
 
-use super::spec::{LoadKind, MemoryParams};
-use super::worker::{Body, Failure, Pool, WorkerCtx};
-use super::{Load, LoadContext, Progress, RateUnit};
 use crate::error::{Error, Result};
+use crate::load::spec::{key_size, object, set, Args, Kind, LoadKind, Parsed, MAX_WORKERS};
+use crate::load::worker::{Body, Failure, Pool, WorkerCtx};
+use crate::load::{Load, LoadContext, Progress, RateUnit};
 use crate::sys::process::PrivateBuffer;
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
+
+/// `memory[:N][:SIZE][:stride=BYTES]`: N workers, each over its own SIZE working set.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemoryParams {
+    pub workers: usize,
+    pub size: u64,
+    pub stride: u64,
+}
+
+pub const DEFAULT_MEMORY_SIZE: u64 = 32 << 20;
+pub const DEFAULT_STRIDE: u64 = 4096 + 64;
+
+impl MemoryParams {
+    /// Every parameter, for the result.
+    pub fn to_map(&self) -> Map<String, Value> {
+        object(
+            json!({"workers": self.workers, "size_bytes": self.size, "stride_bytes": self.stride}),
+        )
+    }
+}
+
+pub const KIND: Kind = Kind {
+    name: "memory",
+    count: "worker count",
+    size: true,
+    rate: false,
+    period: false,
+    example: "memory:2, memory:32M or memory:2:64M",
+    parse,
+};
+
+fn parse(mut a: Args<'_>) -> Parsed<LoadKind> {
+    let mut stride = None;
+    for (k, v) in std::mem::take(&mut a.keys) {
+        match k {
+            "workers" => a.set_count(k, v, MAX_WORKERS)?,
+            "size" => set(&mut a.size, key_size(k, v)?, "size")?,
+            "stride" => set(&mut stride, key_size(k, v)?, k)?,
+            _ => return Err(a.unknown_key(k, "workers, size, stride")),
+        }
+    }
+    let size = a.size.unwrap_or(DEFAULT_MEMORY_SIZE);
+    if size < 64 << 10 {
+        return Err(format!(
+            "the working set must be at least 64K (got {size} bytes)"
+        ));
+    }
+    if size > 1 << 40 {
+        return Err("the working set is larger than 1 TiB".into());
+    }
+    let stride = stride.unwrap_or(DEFAULT_STRIDE);
+    if stride < 64 || stride >= size {
+        return Err(format!(
+            "stride={stride}: the stride must be at least 64 bytes and below the size"
+        ));
+    }
+    Ok(LoadKind::Memory(MemoryParams {
+        workers: a.count.unwrap_or(1),
+        size,
+        stride,
+    }))
+}
 
 pub const LINE: u64 = 64;
 const BATCH: u64 = 4096;
@@ -83,7 +145,7 @@ impl Load for MemoryLoad {
         "memory"
     }
     fn params(&self) -> Map<String, Value> {
-        let mut p = LoadKind::Memory(self.params.clone()).params();
+        let mut p = self.params.to_map();
         p.insert("line_bytes".into(), LINE.into());
         p
     }
@@ -133,7 +195,7 @@ impl Load for MemoryLoad {
 }
 
 impl MemoryLoad {
-    fn finish(&self, mut t: super::worker::Totals) -> Progress {
+    fn finish(&self, mut t: crate::load::worker::Totals) -> Progress {
         t.failed.extend(self.alloc_failed.iter().cloned());
         let bytes = t.ops * LINE;
         Progress::of(t).with_bytes(bytes)
@@ -150,7 +212,7 @@ mod tests {
     fn the_walk_touches_every_line_once_per_pass() {
         for (size, stride) in [(1u64 << 16, 4160u64), (3 << 14, 128), (1 << 16, 64)] {
             let stop = Arc::new(AtomicBool::new(false));
-            let tally = Arc::new(super::super::worker::Tally::default());
+            let tally = Arc::new(crate::load::worker::Tally::default());
             let ctx = WorkerCtx {
                 index: 0,
                 stop: Arc::clone(&stop),

@@ -3,18 +3,74 @@
 //! /dev/null) and waits for it, in a loop. Children die with their worker
 //! (PR_SET_PDEATHSIG) and carry `RTLAT_LOAD=exec` in their environment.
 
-use super::spec::{ExecParams, LoadKind};
-use super::worker::{Body, Pool, WorkerCtx};
-use super::{Load, LoadContext, Progress, RateUnit};
 use crate::error::{Error, Result};
+use crate::load::spec::{object, Args, Kind, LoadKind, Parsed, MAX_WORKERS};
+use crate::load::worker::{Body, Pool, WorkerCtx};
+use crate::load::{Load, LoadContext, Progress, RateUnit};
 use crate::sys::process::{self, ExecImage, Exit, Pid};
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 use std::ffi::OsString;
 use std::fs::File;
 use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
+
+/// `exec[:N][:cmd=COMMAND]`: N workers each running COMMAND in a loop.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExecParams {
+    pub workers: usize,
+    /// Program and arguments (split on white space) [default: `ls /bin`].
+    pub command: Vec<String>,
+}
+
+pub const DEFAULT_EXEC_COMMAND: &str = "ls /bin";
+
+impl ExecParams {
+    /// Every parameter, for the result.
+    pub fn to_map(&self) -> Map<String, Value> {
+        object(json!({"workers": self.workers, "command": self.command.join(" ")}))
+    }
+}
+
+pub const KIND: Kind = Kind {
+    name: "exec",
+    count: "worker count",
+    size: false,
+    rate: false,
+    period: false,
+    example: "exec:2 or exec:2:cmd=ls /bin",
+    parse,
+};
+
+fn parse(mut a: Args<'_>) -> Parsed<LoadKind> {
+    for (k, v) in std::mem::take(&mut a.keys) {
+        match k {
+            "workers" => a.set_count(k, v, MAX_WORKERS)?,
+            _ => return Err(a.unknown_key(k, "workers, cmd")),
+        }
+    }
+    let command: Vec<String> = a
+        .command
+        .as_deref()
+        .unwrap_or(DEFAULT_EXEC_COMMAND)
+        .split_whitespace()
+        .map(str::to_string)
+        .collect();
+    if command.is_empty() {
+        return Err("cmd= is empty; give a command such as cmd=ls /bin".into());
+    }
+    if resolve(&command[0]).is_none() {
+        return Err(format!(
+            "'{}' is not an executable file or a command in PATH; give cmd=/full/path ARGS",
+            command[0]
+        ));
+    }
+    Ok(LoadKind::Exec(ExecParams {
+        workers: a.count.unwrap_or(1),
+        command,
+    }))
+}
 
 /// Environment variable set in every child of the loads (`RTLAT_LOAD=<load name>`).
 pub const MARKER: &str = "RTLAT_LOAD";
@@ -125,7 +181,7 @@ impl Load for ExecLoad {
         "exec"
     }
     fn params(&self) -> Map<String, Value> {
-        let mut p = LoadKind::Exec(self.params.clone()).params();
+        let mut p = self.params.to_map();
         p.insert("program".into(), self.program.display().to_string().into());
         p
     }
@@ -194,7 +250,7 @@ impl Load for ExecLoad {
 }
 
 impl ExecLoad {
-    fn finish(&self, t: super::worker::Totals) -> Progress {
+    fn finish(&self, t: crate::load::worker::Totals) -> Progress {
         let mut p = Progress::of(t);
         p.extra.insert(
             "failed_runs".into(),

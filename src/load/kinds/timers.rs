@@ -2,12 +2,61 @@
 //! timer, phases spread over the period and timer slack 1 ns (SCHED_OTHER
 //! threads otherwise get 50 µs of slack, which lets the kernel merge expiries).
 
-use super::spec::{LoadKind, TimersParams};
-use super::worker::{Body, Pool, WorkerCtx};
-use super::{Load, LoadContext, Progress, RateUnit};
 use crate::error::Result;
+use crate::load::spec::{object, set, Args, Kind, LoadKind, Parsed, MAX_WORKERS};
+use crate::load::worker::{Body, Pool, WorkerCtx};
+use crate::load::{Load, LoadContext, Progress, RateUnit};
 use crate::sys::{self, clock};
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
+
+/// `timers[:N][:PERIOD]`: N threads, each woken every PERIOD.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TimersParams {
+    pub threads: usize,
+    pub period_ns: u64,
+}
+
+pub const DEFAULT_TIMER_THREADS: usize = 8;
+pub const DEFAULT_TIMER_PERIOD_NS: u64 = 100_000;
+
+impl TimersParams {
+    /// Every parameter, for the result.
+    pub fn to_map(&self) -> Map<String, Value> {
+        object(json!({"threads": self.threads, "period_ns": self.period_ns}))
+    }
+}
+
+pub const KIND: Kind = Kind {
+    name: "timers",
+    count: "thread count",
+    size: false,
+    rate: false,
+    period: true,
+    example: "timers:8 or timers:8:50us",
+    parse,
+};
+
+fn parse(mut a: Args<'_>) -> Parsed<LoadKind> {
+    for (k, v) in std::mem::take(&mut a.keys) {
+        match k {
+            "threads" | "workers" => a.set_count(k, v, MAX_WORKERS)?,
+            "period" => set(
+                &mut a.period,
+                crate::units::parse_duration_ns(v).map_err(|e| format!("period: {e}"))?,
+                "period",
+            )?,
+            _ => return Err(a.unknown_key(k, "threads, period")),
+        }
+    }
+    let period_ns = a.period.unwrap_or(DEFAULT_TIMER_PERIOD_NS);
+    if !(1_000..=1_000_000_000).contains(&period_ns) {
+        return Err("the timer period must be 1us to 1s".into());
+    }
+    Ok(LoadKind::Timers(TimersParams {
+        threads: a.count.unwrap_or(DEFAULT_TIMER_THREADS),
+        period_ns,
+    }))
+}
 
 pub struct TimersLoad {
     params: TimersParams,
@@ -44,7 +93,7 @@ impl Load for TimersLoad {
         "timers"
     }
     fn params(&self) -> Map<String, Value> {
-        let mut p = LoadKind::Timers(self.params.clone()).params();
+        let mut p = self.params.to_map();
         p.insert("timer_slack_ns".into(), 1.into());
         p
     }

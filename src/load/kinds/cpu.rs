@@ -1,10 +1,43 @@
 //! `cpu`: computation on N workers (integer and floating point, no memory traffic).
 
-use super::spec::{CpuParams, LoadKind};
-use super::worker::{Body, Pool, WorkerCtx};
-use super::{Load, LoadContext, Progress, RateUnit};
 use crate::error::Result;
-use serde_json::{Map, Value};
+use crate::load::spec::{object, Args, Kind, LoadKind, Parsed, MAX_WORKERS};
+use crate::load::worker::{Body, Pool, WorkerCtx};
+use crate::load::{Load, LoadContext, Progress, RateUnit};
+use serde_json::{json, Map, Value};
+
+/// `cpu[:N]` [default: one worker per load CPU].
+#[derive(Debug, Clone, PartialEq)]
+pub struct CpuParams {
+    pub workers: Option<usize>,
+}
+
+impl CpuParams {
+    /// Every parameter, for the result.
+    pub fn to_map(&self) -> Map<String, Value> {
+        object(json!({"workers": self.workers}))
+    }
+}
+
+pub const KIND: Kind = Kind {
+    name: "cpu",
+    count: "worker count",
+    size: false,
+    rate: false,
+    period: false,
+    example: "cpu:2",
+    parse,
+};
+
+fn parse(mut a: Args<'_>) -> Parsed<LoadKind> {
+    for (k, v) in std::mem::take(&mut a.keys) {
+        match k {
+            "workers" => a.set_count(k, v, MAX_WORKERS)?,
+            _ => return Err(a.unknown_key(k, "workers")),
+        }
+    }
+    Ok(LoadKind::Cpu(CpuParams { workers: a.count }))
+}
 
 /// Iterations of the kernel in one counted operation.
 pub const ROUND: u32 = 4096;
@@ -59,7 +92,7 @@ impl Load for CpuLoad {
         "cpu"
     }
     fn params(&self) -> Map<String, Value> {
-        let mut p = LoadKind::Cpu(self.params.clone()).params();
+        let mut p = self.params.to_map();
         p.insert("workers".into(), self.workers.into());
         p.insert("iterations_per_op".into(), ROUND.into());
         p

@@ -8,19 +8,84 @@
 //! late wake-up is caught up by the next burst and the average rate stays exact
 //! (after a stall of more than 100 ms the schedule restarts instead of bursting).
 
-use super::spec::{LoadKind, NetParams, DEFAULT_PAYLOAD};
-use super::worker::{Failure, Totals};
-use super::{Load, LoadContext, Progress, RateUnit};
 use crate::error::{Error, Result};
+use crate::load::spec::{key_size, object, parse_size, set, Args, Kind, LoadKind, Parsed};
+use crate::load::worker::{Failure, Totals};
+use crate::load::{Load, LoadContext, Progress, RateUnit};
 use crate::stats::seqlock::SeqCell;
 use crate::sys::{self, clock};
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
 use std::os::unix::thread::JoinHandleExt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
+
+/// `net[:RATE|flood][:payload=BYTES]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NetParams {
+    /// Bytes per second; `None` is flood (as fast as possible).
+    pub rate: Option<u64>,
+    pub payload: usize,
+}
+
+pub const DEFAULT_NET_RATE: u64 = 4_000_000;
+pub const DEFAULT_PAYLOAD: usize = 1024;
+
+impl NetParams {
+    /// Every parameter, for the result.
+    pub fn to_map(&self) -> Map<String, Value> {
+        object(json!({
+            "mode": if self.rate.is_some() { "rate" } else { "flood" },
+            "bytes_per_s": self.rate, "payload_bytes": self.payload,
+        }))
+    }
+}
+
+pub const KIND: Kind = Kind {
+    name: "net",
+    count: "",
+    size: false,
+    rate: true,
+    period: false,
+    example: "net:4MB/s or net:flood",
+    parse,
+};
+
+fn parse(mut a: Args<'_>) -> Parsed<LoadKind> {
+    let mut payload = None;
+    for (k, v) in std::mem::take(&mut a.keys) {
+        match k {
+            "rate" => {
+                if v.eq_ignore_ascii_case("flood") {
+                    set(&mut a.rate, None, "rate")?
+                } else {
+                    let r = v
+                        .strip_suffix("/s")
+                        .ok_or_else(|| format!("rate='{v}' is not a rate such as 4MB/s"))
+                        .and_then(|r| parse_size(r).map_err(|e| format!("rate: {e}")))?;
+                    if r == 0 {
+                        return Err("the rate must be above 0 bytes/s".into());
+                    }
+                    set(&mut a.rate, Some(r), "rate")?
+                }
+            }
+            "payload" => {
+                let p = key_size(k, v)?;
+                if !(1..=65507).contains(&p) {
+                    return Err(format!("payload={v}: a UDP payload is 1 to 65507 bytes"));
+                }
+                set(&mut payload, p as usize, k)?
+            }
+            _ => return Err(a.unknown_key(k, "rate, payload")),
+        }
+    }
+    Ok(LoadKind::Net(NetParams {
+        rate: a.rate.unwrap_or(Some(DEFAULT_NET_RATE)),
+        payload: payload.unwrap_or(DEFAULT_PAYLOAD),
+    }))
+}
 
 /// What and how fast to send.
 #[derive(Debug, Clone)]
@@ -415,7 +480,7 @@ impl Load for NetLoad {
         "net"
     }
     fn params(&self) -> Map<String, Value> {
-        let mut p = LoadKind::Net(self.params.clone()).params();
+        let mut p = self.params.to_map();
         p.insert("target".into(), self.target.map(|t| t.to_string()).into());
         p.insert(
             "sink".into(),

@@ -5,16 +5,103 @@
 //! (`mode=thread` for threads). Unlike rt-tests, which stops after `loops`
 //! messages, the load runs until stopped; the rate counts messages received.
 
-use super::spec::{HackbenchParams, Ipc, LoadKind, TaskMode};
-use super::worker::{Body, Failure, Pool, Totals, WorkerCtx};
-use super::{Load, LoadContext, Progress, RateUnit};
 use crate::error::{Error, Result};
+use crate::load::spec::{key_count, key_size, object, set, Args, Kind, LoadKind, Parsed};
+use crate::load::worker::{Body, Failure, Pool, Totals, WorkerCtx};
+use crate::load::{Load, LoadContext, Progress, RateUnit};
 use crate::sys::process::{self, Exit, Pid, SharedCounters, Task};
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 use std::fs::File;
 use std::io::{Read, Write};
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::sync::Arc;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ipc {
+    Socket,
+    Pipe,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskMode {
+    Process,
+    Thread,
+}
+
+/// `hackbench[:GROUPS][:fds=N][:size=BYTES][:ipc=socket|pipe][:mode=process|thread]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HackbenchParams {
+    pub groups: usize,
+    /// Senders and receivers per group (rt-tests `-f`).
+    pub fds: usize,
+    /// Message size in bytes (rt-tests `-s`).
+    pub message: usize,
+    pub ipc: Ipc,
+    pub mode: TaskMode,
+}
+
+impl HackbenchParams {
+    /// Every parameter, for the result.
+    pub fn to_map(&self) -> Map<String, Value> {
+        object(json!({
+            "groups": self.groups, "fds": self.fds, "message_bytes": self.message,
+            "ipc": match self.ipc { Ipc::Socket => "socket", Ipc::Pipe => "pipe" },
+            "mode": match self.mode { TaskMode::Process => "process", TaskMode::Thread => "thread" },
+        }))
+    }
+}
+
+pub const KIND: Kind = Kind {
+    name: "hackbench",
+    count: "group count",
+    size: false,
+    rate: false,
+    period: false,
+    example: "hackbench:4 or hackbench:4:fds=10",
+    parse,
+};
+
+fn parse(mut a: Args<'_>) -> Parsed<LoadKind> {
+    let (mut fds, mut message, mut ipc, mut mode) = (None, None, None, None);
+    for (k, v) in std::mem::take(&mut a.keys) {
+        match k {
+            "groups" => a.set_count(k, v, 1000)?,
+            "fds" => set(&mut fds, key_count(k, v, 1000)?, k)?,
+            "size" => {
+                let s = key_size(k, v)?;
+                if s == 0 || s > process::MAX_MESSAGE as u64 {
+                    return Err(format!("size={v}: messages are 1 byte to 64K"));
+                }
+                set(&mut message, s as usize, k)?
+            }
+            "ipc" => match v {
+                "socket" => set(&mut ipc, Ipc::Socket, k)?,
+                "pipe" => set(&mut ipc, Ipc::Pipe, k)?,
+                _ => return Err(format!("ipc='{v}': use ipc=socket or ipc=pipe")),
+            },
+            "mode" => match v {
+                "process" => set(&mut mode, TaskMode::Process, k)?,
+                "thread" => set(&mut mode, TaskMode::Thread, k)?,
+                _ => return Err(format!("mode='{v}': use mode=process or mode=thread")),
+            },
+            _ => return Err(a.unknown_key(k, "groups, fds, size, ipc, mode")),
+        }
+    }
+    let groups = a.count.unwrap_or(10);
+    let fds = fds.unwrap_or(20);
+    if groups * fds * 2 > 20_000 {
+        return Err(format!(
+            "{groups} groups of {fds} senders and {fds} receivers is more than 20000 tasks"
+        ));
+    }
+    Ok(LoadKind::Hackbench(HackbenchParams {
+        groups,
+        fds,
+        message: message.unwrap_or(100),
+        ipc: ipc.unwrap_or(Ipc::Socket),
+        mode: mode.unwrap_or(TaskMode::Process),
+    }))
+}
 
 pub struct HackbenchLoad {
     params: HackbenchParams,
@@ -268,7 +355,7 @@ impl Load for HackbenchLoad {
         "hackbench"
     }
     fn params(&self) -> Map<String, Value> {
-        LoadKind::Hackbench(self.params.clone()).params()
+        self.params.to_map()
     }
     fn workers(&self) -> usize {
         self.params.groups * self.params.fds * 2

@@ -4,14 +4,80 @@
 //! where the file system lacks it, created and unlinked at once), so nothing is
 //! left behind after a normal end, a signal, a panic or SIGKILL.
 
-use super::spec::{IoParams, LoadKind};
-use super::worker::{Body, Pool, WorkerCtx};
-use super::{Load, LoadContext, Progress, RateUnit};
 use crate::error::{Error, Result};
-use serde_json::{Map, Value};
+use crate::load::spec::{key_size, object, set, Args, Kind, LoadKind, Parsed, MAX_WORKERS};
+use crate::load::worker::{Body, Pool, WorkerCtx};
+use crate::load::{Load, LoadContext, Progress, RateUnit};
+use serde_json::{json, Map, Value};
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+
+/// `io[:N][:SIZE][:block=SIZE][:dir=PATH]`: N workers writing and fsyncing a file bounded to SIZE.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IoParams {
+    pub workers: usize,
+    pub size: u64,
+    pub block: u64,
+    pub dir: Option<PathBuf>,
+}
+
+pub const DEFAULT_IO_SIZE: u64 = 64 << 20;
+pub const DEFAULT_IO_BLOCK: u64 = 64 << 10;
+
+impl IoParams {
+    /// Every parameter, for the result.
+    pub fn to_map(&self) -> Map<String, Value> {
+        object(json!({
+            "workers": self.workers, "size_bytes": self.size, "block_bytes": self.block,
+            "dir": self.dir.as_ref().map(|d| d.display().to_string()),
+        }))
+    }
+}
+
+pub const KIND: Kind = Kind {
+    name: "io",
+    count: "worker count",
+    size: true,
+    rate: false,
+    period: false,
+    example: "io:1, io:1:16M or io:1:block=4K",
+    parse,
+};
+
+fn parse(mut a: Args<'_>) -> Parsed<LoadKind> {
+    let (mut block, mut dir) = (None, None);
+    for (k, v) in std::mem::take(&mut a.keys) {
+        match k {
+            "workers" => a.set_count(k, v, MAX_WORKERS)?,
+            "size" => set(&mut a.size, key_size(k, v)?, "size")?,
+            "block" => set(&mut block, key_size(k, v)?, k)?,
+            "dir" => {
+                if v.is_empty() {
+                    return Err("dir= is empty".into());
+                }
+                set(&mut dir, PathBuf::from(v), k)?
+            }
+            _ => return Err(a.unknown_key(k, "workers, size, block, dir")),
+        }
+    }
+    let block = block.unwrap_or(DEFAULT_IO_BLOCK);
+    if !(512..=64 << 20).contains(&block) {
+        return Err(format!("block={block}: a block is 512 bytes to 64M"));
+    }
+    let size = a.size.unwrap_or(DEFAULT_IO_SIZE.max(block));
+    if size < block {
+        return Err(format!(
+            "the file bound ({size} bytes) is smaller than a block ({block} bytes)"
+        ));
+    }
+    Ok(LoadKind::Io(IoParams {
+        workers: a.count.unwrap_or(1),
+        size,
+        block,
+        dir,
+    }))
+}
 
 pub struct IoLoad {
     params: IoParams,
@@ -97,7 +163,7 @@ impl Load for IoLoad {
         "io"
     }
     fn params(&self) -> Map<String, Value> {
-        let mut p = LoadKind::Io(self.params.clone()).params();
+        let mut p = self.params.to_map();
         p.insert("dir".into(), self.dir.display().to_string().into());
         p.insert("file".into(), self.anonymous.into());
         p

@@ -8,7 +8,8 @@
 //! events when it overflows, and sequence numbers count every edge, so a
 //! dropped event (`--sim-lose-every`) shows as a gap.
 
-use super::{Edge, EdgeBackend, SimConfig};
+use super::{Edge, EdgeBackend};
+use crate::bench::irq::config::SimConfig;
 use crate::sys;
 use std::io;
 

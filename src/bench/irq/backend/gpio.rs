@@ -6,7 +6,8 @@
 //! into a buffer made before the run; `wait_edge` is one `ppoll` and one
 //! `read`, `drive` one `ioctl`.
 
-use super::{BiasArg, Edge, EdgeBackend, EventClockArg, IrqConfig};
+use super::{Edge, EdgeBackend};
+use crate::bench::irq::config::{Bias as BiasCfg, EventClock as ClockCfg, IrqConfig};
 use crate::error::{Error, Result};
 use gpiocdev::line::{Bias, EdgeDetection, EdgeKind, EventClock, Value};
 use gpiocdev::{Chip, Request};
@@ -176,7 +177,7 @@ fn request_error(e: &gpiocdev::Error, r: &Resolved, what: &str, cfg: &IrqConfig)
             "GPIO line {} ({what}) cannot raise interrupts, so its edges cannot be watched: choose a line with interrupt support",
             r.label
         )),
-        Some(libc::EOPNOTSUPP) | Some(libc::EINVAL) if cfg.event_clock == EventClockArg::Hte => {
+        Some(libc::EOPNOTSUPP) | Some(libc::EINVAL) if cfg.event_clock == ClockCfg::Hte => {
             Error::env(format!(
                 "GPIO line {} has no hardware timestamp engine (HTE): drop --event-clock hte",
                 r.label
@@ -221,15 +222,15 @@ impl GpioBackend {
             .as_input()
             .with_edge_detection(EdgeDetection::BothEdges)
             .with_event_clock(match cfg.event_clock {
-                EventClockArg::Monotonic => EventClock::Monotonic,
-                EventClockArg::Realtime => EventClock::Realtime,
-                EventClockArg::Hte => EventClock::Hte,
+                ClockCfg::Monotonic => EventClock::Monotonic,
+                ClockCfg::Realtime => EventClock::Realtime,
+                ClockCfg::Hte => EventClock::Hte,
             });
         if let Some(bias) = cfg.bias {
             b.with_bias(match bias {
-                BiasArg::PullUp => Bias::PullUp,
-                BiasArg::PullDown => Bias::PullDown,
-                BiasArg::Disabled => Bias::Disabled,
+                BiasCfg::PullUp => Bias::PullUp,
+                BiasCfg::PullDown => Bias::PullDown,
+                BiasCfg::Disabled => Bias::Disabled,
             });
         }
         if let Some(d) = cfg.debounce_ns {

@@ -5,7 +5,8 @@
 //! (TIOCGICOUNT), the count is the sequence number, so changes that came and
 //! went between two waits show as lost events.
 
-use super::{Edge, EdgeBackend, IrqConfig};
+use super::{Edge, EdgeBackend};
+use crate::bench::irq::config::IrqConfig;
 use crate::error::{Error, Result};
 use crate::sys::serial::{self, Alarm, ModemPort};
 use std::io;
