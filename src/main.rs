@@ -3,6 +3,7 @@
 
 use clap::error::ErrorKind;
 use clap::Parser;
+use rtlat::bench::net::NetConfig;
 use rtlat::bench::timer::TimerConfig;
 use rtlat::cli::{Cli, Command};
 use rtlat::error::{exit, Error, Outcome};
@@ -41,7 +42,9 @@ fn main() {
             .map_err(|e| Error::env(format!("{e:#}"))),
         Command::Switch(args) => rtlat::bench::switch::run(&args, argv),
         Command::Cruncher(args) => rtlat::bench::cruncher::run(&args, argv),
-        Command::Net(args) => rtlat::bench::net::run(&args, argv),
+        Command::Net(args) => {
+            NetConfig::try_from(&args).and_then(|c| rtlat::bench::net::run(&c, argv))
+        }
         Command::Irq(args) => rtlat::bench::irq::run(&args, argv),
         Command::Load(args) => {
             LoadCommand::try_from(&args).and_then(|c| rtlat::load::run(&c, argv))

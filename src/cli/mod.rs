@@ -7,11 +7,13 @@ use clap::{Parser, Subcommand};
 pub mod check;
 pub mod common;
 pub mod load;
+pub mod net;
 pub mod timer;
 
 pub use check::CheckArgs;
 pub use common::{positive_duration, DmaArg, LoadOpts, OutputArgs, PolicyArg, RtArgs};
 pub use load::LoadArgs;
+pub use net::NetArgs;
 pub use timer::{ClockArg, TimerArgs};
 
 const ABOUT: &str = "Real-time latency benchmarks for Linux: how late does this machine respond?";
@@ -47,7 +49,7 @@ pub enum Command {
     /// How much a fixed computation is stretched by interference
     Cruncher(crate::bench::cruncher::CruncherArgs),
     /// UDP latency with the send and receive paths measured apart
-    Net(crate::bench::net::NetArgs),
+    Net(NetArgs),
     /// External interrupt latency over GPIO or serial modem lines: loopback, target, host
     Irq(crate::bench::irq::IrqArgs),
     /// Run the load generators on their own
