@@ -5,10 +5,12 @@ use super::common::{positive_duration, LoadOpts, OutputArgs, RtArgs};
 use crate::bench::net::ping::{session_id, BulkPlan};
 use crate::bench::net::wire::{HEADER, MAX_DATAGRAM};
 use crate::bench::net::{
-    parse_byte_rate, parse_rate, resolve, NetConfig, PingConfig, ServeConfig, Timestamps,
+    parse_byte_rate, parse_rate, resolve, Common, NetConfig, PingConfig, ServeConfig, Timestamps,
     DEFAULT_PORT,
 };
+use crate::engine::{RtConfig, RunControl};
 use crate::error::{Error, Result};
+use crate::load::LoadPlan;
 use clap::{Args, Subcommand, ValueEnum};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
@@ -173,6 +175,26 @@ impl TryFrom<&NetArgs> for NetConfig {
     }
 }
 
+/// The settings both sides have.
+fn common(
+    timestamps: TimestampsArg,
+    cpu: Option<usize>,
+    rt: RtConfig,
+    output: &OutputArgs,
+    control: RunControl,
+    loads: Option<LoadPlan>,
+) -> Common {
+    Common {
+        control,
+        timestamps: timestamps.into(),
+        clock: "realtime",
+        cpu,
+        rt,
+        output: output.output_config(),
+        loads,
+    }
+}
+
 fn check_cpu(cpu: Option<usize>) -> Result<()> {
     if let Some(c) = cpu {
         let online = crate::sysinfo::online_cpus();
@@ -219,13 +241,14 @@ impl TryFrom<&ServeArgs> for ServeConfig {
             listen,
             sink,
             max_size: a.max_size,
-            control: a.output.control(a.duration, a.count, None),
-            timestamps: a.timestamps.into(),
-            clock: "realtime",
-            cpu: a.cpu,
-            rt: a.rt.to_config(1_000_000)?,
-            output: a.output.output_config(),
-            loads,
+            common: common(
+                a.timestamps,
+                a.cpu,
+                a.rt.to_config(1_000_000)?,
+                &a.output,
+                a.output.control(a.duration, a.count, None),
+                loads,
+            ),
         })
     }
 }
@@ -335,16 +358,17 @@ impl TryFrom<&PingArgs> for PingConfig {
             period_ns,
             rate_per_s,
             size: a.size,
-            control: a.output.control(a.duration, loops, None),
             timeout_ns: a.timeout,
-            timestamps: a.timestamps.into(),
-            clock: "realtime",
             session: session_id(),
-            cpu: a.cpu,
             bulk,
-            rt,
-            output: a.output.output_config(),
-            loads,
+            common: common(
+                a.timestamps,
+                a.cpu,
+                rt,
+                &a.output,
+                a.output.control(a.duration, loops, None),
+                loads,
+            ),
         })
     }
 }

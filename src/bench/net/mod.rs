@@ -24,6 +24,7 @@ use crate::result::details::net::NetDetails;
 use crate::result::details::Details;
 use crate::sys::clock::now_ns;
 use crate::sys::net::{Stamping, TsSocket};
+use serde::Serialize;
 
 /// The port `serve` listens on by default; its bulk sink is on the next one.
 pub const DEFAULT_PORT: u16 = 7357;
@@ -85,38 +86,58 @@ fn prepare_socket(sock: &TsSocket, ts: Timestamps, tx: bool) -> Result<()> {
         .map_err(|e| Error::env(format!("cannot set a receive timeout: {e}")))
 }
 
-/// What both sides describe alike about their run.
-struct Base<'a> {
-    /// The result's `config`.
-    config: serde_json::Value,
-    control: &'a RunControl,
-    rt: &'a RtConfig,
-    output: &'a OutputConfig,
-    loads: &'a Option<LoadPlan>,
-    /// The CPU of each measuring thread.
-    cpus: Vec<Option<usize>>,
-    timestamps: Timestamps,
-    /// The first note: what is measured, and how.
-    note: String,
+/// The settings both sides have (in the result's `config` beside each
+/// side's own).
+#[derive(Debug, Clone, Serialize)]
+pub struct Common {
+    /// When the run ends (`--count` is its `loops`).
+    #[serde(flatten)]
+    pub control: RunControl,
+    pub timestamps: Timestamps,
+    /// The clock of every timestamp: `realtime`.
+    pub clock: &'static str,
+    /// The CPU of the measuring threads (`--cpu`).
+    pub cpu: Option<usize>,
+    #[serde(skip)]
+    pub rt: RtConfig,
+    #[serde(skip)]
+    pub output: OutputConfig,
+    #[serde(skip)]
+    pub loads: Option<LoadPlan>,
 }
 
-/// The run of one side; its details say which timestamps it uses until the
-/// finisher writes the whole record.
-fn run_spec(b: Base<'_>, command_line: Vec<String>) -> Result<RunSpec> {
+impl Common {
+    /// The CPU to pin the measuring threads to, if pinning is possible.
+    fn pin(&self) -> Option<usize> {
+        self.cpu.filter(|_| self.rt.can_pin())
+    }
+}
+
+/// The run of one side with `threads` measuring threads: `config` is the
+/// result's config, `note` the first note (what is measured, and how). Its
+/// details say which timestamps it uses until the finisher writes the whole
+/// record.
+fn run_spec(
+    config: serde_json::Value,
+    common: &Common,
+    threads: usize,
+    note: String,
+    command_line: Vec<String>,
+) -> Result<RunSpec> {
+    let rt = &common.rt;
     let mut spec = RunSpec::new(
         "net",
-        b.output.clone(),
-        b.control.clone(),
+        common.output.clone(),
+        common.control.clone(),
         command_line,
-        b.rt.clone(),
+        rt.clone(),
     );
-    spec.config = b.config;
-    let threads = b.cpus.len();
-    spec.tuning = b.rt.tuning(b.cpus, vec![0; threads]);
-    let mut spec = spec.with_loads(b.loads.clone())?;
-    spec.notes.push(b.note);
+    spec.config = config;
+    spec.tuning = rt.tuning(vec![common.cpu; threads], vec![0; threads]);
+    let mut spec = spec.with_loads(common.loads.clone())?;
+    spec.notes.push(note);
     spec.details = NetDetails {
-        timestamping: b.timestamps,
+        timestamping: common.timestamps,
         side: None,
     }
     .to_map();

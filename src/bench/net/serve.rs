@@ -7,13 +7,11 @@
 //! it back to the address it came from. Anything else is counted and dropped.
 
 use super::wire::{self, Bad, Header};
-use super::{back_off, block_signals, prepare_socket, realtime_of, run_spec, Base, Timestamps};
+use super::{back_off, block_signals, prepare_socket, realtime_of, run_spec, Common};
 use super::{MONOTONIC, REALTIME};
-use crate::engine::{self, Channel, OutputConfig, RunControl, Worker, WorkerEnd};
-use crate::engine::{RtConfig, StopFlag};
+use crate::engine::{self, Channel, StopFlag, Worker, WorkerEnd};
 use crate::error::{Error, Outcome, Result};
 use crate::load::net::UdpSink;
-use crate::load::LoadPlan;
 use crate::result::details::net::{NetDetails, NetSide, ServeCounts};
 use crate::result::details::Details;
 use crate::result::RunResult;
@@ -36,18 +34,9 @@ pub struct ServeConfig {
     /// The bulk sink's address (`None`: `--no-sink`).
     pub sink: Option<SocketAddr>,
     pub max_size: usize,
-    /// Requests to answer (`--count`).
+    /// Requests to answer (`--count`), timestamps, CPU, output …
     #[serde(flatten)]
-    pub control: RunControl,
-    pub timestamps: Timestamps,
-    pub clock: &'static str,
-    pub cpu: Option<usize>,
-    #[serde(skip)]
-    pub rt: RtConfig,
-    #[serde(skip)]
-    pub output: OutputConfig,
-    #[serde(skip)]
-    pub loads: Option<LoadPlan>,
+    pub common: Common,
 }
 
 struct Server {
@@ -179,7 +168,7 @@ fn bind_error(what: &str, addr: &SocketAddr, e: io::Error) -> Error {
 /// The reflector's socket, with RX timestamps on.
 fn open_socket(cfg: &ServeConfig) -> Result<TsSocket> {
     let sock = TsSocket::bind(&cfg.listen).map_err(|e| bind_error("--listen", &cfg.listen, e))?;
-    prepare_socket(&sock, cfg.timestamps, false)?;
+    prepare_socket(&sock, cfg.common.timestamps, false)?;
     Ok(sock)
 }
 
@@ -231,19 +220,19 @@ pub fn run(cfg: &ServeConfig, command_line: Vec<String>) -> Result<Outcome> {
     );
     let _ = io::stdout().flush();
 
-    let interval = cfg.control.interval_ns;
+    let interval = cfg.common.control.interval_ns;
     let (server_rx, c1) = recorder::pair(interval);
     let (turnaround, c2) = recorder::pair(interval);
     let channels = vec![
-        Channel::new("server_rx".into(), cfg.cpu, c1, interval),
-        Channel::new("turnaround".into(), cfg.cpu, c2, interval),
+        Channel::new("server_rx".into(), cfg.common.cpu, c1, interval),
+        Channel::new("turnaround".into(), cfg.common.cpu, c2, interval),
     ];
     let mut server = Server {
         sock,
         server_rx,
         turnaround,
         buf: vec![0u8; cfg.max_size],
-        hardware: cfg.timestamps.is_hardware(),
+        hardware: cfg.common.timestamps.is_hardware(),
         start_real: 0,
         c: ServeCounts::default(),
     };
@@ -257,22 +246,20 @@ pub fn run(cfg: &ServeConfig, command_line: Vec<String>) -> Result<Outcome> {
         ..cfg.clone()
     };
     let mut spec = run_spec(
-        Base {
-            config: serde_json::to_value(&bound).unwrap_or_default(),
-            control: &cfg.control,
-            rt: &cfg.rt,
-            output: &cfg.output,
-            loads: &cfg.loads,
-            cpus: vec![cfg.cpu],
-            timestamps: cfg.timestamps,
-            note: format!(
-                "serve on {listen}: server_rx from kernel {} RX timestamps, every time on CLOCK_REALTIME",
-                cfg.timestamps.name()
-            ),
-        },
+        serde_json::to_value(&bound).unwrap_or_default(),
+        &cfg.common,
+        1,
+        format!(
+            "serve on {listen}: server_rx from kernel {} RX timestamps, every time on CLOCK_REALTIME",
+            cfg.common.timestamps.name()
+        ),
         command_line,
     )?;
-    let (counts_f, sink_f, timestamping) = (Arc::clone(&counts), Arc::clone(&sink), cfg.timestamps);
+    let (counts_f, sink_f, timestamping) = (
+        Arc::clone(&counts),
+        Arc::clone(&sink),
+        cfg.common.timestamps,
+    );
     spec.finish = Some(Box::new(move |r: &mut RunResult| {
         let mut c = counts_f
             .lock()
@@ -290,11 +277,11 @@ pub fn run(cfg: &ServeConfig, command_line: Vec<String>) -> Result<Outcome> {
         r.details.extend(details.to_map());
     }));
 
-    let (loops, duration) = (cfg.control.loops, cfg.control.duration_ns);
+    let (loops, duration) = (cfg.common.control.loops, cfg.common.control.duration_ns);
     let counts_w = Arc::clone(&counts);
     let worker = Worker {
         name: "rtlat-net-serve".into(),
-        cpu: cfg.cpu.filter(|_| cfg.rt.can_pin()),
+        cpu: cfg.common.pin(),
         body: Box::new(move |start: u64, stop: &StopFlag| -> WorkerEnd {
             server.start_real = realtime_of(start);
             measure(&mut server, loops, duration.map(|d| start + d), stop);

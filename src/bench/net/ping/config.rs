@@ -1,9 +1,7 @@
 //! The validated settings of a ping run (built from the command line in
 //! `cli::net`).
 
-use super::super::{Timestamps, MONOTONIC, REALTIME};
-use crate::engine::{OutputConfig, RtConfig, RunControl};
-use crate::load::LoadPlan;
+use super::super::{Common, MONOTONIC, REALTIME};
 use crate::sys::clock::now_ns;
 use serde::Serialize;
 use std::net::SocketAddr;
@@ -20,23 +18,13 @@ pub struct PingConfig {
     pub rate_per_s: f64,
     /// Datagram size (UDP payload) in bytes.
     pub size: usize,
-    /// Packets to send (`--count`).
-    #[serde(flatten)]
-    pub control: RunControl,
     pub timeout_ns: u64,
-    pub timestamps: Timestamps,
-    /// The clock of every timestamp.
-    pub clock: &'static str,
     /// Chosen per run; replies of other runs are ignored.
     pub session: u32,
-    pub cpu: Option<usize>,
     pub bulk: Option<BulkPlan>,
-    #[serde(skip)]
-    pub rt: RtConfig,
-    #[serde(skip)]
-    pub output: OutputConfig,
-    #[serde(skip)]
-    pub loads: Option<LoadPlan>,
+    /// Packets to send (`--count`), timestamps, CPU, output …
+    #[serde(flatten)]
+    pub common: Common,
 }
 
 /// Background bulk UDP during the measurement (`--bulk`).

@@ -23,7 +23,7 @@ mod send;
 
 pub use config::{session_id, BulkPlan, PingConfig};
 
-use super::{block_signals, prepare_socket, run_spec, Base, MONOTONIC};
+use super::{block_signals, prepare_socket, run_spec, MONOTONIC};
 use crate::engine::{self, Channel, StopFlag, Worker, WorkerEnd};
 use crate::error::{Error, Outcome, Result};
 use crate::load::net::{BulkConfig, BulkSender};
@@ -100,7 +100,7 @@ fn open_socket(cfg: &PingConfig) -> Result<TsSocket> {
             cfg.peer.ip()
         ))
     })?;
-    prepare_socket(&sock, cfg.timestamps, true)?;
+    prepare_socket(&sock, cfg.common.timestamps, true)?;
     Ok(sock)
 }
 
@@ -136,13 +136,13 @@ pub fn run(cfg: &PingConfig, command_line: Vec<String>) -> Result<Outcome> {
         .try_clone()
         .map_err(|e| Error::env(format!("cannot duplicate the socket: {e}")))?;
 
-    let win = window(cfg.timeout_ns, cfg.period_ns, cfg.control.loops);
-    let interval = cfg.control.interval_ns;
+    let win = window(cfg.timeout_ns, cfg.period_ns, cfg.common.control.loops);
+    let interval = cfg.common.control.interval_ns;
     let (mut recs, mut channels): (Vec<Recorder>, Vec<Channel>) = (Vec::new(), Vec::new());
     for name in SERIES {
         let (rec, col) = recorder::pair(interval);
         recs.push(rec);
-        channels.push(Channel::new(name.into(), cfg.cpu, col, interval));
+        channels.push(Channel::new(name.into(), cfg.common.cpu, col, interval));
     }
     let [rtt, tx, rx, server_rx, turnaround]: [Recorder; 5] = recs
         .try_into()
@@ -154,22 +154,16 @@ pub fn run(cfg: &PingConfig, command_line: Vec<String>) -> Result<Outcome> {
     let counts: Arc<Mutex<PingCounts>> = Arc::new(Mutex::new(PingCounts::default()));
     let bulk: Arc<Mutex<Option<BulkSender>>> = Arc::new(Mutex::new(None));
     let mut spec = run_spec(
-        Base {
-            config: serde_json::to_value(cfg).unwrap_or_default(),
-            control: &cfg.control,
-            rt: &cfg.rt,
-            output: &cfg.output,
-            loads: &cfg.loads,
-            cpus: vec![cfg.cpu, cfg.cpu],
-            timestamps: cfg.timestamps,
-            note: format!(
-                "ping {} from {local}: {} bytes every {}; tx/rx from kernel {} timestamps, every time on CLOCK_REALTIME",
-                cfg.peer,
-                cfg.size,
-                human_duration(cfg.period_ns),
-                cfg.timestamps.name()
-            ),
-        },
+        serde_json::to_value(cfg).unwrap_or_default(),
+        &cfg.common,
+        2,
+        format!(
+            "ping {} from {local}: {} bytes every {}; tx/rx from kernel {} timestamps, every time on CLOCK_REALTIME",
+            cfg.peer,
+            cfg.size,
+            human_duration(cfg.period_ns),
+            cfg.common.timestamps.name()
+        ),
         command_line,
     )?;
     spec.finish = Some(report::finisher(
@@ -181,11 +175,11 @@ pub fn run(cfg: &PingConfig, command_line: Vec<String>) -> Result<Outcome> {
     let plan = Plan {
         period: cfg.period_ns,
         start: 0,
-        loops: cfg.control.loops,
-        duration: cfg.control.duration_ns,
+        loops: cfg.common.control.loops,
+        duration: cfg.common.control.duration_ns,
         timeout: cfg.timeout_ns,
     };
-    let pin = cfg.cpu.filter(|_| cfg.rt.can_pin());
+    let pin = cfg.common.pin();
     let sending = worker("rtlat-net-tx", pin, plan, &counts, move |p, stop| {
         sender.run(p, stop)
     });

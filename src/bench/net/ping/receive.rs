@@ -54,7 +54,7 @@ impl Receiver {
             reply: vec![0u8; cfg.size],
             progress,
             session: cfg.session,
-            hardware: cfg.timestamps.is_hardware(),
+            hardware: cfg.common.timestamps.is_hardware(),
             timeout_ns: cfg.timeout_ns,
             start_real: 0,
             c: PingCounts::default(),

@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex};
 /// Why a finished run is an environment failure (exit 3), if it is one.
 pub(super) fn verdict(cfg: &PingConfig, c: &PingCounts) -> Option<String> {
     let saved = cfg
+        .common
         .output
         .json
         .as_ref()
@@ -22,7 +23,10 @@ pub(super) fn verdict(cfg: &PingConfig, c: &PingCounts) -> Option<String> {
     if let Some(msg) = peer_gone(cfg, c) {
         return Some(format!("{msg}{saved}"));
     }
-    if cfg.timestamps.is_hardware() && c.sent > 0 && c.tx_stamps == 0 && c.rx_missing == c.answered
+    if cfg.common.timestamps.is_hardware()
+        && c.sent > 0
+        && c.tx_stamps == 0
+        && c.rx_missing == c.answered
     {
         return Some(format!(
             "no hardware timestamps arrived: enable them on the interface (e.g. hwstamp_ctl -i IF -t 1 -r 1) or use --timestamps software{saved}"
@@ -154,7 +158,7 @@ pub(super) fn finisher(
             r.loads.push(serde_json::to_value(rec).unwrap_or_default());
         }
         let details = NetDetails {
-            timestamping: cfg.timestamps,
+            timestamping: cfg.common.timestamps,
             side: Some(NetSide::Ping(PingDetails { counts: c, bulk })),
         };
         r.details.extend(details.to_map());
@@ -164,8 +168,10 @@ pub(super) fn finisher(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::net::Common;
     use crate::engine::{RtConfig, RunControl};
     use crate::result::details::net::Timestamps;
+    use std::collections::BTreeSet;
     use std::net::SocketAddr;
 
     #[test]
@@ -203,8 +209,8 @@ mod tests {
     #[test]
     fn no_hardware_stamps_is_a_verdict() {
         let mut cfg = test_cfg("10.0.0.1:7357".parse().unwrap());
-        cfg.timestamps = Timestamps::Hardware;
-        cfg.output.json = Some("r.json".into());
+        cfg.common.timestamps = Timestamps::Hardware;
+        cfg.common.output.json = Some("r.json".into());
         let c = PingCounts {
             sent: 10,
             answered: 10,
@@ -213,6 +219,36 @@ mod tests {
         };
         let v = verdict(&cfg, &c).unwrap();
         assert!(v.contains("no hardware timestamps") && v.ends_with("results written to r.json"));
+    }
+
+    #[test]
+    fn config_keys_are_those_of_the_result_file() {
+        let v = serde_json::to_value(test_cfg("10.0.0.1:7357".parse().unwrap())).unwrap();
+        let keys: BTreeSet<&str> = v.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+        let expected: BTreeSet<&str> = [
+            "role",
+            "target",
+            "peer",
+            "bind",
+            "period_ns",
+            "rate_per_s",
+            "size",
+            "duration_ns",
+            "loops",
+            "max_latency_ns",
+            "interval_ns",
+            "save_every_ns",
+            "timeout_ns",
+            "timestamps",
+            "clock",
+            "session",
+            "cpu",
+            "bulk",
+        ]
+        .into();
+        assert_eq!(keys, expected);
+        assert_eq!(v["timestamps"], "software");
+        assert_eq!(v["clock"], "realtime");
     }
 
     fn test_cfg(peer: SocketAddr) -> PingConfig {
@@ -224,21 +260,23 @@ mod tests {
             period_ns: 1_000_000,
             rate_per_s: 1000.0,
             size: 64,
-            control: RunControl {
-                loops: Some(100),
-                interval_ns: 1_000_000_000,
-                save_every_ns: 5_000_000_000,
-                ..RunControl::default()
-            },
             timeout_ns: 1_000_000_000,
-            timestamps: Timestamps::Software,
-            clock: "realtime",
             session: 1,
-            cpu: None,
             bulk: None,
-            rt: RtConfig::unprivileged(),
-            output: Default::default(),
-            loads: None,
+            common: Common {
+                control: RunControl {
+                    loops: Some(100),
+                    interval_ns: 1_000_000_000,
+                    save_every_ns: 5_000_000_000,
+                    ..RunControl::default()
+                },
+                timestamps: Timestamps::Software,
+                clock: "realtime",
+                cpu: None,
+                rt: RtConfig::unprivileged(),
+                output: Default::default(),
+                loads: None,
+            },
         }
     }
 }

@@ -47,7 +47,7 @@ impl Sender {
             keys: TxKeys::new(window),
             request: wire::request(cfg.size, cfg.session),
             progress,
-            hardware: cfg.timestamps.is_hardware(),
+            hardware: cfg.common.timestamps.is_hardware(),
             timeout_ns: cfg.timeout_ns,
             start_real: 0,
             pending_overruns: 0,
