@@ -3,6 +3,7 @@
 
 use clap::error::ErrorKind;
 use clap::Parser;
+use rtlat::bench::net::NetConfig;
 use rtlat::bench::timer::TimerConfig;
 use rtlat::cli::{meta, Cli, Command};
 use rtlat::error::{exit, Error, Outcome};
@@ -39,7 +40,9 @@ fn main() {
         Command::Check(args) => rtlat::check::run(args.json),
         Command::Switch(args) => rtlat::bench::switch::run(&args, argv),
         Command::Cruncher(args) => rtlat::bench::cruncher::run(&args, argv),
-        Command::Net(args) => rtlat::bench::net::run(&args, argv),
+        Command::Net(args) => {
+            NetConfig::try_from(&args).and_then(|c| rtlat::bench::net::run(&c, argv))
+        }
         Command::Irq(args) => rtlat::bench::irq::IrqConfig::try_from(&args)
             .and_then(|c| rtlat::bench::irq::run(&c, argv)),
         Command::Load(args) => {

@@ -9,11 +9,13 @@ pub mod common;
 pub mod irq;
 pub mod load;
 pub mod meta;
+pub mod net;
 pub mod timer;
 
 pub use check::CheckArgs;
 pub use common::{positive_duration, DmaArg, LoadOpts, OutputArgs, PolicyArg, RtArgs};
 pub use load::LoadArgs;
+pub use net::NetArgs;
 pub use timer::{ClockArg, TimerArgs};
 
 const ABOUT: &str = "Real-time latency benchmarks for Linux: how late does this machine respond?";
@@ -49,7 +51,7 @@ pub enum Command {
     /// How much a fixed computation is stretched by interference
     Cruncher(crate::bench::cruncher::CruncherArgs),
     /// UDP latency with the send and receive paths measured apart
-    Net(crate::bench::net::NetArgs),
+    Net(NetArgs),
     /// External interrupt latency over GPIO or serial modem lines: loopback, target, host
     Irq(irq::IrqArgs),
     /// Run the load generators on their own

@@ -7,24 +7,22 @@
 //! it back to the address it came from. Anything else is counted and dropped.
 
 use super::wire::{self, Bad, Header};
-use super::{ServeArgs, TimestampsArg};
-use crate::engine::{self, Channel, RunControl, RunSpec, Worker, WorkerEnd};
-use crate::engine::{RtConfig, StopFlag};
+use super::{back_off, block_signals, prepare_socket, realtime_of, run_spec, Common};
+use super::{MONOTONIC, REALTIME};
+use crate::engine::{self, Channel, StopFlag, Worker, WorkerEnd};
 use crate::error::{Error, Outcome, Result};
 use crate::load::net::UdpSink;
+use crate::result::details::net::{NetDetails, NetSide, ServeCounts};
+use crate::result::details::Details;
 use crate::result::RunResult;
 use crate::stats::recorder::{self, Recorder};
 use crate::sys::clock::now_ns;
-use crate::sys::net::{Stamping, TsSocket};
+use crate::sys::net::TsSocket;
 use serde::Serialize;
 use std::io::{self, Write};
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
-const REALTIME: libc::clockid_t = libc::CLOCK_REALTIME;
-const MONOTONIC: libc::clockid_t = libc::CLOCK_MONOTONIC;
-/// How long one blocking receive waits before the stop flag is checked again.
-const RECV_SLICE_NS: u64 = 50_000_000;
 /// A server RX latency above this is a clock step, not a latency.
 const IMPLAUSIBLE_NS: u64 = 10_000_000_000;
 
@@ -36,79 +34,9 @@ pub struct ServeConfig {
     /// The bulk sink's address (`None`: `--no-sink`).
     pub sink: Option<SocketAddr>,
     pub max_size: usize,
-    /// Requests to answer (`--count`).
+    /// Requests to answer (`--count`), timestamps, CPU, output …
     #[serde(flatten)]
-    pub control: RunControl,
-    pub timestamps: TimestampsArg,
-    pub clock: &'static str,
-    pub cpu: Option<usize>,
-    #[serde(skip)]
-    pub rt: RtConfig,
-}
-
-impl ServeConfig {
-    pub fn from_args(a: &ServeArgs) -> Result<Self> {
-        super::check_loads(&a.load)?;
-        super::check_cpu(a.cpu)?;
-        let text = a.listen.trim();
-        let listen = match text.parse::<u16>() {
-            Ok(port) => SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), port),
-            Err(_) => super::resolve(text, "--listen")?,
-        };
-        if a.max_size < wire::HEADER || a.max_size > wire::MAX_DATAGRAM {
-            return Err(Error::usage(format!(
-                "--max-size {} is outside {}..={} bytes",
-                a.max_size,
-                wire::HEADER,
-                wire::MAX_DATAGRAM
-            )));
-        }
-        let sink = if a.no_sink {
-            None
-        } else if listen.port() == 0 {
-            Some(SocketAddr::new(listen.ip(), 0))
-        } else {
-            let port = listen.port().checked_add(1).ok_or_else(|| {
-                Error::usage("--listen port 65535 leaves no port for the bulk sink: choose a lower port or pass --no-sink")
-            })?;
-            Some(SocketAddr::new(listen.ip(), port))
-        };
-        Ok(ServeConfig {
-            role: "serve",
-            listen,
-            sink,
-            max_size: a.max_size,
-            control: a.output.control(a.duration, a.count, None),
-            timestamps: a.timestamps,
-            clock: "realtime",
-            cpu: a.cpu,
-            rt: a.rt.to_config(1_000_000)?,
-        })
-    }
-}
-
-/// What the server saw (counts).
-#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
-pub struct ServeCounts {
-    /// Valid requests, and replies the kernel accepted.
-    pub requests: u64,
-    pub replied: u64,
-    pub send_errors: u64,
-    /// Datagrams ignored, by reason, and their total.
-    pub short: u64,
-    pub foreign: u64,
-    pub bad_version: u64,
-    pub bad_length: u64,
-    pub malformed: u64,
-    pub oversized: u64,
-    pub ignored: u64,
-    pub recv_errors: u64,
-    /// Requests without a kernel RX timestamp of the chosen kind.
-    pub rx_missing: u64,
-    pub clock_anomalies: u64,
-    /// Bytes the bulk sink received.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sink_bytes: Option<u64>,
+    pub common: Common,
 }
 
 struct Server {
@@ -207,8 +135,7 @@ fn measure(s: &mut Server, loops: Option<u64>, end: Option<u64>, stop: &StopFlag
                 io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted => {}
                 _ => {
                     s.c.recv_errors += 1;
-                    // Never spin on a persistent error.
-                    crate::sys::clock::sleep_until(MONOTONIC, now_ns(MONOTONIC) + 1_000_000);
+                    back_off();
                 }
             },
         }
@@ -238,37 +165,52 @@ fn bind_error(what: &str, addr: &SocketAddr, e: io::Error) -> Error {
     }
 }
 
-/// Run `rtlat net serve`; returns the exit code.
-pub fn run(a: &ServeArgs, command_line: Vec<String>) -> Result<Outcome> {
-    let cfg = ServeConfig::from_args(a)?;
-    // Before any thread starts (bulk sender, sink): they must inherit the blocked mask.
-    crate::sys::signals::block_termination()
-        .map_err(|e| Error::env(format!("cannot block signals: {e}")))?;
-    let hardware = cfg.timestamps == TimestampsArg::Hardware;
-    let stamping = if hardware {
-        Stamping::Hardware
-    } else {
-        Stamping::Software
-    };
+/// The reflector's socket, with RX timestamps on.
+fn open_socket(cfg: &ServeConfig) -> Result<TsSocket> {
     let sock = TsSocket::bind(&cfg.listen).map_err(|e| bind_error("--listen", &cfg.listen, e))?;
-    sock.enable_timestamps(stamping.flags(false)).map_err(|e| {
-        Error::env(format!(
-            "the kernel refused socket timestamps (SO_TIMESTAMPING: {e}); a Linux kernel of 4.0 or later is needed"
-        ))
-    })?;
-    sock.set_recv_timeout(RECV_SLICE_NS)
-        .map_err(|e| Error::env(format!("cannot set a receive timeout: {e}")))?;
-    sock.set_buffers(1 << 20);
-    let listen = sock.local_addr().unwrap_or(cfg.listen);
-    let sink = match cfg.sink {
-        Some(addr) => Some(UdpSink::bind(addr).map_err(|e| match e {
-            Error::Environment { msg, .. } if msg.contains("in use") => Error::usage(format!(
-                "bulk sink {addr} is in use (another rtlat net serve?); choose another --listen port or pass --no-sink"
-            )),
-            other => other,
-        })?),
-        None => None,
+    prepare_socket(&sock, cfg.common.timestamps, false)?;
+    Ok(sock)
+}
+
+/// The bulk sink, unless `--no-sink`.
+fn open_sink(cfg: &ServeConfig) -> Result<Option<UdpSink>> {
+    let Some(addr) = cfg.sink else {
+        return Ok(None);
     };
+    UdpSink::bind(addr).map(Some).map_err(|e| match e {
+        Error::Environment { msg, .. } if msg.contains("in use") => Error::usage(format!(
+            "bulk sink {addr} is in use (another rtlat net serve?); choose another --listen port or pass --no-sink"
+        )),
+        other => other,
+    })
+}
+
+/// The counts as a note.
+fn requests_note(c: &ServeCounts) -> String {
+    format!(
+        "requests: {} answered of {} valid ({} send errors); ignored {} (short {}, foreign {}, version {}, length {}, malformed {}, oversized {}){}",
+        c.replied,
+        c.requests,
+        c.send_errors,
+        c.ignored,
+        c.short,
+        c.foreign,
+        c.bad_version,
+        c.bad_length,
+        c.malformed,
+        c.oversized,
+        c.sink_bytes
+            .map(|b| format!("; bulk sink received {b} bytes"))
+            .unwrap_or_default()
+    )
+}
+
+/// Run `rtlat net serve`.
+pub fn run(cfg: &ServeConfig, command_line: Vec<String>) -> Result<Outcome> {
+    block_signals()?;
+    let sock = open_socket(cfg)?;
+    let listen = sock.local_addr().unwrap_or(cfg.listen);
+    let sink = open_sink(cfg)?;
     let sink_addr = sink.as_ref().map(|s| s.local_addr());
     println!(
         "rtlat net serve: listening on {listen}{}",
@@ -278,48 +220,46 @@ pub fn run(a: &ServeArgs, command_line: Vec<String>) -> Result<Outcome> {
     );
     let _ = io::stdout().flush();
 
-    let (server_rx, c1) = recorder::pair(cfg.control.interval_ns);
-    let (turnaround, c2) = recorder::pair(cfg.control.interval_ns);
+    let interval = cfg.common.control.interval_ns;
+    let (server_rx, c1) = recorder::pair(interval);
+    let (turnaround, c2) = recorder::pair(interval);
     let channels = vec![
-        Channel::new("server_rx".into(), cfg.cpu, c1, cfg.control.interval_ns),
-        Channel::new("turnaround".into(), cfg.cpu, c2, cfg.control.interval_ns),
+        Channel::new("server_rx".into(), cfg.common.cpu, c1, interval),
+        Channel::new("turnaround".into(), cfg.common.cpu, c2, interval),
     ];
     let mut server = Server {
         sock,
         server_rx,
         turnaround,
         buf: vec![0u8; cfg.max_size],
-        hardware,
+        hardware: cfg.common.timestamps.is_hardware(),
         start_real: 0,
         c: ServeCounts::default(),
     };
 
     let counts: Arc<Mutex<Option<ServeCounts>>> = Arc::new(Mutex::new(None));
     let sink = Arc::new(Mutex::new(sink));
-    let mut spec = RunSpec::new(
-        "net",
-        a.output.output_config(),
-        cfg.control.clone(),
+    // The result shows the addresses actually bound (a port 0 was chosen by the kernel).
+    let bound = ServeConfig {
+        listen,
+        sink: sink_addr,
+        ..cfg.clone()
+    };
+    let mut spec = run_spec(
+        serde_json::to_value(&bound).unwrap_or_default(),
+        &cfg.common,
+        1,
+        format!(
+            "serve on {listen}: server_rx from kernel {} RX timestamps, every time on CLOCK_REALTIME",
+            cfg.common.timestamps.name()
+        ),
         command_line,
-        cfg.rt.clone(),
+    )?;
+    let (counts_f, sink_f, timestamping) = (
+        Arc::clone(&counts),
+        Arc::clone(&sink),
+        cfg.common.timestamps,
     );
-    let mut config = serde_json::to_value(&cfg).unwrap_or_default();
-    if let Some(m) = config.as_object_mut() {
-        m.insert("listen".into(), listen.to_string().into());
-        m.insert("sink".into(), sink_addr.map(|s| s.to_string()).into());
-    }
-    spec.config = config;
-    spec.tuning = cfg.rt.tuning(vec![cfg.cpu], vec![0]);
-    let mut spec = spec.with_loads(a.load.plan()?)?;
-    spec.details.insert(
-        "timestamping".into(),
-        if hardware { "hardware" } else { "software" }.into(),
-    );
-    spec.notes.push(format!(
-        "serve on {listen}: server_rx from kernel {} RX timestamps, every time on CLOCK_REALTIME",
-        if hardware { "hardware" } else { "software" }
-    ));
-    let (counts_f, sink_f) = (Arc::clone(&counts), Arc::clone(&sink));
     spec.finish = Some(Box::new(move |r: &mut RunResult| {
         let mut c = counts_f
             .lock()
@@ -329,35 +269,21 @@ pub fn run(a: &ServeArgs, command_line: Vec<String>) -> Result<Outcome> {
         if let Some(s) = sink_f.lock().ok().and_then(|mut g| g.take()) {
             c.sink_bytes = Some(s.stop());
         }
-        r.notes.push(format!(
-            "requests: {} answered of {} valid ({} send errors); ignored {} (short {}, foreign {}, version {}, length {}, malformed {}, oversized {}){}",
-            c.replied,
-            c.requests,
-            c.send_errors,
-            c.ignored,
-            c.short,
-            c.foreign,
-            c.bad_version,
-            c.bad_length,
-            c.malformed,
-            c.oversized,
-            c.sink_bytes
-                .map(|b| format!("; bulk sink received {b} bytes"))
-                .unwrap_or_default()
-        ));
-        if let Ok(serde_json::Value::Object(m)) = serde_json::to_value(&c) {
-            r.details.extend(m);
-        }
+        r.notes.push(requests_note(&c));
+        let details = NetDetails {
+            timestamping,
+            side: Some(NetSide::Serve(c)),
+        };
+        r.details.extend(details.to_map());
     }));
 
-    let (loops, duration) = (cfg.control.loops, cfg.control.duration_ns);
+    let (loops, duration) = (cfg.common.control.loops, cfg.common.control.duration_ns);
     let counts_w = Arc::clone(&counts);
     let worker = Worker {
         name: "rtlat-net-serve".into(),
-        cpu: cfg.cpu.filter(|_| cfg.rt.can_pin()),
+        cpu: cfg.common.pin(),
         body: Box::new(move |start: u64, stop: &StopFlag| -> WorkerEnd {
-            let (m, r) = (now_ns(MONOTONIC), now_ns(REALTIME));
-            server.start_real = (r + start).saturating_sub(m);
+            server.start_real = realtime_of(start);
             measure(&mut server, loops, duration.map(|d| start + d), stop);
             server.server_rx.finish();
             server.turnaround.finish();

@@ -1,0 +1,157 @@
+//! The books the two threads keep to match what comes back to what was
+//! sent: replies by sequence number (receiver), and send times by the
+//! kernel's TX timestamp key (sender). Both are fixed rings: no allocation
+//! once measuring.
+
+/// What a reply turned out to be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Match {
+    /// The first reply to a request; `reordered`: a later request was answered before.
+    Fresh {
+        reordered: bool,
+    },
+    Duplicate,
+    /// Its slot already holds a newer request's reply: older than the window.
+    Stale,
+}
+
+/// Replies seen, by sequence number, in a fixed ring (the receiver's side).
+pub struct Replies {
+    /// `seq + 1` of the reply that last used each slot (0: none).
+    tags: Vec<u64>,
+    mask: u64,
+    highest: Option<u64>,
+    answered: u64,
+}
+
+impl Replies {
+    /// Track the last `window` requests (rounded up to a power of two).
+    pub fn new(window: usize) -> Self {
+        let n = window.next_power_of_two().max(2);
+        Replies {
+            tags: vec![0; n],
+            mask: n as u64 - 1,
+            highest: None,
+            answered: 0,
+        }
+    }
+
+    /// A reply to request `seq` (known to have been sent).
+    #[inline]
+    pub fn reply(&mut self, seq: u64) -> Match {
+        let tag = &mut self.tags[(seq & self.mask) as usize];
+        if *tag == seq + 1 {
+            return Match::Duplicate;
+        }
+        if *tag > seq + 1 {
+            return Match::Stale;
+        }
+        *tag = seq + 1;
+        self.answered += 1;
+        let reordered = self.highest.is_some_and(|h| seq < h);
+        self.highest = Some(self.highest.map_or(seq, |h| h.max(seq)));
+        Match::Fresh { reordered }
+    }
+
+    pub fn answered(&self) -> u64 {
+        self.answered
+    }
+
+    /// Of `attempts` requests, those after the highest one answered.
+    pub fn trailing_unanswered(&self, attempts: u64) -> u64 {
+        attempts.saturating_sub(self.highest.map_or(0, |h| h + 1))
+    }
+}
+
+/// Send times by the kernel's OPT_ID key (the count of datagrams sent before).
+pub struct TxKeys {
+    ring: Vec<(u32, u64)>,
+    mask: u32,
+    next: u32,
+    /// kernel key − our index; re-learnt after a refused send, since kernels
+    /// before 6.x consumed a key for some failed sends.
+    offset: u32,
+    resync: bool,
+}
+
+impl TxKeys {
+    pub fn new(window: usize) -> Self {
+        let n = window.next_power_of_two().clamp(2, 1 << 31);
+        TxKeys {
+            ring: vec![(u32::MAX, 0); n],
+            mask: n as u32 - 1,
+            next: 0,
+            offset: 0,
+            resync: false,
+        }
+    }
+
+    /// The next datagram left at `send_ns`.
+    #[inline]
+    pub fn sent(&mut self, send_ns: u64) {
+        self.ring[(self.next & self.mask) as usize] = (self.next, send_ns);
+        self.next = self.next.wrapping_add(1);
+    }
+
+    /// A send failed: the kernel may or may not have used a key for it.
+    pub fn failed(&mut self) {
+        self.resync = true;
+    }
+
+    /// The send time of the datagram with kernel key `key`, once.
+    #[inline]
+    pub fn take(&mut self, key: u32) -> Option<u64> {
+        if self.resync && self.next > 0 {
+            // Drained right after a send: the stamp is the latest datagram's.
+            self.offset = key.wrapping_sub(self.next - 1);
+            self.resync = false;
+        }
+        let idx = key.wrapping_sub(self.offset);
+        let slot = &mut self.ring[(idx & self.mask) as usize];
+        if slot.0 == idx && slot.1 != 0 {
+            let t = slot.1;
+            slot.1 = 0;
+            Some(t)
+        } else {
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replies_are_classified() {
+        let mut t = Replies::new(4);
+        assert_eq!(t.reply(1), Match::Fresh { reordered: false });
+        assert_eq!(t.reply(1), Match::Duplicate);
+        assert_eq!(t.reply(0), Match::Fresh { reordered: true });
+        assert_eq!(t.answered(), 2);
+        assert_eq!(t.trailing_unanswered(3), 1);
+        // seq 6 reuses the slot of 2: a late reply to 2 is stale.
+        assert_eq!(t.reply(6), Match::Fresh { reordered: false });
+        assert_eq!(t.reply(2), Match::Stale);
+        assert_eq!(t.reply(6), Match::Duplicate);
+        assert_eq!(t.trailing_unanswered(10), 3);
+        assert_eq!(t.answered(), 3);
+    }
+
+    #[test]
+    fn tx_keys_match_once_and_resync_after_a_failed_send() {
+        let mut k = TxKeys::new(8);
+        k.sent(10);
+        k.sent(20);
+        assert_eq!(k.take(1), Some(20));
+        assert_eq!(k.take(1), None, "matched once");
+        assert_eq!(k.take(0), Some(10));
+        assert_eq!(k.take(5), None, "never sent");
+        // An old kernel used key 2 for a refused send: the next datagram has key 3.
+        k.failed();
+        k.sent(30);
+        assert_eq!(k.take(3), Some(30));
+        k.sent(40);
+        assert_eq!(k.take(4), Some(40));
+    }
+}

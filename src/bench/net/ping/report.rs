@@ -1,0 +1,282 @@
+//! The end of a ping run: its details and notes in the result, the bulk
+//! traffic's record, and the verdicts that make it an environment failure
+//! (the server went away, no hardware timestamps arrived).
+
+use super::{PingConfig, GONE_AFTER};
+use crate::engine::Finisher;
+use crate::load::net::{BulkReport, BulkSender};
+use crate::result::details::net::{BulkRecord, NetDetails, NetSide, PingCounts, PingDetails};
+use crate::result::details::Details;
+use crate::result::RunResult;
+use crate::units::human_duration;
+use std::sync::{Arc, Mutex};
+
+/// Why a finished run is an environment failure (exit 3), if it is one.
+pub(super) fn verdict(cfg: &PingConfig, c: &PingCounts) -> Option<String> {
+    let saved = cfg
+        .common
+        .output
+        .json
+        .as_ref()
+        .map(|p| format!("; results written to {}", p.display()))
+        .unwrap_or_default();
+    if let Some(msg) = peer_gone(cfg, c) {
+        return Some(format!("{msg}{saved}"));
+    }
+    if cfg.common.timestamps.is_hardware()
+        && c.sent > 0
+        && c.tx_stamps == 0
+        && c.rx_missing == c.answered
+    {
+        return Some(format!(
+            "no hardware timestamps arrived: enable them on the interface (e.g. hwstamp_ctl -i IF -t 1 -r 1) or use --timestamps software{saved}"
+        ));
+    }
+    None
+}
+
+/// The one-line verdict when the server stopped answering (exit 3).
+fn peer_gone(cfg: &PingConfig, c: &PingCounts) -> Option<String> {
+    let attempts = c.sent + c.send_errors;
+    let refused = if c.refused > 0 {
+        format!(
+            ", {} ICMP port unreachable (nothing listens there any more)",
+            c.refused
+        )
+    } else {
+        String::new()
+    };
+    if attempts > 0 && c.answered == 0 {
+        return Some(format!(
+            "no reply from {} to any of {attempts} packets{refused}: is 'rtlat net serve' running there, and the port open?",
+            cfg.peer
+        ));
+    }
+    if c.trailing_unanswered >= GONE_AFTER {
+        let since = c
+            .last_reply_at_ns
+            .map(crate::output::text::secs)
+            .unwrap_or_else(|| "?".into());
+        return Some(format!(
+            "{} stopped answering after +{since}: the last {} packets got no reply ({} lost of {} sent{refused})",
+            cfg.peer, c.trailing_unanswered, c.lost, c.sent
+        ));
+    }
+    None
+}
+
+/// The result's view of a bulk report, shaped like the other loads' records.
+fn bulk_record(r: &BulkReport, payload: usize) -> BulkRecord {
+    BulkRecord {
+        name: "net".into(),
+        kind: "bulk-udp".into(),
+        workers: 1,
+        target: r.target.clone(),
+        payload_bytes: payload,
+        requested_bytes_per_s: r.requested_bytes_per_s,
+        achieved_bytes_per_s: r.achieved_bytes_per_s,
+        achieved_rate: r.achieved_bytes_per_s / 1e6,
+        rate_unit: "MB/s".into(),
+        bytes: r.bytes,
+        packets: r.packets,
+        send_errors: r.send_errors,
+        seconds: r.seconds,
+    }
+}
+
+/// The packet accounting as a note.
+fn packets_note(c: &PingCounts, timeout_ns: u64) -> String {
+    format!(
+        "packets: {} sent, {} answered, {} lost, {} late (> {}), {} duplicated, {} reordered{}{}",
+        c.sent,
+        c.answered,
+        c.lost,
+        c.late,
+        human_duration(timeout_ns),
+        c.duplicated,
+        c.reordered,
+        if c.send_errors > 0 {
+            format!(", {} refused by the kernel", c.send_errors)
+        } else {
+            String::new()
+        },
+        if c.bad_replies + c.stale > 0 {
+            format!(
+                ", {} bad and {} stale replies ignored",
+                c.bad_replies, c.stale
+            )
+        } else {
+            String::new()
+        }
+    )
+}
+
+/// Stop the bulk traffic, note what it achieved; its record.
+fn stop_bulk(sender: BulkSender, payload: usize, r: &mut RunResult) -> BulkRecord {
+    let report = sender.stop();
+    let requested = report
+        .requested_bytes_per_s
+        .map(|b| format!("{:.3} MB/s requested, ", b as f64 / 1e6))
+        .unwrap_or_else(|| "unthrottled, ".into());
+    r.notes.push(format!(
+        "bulk UDP to {}: {requested}{:.3} MB/s achieved ({} packets of {payload} bytes in {:.3}s, {} send errors)",
+        report.target,
+        report.achieved_bytes_per_s / 1e6,
+        report.packets,
+        report.seconds,
+        report.send_errors
+    ));
+    bulk_record(&report, payload)
+}
+
+/// The last word on the result: the details, the notes, the bulk record.
+pub(super) fn finisher(
+    counts: Arc<Mutex<PingCounts>>,
+    bulk: Arc<Mutex<Option<BulkSender>>>,
+    cfg: PingConfig,
+) -> Finisher {
+    Box::new(move |r: &mut RunResult| {
+        let c = counts.lock().map(|g| g.derived()).unwrap_or_default();
+        r.notes.push(packets_note(&c, cfg.timeout_ns));
+        if c.tx_missing > 0 || c.rx_missing > 0 {
+            r.notes.push(format!(
+                "timestamps missing: {} TX, {} RX (those packets have no tx/rx sample)",
+                c.tx_missing, c.rx_missing
+            ));
+        }
+        if c.send_overruns > 0 {
+            r.notes.push(format!(
+                "{} send slots skipped: the sender was more than a period late (counted as tx overruns)",
+                c.send_overruns
+            ));
+        }
+        let bulk = bulk.lock().ok().and_then(|mut g| g.take()).map(|sender| {
+            let payload = cfg.bulk.as_ref().map_or(0, |b| b.payload);
+            stop_bulk(sender, payload, r)
+        });
+        if let Some(rec) = &bulk {
+            r.loads.push(serde_json::to_value(rec).unwrap_or_default());
+        }
+        let details = NetDetails {
+            timestamping: cfg.common.timestamps,
+            side: Some(NetSide::Ping(PingDetails { counts: c, bulk })),
+        };
+        r.details.extend(details.to_map());
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::net::Common;
+    use crate::engine::{RtConfig, RunControl};
+    use crate::result::details::net::Timestamps;
+    use std::collections::BTreeSet;
+    use std::net::SocketAddr;
+
+    #[test]
+    fn peer_gone_verdicts() {
+        let cfg_peer: SocketAddr = "10.0.0.1:7357".parse().unwrap();
+        let a = PingCounts {
+            sent: 100,
+            answered: 0,
+            lost: 100,
+            trailing_unanswered: 100,
+            ..Default::default()
+        };
+        let cfg = test_cfg(cfg_peer);
+        assert!(peer_gone(&cfg, &a).unwrap().contains("any of 100"));
+        let b = PingCounts {
+            sent: 100,
+            answered: 60,
+            lost: 40,
+            trailing_unanswered: 40,
+            last_reply_at_ns: Some(1_500_000_000),
+            ..Default::default()
+        };
+        assert!(peer_gone(&cfg, &b).unwrap().contains("after +1.500s"));
+        let ok = PingCounts {
+            sent: 100,
+            answered: 97,
+            lost: 3,
+            trailing_unanswered: 1,
+            ..Default::default()
+        };
+        assert_eq!(peer_gone(&cfg, &ok), None);
+        assert_eq!(verdict(&cfg, &ok), None);
+    }
+
+    #[test]
+    fn no_hardware_stamps_is_a_verdict() {
+        let mut cfg = test_cfg("10.0.0.1:7357".parse().unwrap());
+        cfg.common.timestamps = Timestamps::Hardware;
+        cfg.common.output.json = Some("r.json".into());
+        let c = PingCounts {
+            sent: 10,
+            answered: 10,
+            rx_missing: 10,
+            ..Default::default()
+        };
+        let v = verdict(&cfg, &c).unwrap();
+        assert!(v.contains("no hardware timestamps") && v.ends_with("results written to r.json"));
+    }
+
+    #[test]
+    fn config_keys_are_those_of_the_result_file() {
+        let v = serde_json::to_value(test_cfg("10.0.0.1:7357".parse().unwrap())).unwrap();
+        let keys: BTreeSet<&str> = v.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+        let expected: BTreeSet<&str> = [
+            "role",
+            "target",
+            "peer",
+            "bind",
+            "period_ns",
+            "rate_per_s",
+            "size",
+            "duration_ns",
+            "loops",
+            "max_latency_ns",
+            "interval_ns",
+            "save_every_ns",
+            "timeout_ns",
+            "timestamps",
+            "clock",
+            "session",
+            "cpu",
+            "bulk",
+        ]
+        .into();
+        assert_eq!(keys, expected);
+        assert_eq!(v["timestamps"], "software");
+        assert_eq!(v["clock"], "realtime");
+    }
+
+    fn test_cfg(peer: SocketAddr) -> PingConfig {
+        PingConfig {
+            role: "ping",
+            target: peer.to_string(),
+            peer,
+            bind: "0.0.0.0:0".parse().unwrap(),
+            period_ns: 1_000_000,
+            rate_per_s: 1000.0,
+            size: 64,
+            timeout_ns: 1_000_000_000,
+            session: 1,
+            bulk: None,
+            common: Common {
+                control: RunControl {
+                    loops: Some(100),
+                    interval_ns: 1_000_000_000,
+                    save_every_ns: 5_000_000_000,
+                    ..RunControl::default()
+                },
+                timestamps: Timestamps::Software,
+                clock: "realtime",
+                cpu: None,
+                rt: RtConfig::unprivileged(),
+                output: Default::default(),
+                loads: None,
+            },
+        }
+    }
+}

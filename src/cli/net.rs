@@ -1,0 +1,374 @@
+//! `rtlat net serve|ping` options, and their conversion into the plain
+//! configurations of [`crate::bench::net`].
+
+use super::common::{positive_duration, LoadOpts, OutputArgs, RtArgs};
+use crate::bench::net::ping::{session_id, BulkPlan};
+use crate::bench::net::wire::{HEADER, MAX_DATAGRAM};
+use crate::bench::net::{
+    parse_byte_rate, parse_rate, resolve, Common, NetConfig, PingConfig, ServeConfig, Timestamps,
+    DEFAULT_PORT,
+};
+use crate::engine::{RtConfig, RunControl};
+use crate::error::{Error, Result};
+use crate::load::LoadPlan;
+use clap::{Args, Subcommand, ValueEnum};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+
+const NET_EXAMPLES: &str = "\
+Examples (two hosts, or two network namespaces):
+  rtlat net serve                                    reflector on 0.0.0.0:7357, bulk sink on :7358
+  rtlat net ping 10.0.0.1:7357                       20000 packets at 1000/s, 64 bytes
+  rtlat net ping 10.0.0.1:7357 --rate 10000/s --size 256 --json net.json
+  rtlat net ping 10.0.0.1:7357 --bulk 4MB/s          with 4 MB/s of background UDP to the server's sink
+  rtlat net serve --listen '[::]:7357'               IPv6 (and IPv4-mapped) clients";
+
+#[derive(Debug, Args)]
+#[command(after_help = NET_EXAMPLES)]
+pub struct NetArgs {
+    #[command(subcommand)]
+    pub command: NetCommand,
+}
+
+#[derive(Debug, Subcommand)]
+#[allow(clippy::large_enum_variant)] // parsed once
+pub enum NetCommand {
+    /// Real-time UDP reflector: answers `ping`, measuring its own RX latency and turnaround
+    #[command(after_help = SERVE_HELP)]
+    Serve(ServeArgs),
+    /// Send UDP packets at a fixed rate to a `serve` and measure round trip, TX and RX latency
+    #[command(after_help = PING_HELP)]
+    Ping(PingArgs),
+}
+
+const SERVE_HELP: &str = "\
+Every valid request is answered to its sender with a reply of exactly the
+same length, carrying the server's RX latency (kernel RX timestamp -> user
+receive) and turnaround (user receive -> just before the reply is sent).
+Short, foreign, malformed or oversized datagrams are counted and ignored.
+A bulk sink (discarding whatever it receives) listens on the next port, for
+`rtlat net ping --bulk`.
+
+Examples:
+  rtlat net serve
+  rtlat net serve --listen 10.0.0.1:9000 --duration 1h --json serve.json
+  rtlat net serve --listen '[::]:7357' --no-sink";
+
+const PING_HELP: &str = "\
+Per packet: rtt = user receive of the reply - user time before the send;
+tx = kernel TX timestamp - user time before the send; rx = user receive -
+kernel RX timestamp; server_rx and turnaround come from the reply. All on
+CLOCK_REALTIME, the clock of the kernel's software timestamps.
+A reply that never arrives is lost; one later than --timeout is late (still
+measured). Exit 3 when the server stopped answering (results are written).
+
+Examples:
+  rtlat net ping 10.0.0.1:7357
+  rtlat net ping 10.0.0.1:7357 --rate 10000/s --count 100000 --json net.json
+  rtlat net ping '[fd00::1]:7357' --period 500us --size 1000
+  rtlat net ping 10.0.0.1:7357 --bulk 4MB/s          background UDP to 10.0.0.1:7358 meanwhile";
+
+/// Which kernel timestamps to use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TimestampsArg {
+    /// Kernel software timestamps (CLOCK_REALTIME; every NIC)
+    Software,
+    /// NIC hardware timestamps: needs hardware timestamping enabled on the interface and its clock following CLOCK_REALTIME (phc2sys)
+    Hardware,
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address and port to listen on (IPv4 or [IPv6]); a bare port listens on 0.0.0.0
+    #[arg(long, value_name = "ADDR:PORT", default_value = "0.0.0.0:7357")]
+    pub listen: String,
+    /// Datagrams longer than this are counted as oversized and ignored
+    #[arg(long, value_name = "BYTES", default_value_t = MAX_DATAGRAM)]
+    pub max_size: usize,
+    /// Stop after answering N requests [default: until interrupted]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub count: Option<u64>,
+    /// Stop after this long [default: until interrupted]
+    #[arg(long, short, value_parser = positive_duration)]
+    pub duration: Option<u64>,
+    /// Do not run the bulk sink on the next port
+    #[arg(long)]
+    pub no_sink: bool,
+    /// Kernel timestamps for the server's RX latency
+    #[arg(long, value_enum, default_value = "software")]
+    pub timestamps: TimestampsArg,
+    /// Pin the serving thread to this CPU
+    #[arg(long, value_name = "CPU")]
+    pub cpu: Option<usize>,
+    #[command(flatten)]
+    pub rt: RtArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    #[command(flatten)]
+    pub load: LoadOpts,
+}
+
+#[derive(Debug, Args)]
+pub struct PingArgs {
+    /// The server, `HOST:PORT` or `[IPv6]:PORT`
+    #[arg(value_name = "HOST:PORT")]
+    pub target: String,
+    /// Packets per second, e.g. `1000/s` or `10k/s` [default: 1000/s]
+    #[arg(long, conflicts_with = "period")]
+    pub rate: Option<String>,
+    /// Time between packets, e.g. `1ms` (instead of --rate)
+    #[arg(long, short, value_parser = positive_duration)]
+    pub period: Option<u64>,
+    /// Datagram size in bytes (UDP payload), the 48-byte header included
+    #[arg(long, default_value_t = 64)]
+    pub size: usize,
+    /// Packets to send [default: 20000, or unlimited with --duration]
+    #[arg(long, short = 'n', value_parser = clap::value_parser!(u64).range(1..))]
+    pub count: Option<u64>,
+    /// Send for this long (e.g. 10s, 5m)
+    #[arg(long, short, value_parser = positive_duration)]
+    pub duration: Option<u64>,
+    /// A reply later than this is late; at the end, wait this long for the last replies
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = positive_duration)]
+    pub timeout: u64,
+    /// Background bulk UDP during the measurement, e.g. `4MB/s` (or `max`), to the server's sink
+    #[arg(long, value_name = "RATE")]
+    pub bulk: Option<String>,
+    /// Where the bulk traffic goes [default: the server's address, port + 1]
+    #[arg(long, value_name = "HOST:PORT", requires = "bulk")]
+    pub bulk_target: Option<String>,
+    /// Bulk datagram size in bytes
+    #[arg(long, value_name = "BYTES", default_value_t = 1400, requires = "bulk")]
+    pub bulk_size: usize,
+    /// Local address to send from [default: any address of the server's family]
+    #[arg(long, value_name = "ADDR")]
+    pub bind: Option<String>,
+    /// Kernel timestamps for the TX and RX latencies
+    #[arg(long, value_enum, default_value = "software")]
+    pub timestamps: TimestampsArg,
+    /// Pin the measuring thread to this CPU
+    #[arg(long, value_name = "CPU")]
+    pub cpu: Option<usize>,
+    #[command(flatten)]
+    pub rt: RtArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    #[command(flatten)]
+    pub load: LoadOpts,
+}
+
+impl From<TimestampsArg> for Timestamps {
+    fn from(t: TimestampsArg) -> Self {
+        match t {
+            TimestampsArg::Software => Timestamps::Software,
+            TimestampsArg::Hardware => Timestamps::Hardware,
+        }
+    }
+}
+
+impl TryFrom<&NetArgs> for NetConfig {
+    type Error = Error;
+    fn try_from(a: &NetArgs) -> Result<Self> {
+        Ok(match &a.command {
+            NetCommand::Serve(s) => NetConfig::Serve(ServeConfig::try_from(s)?),
+            NetCommand::Ping(p) => NetConfig::Ping(PingConfig::try_from(p)?),
+        })
+    }
+}
+
+/// The settings both sides have.
+fn common(
+    timestamps: TimestampsArg,
+    cpu: Option<usize>,
+    rt: RtConfig,
+    output: &OutputArgs,
+    control: RunControl,
+    loads: Option<LoadPlan>,
+) -> Common {
+    Common {
+        control,
+        timestamps: timestamps.into(),
+        clock: "realtime",
+        cpu,
+        rt,
+        output: output.output_config(),
+        loads,
+    }
+}
+
+fn check_cpu(cpu: Option<usize>) -> Result<()> {
+    if let Some(c) = cpu {
+        let online = crate::sysinfo::online_cpus();
+        if !online.contains(&c) {
+            return Err(Error::usage(format!(
+                "--cpu {c} is not online; online CPUs are {}",
+                crate::units::format_cpu_list(&online)
+            )));
+        }
+    }
+    Ok(())
+}
+
+impl TryFrom<&ServeArgs> for ServeConfig {
+    type Error = Error;
+    fn try_from(a: &ServeArgs) -> Result<Self> {
+        // `--load` first, so a typo is reported as such (exit 2) rather than
+        // after a socket error.
+        let loads = a.load.plan()?;
+        check_cpu(a.cpu)?;
+        let text = a.listen.trim();
+        let listen = match text.parse::<u16>() {
+            Ok(port) => SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), port),
+            Err(_) => resolve(text, "--listen")?,
+        };
+        if a.max_size < HEADER || a.max_size > MAX_DATAGRAM {
+            return Err(Error::usage(format!(
+                "--max-size {} is outside {HEADER}..={MAX_DATAGRAM} bytes",
+                a.max_size
+            )));
+        }
+        let sink = if a.no_sink {
+            None
+        } else if listen.port() == 0 {
+            Some(SocketAddr::new(listen.ip(), 0))
+        } else {
+            let port = listen.port().checked_add(1).ok_or_else(|| {
+                Error::usage("--listen port 65535 leaves no port for the bulk sink: choose a lower port or pass --no-sink")
+            })?;
+            Some(SocketAddr::new(listen.ip(), port))
+        };
+        Ok(ServeConfig {
+            role: "serve",
+            listen,
+            sink,
+            max_size: a.max_size,
+            common: common(
+                a.timestamps,
+                a.cpu,
+                a.rt.to_config(1_000_000)?,
+                &a.output,
+                a.output.control(a.duration, a.count, None),
+                loads,
+            ),
+        })
+    }
+}
+
+/// The period and the rate of `--rate` or `--period` (default 1000/s).
+fn pacing(a: &PingArgs) -> Result<(u64, f64)> {
+    let (period_ns, rate_per_s) = match (&a.rate, a.period) {
+        (Some(r), _) => {
+            let rate = parse_rate(r).map_err(Error::usage)?;
+            (((1e9 / rate).round() as u64).max(1), rate)
+        }
+        (None, Some(p)) => (p, 1e9 / p as f64),
+        (None, None) => (1_000_000, 1000.0),
+    };
+    if period_ns < 1000 {
+        return Err(Error::usage(
+            "--period must be at least 1us (at most 1000000 packets/s)",
+        ));
+    }
+    Ok((period_ns, rate_per_s))
+}
+
+/// The local address to send from: `--bind`, or any of the server's family.
+fn bind_address(a: &PingArgs, peer: SocketAddr) -> Result<SocketAddr> {
+    let Some(b) = &a.bind else {
+        let any = if peer.is_ipv4() {
+            IpAddr::V4(Ipv4Addr::UNSPECIFIED)
+        } else {
+            IpAddr::V6(Ipv6Addr::UNSPECIFIED)
+        };
+        return Ok(SocketAddr::new(any, 0));
+    };
+    let ip: IpAddr = b.trim().parse().map_err(|_| {
+        Error::usage(format!(
+            "--bind '{b}' is not an IP address (e.g. 10.0.0.2 or fd00::2)"
+        ))
+    })?;
+    if ip.is_ipv4() != peer.is_ipv4() {
+        return Err(Error::usage(format!(
+            "--bind {ip} and the server {peer} are of different IP versions"
+        )));
+    }
+    Ok(SocketAddr::new(ip, 0))
+}
+
+/// The background traffic of `--bulk`, if asked for.
+fn bulk_plan(a: &PingArgs, peer: SocketAddr) -> Result<Option<BulkPlan>> {
+    let Some(text) = &a.bulk else {
+        return Ok(None);
+    };
+    let bytes_per_s = parse_byte_rate(text).map_err(Error::usage)?;
+    let target = match &a.bulk_target {
+        Some(t) => resolve(t, "--bulk-target")?,
+        None => {
+            let port = peer.port().checked_add(1).ok_or_else(|| {
+                Error::usage("the server port is 65535: give --bulk-target HOST:PORT")
+            })?;
+            SocketAddr::new(peer.ip(), port)
+        }
+    };
+    if !(1..=MAX_DATAGRAM).contains(&a.bulk_size) {
+        return Err(Error::usage(format!(
+            "--bulk-size {} is outside 1..={MAX_DATAGRAM} bytes",
+            a.bulk_size
+        )));
+    }
+    Ok(Some(BulkPlan {
+        target,
+        bytes_per_s,
+        payload: a.bulk_size,
+    }))
+}
+
+impl TryFrom<&PingArgs> for PingConfig {
+    type Error = Error;
+    fn try_from(a: &PingArgs) -> Result<Self> {
+        // `--load` first, so a typo is reported as such (exit 2) rather than
+        // after a socket error.
+        let loads = a.load.plan()?;
+        check_cpu(a.cpu)?;
+        let (period_ns, rate_per_s) = pacing(a)?;
+        if a.size < HEADER || a.size > MAX_DATAGRAM {
+            return Err(Error::usage(format!(
+                "--size {} is outside {HEADER}..={MAX_DATAGRAM} bytes (the {HEADER}-byte header up to the largest UDP datagram)",
+                a.size
+            )));
+        }
+        let peer = resolve(&a.target, "server")?;
+        if peer.port() == 0 {
+            return Err(Error::usage(format!(
+                "server '{}': port 0 cannot be reached; give the port serve listens on (default {DEFAULT_PORT})",
+                a.target
+            )));
+        }
+        let bind = bind_address(a, peer)?;
+        let bulk = bulk_plan(a, peer)?;
+        let rt = a.rt.to_config(period_ns)?;
+        let loops = match (a.count, a.duration) {
+            (None, None) => Some(20_000),
+            (c, _) => c,
+        };
+        Ok(PingConfig {
+            role: "ping",
+            target: a.target.clone(),
+            peer,
+            bind,
+            period_ns,
+            rate_per_s,
+            size: a.size,
+            timeout_ns: a.timeout,
+            session: session_id(),
+            bulk,
+            common: common(
+                a.timestamps,
+                a.cpu,
+                rt,
+                &a.output,
+                a.output.control(a.duration, loops, None),
+                loads,
+            ),
+        })
+    }
+}
