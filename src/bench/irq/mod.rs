@@ -741,7 +741,7 @@ fn fill_details(result: &mut RunResult, role: Role, r: &EdgeReport) {
         ));
     }
     if let Some(e) = &r.error {
-        result.end_reason = "error".into();
+        result.end_reason = crate::result::EndReason::Error;
         result.notes.push(format!("the run ended on an error: {e}"));
     }
 }

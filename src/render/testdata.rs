@@ -2,7 +2,8 @@
 //! snapshot tests of the exporters and plots (no clock, no machine).
 
 use crate::result::{
-    Phase, RunResult, Series, SeriesPoint, ThreadResult, Thresholds, Tool, Tuning,
+    Benchmark, EndReason, Phase, Policy, RunResult, Series, SeriesPoint, ThreadResult, Thresholds,
+    Tool, Tuning,
 };
 use crate::stats::recorder::Totals;
 use crate::stats::{Histogram, Summary};
@@ -139,7 +140,7 @@ pub fn system(host: &str) -> SystemInfo {
 }
 
 fn base(
-    benchmark: &str,
+    benchmark: Benchmark,
     host: &str,
     threads: Vec<(ThreadResult, Totals, Histogram)>,
     period_ns: u64,
@@ -154,24 +155,24 @@ fn base(
             name: "rtlat".into(),
             version: "0.1.0".into(),
         },
-        benchmark: benchmark.into(),
+        benchmark,
         label: None,
         command_line: vec![
             "rtlat".into(),
-            benchmark.into(),
+            benchmark.name().into(),
             "--duration".into(),
             "20s".into(),
         ],
         start_time_utc: "2026-01-05T10:00:00.000Z".into(),
         duration_ns,
         complete: true,
-        end_reason: "duration".into(),
+        end_reason: EndReason::Duration,
         config: json!({ "period_ns": period_ns, "duration_ns": duration_ns }),
         system: system(host),
         tuning: Tuning {
             mlock: true,
             dma_latency_us: Some(0),
-            policy: "fifo".into(),
+            policy: Policy::Fifo,
             priority: 80,
             deadline: None,
             affinity: threads.iter().map(|t| t.0.cpu).collect(),
@@ -247,7 +248,7 @@ pub fn timer_phases() -> RunResult {
             (t, tot, h)
         })
         .collect();
-    let mut r = base("timer", "board-a", threads, period, 20_000_000_000);
+    let mut r = base(Benchmark::Timer, "board-a", threads, period, 20_000_000_000);
     r.phases = phases;
     r.label = Some("rpi4 rt26".into());
     r.loads = vec![
@@ -278,7 +279,7 @@ pub fn timer_many() -> RunResult {
             )
         })
         .collect();
-    base("timer", "board-b", threads, 500_000, 1_000_000_000)
+    base(Benchmark::Timer, "board-b", threads, 500_000, 1_000_000_000)
 }
 
 pub fn switch() -> RunResult {
@@ -295,7 +296,13 @@ pub fn switch() -> RunResult {
             )
         })
         .collect();
-    let mut r = base("switch", "board-a", threads, 1_000_000, 5_000_000_000);
+    let mut r = base(
+        Benchmark::Switch,
+        "board-a",
+        threads,
+        1_000_000,
+        5_000_000_000,
+    );
     r.total.overruns = 3;
     r.details.insert("lost".into(), 3.into());
     r.details.insert("via".into(), "futex".into());
@@ -312,7 +319,13 @@ pub fn cruncher() -> RunResult {
         shape(10_012_000, 60_000, 97, 10_900_000),
         0,
     )];
-    let mut r = base("cruncher", "board-a", threads, 20_000_000, 10_000_000_000);
+    let mut r = base(
+        Benchmark::Cruncher,
+        "board-a",
+        threads,
+        20_000_000,
+        10_000_000_000,
+    );
     r.details.insert("ideal_ns".into(), 10_004_000.into());
     r.details.insert("stretch".into(), json!(1.1234));
     r.details.insert("beyond_tolerance".into(), 6.into());
@@ -332,7 +345,13 @@ pub fn net() -> RunResult {
         .enumerate()
         .map(|(i, (name, s))| thread(name, None, 41 + i as u64, 10_000, 1_000_000, *s, 0))
         .collect();
-    let mut r = base("net", "board-a", threads, 1_000_000, 10_000_000_000);
+    let mut r = base(
+        Benchmark::Net,
+        "board-a",
+        threads,
+        1_000_000,
+        10_000_000_000,
+    );
     for (k, v) in [
         ("lost", 2),
         ("duplicated", 0),
@@ -355,14 +374,14 @@ pub fn irq() -> RunResult {
         .enumerate()
         .map(|(i, (name, s))| thread(name, Some(2), 51 + i as u64, 3_000, 1_000_000, *s, 0))
         .collect();
-    let mut r = base("irq", "board-a", threads, 1_000_000, 3_000_000_000);
+    let mut r = base(Benchmark::Irq, "board-a", threads, 1_000_000, 3_000_000_000);
     r.details.insert("missed".into(), 1.into());
     r
 }
 
 /// A result that measured nothing (killed before the first sample).
 pub fn empty() -> RunResult {
-    let mut r = base("timer", "board-c", Vec::new(), 1_000_000, 0);
+    let mut r = base(Benchmark::Timer, "board-c", Vec::new(), 1_000_000, 0);
     r.threads = vec![ThreadResult {
         name: "cpu0".into(),
         cpu: Some(0),
@@ -374,7 +393,7 @@ pub fn empty() -> RunResult {
         },
     }];
     r.complete = false;
-    r.end_reason = "running".into();
+    r.end_reason = EndReason::Running;
     r.start_time_utc = String::new();
     r
 }

@@ -3,13 +3,13 @@
 //! JSON. No script, stylesheet, font or image is fetched: the page has no
 //! `http://` or `https://` reference at all.
 
+use super::describe::{detail_value, human_rate, load_name, loads_of, machine_of, policy_of};
 use super::svg::{escape, report_plots};
-use super::text::detail_value;
-use super::{loads_of, machine_of, what_of, Loaded};
-use crate::output::text::secs;
-use crate::stats::summary::{label as percentile_label, supported, PERCENTILES};
+use super::text::{exceeded, max_at, shown_percentiles};
+use super::{Loaded, Render};
+use crate::stats::summary::label as percentile_label;
 use crate::stats::Summary;
-use crate::units::us;
+use crate::units::{secs, us};
 use std::fmt::Write;
 
 const STYLE: &str = "\
@@ -24,8 +24,17 @@ pre{background:#f6f6f6;padding:8px;overflow:auto;font-size:12px}
 svg{display:block;margin:12px 0;max-width:100%;height:auto;border:1px solid #eee}
 .note{color:#a33}";
 
+/// One self-contained HTML page of results.
+pub struct HtmlReport;
+
+impl Render for HtmlReport {
+    fn render(&self, results: &[&Loaded]) -> String {
+        report(results)
+    }
+}
+
 /// The whole page.
-pub fn report(results: &[Loaded]) -> String {
+pub fn report(results: &[&Loaded]) -> String {
     let mut o = String::new();
     let title = match results {
         [one] => format!("rtlat report: {} ({})", one.label, one.result.benchmark),
@@ -57,7 +66,7 @@ pub fn report(results: &[Loaded]) -> String {
                 o,
                 "<li><a href=\"#result-{i}\">{}: {}</a></li>",
                 escape(&l.label),
-                escape(&l.result.benchmark)
+                l.result.benchmark
             );
         }
         let _ = writeln!(o, "</ul>");
@@ -92,7 +101,7 @@ fn section(o: &mut String, i: usize, l: &Loaded) {
         o,
         "<h2>{} — {}</h2>",
         escape(&l.label),
-        escape(&what_of(&r.benchmark))
+        escape(r.benchmark.title())
     );
     let _ = writeln!(
         o,
@@ -104,7 +113,7 @@ fn section(o: &mut String, i: usize, l: &Loaded) {
         let _ = writeln!(
             o,
             "<p class=\"note\">This result is incomplete (end reason: {}): the run did not finish.</p>",
-            escape(&r.end_reason)
+            r.end_reason
         );
     }
 
@@ -113,7 +122,7 @@ fn section(o: &mut String, i: usize, l: &Loaded) {
         o,
         &[
             ("file", l.path.display().to_string()),
-            ("benchmark", r.benchmark.clone()),
+            ("benchmark", r.benchmark.to_string()),
             ("tool", format!("{} {}", r.tool.name, r.tool.version)),
             ("command line", r.command_line.join(" ")),
             ("start (UTC)", r.start_time_utc.clone()),
@@ -205,14 +214,7 @@ fn section(o: &mut String, i: usize, l: &Loaded) {
     kv(
         o,
         &[
-            (
-                "policy",
-                if matches!(t.policy.as_str(), "fifo" | "rr") {
-                    format!("SCHED_{} {}", t.policy.to_uppercase(), t.priority)
-                } else {
-                    format!("SCHED_{}", t.policy.to_uppercase())
-                },
-            ),
+            ("policy", policy_of(r)),
             ("mlock", t.mlock.to_string()),
             (
                 "cpu_dma_latency",
@@ -247,7 +249,7 @@ fn section(o: &mut String, i: usize, l: &Loaded) {
                 .get("achieved_rate")
                 .and_then(|v| v.as_f64())
                 .map(|v| {
-                    super::human_rate(
+                    human_rate(
                         v,
                         load.get("rate_unit").and_then(|u| u.as_str()).unwrap_or(""),
                     )
@@ -265,7 +267,7 @@ fn section(o: &mut String, i: usize, l: &Loaded) {
             let _ = writeln!(
                 o,
                 "<tr><td class=\"k\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{failed}</td><td class=\"k\"><code>{}</code></td></tr>",
-                escape(&super::load_name(load)),
+                escape(&load_name(load)),
                 num("workers").map(|w| w.to_string()).unwrap_or_else(|| "-".into()),
                 escape(&rate),
                 num("cpu_time_ns").map(secs).unwrap_or_else(|| "-".into()),
@@ -310,16 +312,7 @@ fn section(o: &mut String, i: usize, l: &Loaded) {
         kv(o, &rows);
     }
     if let Some(limit) = r.thresholds.max_latency_ns {
-        let _ = writeln!(
-            o,
-            "<p>max-latency {} us: {}</p>",
-            us(limit),
-            if r.thresholds.max_latency_exceeded {
-                "EXCEEDED"
-            } else {
-                "ok"
-            }
-        );
+        let _ = writeln!(o, "<p>max-latency {} us: {}</p>", us(limit), exceeded(r));
     }
     if !r.notes.is_empty() {
         let _ = writeln!(o, "<h3>Notes</h3>\n<ul>");
@@ -356,11 +349,7 @@ pub fn embedded_json(r: &crate::result::RunResult) -> String {
 
 fn summary_table(o: &mut String, first: &str, rows: &[(&str, &Summary)]) {
     let n_max = rows.iter().map(|(_, s)| s.samples).max().unwrap_or(0);
-    let ps: Vec<f64> = PERCENTILES
-        .iter()
-        .copied()
-        .filter(|&p| supported(p, n_max))
-        .collect();
+    let ps = shown_percentiles(n_max);
     let _ = write!(
         o,
         "<table>\n<tr><th class=\"k\">{}</th><th>samples</th><th>min</th><th>avg</th><th>max</th><th>stddev</th>",
@@ -385,12 +374,12 @@ fn summary_table(o: &mut String, first: &str, rows: &[(&str, &Summary)]) {
             let v = s.percentile(p).map(us).unwrap_or_else(|| "-".into());
             let _ = write!(o, "<td>{v}</td>");
         }
-        let at = if s.samples > 0 {
-            format!("#{} (+{})", s.max_sample, secs(s.max_at_ns))
-        } else {
-            "-".into()
-        };
-        let _ = writeln!(o, "<td>{}</td><td>{}</td></tr>", s.overruns, escape(&at));
+        let _ = writeln!(
+            o,
+            "<td>{}</td><td>{}</td></tr>",
+            s.overruns,
+            escape(&max_at(s))
+        );
     }
     let _ = writeln!(o, "</table>");
 }

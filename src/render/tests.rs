@@ -3,28 +3,23 @@
 //! `RTLAT_UPDATE_SNAPSHOTS=1 cargo test` rewrites the snapshots.
 
 use super::compare::{table, Metric, TableFormat};
-use super::{check, html, label_of, svg, testdata, text, Loaded};
+use super::{check, html, svg, testdata, text, Loaded};
+use crate::result::Benchmark;
 use crate::result::RunResult;
 use std::path::{Path, PathBuf};
 
 fn loaded(name: &str, r: RunResult) -> Loaded {
-    let path = PathBuf::from(format!("{name}.json"));
-    let label = label_of(&r, &path);
-    Loaded {
-        path,
-        result: r,
-        label,
-    }
+    Loaded::new(PathBuf::from(format!("{name}.json")), r)
 }
 
 fn variants() -> Vec<Loaded> {
     vec![
         loaded("timer-phases", testdata::timer_phases()),
         loaded("timer-many", testdata::timer_many()),
-        loaded("switch", testdata::switch()),
-        loaded("cruncher", testdata::cruncher()),
-        loaded("net", testdata::net()),
-        loaded("irq", testdata::irq()),
+        loaded(Benchmark::Switch.name(), testdata::switch()),
+        loaded(Benchmark::Cruncher.name(), testdata::cruncher()),
+        loaded(Benchmark::Net.name(), testdata::net()),
+        loaded(Benchmark::Irq.name(), testdata::irq()),
         loaded("empty", testdata::empty()),
     ]
 }
@@ -129,12 +124,12 @@ fn plots_say_what_on_what_under_which_load_with_units() {
 
 #[test]
 fn html_reports_match_snapshots_and_stay_offline() {
-    for name in ["timer-phases", "net"] {
+    for name in ["timer-phases", Benchmark::Net.name()] {
         let l = variants()
             .into_iter()
             .find(|l| l.path == Path::new(&format!("{name}.json")))
             .expect("variant");
-        let page = html::report(std::slice::from_ref(&l));
+        let page = html::report(&[&l]);
         assert!(
             !page.contains("http://") && !page.contains("https://"),
             "{name}: URL in the page"
@@ -157,7 +152,7 @@ fn html_reports_match_snapshots_and_stay_offline() {
         snapshot(&format!("{name}.html"), &page);
     }
     let all = variants();
-    let page = html::report(&all);
+    let page = html::report(&all.iter().collect::<Vec<_>>());
     assert!(!page.contains("http://") && !page.contains("https://"));
     assert_eq!(page.matches("<section id=").count(), all.len());
 }
@@ -171,7 +166,7 @@ fn compare_tables_match_snapshots() {
     snapshot("compare.csv", &table(&rows, TableFormat::Csv, None));
     let timers: Vec<&Loaded> = all
         .iter()
-        .filter(|l| l.result.benchmark == "timer")
+        .filter(|l| l.result.benchmark == Benchmark::Timer)
         .collect();
     let base = timers[0];
     snapshot(
@@ -250,7 +245,7 @@ fn renderers_survive_extreme_values() {
             let m = loaded("mutated", r);
             let _ = text::report(&m);
             let _ = svg::document(&svg::report_plots(&m));
-            let _ = html::report(std::slice::from_ref(&m));
+            let _ = html::report(&[&m]);
             let _ = table(&[&m, &l], TableFormat::Text, Some((&Metric::Max, &l)));
             let _ = svg::compare_plots(&[&m, &l]);
             for metric in ["max", "p99.99", "lost", "stretch", "overruns"] {
@@ -311,7 +306,7 @@ fn damaged_result_files_are_refused_or_rendered() {
                 let l = loaded("damaged", r);
                 let _ = text::report(&l);
                 let _ = svg::document(&svg::report_plots(&l));
-                let _ = html::report(std::slice::from_ref(&l));
+                let _ = html::report(&[&l]);
                 let _ = table(&[&l], TableFormat::Csv, None);
                 rendered += 1;
             }
