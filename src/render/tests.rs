@@ -1,6 +1,7 @@
 //! Snapshot tests of every exporter and plot on results built in code, and
 //! robustness of the renderers against extreme values.
-//! `RTLAT_UPDATE_SNAPSHOTS=1 cargo test` rewrites the snapshots.
+//! Snapshots are insta's (`tests/snapshots/report/*.snap`): `INSTA_UPDATE=always
+//! cargo test` rewrites them, `cargo insta review` shows the changes.
 
 use super::compare::{table, Metric, TableFormat};
 use super::{check, html, svg, testdata, text, Loaded};
@@ -24,31 +25,17 @@ fn variants() -> Vec<Loaded> {
     ]
 }
 
-/// Compare `got` with the stored snapshot byte for byte (or store it when asked).
+/// Compare `got` with the insta snapshot `tests/snapshots/report/{name}.snap`
+/// byte for byte; `INSTA_UPDATE=always cargo test` (or `cargo insta review`) accepts changes.
 pub fn snapshot(name: &str, got: &str) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/snapshots/report")
-        .join(name);
-    if std::env::var_os("RTLAT_UPDATE_SNAPSHOTS").is_some() {
-        std::fs::create_dir_all(path.parent().expect("dir")).expect("snapshot dir");
-        std::fs::write(&path, got).expect("write snapshot");
-    }
-    let want = std::fs::read_to_string(&path).unwrap_or_else(|_| {
-        panic!("snapshot {name} is missing; run with RTLAT_UPDATE_SNAPSHOTS=1")
-    });
-    if got != want {
-        let line = got
-            .lines()
-            .zip(want.lines())
-            .position(|(a, b)| a != b)
-            .unwrap_or_else(|| got.lines().count().min(want.lines().count()));
-        panic!(
-            "{name} changed at line {}:\n got: {}\nwant: {}\nset RTLAT_UPDATE_SNAPSHOTS=1 to accept",
-            line + 1,
-            got.lines().nth(line).unwrap_or("<end>"),
-            want.lines().nth(line).unwrap_or("<end>")
-        );
-    }
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/snapshots/report"
+    ));
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    settings.bind(|| insta::assert_snapshot!(name, got));
 }
 
 #[test]
