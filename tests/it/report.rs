@@ -9,18 +9,9 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// Compare `got` with the insta snapshot `tests/snapshots/report/{name}.snap`
-/// byte for byte; `INSTA_UPDATE=always cargo test` (or `cargo insta review`) accepts changes.
-fn snapshot(name: &str, got: &str) {
-    let mut settings = insta::Settings::clone_current();
-    settings.set_snapshot_path(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/snapshots/report"
-    ));
-    settings.set_prepend_module_to_snapshot(false);
-    settings.set_omit_expression(true);
-    settings.bind(|| insta::assert_snapshot!(name, got));
-}
+#[path = "../support/snapshot.rs"]
+mod snapshot;
+use snapshot::snapshot;
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
