@@ -3,7 +3,7 @@
 //! Data flows from the command line (`cli`) into a validated configuration per
 //! benchmark, through the real-time runtime (`sys`), into per-thread recorders
 //! (`stats`), and out as a self-describing result (`result`) rendered by the
-//! exporters (`output`). All `unsafe` code lives in `sys`.
+//! renderers (`render`). All `unsafe` code lives in `sys`.
 
 pub mod bench;
 pub mod check;
@@ -11,7 +11,7 @@ pub mod cli;
 pub mod engine;
 pub mod error;
 pub mod load;
-pub mod output;
+pub mod render;
 pub mod report;
 pub mod result;
 pub mod stats;

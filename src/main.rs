@@ -8,6 +8,8 @@ use rtlat::bench::timer::TimerConfig;
 use rtlat::cli::{meta, Cli, Command};
 use rtlat::error::{exit, Error, Outcome};
 use rtlat::load::LoadCommand;
+use rtlat::render::compare::CompareConfig;
+use rtlat::render::ReportConfig;
 
 fn main() {
     let argv: Vec<String> = std::env::args().collect();
@@ -48,8 +50,12 @@ fn main() {
         Command::Load(args) => {
             LoadCommand::try_from(&args).and_then(|c| rtlat::load::run(&c, argv))
         }
-        Command::Report(args) => rtlat::report::run_report(&args),
-        Command::Compare(args) => rtlat::report::run_compare(&args),
+        Command::Report(args) => {
+            ReportConfig::try_from(&args).and_then(|c| rtlat::render::run_report(&c))
+        }
+        Command::Compare(args) => {
+            CompareConfig::try_from(&args).and_then(|c| rtlat::render::compare::run(&c))
+        }
         Command::Import(args) => rtlat::report::run_import(&args),
         Command::Completions(args) => meta::completions(&args).map(|()| Outcome::Success),
         Command::Man(args) => meta::man(&args).map(|()| Outcome::Success),

@@ -121,6 +121,11 @@ pub fn us(ns: u64) -> String {
     format!("{}.{:03}", ns / 1000, ns % 1000)
 }
 
+/// Seconds with three decimals: `12.345s`.
+pub fn secs(ns: u64) -> String {
+    format!("{}.{:03}s", ns / 1_000_000_000, ns / 1_000_000 % 1000)
+}
+
 /// A short human duration: `1ms`, `250us`, `10s`, `2h` when exact, else `1.500ms`.
 pub fn human_duration(ns: u64) -> String {
     const UNITS: [(u64, &str); 6] = [

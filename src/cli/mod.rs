@@ -6,16 +6,20 @@ use clap::{Parser, Subcommand};
 
 pub mod check;
 pub mod common;
+pub mod compare;
 pub mod irq;
 pub mod load;
 pub mod meta;
 pub mod net;
+pub mod report;
 pub mod timer;
 
 pub use check::CheckArgs;
 pub use common::{positive_duration, DmaArg, LoadOpts, OutputArgs, PolicyArg, RtArgs};
+pub use compare::CompareArgs;
 pub use load::LoadArgs;
 pub use net::NetArgs;
+pub use report::ReportArgs;
 pub use timer::{ClockArg, TimerArgs};
 
 const ABOUT: &str = "Real-time latency benchmarks for Linux: how late does this machine respond?";
@@ -57,9 +61,9 @@ pub enum Command {
     /// Run the load generators on their own
     Load(LoadArgs),
     /// Text summary, SVG plots and a self-contained HTML report of result files
-    Report(crate::report::ReportArgs),
+    Report(ReportArgs),
     /// Compare result files side by side (text, Markdown, CSV); regression checks
-    Compare(crate::report::CompareArgs),
+    Compare(CompareArgs),
     /// Turn other tools' output (cyclictest, Xenomai, rtla, jitterdebugger, sockperf) into a result
     Import(crate::report::ImportArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)

@@ -2,7 +2,7 @@
 //! sample and recorded in the result.
 
 use crate::error::{Error, Result};
-use crate::result::{DeadlineParams, Tuning};
+use crate::result::{DeadlineParams, Policy, Tuning};
 use crate::sys::{self, pm::DmaLatency, sched::Sched};
 use std::io;
 
@@ -36,13 +36,17 @@ impl RtConfig {
         }
     }
 
-    pub fn policy_name(&self) -> &'static str {
+    pub fn policy(&self) -> Policy {
         match self.sched {
-            Sched::Fifo(_) => "fifo",
-            Sched::Rr(_) => "rr",
-            Sched::Deadline { .. } => "deadline",
-            Sched::Other => "other",
+            Sched::Fifo(_) => Policy::Fifo,
+            Sched::Rr(_) => Policy::Rr,
+            Sched::Deadline { .. } => Policy::Deadline,
+            Sched::Other => Policy::Other,
         }
+    }
+
+    pub fn policy_name(&self) -> &'static str {
+        self.policy().name()
     }
 
     /// Threads can be pinned to one CPU, except under SCHED_DEADLINE, which the
@@ -56,7 +60,7 @@ impl RtConfig {
         Tuning {
             mlock: self.mlock,
             dma_latency_us: self.dma_latency,
-            policy: self.policy_name().into(),
+            policy: self.policy(),
             priority: match self.sched {
                 Sched::Fifo(p) | Sched::Rr(p) => p,
                 _ => 0,

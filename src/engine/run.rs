@@ -9,7 +9,10 @@ use super::rt::{self, RtConfig, Runtime};
 use super::save::Saver;
 use crate::error::{Error, Outcome, Result};
 use crate::load::{LoadPlan, RunningLoads};
-use crate::result::{self, BreakEvent, Phase, RunResult, ThreadResult, Thresholds, Tool, Tuning};
+use crate::result::{
+    self, Benchmark, BreakEvent, EndReason, Phase, RunResult, ThreadResult, Thresholds, Tool,
+    Tuning,
+};
 use crate::stats::recorder::Totals;
 use crate::stats::{Collector, Histogram, Summary};
 use crate::sys::signals::{SignalWatch, StopFlag};
@@ -266,7 +269,7 @@ pub fn execute(
     };
     saver.save(&result);
     if !spec.output.quiet {
-        println!("{}", crate::output::text::start_line(&result));
+        println!("{}", crate::render::text::start_line(&result));
     }
     let mono = Clock::Monotonic.id();
     let mono_start = sys::clock::now_ns(mono) + delay;
@@ -315,15 +318,14 @@ pub fn execute(
         load.end_ns = result.duration_ns.max(load.start_ns);
     }
     result.end_reason = if ended.brk.is_some() {
-        "break"
+        EndReason::Break
     } else if caught.is_some() {
-        "signal"
+        EndReason::Signal
     } else if spec.control.loops.is_some() {
-        "loops"
+        EndReason::Loops
     } else {
-        "duration"
-    }
-    .into();
+        EndReason::Duration
+    };
     result.complete = true;
     let exceeded = spec
         .control
@@ -339,7 +341,7 @@ pub fn execute(
     } else {
         Outcome::Success
     };
-    print!("{}", crate::output::text::summary(&result));
+    print!("{}", crate::render::text::summary(&result));
     saver.save_final(&result)?;
     Ok(Finished { result, outcome })
 }
@@ -350,13 +352,14 @@ fn first_result(spec: &RunSpec) -> RunResult {
         schema: result::SCHEMA_NAME.into(),
         schema_version: result::SCHEMA_VERSION,
         tool: Tool::this(),
-        benchmark: spec.benchmark.into(),
+        benchmark: Benchmark::from_name(spec.benchmark)
+            .unwrap_or_else(|| panic!("RunSpec names no benchmark: {}", spec.benchmark)),
         label: spec.output.label.clone(),
         command_line: spec.command_line.clone(),
         start_time_utc: String::new(),
         duration_ns: 0,
         complete: false,
-        end_reason: "running".into(),
+        end_reason: EndReason::Running,
         config: spec.config.clone(),
         system: SystemInfo::collect(),
         tuning: spec.tuning.clone(),

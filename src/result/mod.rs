@@ -6,6 +6,9 @@
 //! valid, self-describing file.
 
 pub mod details;
+pub mod model;
+
+pub use model::{Benchmark, EndReason, Policy};
 
 use crate::stats::histogram::HistogramRecord;
 use crate::stats::Summary;
@@ -25,7 +28,7 @@ pub struct RunResult {
     pub schema_version: u32,
     pub tool: Tool,
     /// `timer`, `switch`, `cruncher`, `net`, `irq`.
-    pub benchmark: String,
+    pub benchmark: Benchmark,
     /// Given with `--label`; else readers use hostname + kernel release.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
@@ -37,7 +40,7 @@ pub struct RunResult {
     /// False while running and when the run was killed before it could finish.
     pub complete: bool,
     /// `running`, `duration`, `loops`, `signal`, `break`, `error`.
-    pub end_reason: String,
+    pub end_reason: EndReason,
     /// The benchmark's validated settings.
     pub config: serde_json::Value,
     pub system: SystemInfo,
@@ -100,7 +103,7 @@ pub struct Tuning {
     /// Value held on /dev/cpu_dma_latency in µs; `null` when off.
     pub dma_latency_us: Option<i32>,
     /// `fifo`, `rr`, `deadline`, `other`.
-    pub policy: String,
+    pub policy: Policy,
     /// Static priority for fifo/rr; 0 otherwise.
     pub priority: i32,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -1,38 +1,17 @@
 //! `rtlat report`, `rtlat compare`, `rtlat import`: exporters and plots on
 //! synthetic results (byte for byte), validity (xmllint, chromium), the
 //! regression check, every import fixture, and hostile input.
-//! `RTLAT_UPDATE_SNAPSHOTS=1` rewrites the snapshots.
+//! Snapshots are insta's (`tests/snapshots/report/*.snap`): `INSTA_UPDATE=always
+//! cargo test` rewrites them, `cargo insta review` shows the changes.
 
 use crate::util::*;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-fn snapshot(name: &str, got: &str) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/snapshots/report")
-        .join(name);
-    if std::env::var_os("RTLAT_UPDATE_SNAPSHOTS").is_some() {
-        std::fs::create_dir_all(path.parent().expect("dir")).expect("snapshot dir");
-        std::fs::write(&path, got).expect("write snapshot");
-    }
-    let want = std::fs::read_to_string(&path).unwrap_or_else(|_| {
-        panic!("snapshot {name} is missing; run with RTLAT_UPDATE_SNAPSHOTS=1")
-    });
-    if got != want {
-        let line = got
-            .lines()
-            .zip(want.lines())
-            .position(|(a, b)| a != b)
-            .unwrap_or_else(|| got.lines().count().min(want.lines().count()));
-        panic!(
-            "{name} changed at line {}:\n got: {}\nwant: {}\nset RTLAT_UPDATE_SNAPSHOTS=1 to accept",
-            line + 1,
-            got.lines().nth(line).unwrap_or("<end>"),
-            want.lines().nth(line).unwrap_or("<end>")
-        );
-    }
-}
+#[path = "../support/snapshot.rs"]
+mod snapshot;
+use snapshot::snapshot;
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -397,6 +376,105 @@ fn compare_prints_one_row_per_result_in_every_format() {
         .iter()
         .all(|l| l.split(',').count() == lines[0].split(',').count()));
     snapshot("it-compare.csv", &csv);
+}
+
+/// A result written by rtlat before the typed model (schema version 1, a real
+/// 2 s timer run on CPU 0) still loads in `report` and `compare`.
+#[test]
+fn a_version_1_result_loads_in_report_and_compare() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results/v1-timer.json");
+    let v = load(&path);
+    assert_eq!(v["schema_version"], 1);
+    let us = |ns: &Value| {
+        let ns = ns.as_u64().expect("ns");
+        format!("{}.{:03}", ns / 1000, ns % 1000)
+    };
+    let (min, avg, max) = (
+        us(&v["total"]["min_ns"]),
+        us(&v["total"]["avg_ns"]),
+        us(&v["total"]["max_ns"]),
+    );
+    let samples = v["total"]["samples"].to_string();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let svg = dir.path().join("v1.svg");
+    let html = dir.path().join("v1.html");
+    let out = rtlat()
+        .arg("report")
+        .arg(&path)
+        .arg("--svg")
+        .arg(&svg)
+        .arg("--html")
+        .arg(&html)
+        .output()
+        .expect("runs");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = stdout(&out);
+    assert!(
+        text.contains(": timer (")
+            && text.contains("rtlat timer: 1 thread(s), period 1ms, SCHED_FIFO 80"),
+        "{text}"
+    );
+    let cpu0 = text
+        .lines()
+        .find(|l| l.starts_with("cpu0 "))
+        .expect("a cpu0 row");
+    for figure in [&samples, &min, &avg, &max] {
+        assert!(cpu0.contains(figure.as_str()), "{figure} not in: {cpu0}");
+    }
+    assert!(std::fs::read_to_string(&svg)
+        .expect("svg")
+        .contains("Timer wake-up latency"));
+    assert!(std::fs::read_to_string(&html)
+        .expect("html")
+        .contains("Timer wake-up latency"));
+    for (format, head) in [
+        ("text", "timer: latencies in us, 2 result(s)"),
+        ("csv", "label,benchmark,load,min_us"),
+    ] {
+        let out = rtlat()
+            .args(["compare", "--format", format])
+            .arg(&path)
+            .arg(&path)
+            .output()
+            .expect("runs");
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let t = stdout(&out);
+        assert!(t.starts_with(head), "{t}");
+        let rows: Vec<&str> = t
+            .lines()
+            .skip(if format == "text" { 2 } else { 1 })
+            .collect();
+        assert_eq!(rows.len(), 2, "{t}");
+        for row in rows {
+            for figure in [&min, &avg, &max] {
+                assert!(row.contains(figure.as_str()), "{figure} not in: {row}");
+            }
+        }
+    }
+    let out = rtlat()
+        .args(["compare", "--baseline"])
+        .arg(&path)
+        .arg(&path)
+        .args(["--fail-if-worse", "0%"])
+        .output()
+        .expect("runs");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains(&format!("max {max} us")));
 }
 
 fn max_us(path: &Path) -> f64 {
@@ -807,6 +885,10 @@ fn hostile_inputs_are_refused_without_panicking() {
         (
             "\u{1}\u{2}garbage\u{0}".to_string(),
             &["not an rtlat result"],
+        ),
+        (
+            mutated(&|m| m["benchmark"] = json!("latency")),
+            &["not an rtlat result", "unknown variant"],
         ),
     ];
     for (i, (content, wants)) in cases.iter().enumerate() {

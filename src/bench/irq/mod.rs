@@ -129,7 +129,7 @@ fn finish_result(result: &mut RunResult, role: Role, end: &Ended) {
         ));
     }
     if let Some(e) = &end.error {
-        result.end_reason = "error".into();
+        result.end_reason = crate::result::EndReason::Error;
         result.notes.push(format!("the run ended on an error: {e}"));
     }
 }

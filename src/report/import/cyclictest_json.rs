@@ -285,7 +285,7 @@ pub fn parse(text: &str) -> Parsed<Imported> {
     if let Some(c) = rc {
         imp.config.insert("return_code".into(), c.into());
     }
-    imp.tuning.policy = set.policy.clone();
+    imp.tuning.policy = crate::result::Policy::from_name(&set.policy).unwrap_or_default();
     imp.tuning.priority = if matches!(set.policy.as_str(), "fifo" | "rr") {
         set.priority
     } else {

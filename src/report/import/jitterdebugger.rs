@@ -114,7 +114,7 @@ pub fn parse(text: &str) -> Parsed<Imported> {
         );
         imp.threads.push(b);
     }
-    imp.tuning.policy = "fifo".into();
+    imp.tuning.policy = crate::result::Policy::Fifo;
     imp.tuning.priority = 80;
     imp.notes.push("jitterdebugger's results.json has no period, priority or start time; its threads run SCHED_FIFO 80 unless -p was given (recorded as 80)".into());
     Ok(imp)

@@ -536,7 +536,7 @@ impl Imported {
             end_reason: "duration",
             config: serde_json::Map::new(),
             tuning: Tuning {
-                policy: "other".into(),
+                policy: crate::result::Policy::Other,
                 ..Default::default()
             },
             details: serde_json::Map::new(),
@@ -657,13 +657,15 @@ impl Imported {
             schema: crate::result::SCHEMA_NAME.into(),
             schema_version: crate::result::SCHEMA_VERSION,
             tool: Tool::this(),
-            benchmark: self.benchmark.into(),
+            benchmark: crate::result::Benchmark::from_name(self.benchmark)
+                .expect("importers name a benchmark"),
             label,
             command_line: self.command_line,
             start_time_utc: self.start_time_utc,
             duration_ns: self.duration_ns,
             complete: true,
-            end_reason: self.end_reason.into(),
+            end_reason: crate::result::EndReason::from_name(self.end_reason)
+                .expect("importers name an end reason"),
             config: serde_json::Value::Object(config),
             system: self.system,
             tuning,

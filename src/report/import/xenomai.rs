@@ -382,7 +382,7 @@ pub fn parse(input: &mut dyn BufRead) -> Parsed<Imported> {
     }
     imp.config.insert("histogram_cell_ns".into(), 1000.into());
     imp.details.insert("mode_switches".into(), msw.into());
-    imp.tuning.policy = "fifo".into();
+    imp.tuning.policy = crate::result::Policy::Fifo;
     imp.tuning.priority = prio.unwrap_or(99).clamp(1, 99);
     imp.tuning.affinity = vec![cpu];
     imp.notes.push("Xenomai latency prints no host, kernel or start time; HSD cells are read as 1 µs (the default -B 1000)".into());

@@ -55,7 +55,7 @@ fn peer_gone(cfg: &PingConfig, c: &PingCounts) -> Option<String> {
     if c.trailing_unanswered >= GONE_AFTER {
         let since = c
             .last_reply_at_ns
-            .map(crate::output::text::secs)
+            .map(crate::units::secs)
             .unwrap_or_else(|| "?".into());
         return Some(format!(
             "{} stopped answering after +{since}: the last {} packets got no reply ({} lost of {} sent{refused})",

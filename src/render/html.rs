@@ -1,0 +1,385 @@
+//! One self-contained HTML report: the system, config, loads, summaries and
+//! every plot of each result (inline SVG), and each result's data embedded as
+//! JSON. No script, stylesheet, font or image is fetched: the page has no
+//! `http://` or `https://` reference at all.
+
+use super::describe::{detail_value, human_rate, load_name, loads_of, machine_of, policy_of};
+use super::svg::{escape, report_plots};
+use super::text::{exceeded, max_at, shown_percentiles};
+use super::{Loaded, Render};
+use crate::stats::summary::label as percentile_label;
+use crate::stats::Summary;
+use crate::units::{secs, us};
+use std::fmt::Write;
+
+const STYLE: &str = "\
+body{font-family:sans-serif;color:#222;margin:24px auto;max-width:1000px;padding:0 12px}
+h1{font-size:22px}h2{font-size:18px;border-bottom:1px solid #ccc;padding-bottom:4px;margin-top:36px}
+h3{font-size:15px;margin-top:20px}
+table{border-collapse:collapse;font-size:13px;margin:6px 0}
+th,td{border:1px solid #ccc;padding:3px 8px;text-align:right;vertical-align:top}
+th{background:#f0f0f0}td.k,th.k{text-align:left}
+table.kv td{text-align:left}table.kv td:first-child{font-weight:bold;white-space:nowrap}
+pre{background:#f6f6f6;padding:8px;overflow:auto;font-size:12px}
+svg{display:block;margin:12px 0;max-width:100%;height:auto;border:1px solid #eee}
+.note{color:#a33}";
+
+/// One self-contained HTML page of results.
+pub struct HtmlReport;
+
+impl Render for HtmlReport {
+    fn render(&self, results: &[&Loaded]) -> String {
+        report(results)
+    }
+}
+
+/// The whole page.
+pub fn report(results: &[&Loaded]) -> String {
+    let mut o = String::new();
+    let title = match results {
+        [one] => format!("rtlat report: {} ({})", one.label, one.result.benchmark),
+        many => format!("rtlat report: {} results", many.len()),
+    };
+    let _ = writeln!(o, "<!DOCTYPE html>");
+    let _ = writeln!(o, "<html lang=\"en\">");
+    let _ = writeln!(o, "<head>");
+    let _ = writeln!(o, "<meta charset=\"utf-8\">");
+    let _ = writeln!(
+        o,
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+    );
+    let _ = writeln!(o, "<title>{}</title>", escape(&title));
+    let _ = writeln!(o, "<style>\n{STYLE}\n</style>");
+    let _ = writeln!(o, "</head>");
+    let _ = writeln!(o, "<body>");
+    let _ = writeln!(o, "<h1>{}</h1>", escape(&title));
+    let _ = writeln!(
+        o,
+        "<p>Made by rtlat {} from {} result file(s). Latencies in µs. Each result's data is embedded below as JSON (<code>script type=\"application/json\"</code>).</p>",
+        env!("CARGO_PKG_VERSION"),
+        results.len()
+    );
+    if results.len() > 1 {
+        let _ = writeln!(o, "<ul>");
+        for (i, l) in results.iter().enumerate() {
+            let _ = writeln!(
+                o,
+                "<li><a href=\"#result-{i}\">{}: {}</a></li>",
+                escape(&l.label),
+                l.result.benchmark
+            );
+        }
+        let _ = writeln!(o, "</ul>");
+    }
+    for (i, l) in results.iter().enumerate() {
+        section(&mut o, i, l);
+    }
+    let _ = writeln!(o, "</body>");
+    let _ = writeln!(o, "</html>");
+    o
+}
+
+fn kv(o: &mut String, rows: &[(&str, String)]) {
+    let _ = writeln!(o, "<table class=\"kv\">");
+    for (k, v) in rows {
+        if v.is_empty() {
+            continue;
+        }
+        let _ = writeln!(o, "<tr><td>{}</td><td>{}</td></tr>", escape(k), escape(v));
+    }
+    let _ = writeln!(o, "</table>");
+}
+
+fn opt(v: &Option<String>) -> String {
+    v.clone().unwrap_or_default()
+}
+
+fn section(o: &mut String, i: usize, l: &Loaded) {
+    let r = &l.result;
+    let _ = writeln!(o, "<section id=\"result-{i}\">");
+    let _ = writeln!(
+        o,
+        "<h2>{} — {}</h2>",
+        escape(&l.label),
+        escape(r.benchmark.title())
+    );
+    let _ = writeln!(
+        o,
+        "<p>{} · load: {}</p>",
+        escape(&machine_of(r)),
+        escape(&loads_of(r, true))
+    );
+    if !r.complete {
+        let _ = writeln!(
+            o,
+            "<p class=\"note\">This result is incomplete (end reason: {}): the run did not finish.</p>",
+            r.end_reason
+        );
+    }
+
+    let _ = writeln!(o, "<h3>Run</h3>");
+    kv(
+        o,
+        &[
+            ("file", l.path.display().to_string()),
+            ("benchmark", r.benchmark.to_string()),
+            ("tool", format!("{} {}", r.tool.name, r.tool.version)),
+            ("command line", r.command_line.join(" ")),
+            ("start (UTC)", r.start_time_utc.clone()),
+            ("duration", secs(r.duration_ns)),
+            (
+                "end",
+                format!(
+                    "{}{}",
+                    r.end_reason,
+                    if r.complete { "" } else { " (incomplete)" }
+                ),
+            ),
+        ],
+    );
+
+    let s = &r.system;
+    let _ = writeln!(o, "<h3>System</h3>");
+    let governors: Vec<String> = s
+        .governors
+        .iter()
+        .map(|g| format!("cpu{}: {}", g.cpu, g.governor))
+        .collect();
+    let idle: Vec<String> = s
+        .idle_states
+        .iter()
+        .map(|st| {
+            format!(
+                "{} ({} us){}",
+                st.name,
+                st.latency_us,
+                if st.disabled { " disabled" } else { "" }
+            )
+        })
+        .collect();
+    kv(
+        o,
+        &[
+            ("hostname", opt(&s.hostname)),
+            ("kernel release", opt(&s.kernel_release)),
+            ("kernel version", opt(&s.kernel_version)),
+            ("preempt model", s.preempt_model.clone()),
+            ("machine", opt(&s.machine)),
+            ("CPU model", opt(&s.cpu_model)),
+            ("hardware", opt(&s.hardware)),
+            ("device tree model", opt(&s.device_tree_model)),
+            (
+                "CPUs",
+                if s.cpu_count > 0 {
+                    format!(
+                        "{} online{}",
+                        s.cpu_count,
+                        s.online_cpus
+                            .as_deref()
+                            .map(|c| format!(" ({c})"))
+                            .unwrap_or_default()
+                    )
+                } else {
+                    String::new()
+                },
+            ),
+            ("kernel command line", opt(&s.cmdline)),
+            ("isolcpus", opt(&s.isolcpus)),
+            ("nohz_full", opt(&s.nohz_full)),
+            ("rcu_nocbs", opt(&s.rcu_nocbs)),
+            ("clocksource", opt(&s.clocksource)),
+            ("governors", governors.join(", ")),
+            (
+                "SMT active",
+                s.smt_active.map(|b| b.to_string()).unwrap_or_default(),
+            ),
+            ("idle states", idle.join(", ")),
+            (
+                "RT throttling",
+                match (s.sched_rt_runtime_us, s.sched_rt_period_us) {
+                    (Some(rt), Some(p)) => format!("{rt} us every {p} us"),
+                    _ => String::new(),
+                },
+            ),
+            ("virtualization", opt(&s.virtualization)),
+            (
+                "timer migration",
+                s.timer_migration.map(|b| b.to_string()).unwrap_or_default(),
+            ),
+        ],
+    );
+
+    let t = &r.tuning;
+    let _ = writeln!(o, "<h3>Tuning and configuration</h3>");
+    kv(
+        o,
+        &[
+            ("policy", policy_of(r)),
+            ("mlock", t.mlock.to_string()),
+            (
+                "cpu_dma_latency",
+                t.dma_latency_us
+                    .map(|v| format!("{v} us"))
+                    .unwrap_or_else(|| "off".into()),
+            ),
+            (
+                "affinity",
+                t.affinity
+                    .iter()
+                    .map(|a| a.map(|c| c.to_string()).unwrap_or_else(|| "-".into()))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            ),
+        ],
+    );
+    let config = serde_json::to_string_pretty(&r.config).unwrap_or_default();
+    let _ = writeln!(o, "<pre>{}</pre>", escape(&config));
+
+    let _ = writeln!(o, "<h3>Load</h3>");
+    if r.loads.is_empty() {
+        let _ = writeln!(o, "<p>No load was declared (idle).</p>");
+    } else {
+        let _ = writeln!(
+            o,
+            "<table>\n<tr><th class=\"k\">load</th><th>workers</th><th>achieved rate</th><th>CPU time</th><th>failed</th><th class=\"k\">parameters</th></tr>"
+        );
+        for load in &r.loads {
+            let num = |k: &str| load.get(k).and_then(|v| v.as_u64());
+            let rate = load
+                .get("achieved_rate")
+                .and_then(|v| v.as_f64())
+                .map(|v| {
+                    human_rate(
+                        v,
+                        load.get("rate_unit").and_then(|u| u.as_str()).unwrap_or(""),
+                    )
+                })
+                .unwrap_or_else(|| "-".into());
+            let failed = load
+                .get("failed")
+                .and_then(|v| v.as_array())
+                .map(|a| a.len().to_string())
+                .unwrap_or_else(|| "-".into());
+            let params = load
+                .get("params")
+                .map(|p| p.to_string())
+                .unwrap_or_else(|| load.to_string());
+            let _ = writeln!(
+                o,
+                "<tr><td class=\"k\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{failed}</td><td class=\"k\"><code>{}</code></td></tr>",
+                escape(&load_name(load)),
+                num("workers").map(|w| w.to_string()).unwrap_or_else(|| "-".into()),
+                escape(&rate),
+                num("cpu_time_ns").map(secs).unwrap_or_else(|| "-".into()),
+                escape(&params)
+            );
+        }
+        let _ = writeln!(o, "</table>");
+    }
+
+    let _ = writeln!(o, "<h3>Summary</h3>");
+    let mut rows: Vec<(&str, &Summary)> = r
+        .threads
+        .iter()
+        .map(|t| (t.name.as_str(), &t.summary))
+        .collect();
+    if r.threads.len() > 1 {
+        rows.push(("all", &r.total));
+    }
+    summary_table(o, "thread", &rows);
+    if !r.phases.is_empty() {
+        let _ = writeln!(o, "<h3>Phases</h3>");
+        let prows: Vec<(String, &Summary)> = r
+            .phases
+            .iter()
+            .map(|p| {
+                (
+                    format!("{} ({}-{})", p.name, secs(p.start_ns), secs(p.end_ns)),
+                    &p.total,
+                )
+            })
+            .collect();
+        let prefs: Vec<(&str, &Summary)> = prows.iter().map(|(n, s)| (n.as_str(), *s)).collect();
+        summary_table(o, "phase", &prefs);
+    }
+    if !r.details.is_empty() {
+        let _ = writeln!(o, "<h3>Details</h3>");
+        let rows: Vec<(&str, String)> = r
+            .details
+            .iter()
+            .map(|(k, v)| (k.as_str(), detail_value(v)))
+            .collect();
+        kv(o, &rows);
+    }
+    if let Some(limit) = r.thresholds.max_latency_ns {
+        let _ = writeln!(o, "<p>max-latency {} us: {}</p>", us(limit), exceeded(r));
+    }
+    if !r.notes.is_empty() {
+        let _ = writeln!(o, "<h3>Notes</h3>\n<ul>");
+        for n in &r.notes {
+            let _ = writeln!(o, "<li>{}</li>", escape(n));
+        }
+        let _ = writeln!(o, "</ul>");
+    }
+
+    let _ = writeln!(o, "<h3>Plots</h3>");
+    for p in report_plots(l) {
+        o.push_str(&p.inline());
+    }
+
+    let _ = writeln!(o, "<h3>Result data</h3>");
+    let _ = writeln!(
+        o,
+        "<p>The result file as read, in <code>script#data-{i}</code> of this page's source.</p>"
+    );
+    let _ = writeln!(
+        o,
+        "<script type=\"application/json\" id=\"data-{i}\">{}</script>",
+        embedded_json(&l.result)
+    );
+    let _ = writeln!(o, "</section>");
+}
+
+/// JSON safe inside `<script>`: every `<` and `/` escaped (`\u003c`, `\/`),
+/// which also keeps URL schemes out of the page; JSON parsers read it back unchanged.
+pub fn embedded_json(r: &crate::result::RunResult) -> String {
+    let text = serde_json::to_string(r).unwrap_or_else(|_| "null".into());
+    text.replace('<', "\\u003c").replace('/', "\\/")
+}
+
+fn summary_table(o: &mut String, first: &str, rows: &[(&str, &Summary)]) {
+    let n_max = rows.iter().map(|(_, s)| s.samples).max().unwrap_or(0);
+    let ps = shown_percentiles(n_max);
+    let _ = write!(
+        o,
+        "<table>\n<tr><th class=\"k\">{}</th><th>samples</th><th>min</th><th>avg</th><th>max</th><th>stddev</th>",
+        escape(first)
+    );
+    for &p in &ps {
+        let _ = write!(o, "<th>{}</th>", percentile_label(p));
+    }
+    let _ = writeln!(o, "<th>overruns</th><th>max at</th></tr>");
+    for (name, s) in rows {
+        let _ = write!(
+            o,
+            "<tr><td class=\"k\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
+            escape(name),
+            s.samples,
+            us(s.min_ns),
+            us(s.avg_ns),
+            us(s.max_ns),
+            us(s.stddev_ns)
+        );
+        for &p in &ps {
+            let v = s.percentile(p).map(us).unwrap_or_else(|| "-".into());
+            let _ = write!(o, "<td>{v}</td>");
+        }
+        let _ = writeln!(
+            o,
+            "<td>{}</td><td>{}</td></tr>",
+            s.overruns,
+            escape(&max_at(s))
+        );
+    }
+    let _ = writeln!(o, "</table>");
+}

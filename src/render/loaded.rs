@@ -1,0 +1,154 @@
+//! Result files as readers take them: read, checked, labelled.
+//!
+//! Everything here reads files that may come from anywhere: every reader
+//! checks what it uses and fails with one line (exit 2), never a panic.
+
+use crate::error::{Error, Result};
+use crate::result::RunResult;
+use crate::stats::{Histogram, Summary};
+use std::path::{Path, PathBuf};
+
+/// Result files above this size are refused before reading (a result holds
+/// histograms of at most 7424 buckets and 4096 series points per thread).
+pub const MAX_RESULT_BYTES: u64 = 256 << 20;
+
+/// A result read from a file, checked, with the label readers show.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    pub path: PathBuf,
+    pub result: RunResult,
+    pub label: String,
+}
+
+impl Loaded {
+    /// A result with the label [`label_of`] gives it.
+    pub fn new(path: PathBuf, result: RunResult) -> Loaded {
+        let label = label_of(&result, &path);
+        Loaded {
+            path,
+            result,
+            label,
+        }
+    }
+}
+
+/// Read and check a result file; every failure is one line with exit code 2.
+pub fn load(path: &Path) -> Result<Loaded> {
+    let meta = std::fs::metadata(path)
+        .map_err(|e| Error::usage(format!("cannot read {}: {e}", path.display())))?;
+    if meta.is_dir() {
+        return Err(Error::usage(format!(
+            "{} is a directory; give a result file written with --json",
+            path.display()
+        )));
+    }
+    if meta.len() > MAX_RESULT_BYTES {
+        return Err(Error::usage(format!(
+            "{}: {} bytes is too large for an rtlat result (results stay below {} MiB); give a file written with --json",
+            path.display(),
+            meta.len(),
+            MAX_RESULT_BYTES >> 20
+        )));
+    }
+    let result = RunResult::load(path).map_err(|e| Error::usage(one_line(&e)))?;
+    check(&result).map_err(|e| Error::usage(format!("{}: {e}", path.display())))?;
+    Ok(Loaded::new(path.to_path_buf(), result))
+}
+
+/// Load several files, failing on the first bad one.
+pub fn load_all(paths: &[PathBuf]) -> Result<Vec<Loaded>> {
+    paths.iter().map(|p| load(p)).collect()
+}
+
+/// Keep a message on one line and short (serde errors may quote input).
+pub fn one_line(s: &str) -> String {
+    let out: String = s
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if out.chars().count() > 300 {
+        out.chars().take(300).collect::<String>() + "…"
+    } else {
+        out
+    }
+}
+
+/// The checks a reader needs beyond the schema: decodable histograms, sane
+/// extremes and percentiles, counts that cannot overflow when merged.
+pub fn check(r: &RunResult) -> std::result::Result<(), String> {
+    let mut grand_total: u64 = 0;
+    let groups = std::iter::once(("", &r.threads, &r.total)).chain(
+        r.phases
+            .iter()
+            .map(|p| (p.name.as_str(), &p.threads, &p.total)),
+    );
+    for (phase, threads, total) in groups {
+        let at = |name: &str| {
+            if phase.is_empty() {
+                format!("thread '{name}'")
+            } else {
+                format!("phase '{phase}', thread '{name}'")
+            }
+        };
+        check_summary(total).map_err(|e| format!("{}: {e}", at("total")))?;
+        for t in threads.iter() {
+            check_summary(&t.summary).map_err(|e| format!("{}: {e}", at(&t.name)))?;
+            let mut sum: u64 = 0;
+            let mut prev: Option<u64> = None;
+            for b in &t.histogram.buckets {
+                if b.high_ns < b.low_ns || prev.is_some_and(|p| b.low_ns <= p) {
+                    return Err(format!(
+                        "{}: histogram buckets are not increasing and disjoint",
+                        at(&t.name)
+                    ));
+                }
+                prev = Some(b.high_ns);
+                sum = sum
+                    .checked_add(b.count)
+                    .ok_or_else(|| format!("{}: histogram counts overflow", at(&t.name)))?;
+            }
+            grand_total = grand_total
+                .checked_add(sum)
+                .ok_or_else(|| format!("{}: histogram counts overflow", at(&t.name)))?;
+            Histogram::from_record(&t.histogram, t.summary.min_ns, t.summary.max_ns)
+                .map_err(|e| format!("{}: {e}", at(&t.name)))?;
+            if t.series.points.len() > 1 << 20 {
+                return Err(format!("{}: more than 2^20 series points", at(&t.name)));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check_summary(s: &Summary) -> std::result::Result<(), String> {
+    if s.samples > 0 && s.min_ns > s.max_ns {
+        return Err(format!("min {} ns is above max {} ns", s.min_ns, s.max_ns));
+    }
+    for p in &s.percentiles {
+        if !(p.p > 0.0 && p.p <= 100.0) {
+            return Err(format!("percentile {} is outside (0, 100]", p.p));
+        }
+    }
+    Ok(())
+}
+
+/// The label readers show: `--label`, else hostname + kernel release, else the file name.
+pub fn label_of(r: &RunResult, path: &Path) -> String {
+    if let Some(l) = r.label.as_deref().filter(|l| !l.trim().is_empty()) {
+        return l.trim().to_string();
+    }
+    let parts: Vec<&str> = [
+        r.system.hostname.as_deref(),
+        r.system.kernel_release.as_deref(),
+    ]
+    .into_iter()
+    .flatten()
+    .filter(|s| !s.trim().is_empty())
+    .collect();
+    if !parts.is_empty() {
+        return parts.join(" ");
+    }
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "result".into())
+}

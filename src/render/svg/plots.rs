@@ -1,0 +1,606 @@
+//! The plots: histogram (log count axis), latency over time, latency by
+//! percentile, for one result's threads or several results' main figures.
+
+use super::writer::*;
+use crate::result::{RunResult, ThreadResult};
+use crate::stats::histogram::{representative, upper_bound};
+use crate::stats::Histogram;
+use crate::units::{human_duration, us};
+use std::collections::BTreeMap;
+
+/// Series drawn per plot; the rest are named in the legend as not drawn.
+pub const MAX_SERIES: usize = 8;
+/// Points per polyline in the over-time plot; neighbours merge beyond.
+const MAX_POINTS: usize = 1000;
+
+/// The threads a plot draws (at most [`MAX_SERIES`], those with the largest
+/// maxima, in their original order) and how many were left out.
+pub fn drawn(threads: &[ThreadResult]) -> (Vec<&ThreadResult>, usize) {
+    let with: Vec<&ThreadResult> = threads.iter().filter(|t| t.summary.samples > 0).collect();
+    if with.len() <= MAX_SERIES {
+        return (with, 0);
+    }
+    let mut order: Vec<usize> = (0..with.len()).collect();
+    order.sort_by(|&a, &b| {
+        with[b]
+            .summary
+            .max_ns
+            .cmp(&with[a].summary.max_ns)
+            .then(a.cmp(&b))
+    });
+    let mut keep: Vec<usize> = order.into_iter().take(MAX_SERIES).collect();
+    keep.sort_unstable();
+    let left = with.len() - keep.len();
+    (keep.into_iter().map(|i| with[i]).collect(), left)
+}
+
+fn us_f(ns: u64) -> f64 {
+    ns as f64 / 1000.0
+}
+
+/// Display-bin width (ns) for values from `lo` to `hi` ns: 1 µs bins as OSADL
+/// draws them; wider beyond a 2 ms range, finer below a 20 µs range (never
+/// finer than the histogram's own buckets at `hi`).
+pub fn bin_width_ns(lo: u64, hi: u64) -> u64 {
+    let range = hi.saturating_sub(lo);
+    if range > 2_000_000 {
+        nice_up(range as f64 / 2000.0) as u64
+    } else if range >= 20_000 {
+        1000
+    } else {
+        (nice_up((range as f64 / 100.0).max(hi as f64 / 128.0).max(1.0)) as u64).min(1000)
+    }
+}
+
+/// Counts per display bin. A bucket goes to the first bin boundary it
+/// contains (so a tool's exact 1 µs values land in their own bin), else to
+/// the bin that holds it.
+pub fn display_bins(h: &Histogram, w: u64) -> BTreeMap<u64, u64> {
+    let mut bins = BTreeMap::new();
+    let w = w.max(1);
+    for (i, c) in h.nonzero() {
+        let lo = crate::stats::histogram::lower_bound(i).max(if h.samples > 0 { h.min } else { 0 });
+        let hi = upper_bound(i).min(h.max.max(lo));
+        let first = lo.div_ceil(w);
+        let bin = if first.saturating_mul(w) <= hi {
+            first
+        } else {
+            lo / w
+        };
+        *bins.entry(bin).or_insert(0u64) += c;
+    }
+    bins
+}
+
+/// Display bins of a histogram plot.
+#[derive(Debug, Clone, Copy)]
+enum Bins {
+    /// `w` ns wide from `from` ns, on a linear axis (1 µs as OSADL draws them).
+    Linear { w: u64, from: u64 },
+    /// [`LOG_BINS_PER_OCTAVE`] per power of two, on a log axis.
+    Log,
+}
+
+/// Bins per power of two on a log latency axis (each about 4.4 % wide).
+const LOG_BINS_PER_OCTAVE: f64 = 16.0;
+
+impl Bins {
+    /// Counts per bin.
+    fn count(&self, h: &Histogram) -> BTreeMap<u64, u64> {
+        match *self {
+            Bins::Linear { w, .. } => display_bins(h, w),
+            Bins::Log => {
+                let mut bins = BTreeMap::new();
+                for (i, c) in h.nonzero() {
+                    let v = representative(i).clamp(h.min, h.max).max(1);
+                    let bin = ((v as f64).log2() * LOG_BINS_PER_OCTAVE).floor() as u64;
+                    *bins.entry(bin).or_insert(0u64) += c;
+                }
+                bins
+            }
+        }
+    }
+
+    /// A bin's edges in axis coordinates.
+    fn edges(&self, bin: u64) -> (f64, f64) {
+        match *self {
+            Bins::Linear { w, .. } => (
+                us_f(bin.saturating_mul(w)),
+                us_f(bin.saturating_add(1).saturating_mul(w)),
+            ),
+            Bins::Log => {
+                let at = |b: u64| (b as f64 / LOG_BINS_PER_OCTAVE) * 2f64.log10() - 3.0;
+                (at(bin), at(bin.saturating_add(1)))
+            }
+        }
+    }
+
+    fn axis(&self, quantity: &str, lo: u64, hi: u64) -> Axis {
+        match *self {
+            Bins::Linear { w, from } => {
+                let to = (hi / w).saturating_add(1).saturating_mul(w);
+                linear_axis(
+                    &format!("{quantity} in µs ({} bins)", human_bin(w)),
+                    us_f(from),
+                    us_f(to),
+                )
+            }
+            Bins::Log => log_axis(
+                &format!("{quantity} in µs (log scale; bins 1/16 octave, 4.4 % wide)"),
+                us_f(lo.max(1)).log10(),
+                us_f(hi.max(1)).log10() + 0.01,
+                decade,
+            ),
+        }
+    }
+}
+
+/// The latency histogram: one step line per series, log count axis.
+pub fn histogram_plot(
+    title: String,
+    subtitle: String,
+    quantity: &str,
+    series: &[(String, Histogram)],
+    left_out: usize,
+) -> Plot {
+    let filled: Vec<&(String, Histogram)> = series.iter().filter(|(_, h)| h.samples > 0).collect();
+    let lo = filled.iter().map(|(_, h)| h.min).min().unwrap_or(0);
+    let hi = filled.iter().map(|(_, h)| h.max).max().unwrap_or(1000);
+    let p50 = filled
+        .iter()
+        .filter_map(|(_, h)| h.percentile(50.0))
+        .max()
+        .unwrap_or(0);
+    // A tail a hundred times beyond the bulk would squeeze the bulk into a pixel: log x axis.
+    let bins = if hi as f64 > 100.0 * p50.max(1000) as f64 {
+        Bins::Log
+    } else {
+        let x_lo = if lo > hi / 2 { lo } else { 0 };
+        let w = bin_width_ns(x_lo, hi);
+        Bins::Linear {
+            w,
+            from: x_lo / w * w,
+        }
+    };
+    let mut max_count = 1u64;
+    let mut all_bins = Vec::new();
+    for (_, h) in &filled {
+        let b = bins.count(h);
+        max_count = max_count.max(b.values().copied().max().unwrap_or(1));
+        all_bins.push(b);
+    }
+    let x = bins.axis(quantity, lo, hi);
+    let base = (0.5f64).log10();
+    let top = (max_count as f64).log10().ceil().max(1.0);
+    let mut y = log_axis("samples per bin (log scale)", 0.0, top, decade);
+    y.min = base;
+    let mut lines = Vec::new();
+    let mut keys = Vec::new();
+    for (i, ((name, h), counts)) in filled.iter().zip(&all_bins).enumerate() {
+        let mut pts = Vec::new();
+        let mut prev_end: Option<u64> = None;
+        for (&bin, &c) in counts {
+            let (x0, x1) = bins.edges(bin);
+            let yv = (c as f64).log10();
+            if prev_end != Some(bin) {
+                if let Some(e) = prev_end {
+                    pts.push(Some((bins.edges(e).0, base)));
+                }
+                pts.push(Some((x0, base)));
+            }
+            pts.push(Some((x0, yv)));
+            pts.push(Some((x1, yv)));
+            prev_end = Some(bin.saturating_add(1));
+        }
+        if let Some(e) = prev_end {
+            pts.push(Some((bins.edges(e).0, base)));
+        }
+        lines.push(Line {
+            color: i,
+            dash: Dash::Solid,
+            width: 1.3,
+            points: pts,
+        });
+        keys.push(Key {
+            text: name.clone(),
+            detail: Some(format!("max {} µs", short_us(h.max))),
+            color: Some(i),
+            dash: Dash::Solid,
+            line: true,
+        });
+    }
+    keys.extend(no_samples(series));
+    if left_out > 0 {
+        keys.push(Key {
+            text: format!("{left_out} more not drawn"),
+            detail: None,
+            color: None,
+            dash: Dash::Solid,
+            line: false,
+        });
+    }
+    Plot {
+        title,
+        subtitle,
+        x,
+        y,
+        lines,
+        keys,
+        markers: Vec::new(),
+        empty: filled.is_empty().then(|| "no samples".to_string()),
+    }
+}
+
+fn human_bin(w: u64) -> String {
+    if w % 1000 == 0 {
+        format!("{} µs", w / 1000)
+    } else {
+        format!("{w} ns")
+    }
+}
+
+/// µs with at most three decimals, trailing zeros kept short: `110.003`, `2.5`.
+fn short_us(ns: u64) -> String {
+    let s = us(ns);
+    let s = s.trim_end_matches('0');
+    s.trim_end_matches('.').to_string()
+}
+
+/// Whether latencies spread over `hi / reference` need a log axis.
+fn wants_log(reference_ns: u64, hi_ns: u64) -> bool {
+    hi_ns as f64 > 20.0 * (reference_ns.max(1000) as f64)
+}
+
+/// A value axis in µs: log when asked; linear from 0, or from near the
+/// minimum when every value is above half the maximum.
+fn latency_axis(quantity: &str, lo_ns: u64, hi_ns: u64, log: bool) -> Axis {
+    if log {
+        let lo = (us_f(lo_ns).max(0.1)).log10();
+        let hi = us_f(hi_ns).max(0.1).log10();
+        log_axis(&format!("{quantity} in µs (log scale)"), lo, hi, decade)
+    } else {
+        let from = if lo_ns > hi_ns / 2 { us_f(lo_ns) } else { 0.0 };
+        let mut a = linear_axis(&format!("{quantity} in µs"), from, us_f(hi_ns).max(0.001));
+        a.min = a.min.max(0.0);
+        a
+    }
+}
+
+fn latency_value(ns: u64, log: bool) -> f64 {
+    if log {
+        us_f(ns).max(0.1).log10()
+    } else {
+        us_f(ns)
+    }
+}
+
+/// A point of the over-time plot: time in s, then min, avg and max in ns.
+type TimePoint = (f64, u64, u64, u64);
+
+/// Series points merged so that at most `MAX_POINTS` remain (min of mins, max of maxima, weighted mean).
+fn decimated(t: &ThreadResult) -> Vec<TimePoint> {
+    let pts: Vec<_> = t.series.points.iter().filter(|p| p.samples > 0).collect();
+    let group = pts.len().div_ceil(MAX_POINTS).max(1);
+    let half = t.series.interval_ns / 2;
+    pts.chunks(group)
+        .map(|c| {
+            let samples: u128 = c.iter().map(|p| p.samples as u128).sum();
+            let weighted = c.iter().fold(0u128, |a, p| {
+                a.saturating_add(p.avg_ns as u128 * p.samples as u128)
+            });
+            let avg = (weighted / samples.max(1)) as u64;
+            let min = c.iter().map(|p| p.min_ns).min().unwrap_or(0);
+            let max = c.iter().map(|p| p.max_ns).max().unwrap_or(0);
+            let first = c.first().map(|p| p.t_ns).unwrap_or(0);
+            let last = c.last().map(|p| p.t_ns).unwrap_or(0);
+            let mid = (first / 2 + last / 2).saturating_add(half);
+            (mid as f64 / 1e9, min, avg, max)
+        })
+        .collect()
+}
+
+/// Latency over time: per-interval max (solid), average (dashed) and minimum (dotted) per thread.
+pub fn timeline_plot(r: &RunResult, title: String, subtitle: String) -> Plot {
+    let (threads, left_out) = drawn(&r.threads);
+    let series: Vec<(&ThreadResult, Vec<TimePoint>)> = threads
+        .iter()
+        .map(|t| (*t, decimated(t)))
+        .filter(|(_, p)| !p.is_empty())
+        .collect();
+    let hi = series
+        .iter()
+        .flat_map(|(_, p)| p.iter().map(|q| q.3))
+        .max()
+        .unwrap_or(1000);
+    let lo = series
+        .iter()
+        .flat_map(|(_, p)| p.iter().map(|q| q.1))
+        .min()
+        .unwrap_or(0);
+    let log = wants_log(r.total.avg_ns, hi);
+    let t_end = series
+        .iter()
+        .flat_map(|(_, p)| p.iter().map(|q| q.0))
+        .fold(r.duration_ns as f64 / 1e9, f64::max);
+    let x = linear_axis("time since start in s", 0.0, t_end.max(0.001));
+    let y = latency_axis(r.benchmark.quantity(), lo, hi, log);
+    let mut lines = Vec::new();
+    let mut keys = Vec::new();
+    for (i, (t, pts)) in series.iter().enumerate() {
+        for (dash, pick, width) in [
+            (Dash::Solid, 3usize, 1.3),
+            (Dash::Dashed, 2, 1.0),
+            (Dash::Dotted, 1, 1.0),
+        ] {
+            lines.push(Line {
+                color: i,
+                dash,
+                width,
+                points: pts
+                    .iter()
+                    .map(|q| {
+                        let v = match pick {
+                            1 => q.1,
+                            2 => q.2,
+                            _ => q.3,
+                        };
+                        Some((q.0, latency_value(v, log)))
+                    })
+                    .collect(),
+            });
+        }
+        keys.push(Key {
+            text: t.name.clone(),
+            detail: None,
+            color: Some(i),
+            dash: Dash::Solid,
+            line: true,
+        });
+    }
+    if !series.is_empty() {
+        for (text, dash) in [
+            ("max", Dash::Solid),
+            ("average", Dash::Dashed),
+            ("min", Dash::Dotted),
+        ] {
+            keys.push(Key {
+                text: text.into(),
+                detail: None,
+                color: None,
+                dash,
+                line: true,
+            });
+        }
+    }
+    if left_out > 0 {
+        keys.push(Key {
+            text: format!("{left_out} more not drawn"),
+            detail: None,
+            color: None,
+            dash: Dash::Solid,
+            line: false,
+        });
+    }
+    let interval = r
+        .threads
+        .iter()
+        .map(|t| t.series.interval_ns)
+        .find(|&i| i > 0)
+        .unwrap_or(0);
+    let mut x = x;
+    if interval > 0 {
+        x.label = format!(
+            "time since start in s (points: {} intervals)",
+            human_duration(interval)
+        );
+    }
+    let markers = r
+        .phases
+        .iter()
+        .skip(1)
+        .map(|p| Marker {
+            x: p.start_ns as f64 / 1e9,
+            text: format!("{} starts", p.name),
+        })
+        .collect();
+    Plot {
+        title,
+        subtitle,
+        x,
+        y,
+        lines,
+        keys,
+        markers,
+        empty: series
+            .is_empty()
+            .then(|| "no per-interval series in this result".to_string()),
+    }
+}
+
+/// Step points of latency against −log10(1 − p), from a histogram.
+fn percentile_points(h: &Histogram, x_max: f64, log: bool) -> Vec<Option<(f64, f64)>> {
+    let n = h.samples;
+    let mut pts = Vec::new();
+    if n == 0 {
+        return pts;
+    }
+    let end = (n as f64).log10().min(x_max);
+    let x_of = |seen: u64| -> f64 {
+        if seen >= n {
+            end
+        } else {
+            (-(1.0 - seen as f64 / n as f64).log10()).min(end)
+        }
+    };
+    let mut seen = 0u64;
+    for (i, c) in h.nonzero() {
+        let x0 = x_of(seen);
+        seen = seen.saturating_add(c);
+        let x1 = x_of(seen);
+        let v = if seen >= n {
+            h.max
+        } else {
+            representative(i).clamp(h.min, h.max)
+        };
+        let y = latency_value(v, log);
+        pts.push(Some((x0, y)));
+        pts.push(Some((x1, y)));
+    }
+    pts
+}
+
+/// Legend remarks for series that have nothing to draw.
+fn no_samples(series: &[(String, Histogram)]) -> Vec<Key> {
+    series
+        .iter()
+        .filter(|(_, h)| h.samples == 0)
+        .map(|(name, _)| Key {
+            text: name.clone(),
+            detail: Some("no samples".into()),
+            color: None,
+            dash: Dash::Solid,
+            line: false,
+        })
+        .collect()
+}
+
+/// `0 → 0%`, `1 → 90%`, `2 → 99%`, `3 → 99.9%` …
+fn nines(k: i32) -> String {
+    match k {
+        k if k <= 0 => "0%".into(),
+        1 => "90%".into(),
+        2 => "99%".into(),
+        k => format!("99.{}%", "9".repeat((k - 2) as usize)),
+    }
+}
+
+/// Latency by percentile: latency against 1 − p on a log axis, so the tail has room.
+pub fn percentile_plot(
+    title: String,
+    subtitle: String,
+    quantity: &str,
+    series: &[(String, Histogram)],
+    left_out: usize,
+) -> Plot {
+    let filled: Vec<&(String, Histogram)> = series.iter().filter(|(_, h)| h.samples > 0).collect();
+    let n_max = filled.iter().map(|(_, h)| h.samples).max().unwrap_or(10);
+    let x_max = (n_max as f64).log10().ceil().clamp(1.0, 12.0);
+    let hi = filled.iter().map(|(_, h)| h.max).max().unwrap_or(1000);
+    let lo = filled.iter().map(|(_, h)| h.min).min().unwrap_or(0);
+    let p50 = filled
+        .iter()
+        .filter_map(|(_, h)| h.percentile(50.0))
+        .max()
+        .unwrap_or(1000);
+    let log = wants_log(p50, hi);
+    let mut x = log_axis("percentile (axis: 1 − p on a log scale)", 0.0, x_max, nines);
+    x.ticks.retain(|(v, _)| *v <= x_max);
+    let y = latency_axis(quantity, lo, hi, log);
+    let mut lines = Vec::new();
+    let mut keys = Vec::new();
+    for (i, (name, h)) in filled.iter().enumerate() {
+        let merged_series = name == "all";
+        lines.push(Line {
+            color: if merged_series { 8 } else { i },
+            dash: Dash::Solid,
+            width: if merged_series { 2.0 } else { 1.3 },
+            points: percentile_points(h, x_max, log),
+        });
+        let p99 = h
+            .percentile(99.0)
+            .map(short_us)
+            .unwrap_or_else(|| "-".into());
+        keys.push(Key {
+            text: name.to_string(),
+            detail: Some(format!("p99 {p99} µs")),
+            color: Some(if merged_series { 8 } else { i }),
+            dash: Dash::Solid,
+            line: true,
+        });
+    }
+    keys.extend(no_samples(series));
+    if left_out > 0 {
+        keys.push(Key {
+            text: format!("{left_out} more not drawn"),
+            detail: None,
+            color: None,
+            dash: Dash::Solid,
+            line: false,
+        });
+    }
+    Plot {
+        title,
+        subtitle,
+        x,
+        y,
+        lines,
+        keys,
+        markers: Vec::new(),
+        empty: filled.is_empty().then(|| "no samples".to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whole_microsecond_values_land_in_their_own_bin() {
+        let mut h = Histogram::new();
+        for v in [7u64, 8, 199, 200, 201, 1000, 2000] {
+            h.record(v * 1000);
+        }
+        let bins = display_bins(&h, 1000);
+        let got: Vec<u64> = bins.keys().copied().collect();
+        assert_eq!(got, vec![7, 8, 199, 200, 201, 1000, 1999]);
+        // 2000 µs shares an 8 µs wide bucket: with 2 µs bins it is exact again.
+        let bins = display_bins(&h, 2000);
+        assert!(bins.contains_key(&1000));
+        assert_eq!(bins.values().sum::<u64>(), 7);
+    }
+
+    #[test]
+    fn bin_width_follows_the_range() {
+        assert_eq!(bin_width_ns(0, 110_000), 1000);
+        assert_eq!(bin_width_ns(0, 6_000_000), 5000);
+        assert_eq!(bin_width_ns(2000, 7000), 100);
+        assert!(bin_width_ns(0, u64::MAX) > 0);
+    }
+
+    #[test]
+    fn a_far_tail_switches_the_histogram_to_a_log_axis() {
+        let mut h = Histogram::new();
+        for v in 0..10_000u64 {
+            h.record(20_000 + v % 5_000);
+        }
+        let near = histogram_plot(
+            "t".into(),
+            "s".into(),
+            "latency",
+            &[("a".into(), h.clone())],
+            0,
+        );
+        assert!(near.x.label.contains("200 ns bins"), "{}", near.x.label);
+        h.record(25_000_000);
+        let far = histogram_plot("t".into(), "s".into(), "latency", &[("a".into(), h)], 0);
+        assert!(far.x.label.contains("log scale"), "{}", far.x.label);
+        assert_eq!((far.x.min, far.x.max), (1.0, 5.0));
+        let xs: Vec<f64> = far.lines[0].points.iter().flatten().map(|p| p.0).collect();
+        assert!(xs.windows(2).all(|w| w[0] <= w[1]));
+        assert!(xs[0] > 1.2 && *xs.last().unwrap() < 4.5);
+    }
+
+    #[test]
+    fn percentile_curve_ends_at_the_maximum() {
+        let mut h = Histogram::new();
+        for v in 1..=1000u64 {
+            h.record(v * 1000);
+        }
+        let pts = percentile_points(&h, 3.0, false);
+        let last = pts.last().unwrap().unwrap();
+        assert!((last.0 - 3.0).abs() < 1e-9);
+        assert!((last.1 - 1000.0).abs() < 1e-9);
+        let xs: Vec<f64> = pts.iter().map(|p| p.unwrap().0).collect();
+        assert!(xs.windows(2).all(|w| w[0] <= w[1]));
+    }
+}

@@ -1,0 +1,297 @@
+//! Snapshot tests of every exporter and plot on results built in code, and
+//! robustness of the renderers against extreme values.
+//! Snapshots are insta's (`tests/snapshots/report/*.snap`): `INSTA_UPDATE=always
+//! cargo test` rewrites them, `cargo insta review` shows the changes.
+
+use super::compare::{table, Metric, TableFormat};
+use super::{check, html, svg, testdata, text, Loaded};
+use crate::result::Benchmark;
+use crate::result::RunResult;
+use std::path::{Path, PathBuf};
+
+fn loaded(name: &str, r: RunResult) -> Loaded {
+    Loaded::new(PathBuf::from(format!("{name}.json")), r)
+}
+
+fn variants() -> Vec<Loaded> {
+    vec![
+        loaded("timer-phases", testdata::timer_phases()),
+        loaded("timer-many", testdata::timer_many()),
+        loaded(Benchmark::Switch.name(), testdata::switch()),
+        loaded(Benchmark::Cruncher.name(), testdata::cruncher()),
+        loaded(Benchmark::Net.name(), testdata::net()),
+        loaded(Benchmark::Irq.name(), testdata::irq()),
+        loaded("empty", testdata::empty()),
+    ]
+}
+
+#[path = "../../tests/support/snapshot.rs"]
+mod snapshot;
+use snapshot::snapshot;
+
+#[test]
+fn the_test_results_are_valid() {
+    for l in variants() {
+        check(&l.result).unwrap_or_else(|e| panic!("{}: {e}", l.path.display()));
+        let json = serde_json::to_string(&l.result).expect("serialises");
+        let back: RunResult = serde_json::from_str(&json).expect("reads back");
+        assert_eq!(back.threads.len(), l.result.threads.len());
+    }
+}
+
+#[test]
+fn text_reports_match_snapshots() {
+    for l in variants() {
+        snapshot(&format!("{}.txt", l.path.display()), &text::report(&l));
+    }
+}
+
+#[test]
+fn svg_plots_match_snapshots() {
+    for l in variants() {
+        let plots = svg::report_plots(&l);
+        let expected = if l.result.phases.is_empty() { 3 } else { 4 };
+        assert_eq!(plots.len(), expected, "{}", l.path.display());
+        let doc = svg::document(&plots);
+        assert!(doc.starts_with(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\""
+        ));
+        assert_eq!(doc.matches("<g transform=").count(), expected);
+        snapshot(&format!("{}.svg", l.path.display()), &doc);
+    }
+}
+
+#[test]
+fn plots_say_what_on_what_under_which_load_with_units() {
+    let l = loaded("timer-phases", testdata::timer_phases());
+    let plots = svg::report_plots(&l);
+    for p in &plots {
+        assert!(p.title.contains("Timer wake-up latency"), "{}", p.title);
+        assert!(p.title.contains("rpi4 rt26"), "{}", p.title);
+        assert!(p.subtitle.contains("Raspberry Pi 4"), "{}", p.subtitle);
+        assert!(p.subtitle.contains("PREEMPT_RT"), "{}", p.subtitle);
+        assert!(p.subtitle.contains("load: exec:2"), "{}", p.subtitle);
+        assert!(!p.keys.is_empty(), "no legend in {}", p.title);
+        assert!(
+            p.x.label.contains("µs")
+                || p.x.label.contains(" s")
+                || p.x.label.contains("percentile")
+        );
+        assert!(p.y.label.contains("µs") || p.y.label.contains("samples"));
+    }
+    assert!(
+        plots[0].y.label.contains("log scale"),
+        "histogram counts on a log axis"
+    );
+    assert!(
+        plots[0].x.label.contains("1 µs bins"),
+        "{}",
+        plots[0].x.label
+    );
+    assert_eq!(plots[1].markers.len(), 1, "the load phase starts");
+    assert!(plots[2].x.ticks.iter().any(|t| t.1 == "99.99%"));
+    // More threads than a plot draws: the legend says so.
+    let many = loaded("timer-many", testdata::timer_many());
+    let h = &svg::report_plots(&many)[0];
+    assert_eq!(h.lines.len(), svg::MAX_SERIES);
+    assert!(h.keys.iter().any(|k| k.text == "4 more not drawn"));
+    // Nothing measured: the plots say so instead of drawing.
+    let e = loaded("empty", testdata::empty());
+    assert!(svg::report_plots(&e).iter().all(|p| p.empty.is_some()));
+}
+
+#[test]
+fn html_reports_match_snapshots_and_stay_offline() {
+    for name in ["timer-phases", Benchmark::Net.name()] {
+        let l = variants()
+            .into_iter()
+            .find(|l| l.path == Path::new(&format!("{name}.json")))
+            .expect("variant");
+        let page = html::report(&[&l]);
+        assert!(
+            !page.contains("http://") && !page.contains("https://"),
+            "{name}: URL in the page"
+        );
+        assert!(
+            !page.contains("xmlns"),
+            "inline SVG needs no namespace in HTML5"
+        );
+        assert_eq!(page.matches("<svg ").count(), svg::report_plots(&l).len());
+        // The embedded data reads back as the result.
+        let tag = "<script type=\"application/json\" id=\"data-0\">";
+        let start = page.find(tag).expect("data") + tag.len();
+        let end = start + page[start..].find("</script>").expect("end");
+        let back: RunResult =
+            serde_json::from_str(&page[start..end]).expect("embedded JSON parses");
+        assert_eq!(
+            serde_json::to_value(&back).ok(),
+            serde_json::to_value(&l.result).ok()
+        );
+        snapshot(&format!("{name}.html"), &page);
+    }
+    let all = variants();
+    let page = html::report(&all.iter().collect::<Vec<_>>());
+    assert!(!page.contains("http://") && !page.contains("https://"));
+    assert_eq!(page.matches("<section id=").count(), all.len());
+}
+
+#[test]
+fn compare_tables_match_snapshots() {
+    let all = variants();
+    let rows: Vec<&Loaded> = all.iter().collect();
+    snapshot("compare.txt", &table(&rows, TableFormat::Text, None));
+    snapshot("compare.md", &table(&rows, TableFormat::Markdown, None));
+    snapshot("compare.csv", &table(&rows, TableFormat::Csv, None));
+    let timers: Vec<&Loaded> = all
+        .iter()
+        .filter(|l| l.result.benchmark == Benchmark::Timer)
+        .collect();
+    let base = timers[0];
+    snapshot(
+        "compare-baseline.txt",
+        &table(&timers, TableFormat::Text, Some((&Metric::Max, base))),
+    );
+    snapshot("compare.svg", &svg::document(&svg::compare_plots(&rows)));
+}
+
+#[test]
+fn markdown_tables_are_well_formed() {
+    let all = variants();
+    let rows: Vec<&Loaded> = all.iter().collect();
+    let md = table(&rows, TableFormat::Markdown, None);
+    let mut tables = 0;
+    let mut lines = md.lines().peekable();
+    while let Some(line) = lines.next() {
+        if !line.starts_with('|') {
+            continue;
+        }
+        tables += 1;
+        let cells = |l: &str| l.trim_matches('|').split(" | ").count();
+        let width = cells(line);
+        let sep = lines.next().expect("separator");
+        assert!(
+            sep.split('|').filter(|c| !c.is_empty()).all(|c| c
+                .trim()
+                .trim_end_matches(':')
+                .chars()
+                .all(|x| x == '-')),
+            "{sep}"
+        );
+        assert_eq!(cells(sep), width);
+        while let Some(row) = lines.next_if(|l| l.starts_with('|')) {
+            assert_eq!(cells(row), width, "{row}");
+        }
+    }
+    assert_eq!(tables, 5, "one table per benchmark");
+}
+
+/// Extreme values everywhere a number is: whatever passes `check` renders without panicking.
+#[test]
+fn renderers_survive_extreme_values() {
+    fn mutate(v: &mut serde_json::Value, seed: &mut u64) {
+        match v {
+            serde_json::Value::Number(n) if n.is_u64() => {
+                *seed ^= *seed << 13;
+                *seed ^= *seed >> 7;
+                *seed ^= *seed << 17;
+                let choice = [0, 1, u64::MAX, u64::MAX / 2, 1 << 40, *seed];
+                if *seed % 5 == 0 {
+                    *v = choice[(*seed >> 8) as usize % choice.len()].into();
+                }
+            }
+            serde_json::Value::Array(a) => a.iter_mut().for_each(|x| mutate(x, seed)),
+            // Bucket bounds must stay boundaries to pass `check`; everything else may go wild.
+            serde_json::Value::Object(o) => o
+                .iter_mut()
+                .filter(|(k, _)| !matches!(k.as_str(), "low_ns" | "high_ns" | "count"))
+                .for_each(|(_, x)| mutate(x, seed)),
+            _ => {}
+        }
+    }
+    let mut rendered = 0;
+    for (i, l) in variants().into_iter().enumerate() {
+        for round in 0..30u64 {
+            let mut v = serde_json::to_value(&l.result).expect("value");
+            let mut seed = 0x1234_5678 + round * 7919 + i as u64;
+            mutate(&mut v, &mut seed);
+            let Ok(r) = serde_json::from_value::<RunResult>(v) else {
+                continue;
+            };
+            if check(&r).is_err() {
+                continue;
+            }
+            let m = loaded("mutated", r);
+            let _ = text::report(&m);
+            let _ = svg::document(&svg::report_plots(&m));
+            let _ = html::report(&[&m]);
+            let _ = table(&[&m, &l], TableFormat::Text, Some((&Metric::Max, &l)));
+            let _ = svg::compare_plots(&[&m, &l]);
+            for metric in ["max", "p99.99", "lost", "stretch", "overruns"] {
+                let _ = Metric::parse(metric).expect("metric").value(&m);
+            }
+            rendered += 1;
+        }
+    }
+    assert!(
+        rendered > 20,
+        "only {rendered} mutated results passed the checks"
+    );
+}
+
+/// Byte-level damage to a result file: it is refused or, if it still reads
+/// and passes `check`, every exporter renders it.
+#[test]
+fn damaged_result_files_are_refused_or_rendered() {
+    let original = serde_json::to_string_pretty(&testdata::timer_phases()).expect("json");
+    let bytes = original.as_bytes();
+    let mut s = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    let (mut refused, mut rendered) = (0, 0);
+    for round in 0..150 {
+        let mut v = bytes.to_vec();
+        match round % 3 {
+            0 => v.truncate(next() as usize % v.len()),
+            1 => {
+                // Digits for digits: the file stays JSON, the numbers go wrong.
+                for _ in 0..6 {
+                    let i = next() as usize % v.len();
+                    if v[i].is_ascii_digit() {
+                        v[i] = b'0' + (next() % 10) as u8;
+                    }
+                }
+            }
+            _ => {
+                let i = next() as usize % v.len();
+                let j = (i + 1 + next() as usize % 64).min(v.len());
+                v.drain(i..j);
+            }
+        }
+        let Ok(text) = String::from_utf8(v) else {
+            refused += 1;
+            continue;
+        };
+        match serde_json::from_str::<RunResult>(&text)
+            .map_err(|e| e.to_string())
+            .and_then(|r| check(&r).map(|_| r))
+        {
+            Err(_) => refused += 1,
+            Ok(r) => {
+                let l = loaded("damaged", r);
+                let _ = text::report(&l);
+                let _ = svg::document(&svg::report_plots(&l));
+                let _ = html::report(&[&l]);
+                let _ = table(&[&l], TableFormat::Csv, None);
+                rendered += 1;
+            }
+        }
+    }
+    assert!(
+        refused > 100 && rendered > 10,
+        "refused {refused}, rendered {rendered}"
+    );
+}

@@ -1,0 +1,240 @@
+//! Text for a terminal: the lines printed when a run starts and ends (the
+//! summary), and the text report of a result file (`rtlat report`).
+//! Measuring threads never format text; only these functions do.
+
+use super::describe::{detail_value, loads_of, machine_of, period_of, policy_of};
+use super::table::{self, Col};
+use super::{Loaded, Render};
+use crate::result::{RunResult, ThreadResult};
+use crate::stats::summary::{label, supported, Summary, PERCENTILES};
+use crate::units::{human_duration, secs, us};
+use std::fmt::Write;
+
+/// The settings of a run in one phrase: `2 thread(s), period 1ms, SCHED_FIFO 80, mlock on, dma_latency 0us`.
+pub fn settings(r: &RunResult) -> String {
+    let t = &r.tuning;
+    let dma = t
+        .dma_latency_us
+        .map(|v| format!("{v}us"))
+        .unwrap_or_else(|| "off".into());
+    let period = period_of(r)
+        .map(|p| format!(", period {p}"))
+        .unwrap_or_default();
+    // Measuring threads (one entry of `affinity` each), not series.
+    let threads = if t.affinity.is_empty() {
+        r.threads.len()
+    } else {
+        t.affinity.len()
+    };
+    format!(
+        "{threads} thread(s){period}, {}, mlock {}, dma_latency {dma}",
+        policy_of(r),
+        if t.mlock { "on" } else { "off" },
+    )
+}
+
+/// The line printed when a run starts.
+pub fn start_line(r: &RunResult) -> String {
+    let until = match (
+        r.config.get("duration_ns").and_then(|v| v.as_u64()),
+        r.config.get("loops").and_then(|v| v.as_u64()),
+    ) {
+        (Some(d), _) => format!("for {}", human_duration(d)),
+        (None, Some(n)) => format!("for {n} samples per thread"),
+        _ => "until interrupted (Ctrl-C)".into(),
+    };
+    format!("rtlat {}: {}, {until}", r.benchmark, settings(r))
+}
+
+/// A header line and one row per thread plus `all`, latencies in µs; then
+/// per-phase tables, loads, thresholds and notes.
+pub fn summary(r: &RunResult) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "rtlat {}: {}, {} in {}{}",
+        r.benchmark,
+        settings(r),
+        if r.complete { "ended" } else { "INCOMPLETE" },
+        secs(r.duration_ns),
+        if r.end_reason.as_asked() {
+            String::new()
+        } else {
+            format!(" ({})", r.end_reason)
+        }
+    );
+    let merge = r.benchmark.merges_alike();
+    s.push_str(&summary_table(&r.threads, merge.then_some(&r.total)));
+    for p in &r.phases {
+        let _ = writeln!(
+            s,
+            "phase {} ({} to {}):",
+            p.name,
+            secs(p.start_ns),
+            secs(p.end_ns)
+        );
+        s.push_str(&summary_table(&p.threads, merge.then_some(&p.total)));
+    }
+    for l in &r.loads {
+        let name = l.get("name").and_then(|v| v.as_str()).unwrap_or("?");
+        let rate = l
+            .get("achieved_rate")
+            .and_then(|v| v.as_f64())
+            .unwrap_or(0.0);
+        let unit = l.get("rate_unit").and_then(|v| v.as_str()).unwrap_or("");
+        let workers = l.get("workers").and_then(|v| v.as_u64()).unwrap_or(0);
+        let failed = l
+            .get("failed")
+            .and_then(|v| v.as_array())
+            .map(|a| a.len())
+            .unwrap_or(0);
+        let _ = writeln!(
+            s,
+            "load {name}: {workers} worker(s), {rate:.1} {unit}{}",
+            if failed > 0 {
+                format!(", {failed} FAILED")
+            } else {
+                String::new()
+            }
+        );
+    }
+    if let Some(b) = &r.thresholds.break_event {
+        let _ = writeln!(
+            s,
+            "break: {} sample #{} latency {} us at +{}{}",
+            r.threads
+                .get(b.thread)
+                .map(|t| t.name.as_str())
+                .unwrap_or("?"),
+            b.sample,
+            us(b.latency_ns),
+            secs(b.at_ns),
+            if b.trace_marked {
+                "; kernel trace marked and tracing stopped (read tracing/trace; echo 1 > tracing/tracing_on to resume)"
+            } else {
+                ""
+            }
+        );
+    }
+    if let Some(limit) = r.thresholds.max_latency_ns {
+        let _ = writeln!(s, "max-latency {} us: {}", us(limit), exceeded(r));
+    }
+    for n in &r.notes {
+        let _ = writeln!(s, "note: {n}");
+    }
+    s
+}
+
+/// `EXCEEDED` or `ok`: the verdict on `--max-latency`.
+pub fn exceeded(r: &RunResult) -> &'static str {
+    if r.thresholds.max_latency_exceeded {
+        "EXCEEDED"
+    } else {
+        "ok"
+    }
+}
+
+/// The percentiles a table shows: those `samples` supports.
+pub fn shown_percentiles(samples: u64) -> Vec<f64> {
+    PERCENTILES
+        .iter()
+        .copied()
+        .filter(|&p| supported(p, samples))
+        .collect()
+}
+
+/// `#12 (+0.013s)`, or `-` without samples: where the maximum was.
+pub fn max_at(m: &Summary) -> String {
+    if m.samples > 0 {
+        format!("#{} (+{})", m.max_sample, secs(m.max_at_ns))
+    } else {
+        "-".into()
+    }
+}
+
+/// One row per thread plus `all` when there are several, latencies in µs,
+/// with the percentiles the sample count supports.
+pub fn summary_table(threads: &[ThreadResult], total: Option<&Summary>) -> String {
+    let n_max = threads
+        .iter()
+        .map(|t| t.summary.samples)
+        .max()
+        .unwrap_or(0)
+        .max(total.map_or(0, |t| t.samples));
+    let ps = shown_percentiles(n_max);
+    let mut cols = vec![
+        Col::left().min(10),
+        Col::right().fixed(10).gap(1),
+        Col::right().fixed(9).gap(1),
+        Col::right().fixed(9).gap(1),
+        Col::right().fixed(9).gap(1),
+        Col::right().fixed(9).gap(1),
+    ];
+    cols.extend(ps.iter().map(|_| Col::right().fixed(9).gap(1)));
+    cols.push(Col::right().fixed(8).gap(1));
+    cols.push(Col::left().gap(2));
+    let mut head: Vec<String> = ["(us)", "samples", "min", "avg", "max", "stddev"]
+        .map(String::from)
+        .to_vec();
+    head.extend(ps.iter().map(|&p| label(p)));
+    head.push("overruns".into());
+    head.push("max at".into());
+    let row = |name: &str, m: &Summary| {
+        let mut r = vec![
+            name.to_string(),
+            m.samples.to_string(),
+            us(m.min_ns),
+            us(m.avg_ns),
+            us(m.max_ns),
+            us(m.stddev_ns),
+        ];
+        r.extend(
+            ps.iter()
+                .map(|&p| m.percentile(p).map(us).unwrap_or_else(|| "-".into())),
+        );
+        r.push(m.overruns.to_string());
+        r.push(max_at(m));
+        r
+    };
+    let mut rows = vec![head];
+    rows.extend(threads.iter().map(|t| row(&t.name, &t.summary)));
+    if let Some(total) = total.filter(|_| threads.len() > 1) {
+        rows.push(row("all", total));
+    }
+    table::text(&cols, &rows)
+}
+
+/// The text report of one result: what ran on what under which load, the
+/// summary and the benchmark-specific details.
+pub fn report(l: &Loaded) -> String {
+    let r = &l.result;
+    let mut s = String::new();
+    let _ = writeln!(s, "== {}: {} ({})", l.label, r.benchmark, l.path.display());
+    let _ = writeln!(s, "system: {}", machine_of(r));
+    let start = if r.start_time_utc.is_empty() {
+        "unknown".to_string()
+    } else {
+        r.start_time_utc.clone()
+    };
+    let _ = writeln!(s, "start: {start}, load: {}", loads_of(r, true));
+    s.push_str(&summary(r));
+    if !r.details.is_empty() {
+        let items: Vec<String> = r
+            .details
+            .iter()
+            .map(|(k, v)| format!("{k}={}", detail_value(v)))
+            .collect();
+        let _ = writeln!(s, "details: {}", items.join(" "));
+    }
+    s
+}
+
+/// The text reports of results, a blank line between.
+pub struct TextReport;
+
+impl Render for TextReport {
+    fn render(&self, results: &[&Loaded]) -> String {
+        let texts: Vec<String> = results.iter().map(|l| report(l)).collect();
+        texts.join("\n")
+    }
+}
