@@ -39,8 +39,10 @@ fn main() {
         Command::Check(args) => rtlat::check::run(args.json)
             .map(|()| Outcome::Success)
             .map_err(|e| Error::env(format!("{e:#}"))),
-        Command::Switch(args) => rtlat::bench::switch::run(&args, argv),
-        Command::Cruncher(args) => rtlat::bench::cruncher::run(&args, argv),
+        Command::Switch(args) => rtlat::bench::switch::SwitchConfig::try_from(&args)
+            .and_then(|c| rtlat::bench::switch::run(&c, argv)),
+        Command::Cruncher(args) => rtlat::bench::cruncher::CruncherConfig::try_from(&args)
+            .and_then(|c| rtlat::bench::cruncher::run(&c, argv)),
         Command::Net(args) => rtlat::bench::net::run(&args, argv),
         Command::Irq(args) => rtlat::bench::irq::run(&args, argv),
         Command::Load(args) => {

@@ -9,7 +9,7 @@ use super::spec::{LoadKind, MemoryParams};
 use super::worker::{Body, Failure, Pool, WorkerCtx};
 use super::{Load, LoadContext, Progress, RateUnit};
 use crate::error::{Error, Result};
-use crate::sys::process::PrivateBuffer;
+use crate::sys::shm::PrivateBuffer;
 use serde_json::{Map, Value};
 
 pub const LINE: u64 = 64;
