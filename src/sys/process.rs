@@ -113,16 +113,10 @@ pub fn spawn_exec(image: &ExecImage, null: BorrowedFd<'_>, parent: Pid) -> io::R
     let mut empty: libc::sigset_t = unsafe { std::mem::zeroed() };
     // SAFETY: `empty` is a valid sigset_t.
     unsafe { libc::sigemptyset(&mut empty) };
-    // SAFETY: fork has no memory-safety preconditions; the child below makes raw
-    // system calls only and leaves through execve or _exit.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return Err(super::last_error());
-    }
-    if pid == 0 {
-        // SAFETY: we are the freshly forked child; every call is a raw,
-        // async-signal-safe system call on data prepared before the fork.
-        unsafe {
+    // SAFETY: the child makes raw, async-signal-safe system calls only, on data
+    // prepared before the fork, and leaves through execve or _exit.
+    unsafe {
+        fork_with(|| {
             child_prologue(parent);
             libc::signal(libc::SIGPIPE, libc::SIG_DFL);
             libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
@@ -134,8 +128,28 @@ pub fn spawn_exec(image: &ExecImage, null: BorrowedFd<'_>, parent: Pid) -> io::R
                 image.argv.as_ptr(),
                 image.envp.as_ptr(),
             );
-            libc::_exit(127);
-        }
+            127
+        })
+    }
+}
+
+/// fork(2): the child runs `child` and exits (_exit: no destructors, no atexit
+/// handlers) with the code it returns; the parent gets the [`Child`].
+///
+/// # Safety
+/// In a multi-threaded process the child is a copy with only the calling
+/// thread: `child` may then make async-signal-safe calls only (no allocation,
+/// no lock), on data prepared before the fork.
+unsafe fn fork_with<F: FnOnce() -> i32>(child: F) -> io::Result<Child> {
+    // SAFETY: fork has no memory-safety preconditions; the caller vouches for the child.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(super::last_error());
+    }
+    if pid == 0 {
+        let code = child();
+        // SAFETY: _exit ends the child at once, skipping the parent's destructors and atexit handlers.
+        unsafe { libc::_exit(code) };
     }
     Ok(Child::forked(pid))
 }
@@ -175,32 +189,24 @@ pub fn fork_task(
             return Err(io::Error::from_raw_os_error(libc::EINVAL));
         }
     }
-    // SAFETY: fork has no memory-safety preconditions; the child runs the
-    // allocation-free loops below and leaves through _exit.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return Err(super::last_error());
-    }
-    if pid == 0 {
-        // SAFETY: freshly forked child (see child_prologue); prctl only reads the NUL-terminated name.
-        unsafe {
+    // SAFETY: the child makes raw system calls (see child_prologue; prctl only
+    // reads the NUL-terminated name) and runs the allocation-free loops below.
+    unsafe {
+        fork_with(|| {
             child_prologue(parent);
             libc::prctl(libc::PR_SET_NAME, name.as_ptr());
             libc::dup2(null, 0);
             libc::dup2(null, 1);
-        }
-        let code = match task {
-            Task::Sender { out, message } => sender_loop(out, message),
-            Task::Receiver {
-                input,
-                message_size,
-                counter,
-            } => receiver_loop(*input, *message_size, counter),
-        };
-        // SAFETY: _exit ends the child without running the parent's destructors or atexit handlers.
-        unsafe { libc::_exit(code) };
+            match task {
+                Task::Sender { out, message } => sender_loop(out, message),
+                Task::Receiver {
+                    input,
+                    message_size,
+                    counter,
+                } => receiver_loop(*input, *message_size, counter),
+            }
+        })
     }
-    Ok(Child::forked(pid))
 }
 
 fn write_all(fd: RawFd, mut buf: &[u8]) -> bool {
@@ -488,25 +494,17 @@ pub fn fork_child<F: FnOnce() -> i32>(body: F) -> io::Result<Child> {
     }
     // SAFETY: getpid has no preconditions.
     let parent = unsafe { libc::getpid() };
-    // SAFETY: the process is single-threaded (checked above), so the child is a
-    // complete copy that may run any code.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return Err(super::last_error());
-    }
-    if pid == 0 {
-        let code = if super::signals::die_with_parent().is_err()
-            // SAFETY: getppid has no preconditions.
-            || unsafe { libc::getppid() } != parent
-        {
+    let child = || {
+        // SAFETY: getppid has no preconditions.
+        if super::signals::die_with_parent().is_err() || unsafe { libc::getppid() } != parent {
             1
         } else {
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)).unwrap_or(101)
-        };
-        // SAFETY: _exit ends the child at once, skipping the parent's atexit handlers and destructors.
-        unsafe { libc::_exit(code) };
-    }
-    Ok(Child::forked(pid))
+        }
+    };
+    // SAFETY: the process is single-threaded (checked above), so the child is a
+    // complete copy that may run any code.
+    unsafe { fork_with(child) }
 }
 
 /// Send `sig` to the process `pid`.
