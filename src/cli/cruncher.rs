@@ -1,6 +1,7 @@
 //! `rtlat cruncher` options.
 
 use super::common::{positive_duration, LoadOpts, OutputArgs, PolicyArg, RtArgs};
+use super::length::RunLength;
 use crate::bench::cruncher::CruncherConfig;
 use crate::error::Error;
 use crate::sysinfo;
@@ -25,7 +26,7 @@ Examples:
   rtlat cruncher --tolerance 1% --max-latency 12ms   exit 1 if a run took longer than 12 ms";
 
 #[derive(Debug, Args)]
-#[command(after_help = CRUNCHER_HELP)]
+#[command(after_help = CRUNCHER_HELP, mut_arg("loops", |a| a.help("Stop after N runs")))]
 pub struct CruncherArgs {
     /// Length of the computation, sized at calibration (ns, us, ms, s)
     #[arg(long, short, default_value = "10ms", value_parser = positive_duration)]
@@ -42,12 +43,8 @@ pub struct CruncherArgs {
     /// Timed calibration runs; the ideal is their minimum
     #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub calibration_runs: u32,
-    /// Stop after this long (e.g. 10s, 5m, 2h) [default: until interrupted]
-    #[arg(long, short, allow_hyphen_values = true, value_parser = positive_duration, conflicts_with = "loops")]
-    pub duration: Option<u64>,
-    /// Stop after N runs
-    #[arg(long, short, value_parser = clap::value_parser!(u64).range(1..))]
-    pub loops: Option<u64>,
+    #[command(flatten)]
+    pub length: RunLength,
     #[command(flatten)]
     pub rt: RtArgs,
     #[command(flatten)]
@@ -99,7 +96,7 @@ impl TryFrom<&CruncherArgs> for CruncherConfig {
             period_ns: period,
             tolerance: a.tolerance,
             calibration_runs: a.calibration_runs,
-            control: a.output.control(a.duration, a.loops, None),
+            control: a.output.control(a.length.duration, a.length.loops, None),
             rt,
             output: a.output.output_config(),
             loads: a.load.plan()?,

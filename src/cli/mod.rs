@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 pub mod check;
 pub mod common;
 pub mod cruncher;
+pub mod length;
 pub mod load;
 pub mod switch;
 pub mod timer;

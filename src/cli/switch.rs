@@ -1,6 +1,7 @@
 //! `rtlat switch` options.
 
 use super::common::{positive_duration, LoadOpts, OutputArgs, PolicyArg, RtArgs};
+use super::length::RunLength;
 use crate::bench::switch::{priorities, PairPlan, Placement, SwitchConfig};
 use crate::error::Error;
 use crate::sys::{ipc::Mechanism, sched::Sched};
@@ -72,7 +73,7 @@ pub enum PlacementArg {
 }
 
 #[derive(Debug, Args)]
-#[command(after_help = SWITCH_HELP)]
+#[command(after_help = SWITCH_HELP, mut_arg("loops", |a| a.help("Stop after N wakes per pair")))]
 pub struct SwitchArgs {
     /// Wake mechanism
     #[arg(long, default_value = "futex", value_parser = via())]
@@ -92,12 +93,8 @@ pub struct SwitchArgs {
     /// Period of every waker (ns, us, ms, s)
     #[arg(long, short, default_value = "1ms", allow_hyphen_values = true, value_parser = positive_duration)]
     pub period: u64,
-    /// Stop after this long (e.g. 10s, 5m, 2h) [default: until interrupted]
-    #[arg(long, short, allow_hyphen_values = true, value_parser = positive_duration, conflicts_with = "loops")]
-    pub duration: Option<u64>,
-    /// Stop after N wakes per pair
-    #[arg(long, short, value_parser = clap::value_parser!(u64).range(1..))]
-    pub loops: Option<u64>,
+    #[command(flatten)]
+    pub length: RunLength,
     /// Priority of the wakers, 1-99 [default: --priority minus 1]
     #[arg(long, value_parser = clap::value_parser!(i32).range(1..=99))]
     pub waker_priority: Option<i32>,
@@ -154,7 +151,7 @@ impl TryFrom<&SwitchArgs> for SwitchConfig {
             period_ns: a.period,
             wakee_priority,
             waker_priority,
-            control: a.output.control(a.duration, a.loops, None),
+            control: a.output.control(a.length.duration, a.length.loops, None),
             wakee_delay_ns: a.wakee_delay,
             rt,
             waker_sched,
