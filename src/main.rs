@@ -40,8 +40,10 @@ fn main() {
             .and_then(|c| rtlat::bench::timer::run(&c, argv))
             .map(|f| f.outcome),
         Command::Check(args) => rtlat::check::run(args.json),
-        Command::Switch(args) => rtlat::bench::switch::run(&args, argv),
-        Command::Cruncher(args) => rtlat::bench::cruncher::run(&args, argv),
+        Command::Switch(args) => rtlat::bench::switch::SwitchConfig::try_from(&args)
+            .and_then(|c| rtlat::bench::switch::run(&c, argv)),
+        Command::Cruncher(args) => rtlat::bench::cruncher::CruncherConfig::try_from(&args)
+            .and_then(|c| rtlat::bench::cruncher::run(&c, argv)),
         Command::Net(args) => {
             NetConfig::try_from(&args).and_then(|c| rtlat::bench::net::run(&c, argv))
         }

@@ -7,79 +7,19 @@
 //! and every run's duration is one sample. The stretch is max / ideal; runs
 //! longer than ideal × (1 + tolerance) are counted.
 
-use crate::cli::{positive_duration, LoadOpts, OutputArgs, PolicyArg, RtArgs};
-use crate::engine::{self, Channel, RunControl, RunSpec, Worker, WorkerEnd};
+use crate::engine::{self, Channel, OutputConfig, RunControl, RunSpec, Worker, WorkerEnd};
 use crate::engine::{RtConfig, StopFlag};
 use crate::error::{Error, Outcome, Result};
+use crate::load::LoadPlan;
+use crate::result::details::{cruncher::CruncherDetails, Details};
+use crate::result::RunResult;
 use crate::stats::recorder::{self, Recorder};
 use crate::sys;
-use crate::sysinfo;
-use crate::units::{human_duration, us};
+use crate::units::us;
 use serde::Serialize;
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
-
-const CRUNCHER_HELP: &str = "\
-A fixed, deterministic computation (a serial xorshift chain over a small
-on-stack table: no allocation, no system call) is first calibrated to about
---work on the measuring CPU, at the run's policy and priority: it is timed
---calibration-runs times, once per period (calibration takes that many
-periods before the measurement starts), and the fastest is the ideal. Then
-it runs once per --period (absolute timer) for the duration; each run's
-duration is a sample.
-  stretch = longest run / ideal
-Runs longer than ideal x (1 + --tolerance) are counted (beyond_tolerance).
-A run that ends after the next period start is an overrun (periods skipped).
-
-Examples:
-  rtlat cruncher --duration 30s
-  rtlat cruncher --work 2ms --period 10ms --cpu 1 --duration 5m --json c.json
-  rtlat cruncher --tolerance 1% --max-latency 12ms   exit 1 if a run took longer than 12 ms";
-
-#[derive(Debug, clap::Args)]
-#[command(after_help = CRUNCHER_HELP)]
-pub struct CruncherArgs {
-    /// Length of the computation, sized at calibration (ns, us, ms, s)
-    #[arg(long, short, default_value = "10ms", value_parser = positive_duration)]
-    pub work: u64,
-    /// Period of the runs [default: 100ms, or 2 x --work if that is longer]
-    #[arg(long, short, allow_hyphen_values = true, value_parser = positive_duration)]
-    pub period: Option<u64>,
-    /// Runs longer than the ideal by more than this are counted, e.g. 5% or 0.5%
-    #[arg(long, default_value = "5%", value_parser = tolerance)]
-    pub tolerance: f64,
-    /// CPU the computation runs on
-    #[arg(long, default_value_t = 0)]
-    pub cpu: usize,
-    /// Timed calibration runs; the ideal is their minimum
-    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=10_000))]
-    pub calibration_runs: u32,
-    /// Stop after this long (e.g. 10s, 5m, 2h) [default: until interrupted]
-    #[arg(long, short, allow_hyphen_values = true, value_parser = positive_duration, conflicts_with = "loops")]
-    pub duration: Option<u64>,
-    /// Stop after N runs
-    #[arg(long, short, value_parser = clap::value_parser!(u64).range(1..))]
-    pub loops: Option<u64>,
-    #[command(flatten)]
-    pub rt: RtArgs,
-    #[command(flatten)]
-    pub output: OutputArgs,
-    #[command(flatten)]
-    pub load: LoadOpts,
-}
-
-/// `5%`, `0.5%` or `5` (percent) into a fraction.
-fn tolerance(s: &str) -> std::result::Result<f64, String> {
-    let t = s.trim();
-    let num = t.strip_suffix('%').unwrap_or(t);
-    match num.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && (0.0..=1000.0).contains(&v) => Ok(v / 100.0),
-        _ => Err(format!(
-            "'{s}' is not a percentage between 0 and 1000, e.g. 5%"
-        )),
-    }
-}
 
 /// Validated settings of a cruncher run.
 #[derive(Debug, Clone, Serialize)]
@@ -94,42 +34,10 @@ pub struct CruncherConfig {
     pub control: RunControl,
     #[serde(skip)]
     pub rt: RtConfig,
-}
-
-impl CruncherConfig {
-    pub fn from_args(a: &CruncherArgs) -> Result<Self> {
-        if a.rt.policy == PolicyArg::Deadline {
-            return Err(Error::usage(
-                "--policy deadline is not supported by cruncher; use fifo, rr or other",
-            ));
-        }
-        let online = sysinfo::online_cpus();
-        if !online.contains(&a.cpu) {
-            return Err(Error::usage(format!(
-                "--cpu {}: not an online CPU; online CPUs are {}",
-                a.cpu,
-                crate::units::format_cpu_list(&online)
-            )));
-        }
-        let period = a.period.unwrap_or((2 * a.work).max(100_000_000));
-        if period <= a.work {
-            return Err(Error::usage(format!(
-                "--period {} must be longer than --work {}",
-                human_duration(period),
-                human_duration(a.work)
-            )));
-        }
-        let rt = a.rt.to_config(period)?;
-        Ok(CruncherConfig {
-            cpu: a.cpu,
-            work_ns: a.work,
-            period_ns: period,
-            tolerance: a.tolerance,
-            calibration_runs: a.calibration_runs,
-            control: a.output.control(a.duration, a.loops, None),
-            rt,
-        })
-    }
+    #[serde(skip)]
+    pub output: OutputConfig,
+    #[serde(skip)]
+    pub loads: Option<LoadPlan>,
 }
 
 /// The fixed computation: `iterations` steps of a xorshift chain folded into a
@@ -244,7 +152,7 @@ fn measure(rec: &mut Recorder, plan: &Plan, start: u64, stop: &StopFlag) -> u64 
     let sliced = plan.period > 400_000_000;
     let (mut n, mut beyond) = (0u64, 0u64);
     while n < loops && next < end && !stop.is_set() {
-        if !crate::bench::switch::pause(CLOCK, next, stop, sliced) {
+        if !super::switch::pause(CLOCK, next, stop, sliced) {
             break;
         }
         let t0 = sys::clock::now_ns(CLOCK);
@@ -265,28 +173,31 @@ fn limit(ideal_ns: u64, tolerance: f64) -> u64 {
     ideal_ns + (ideal_ns as f64 * tolerance).round() as u64
 }
 
-/// Run the cruncher end to end; returns the exit code.
-pub fn run(args: &CruncherArgs, argv: Vec<String>) -> Result<Outcome> {
-    let cfg = CruncherConfig::from_args(args)?;
-    let cal = calibrate_on_cpu(&cfg)?;
+/// Run the cruncher end to end.
+pub fn run(cfg: &CruncherConfig, argv: Vec<String>) -> Result<Outcome> {
+    let cal = calibrate_on_cpu(cfg)?;
 
     let mut spec = RunSpec::new(
         "cruncher",
-        args.output.output_config(),
+        cfg.output.clone(),
         cfg.control.clone(),
         argv,
         cfg.rt.clone(),
     );
-    spec.config = serde_json::to_value(&cfg).unwrap_or_default();
+    spec.config = serde_json::to_value(cfg).unwrap_or_default();
     spec.tuning = cfg.rt.tuning(vec![Some(cfg.cpu)], vec![0]);
-    let mut spec = spec.with_loads(args.load.plan()?)?;
-    let d = &mut spec.details;
-    d.insert("ideal_ns".into(), cal.ideal_ns.into());
-    d.insert("work_ns".into(), cfg.work_ns.into());
-    d.insert("iterations".into(), cal.iterations.into());
-    d.insert("calibration_runs".into(), cal.runs.into());
-    d.insert("calibration_slowest_ns".into(), cal.slowest_ns.into());
-    d.insert("tolerance".into(), cfg.tolerance.into());
+    let mut spec = spec.with_loads(cfg.loads.clone())?;
+    let calibrated = CruncherDetails {
+        ideal_ns: cal.ideal_ns,
+        work_ns: cfg.work_ns,
+        iterations: cal.iterations,
+        calibration_runs: cal.runs,
+        calibration_slowest_ns: cal.slowest_ns,
+        tolerance: cfg.tolerance,
+        beyond_tolerance: None,
+        stretch: None,
+    };
+    spec.details.extend(calibrated.to_map());
 
     let (mut rec, col) = recorder::pair(cfg.control.interval_ns);
     let channels = vec![Channel::new(
@@ -315,13 +226,13 @@ pub fn run(args: &CruncherArgs, argv: Vec<String>) -> Result<Outcome> {
         }),
     }];
     let (ideal, tol) = (cal.ideal_ns, cfg.tolerance);
-    spec.finish = Some(Box::new(move |r: &mut crate::result::RunResult| {
-        r.details.insert(
-            "beyond_tolerance".into(),
-            beyond.load(Ordering::Acquire).into(),
-        );
-        r.details
-            .insert("stretch".into(), stretch(r.total.max_ns, ideal).into());
+    spec.finish = Some(Box::new(move |r: &mut RunResult| {
+        let ended = CruncherDetails {
+            beyond_tolerance: Some(beyond.load(Ordering::Acquire).into()),
+            stretch: Some(stretch(r.total.max_ns, ideal)),
+            ..calibrated
+        };
+        r.details.extend(ended.to_map());
         let floor = ideal.saturating_sub((ideal as f64 * tol).round() as u64);
         if r.total.samples > 0 && r.total.min_ns < floor {
             r.notes.push(format!(
@@ -333,7 +244,7 @@ pub fn run(args: &CruncherArgs, argv: Vec<String>) -> Result<Outcome> {
     }));
     let outcome = engine::execute(spec, channels, workers, CLOCK)?;
     let r = &outcome.result;
-    let beyond = r.details.get("beyond_tolerance").and_then(|v| v.as_u64());
+    let beyond = CruncherDetails::of(r).and_then(|d| d.beyond_tolerance);
     println!(
         "cruncher: ideal {} us (fastest of {} calibration runs of {} iterations, slowest {} us); stretch {:.3}; {} of {} runs beyond +{}%",
         us(cal.ideal_ns),
@@ -385,13 +296,9 @@ mod tests {
     }
 
     #[test]
-    fn tolerance_parses_percentages() {
-        assert_eq!(tolerance("5%"), Ok(0.05));
-        assert_eq!(tolerance("0.5%"), Ok(0.005));
-        assert_eq!(tolerance("10"), Ok(0.1));
-        assert!(tolerance("-1%").is_err());
-        assert!(tolerance("five").is_err());
+    fn the_limit_is_the_ideal_plus_the_tolerance() {
         assert_eq!(limit(1000, 0.05), 1050);
+        assert_eq!(limit(1000, 0.0), 1000);
     }
 
     #[test]

@@ -7,19 +7,24 @@ use clap::{Parser, Subcommand};
 pub mod check;
 pub mod common;
 pub mod compare;
+pub mod cruncher;
 pub mod irq;
+pub mod length;
 pub mod load;
 pub mod meta;
 pub mod net;
 pub mod report;
+pub mod switch;
 pub mod timer;
 
 pub use check::CheckArgs;
 pub use common::{positive_duration, DmaArg, LoadOpts, OutputArgs, PolicyArg, RtArgs};
 pub use compare::CompareArgs;
+pub use cruncher::CruncherArgs;
 pub use load::LoadArgs;
 pub use net::NetArgs;
 pub use report::ReportArgs;
+pub use switch::SwitchArgs;
 pub use timer::{ClockArg, TimerArgs};
 
 const ABOUT: &str = "Real-time latency benchmarks for Linux: how late does this machine respond?";
@@ -51,9 +56,9 @@ pub enum Command {
     #[command(after_help = "Example:\n  rtlat check\n  rtlat check --json > check.json")]
     Check(CheckArgs),
     /// Context-switch latency: real-time threads or processes waking each other
-    Switch(crate::bench::switch::SwitchArgs),
+    Switch(SwitchArgs),
     /// How much a fixed computation is stretched by interference
-    Cruncher(crate::bench::cruncher::CruncherArgs),
+    Cruncher(CruncherArgs),
     /// UDP latency with the send and receive paths measured apart
     Net(NetArgs),
     /// External interrupt latency over GPIO or serial modem lines: loopback, target, host

@@ -1,5 +1,6 @@
-//! Wake-up mechanisms between threads and processes, shared memory, and the
-//! forked wakee processes of `rtlat switch --processes`.
+//! Wake-up mechanisms between threads and processes (`rtlat switch --via`).
+//! Their shared memory is [`SharedWords`]; the forked wakees are
+//! [`super::process::fork_child`] children.
 //!
 //! A [`Doorbell`] is one wake line: one side [`ring`](Doorbell::ring)s it
 //! (never blocking), the other [`wait`](Doorbell::wait)s on it (blocking, no
@@ -9,8 +10,10 @@
 
 use std::ffi::CString;
 use std::io;
-use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU32, Ordering};
+
+use super::last_error;
+use super::shm::SharedWords;
 
 /// The signal of `--via signal` lines: the first real-time signal, which
 /// queues (one delivery per ring, like every other line); blocked in every
@@ -63,74 +66,6 @@ impl Mechanism {
     }
 }
 
-fn last_error() -> io::Error {
-    io::Error::last_os_error()
-}
-
-/// An anonymous `MAP_SHARED` mapping: shared with the children forked after it exists.
-struct Mapping {
-    ptr: NonNull<libc::c_void>,
-    len: usize,
-}
-
-impl Mapping {
-    fn new(bytes: usize) -> io::Result<Mapping> {
-        let len = bytes.max(1).next_multiple_of(4096);
-        // SAFETY: an anonymous shared mapping with no address hint; the result is checked.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return Err(last_error());
-        }
-        let ptr = NonNull::new(p).ok_or_else(|| io::Error::from_raw_os_error(libc::ENOMEM))?;
-        Ok(Mapping { ptr, len })
-    }
-}
-
-impl Drop for Mapping {
-    fn drop(&mut self) {
-        // SAFETY: `ptr`/`len` describe a mapping this value created and nobody borrows any more.
-        unsafe { libc::munmap(self.ptr.as_ptr(), self.len) };
-    }
-}
-
-// SAFETY: the mapping is plain memory; all access to it goes through atomics or
-// kernel objects designed for concurrent use (futex words, sem_t).
-unsafe impl Send for Mapping {}
-// SAFETY: as above.
-unsafe impl Sync for Mapping {}
-
-/// Zero-initialised `u32` words in shared memory, visible to forked children.
-pub struct SharedWords {
-    map: Mapping,
-    n: usize,
-}
-
-impl SharedWords {
-    pub fn new(n: usize) -> io::Result<SharedWords> {
-        Ok(SharedWords {
-            map: Mapping::new(n * std::mem::size_of::<AtomicU32>())?,
-            n,
-        })
-    }
-
-    /// The words.
-    #[inline(always)]
-    pub fn words(&self) -> &[AtomicU32] {
-        // SAFETY: the mapping holds at least `n` zero-initialised, suitably aligned
-        // (page-aligned) u32s; AtomicU32 has the layout of u32 and zero is a valid value.
-        unsafe { std::slice::from_raw_parts(self.map.ptr.as_ptr() as *const AtomicU32, self.n) }
-    }
-}
-
 /// An owned file descriptor.
 struct Fd(libc::c_int);
 
@@ -151,7 +86,7 @@ enum Line {
         rd: Fd,
         wr: Fd,
     },
-    PosixSem(Mapping),
+    PosixSem(SharedWords),
     SysvSem(libc::c_int),
     Mqueue {
         tx: libc::mqd_t,
@@ -200,11 +135,10 @@ impl Doorbell {
                 Line::Pipe { rd, wr }
             }
             Mechanism::PosixSem => {
-                let map = Mapping::new(std::mem::size_of::<libc::sem_t>())?;
+                let map = SharedWords::sized_for::<libc::sem_t>()?;
                 let pshared = libc::c_int::from(across_processes);
                 // SAFETY: the mapping is large enough and aligned for a sem_t, and not yet shared.
-                if unsafe { libc::sem_init(map.ptr.as_ptr() as *mut libc::sem_t, pshared, 0) } != 0
-                {
+                if unsafe { libc::sem_init(map.as_ptr::<libc::sem_t>(), pshared, 0) } != 0 {
                     return Err(last_error());
                 }
                 Line::PosixSem(map)
@@ -297,7 +231,7 @@ impl Doorbell {
             }
             Line::PosixSem(map) => {
                 // SAFETY: the mapping holds a sem_t initialised in `new` and not yet destroyed.
-                unsafe { libc::sem_post(map.ptr.as_ptr() as *mut libc::sem_t) == 0 }
+                unsafe { libc::sem_post(map.as_ptr::<libc::sem_t>()) == 0 }
             }
             Line::SysvSem(id) => semop(*id, 1, libc::IPC_NOWAIT as libc::c_short) == 0,
             Line::Mqueue { tx, .. } => {
@@ -351,7 +285,7 @@ impl Doorbell {
                 }
                 Line::PosixSem(map) => {
                     // SAFETY: the mapping holds an initialised sem_t.
-                    (unsafe { libc::sem_wait(map.ptr.as_ptr() as *mut libc::sem_t) }) as isize
+                    (unsafe { libc::sem_wait(map.as_ptr::<libc::sem_t>()) }) as isize
                 }
                 Line::SysvSem(id) => semop(*id, -1, 0) as isize,
                 Line::Mqueue { rx, .. } => {
@@ -426,8 +360,7 @@ impl Doorbell {
                 Line::PosixSem(map) => {
                     let abs = ts(super::clock::now_ns(libc::CLOCK_REALTIME) + left);
                     // SAFETY: the mapping holds an initialised sem_t; `abs` is a valid timespec.
-                    (unsafe { libc::sem_timedwait(map.ptr.as_ptr() as *mut libc::sem_t, &abs) })
-                        as isize
+                    (unsafe { libc::sem_timedwait(map.as_ptr::<libc::sem_t>(), &abs) }) as isize
                 }
                 Line::SysvSem(id) => {
                     let mut b = libc::sembuf {
@@ -493,7 +426,7 @@ impl Drop for Doorbell {
         match &self.line {
             Line::PosixSem(map) => {
                 // SAFETY: the sem_t was initialised in `new`; no thread waits on it any more.
-                unsafe { libc::sem_destroy(map.ptr.as_ptr() as *mut libc::sem_t) };
+                unsafe { libc::sem_destroy(map.as_ptr::<libc::sem_t>()) };
             }
             Line::SysvSem(id) => {
                 // SAFETY: IPC_RMID takes no argument beyond the id.
@@ -599,138 +532,6 @@ pub fn block_wake_signal() -> io::Result<()> {
     Ok(())
 }
 
-/// Number of threads of this process, from /proc/self/status.
-pub fn thread_count() -> Option<usize> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("Threads:"))
-        .and_then(|v| v.trim().parse().ok())
-}
-
-/// A forked child process; killed (SIGKILL) and reaped when dropped.
-#[derive(Debug)]
-pub struct Child {
-    pid: libc::pid_t,
-    status: Option<i32>,
-}
-
-/// Fork a child that runs `body` and exits with the code it returns (101 if it
-/// panics), without running the parent's destructors. The child receives
-/// SIGKILL if the calling thread dies. Refused unless this process has one
-/// thread: a child of a multi-threaded process could inherit a lock held by a
-/// thread that does not exist in it.
-pub fn fork_child<F: FnOnce() -> i32>(body: F) -> io::Result<Child> {
-    match thread_count() {
-        Some(1) => {}
-        n => {
-            return Err(io::Error::other(format!(
-                "fork refused: the process already runs {} threads (an emulator such as qemu-user adds its own)",
-                n.map_or_else(|| "an unknown number of".into(), |n| n.to_string())
-            )))
-        }
-    }
-    // SAFETY: getpid has no preconditions.
-    let parent = unsafe { libc::getpid() };
-    // SAFETY: the process is single-threaded (checked above), so the child is a
-    // complete copy that may run any code.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return Err(last_error());
-    }
-    if pid == 0 {
-        let code = if super::signals::die_with_parent().is_err()
-            // SAFETY: getppid has no preconditions.
-            || unsafe { libc::getppid() } != parent
-        {
-            1
-        } else {
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)).unwrap_or(101)
-        };
-        // SAFETY: _exit ends the child at once, skipping the parent's atexit handlers and destructors.
-        unsafe { libc::_exit(code) };
-    }
-    Ok(Child { pid, status: None })
-}
-
-impl Child {
-    pub fn pid(&self) -> i32 {
-        self.pid
-    }
-
-    /// Reap the child if it has exited; its exit code (128 + signal if killed).
-    pub fn try_reap(&mut self) -> Option<i32> {
-        if self.status.is_none() {
-            let mut st: libc::c_int = 0;
-            // SAFETY: `st` is writable; the pid is our own unreaped child.
-            let rc = unsafe { libc::waitpid(self.pid, &mut st, libc::WNOHANG) };
-            if rc == self.pid {
-                self.status = Some(decode_status(st));
-            } else if rc < 0 {
-                // Already reaped elsewhere (ECHILD): nothing left to wait for.
-                self.status = Some(-1);
-            }
-        }
-        self.status
-    }
-
-    /// Wait up to `timeout_ns` for the child to exit, then kill it; returns its exit code.
-    pub fn finish(&mut self, timeout_ns: u64) -> i32 {
-        let mono = libc::CLOCK_MONOTONIC;
-        let end = super::clock::now_ns(mono) + timeout_ns;
-        loop {
-            if let Some(s) = self.try_reap() {
-                return s;
-            }
-            let now = super::clock::now_ns(mono);
-            if now >= end {
-                break;
-            }
-            super::clock::sleep_until(mono, (now + 1_000_000).min(end));
-        }
-        self.kill()
-    }
-
-    /// SIGKILL and reap the child; returns its exit code.
-    pub fn kill(&mut self) -> i32 {
-        if let Some(s) = self.status {
-            return s;
-        }
-        // SAFETY: kill takes plain integers; the pid is our unreaped child, so it cannot be recycled.
-        unsafe { libc::kill(self.pid, libc::SIGKILL) };
-        let mut st: libc::c_int = 0;
-        loop {
-            // SAFETY: `st` is writable; the pid is our own child.
-            let rc = unsafe { libc::waitpid(self.pid, &mut st, 0) };
-            if rc == self.pid {
-                let s = decode_status(st);
-                self.status = Some(s);
-                return s;
-            }
-            if rc < 0 && last_error().raw_os_error() != Some(libc::EINTR) {
-                self.status = Some(-1);
-                return -1;
-            }
-        }
-    }
-}
-
-fn decode_status(st: libc::c_int) -> i32 {
-    if libc::WIFEXITED(st) {
-        libc::WEXITSTATUS(st)
-    } else if libc::WIFSIGNALED(st) {
-        128 + libc::WTERMSIG(st)
-    } else {
-        -1
-    }
-}
-
-impl Drop for Child {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -832,22 +633,5 @@ mod tests {
                 m.name()
             );
         }
-    }
-
-    #[test]
-    fn shared_words_start_at_zero() {
-        let w = SharedWords::new(16).expect("mmap");
-        assert_eq!(w.words().len(), 16);
-        assert!(w.words().iter().all(|x| x.load(Ordering::Relaxed) == 0));
-        w.words()[15].store(7, Ordering::Relaxed);
-        assert_eq!(w.words()[15].load(Ordering::Relaxed), 7);
-    }
-
-    #[test]
-    fn fork_is_refused_in_a_multithreaded_process() {
-        // The test harness runs tests on threads: the process is never single-threaded here.
-        let _keep =
-            std::thread::spawn(|| std::thread::sleep(std::time::Duration::from_millis(200)));
-        assert!(fork_child(|| 0).is_err());
     }
 }

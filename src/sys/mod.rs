@@ -7,8 +7,9 @@
 //! - [`pm`]: the `/dev/cpu_dma_latency` request held for a run;
 //! - [`signals`]: blocking and waiting for SIGINT/SIGTERM;
 //! - [`trace`]: markers in the kernel's trace buffer (tracefs);
-//! - [`process`]: fork/exec, reaping and clean-up of the load generators' processes;
-//! - [`ipc`]: wake-up mechanisms (futex, eventfd, pipe, semaphores, mqueue, signal), shared memory, forked wakees;
+//! - [`process`]: the one child-process type: fork/exec and forked tasks of the loads, forked wakees, reaping;
+//! - [`shm`]: anonymous mappings: words shared with forked children, a buffer they do not inherit;
+//! - [`ipc`]: wake-up mechanisms (futex, eventfd, pipe, semaphores, mqueue, signal);
 //! - [`probe`]: harmless probes of what the system permits (for `rtlat check`).
 
 pub mod clock;
@@ -20,6 +21,7 @@ pub mod probe;
 pub mod process;
 pub mod sched;
 pub mod serial;
+pub mod shm;
 pub mod signals;
 pub mod trace;
 

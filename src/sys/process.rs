@@ -1,11 +1,15 @@
-//! Processes and threads of the load generators: fork/exec with guaranteed
-//! clean-up (the child dies with the thread that forked it), forked message
-//! tasks (hackbench), reaping with CPU time, CPU clocks of other threads and
-//! processes, shared counters, timer slack and a buffer children do not inherit.
+//! Child processes and threads: one [`Child`] type for every fork of rtlat —
+//! the load generators' fork/exec ([`spawn_exec`]) and forked message tasks
+//! (hackbench, [`fork_task`]), and the forked wakees of `rtlat switch
+//! --processes` ([`fork_child`]) — each dying with the thread that forked it,
+//! reaped with its CPU time, killed and reaped when dropped; CPU clocks of
+//! other threads and processes, process groups, timer slack.
 //!
 //! Children of a multi-threaded process may only make raw system calls between
 //! fork(2) and execve(2)/_exit(2): everything they need is prepared before the
-//! fork, and the code they run lives here, allocation-free.
+//! fork, and the code they run lives here, allocation-free. Only
+//! [`fork_child`], which refuses unless the process is single-threaded, runs
+//! arbitrary code in its child.
 
 use std::ffi::{CStr, CString, OsStr, OsString};
 use std::io;
@@ -103,22 +107,16 @@ unsafe fn child_prologue(parent: Pid) {
 /// The child receives SIGKILL when the calling thread ends (PR_SET_PDEATHSIG),
 /// runs at SCHED_OTHER with no blocked signals and stays in the caller's
 /// process group. `parent` is this process's pid. Exit status 127: exec failed.
-pub fn spawn_exec(image: &ExecImage, null: BorrowedFd<'_>, parent: Pid) -> io::Result<Pid> {
+pub fn spawn_exec(image: &ExecImage, null: BorrowedFd<'_>, parent: Pid) -> io::Result<Child> {
     let null = null.as_raw_fd();
     // SAFETY: sigset_t is plain data; sigemptyset initialises it (before the fork).
     let mut empty: libc::sigset_t = unsafe { std::mem::zeroed() };
     // SAFETY: `empty` is a valid sigset_t.
     unsafe { libc::sigemptyset(&mut empty) };
-    // SAFETY: fork has no memory-safety preconditions; the child below makes raw
-    // system calls only and leaves through execve or _exit.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return Err(super::last_error());
-    }
-    if pid == 0 {
-        // SAFETY: we are the freshly forked child; every call is a raw,
-        // async-signal-safe system call on data prepared before the fork.
-        unsafe {
+    // SAFETY: the child makes raw, async-signal-safe system calls only, on data
+    // prepared before the fork, and leaves through execve or _exit.
+    unsafe {
+        fork_with(|| {
             child_prologue(parent);
             libc::signal(libc::SIGPIPE, libc::SIG_DFL);
             libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
@@ -130,10 +128,30 @@ pub fn spawn_exec(image: &ExecImage, null: BorrowedFd<'_>, parent: Pid) -> io::R
                 image.argv.as_ptr(),
                 image.envp.as_ptr(),
             );
-            libc::_exit(127);
-        }
+            127
+        })
     }
-    Ok(pid)
+}
+
+/// fork(2): the child runs `child` and exits (_exit: no destructors, no atexit
+/// handlers) with the code it returns; the parent gets the [`Child`].
+///
+/// # Safety
+/// In a multi-threaded process the child is a copy with only the calling
+/// thread: `child` may then make async-signal-safe calls only (no allocation,
+/// no lock), on data prepared before the fork.
+unsafe fn fork_with<F: FnOnce() -> i32>(child: F) -> io::Result<Child> {
+    // SAFETY: fork has no memory-safety preconditions; the caller vouches for the child.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(super::last_error());
+    }
+    if pid == 0 {
+        let code = child();
+        // SAFETY: _exit ends the child at once, skipping the parent's destructors and atexit handlers.
+        unsafe { libc::_exit(code) };
+    }
+    Ok(Child::forked(pid))
 }
 
 /// Name the calling thread (from the main thread: the process, as ps shows it); 15 bytes at most.
@@ -164,39 +182,31 @@ pub fn fork_task(
     name: &CStr,
     null: BorrowedFd<'_>,
     parent: Pid,
-) -> io::Result<Pid> {
+) -> io::Result<Child> {
     let null = null.as_raw_fd();
     if let Task::Receiver { message_size, .. } = task {
         if *message_size == 0 || *message_size > MAX_MESSAGE {
             return Err(io::Error::from_raw_os_error(libc::EINVAL));
         }
     }
-    // SAFETY: fork has no memory-safety preconditions; the child runs the
-    // allocation-free loops below and leaves through _exit.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return Err(super::last_error());
-    }
-    if pid == 0 {
-        // SAFETY: freshly forked child (see child_prologue); prctl only reads the NUL-terminated name.
-        unsafe {
+    // SAFETY: the child makes raw system calls (see child_prologue; prctl only
+    // reads the NUL-terminated name) and runs the allocation-free loops below.
+    unsafe {
+        fork_with(|| {
             child_prologue(parent);
             libc::prctl(libc::PR_SET_NAME, name.as_ptr());
             libc::dup2(null, 0);
             libc::dup2(null, 1);
-        }
-        let code = match task {
-            Task::Sender { out, message } => sender_loop(out, message),
-            Task::Receiver {
-                input,
-                message_size,
-                counter,
-            } => receiver_loop(*input, *message_size, counter),
-        };
-        // SAFETY: _exit ends the child without running the parent's destructors or atexit handlers.
-        unsafe { libc::_exit(code) };
+            match task {
+                Task::Sender { out, message } => sender_loop(out, message),
+                Task::Receiver {
+                    input,
+                    message_size,
+                    counter,
+                } => receiver_loop(*input, *message_size, counter),
+            }
+        })
     }
-    Ok(pid)
 }
 
 fn write_all(fd: RawFd, mut buf: &[u8]) -> bool {
@@ -267,6 +277,16 @@ pub enum Exit {
     Signal(i32),
 }
 
+impl Exit {
+    /// As a shell reports it: the exit status, or 128 + the signal that killed it.
+    pub fn code(self) -> i32 {
+        match self {
+            Exit::Code(c) => c,
+            Exit::Signal(s) => 128 + s,
+        }
+    }
+}
+
 impl std::fmt::Display for Exit {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -317,39 +337,174 @@ fn wait4(pid: Pid, flags: libc::c_int) -> io::Result<Option<Reaped>> {
     }
 }
 
-/// Wait for the child `pid` to end and reap it.
-pub fn reap(pid: Pid) -> io::Result<Reaped> {
-    wait4(pid, 0).map(|r| r.expect("a blocking wait4 returns a child"))
+/// Where a [`Child`] is.
+#[derive(Debug, Clone, Copy)]
+enum State {
+    Running,
+    Reaped(Reaped),
+    /// A wait for it failed (e.g. ECHILD): never waited for or signalled again.
+    Gone,
 }
 
-/// Reap the child `pid` if it has ended.
-pub fn try_reap(pid: Pid) -> io::Result<Option<Reaped>> {
-    wait4(pid, libc::WNOHANG)
+/// A forked child process of ours: every fork of rtlat ([`spawn_exec`],
+/// [`fork_task`], [`fork_child`]) returns one. Unless it was reaped, dropping
+/// it kills (SIGKILL) and reaps it, so no child outlives its owner.
+#[derive(Debug)]
+pub struct Child {
+    pid: Pid,
+    state: State,
 }
 
-/// Block until the child `pid` has ended, leaving it unreaped (a zombie), so
-/// its pid cannot be reused until [`reap`]: another thread may still signal it safely.
-pub fn wait_ended(pid: Pid) -> io::Result<()> {
-    loop {
-        // SAFETY: siginfo_t is plain data; zeroed is valid.
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        // SAFETY: `info` is valid and writable.
-        let rc = unsafe {
-            libc::waitid(
-                libc::P_PID,
-                pid as libc::id_t,
-                &mut info,
-                libc::WEXITED | libc::WNOWAIT,
-            )
-        };
-        if rc == 0 {
-            return Ok(());
-        }
-        let e = super::last_error();
-        if e.raw_os_error() != Some(libc::EINTR) {
-            return Err(e);
+impl Child {
+    fn forked(pid: Pid) -> Child {
+        Child {
+            pid,
+            state: State::Running,
         }
     }
+
+    pub fn pid(&self) -> Pid {
+        self.pid
+    }
+
+    /// Not reaped yet (nor lost to a failed wait).
+    pub fn running(&self) -> bool {
+        matches!(self.state, State::Running)
+    }
+
+    fn wait(&mut self, flags: libc::c_int) -> io::Result<Option<Reaped>> {
+        match self.state {
+            State::Reaped(r) => Ok(Some(r)),
+            State::Gone => Err(io::Error::from_raw_os_error(libc::ECHILD)),
+            State::Running => match wait4(self.pid, flags) {
+                Ok(r) => {
+                    if let Some(r) = r {
+                        self.state = State::Reaped(r);
+                    }
+                    Ok(r)
+                }
+                Err(e) => {
+                    self.state = State::Gone;
+                    Err(e)
+                }
+            },
+        }
+    }
+
+    /// Wait for the child to end and reap it.
+    pub fn reap(&mut self) -> io::Result<Reaped> {
+        self.wait(0)
+            .map(|r| r.expect("a blocking wait4 returns a child"))
+    }
+
+    /// Reap the child if it has ended.
+    pub fn try_reap(&mut self) -> io::Result<Option<Reaped>> {
+        self.wait(libc::WNOHANG)
+    }
+
+    /// Block until the child has ended, leaving it unreaped (a zombie), so its
+    /// pid cannot be reused until [`reap`](Child::reap): another thread may
+    /// still signal [`pid`](Child::pid) safely.
+    pub fn wait_ended(&mut self) -> io::Result<()> {
+        if !self.running() {
+            return Ok(());
+        }
+        loop {
+            // SAFETY: siginfo_t is plain data; zeroed is valid.
+            let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+            // SAFETY: `info` is valid and writable.
+            let rc = unsafe {
+                libc::waitid(
+                    libc::P_PID,
+                    self.pid as libc::id_t,
+                    &mut info,
+                    libc::WEXITED | libc::WNOWAIT,
+                )
+            };
+            if rc == 0 {
+                return Ok(());
+            }
+            let e = super::last_error();
+            if e.raw_os_error() != Some(libc::EINTR) {
+                self.state = State::Gone;
+                return Err(e);
+            }
+        }
+    }
+
+    /// SIGKILL and reap the child (unless it was reaped already).
+    pub fn kill(&mut self) -> io::Result<Reaped> {
+        if self.running() {
+            // Unreaped, so its pid cannot have been recycled.
+            let _ = kill(self.pid, libc::SIGKILL);
+        }
+        self.reap()
+    }
+
+    /// Wait up to `timeout_ns` for the child to exit, then kill it.
+    pub fn finish(&mut self, timeout_ns: u64) -> io::Result<Reaped> {
+        let mono = libc::CLOCK_MONOTONIC;
+        let end = super::clock::now_ns(mono) + timeout_ns;
+        loop {
+            if let Some(r) = self.try_reap()? {
+                return Ok(r);
+            }
+            let now = super::clock::now_ns(mono);
+            if now >= end {
+                break;
+            }
+            super::clock::sleep_until(mono, (now + 1_000_000).min(end));
+        }
+        self.kill()
+    }
+}
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        if self.running() {
+            let _ = self.kill();
+        }
+    }
+}
+
+/// Number of threads of this process, from /proc/self/status.
+pub fn thread_count() -> Option<usize> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Threads:"))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// Fork a child that runs `body` and exits with the code it returns (101 if it
+/// panics), without running the parent's destructors: unlike the load
+/// children, it may run any code (it sets itself up, allocates, …). The child
+/// receives SIGKILL if the calling thread dies. Refused unless this process
+/// has one thread: a child of a multi-threaded process could inherit a lock
+/// held by a thread that does not exist in it.
+pub fn fork_child<F: FnOnce() -> i32>(body: F) -> io::Result<Child> {
+    match thread_count() {
+        Some(1) => {}
+        n => {
+            return Err(io::Error::other(format!(
+                "fork refused: the process already runs {} threads (an emulator such as qemu-user adds its own)",
+                n.map_or_else(|| "an unknown number of".into(), |n| n.to_string())
+            )))
+        }
+    }
+    // SAFETY: getpid has no preconditions.
+    let parent = unsafe { libc::getpid() };
+    let child = || {
+        // SAFETY: getppid has no preconditions.
+        if super::signals::die_with_parent().is_err() || unsafe { libc::getppid() } != parent {
+            1
+        } else {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)).unwrap_or(101)
+        }
+    };
+    // SAFETY: the process is single-threaded (checked above), so the child is a
+    // complete copy that may run any code.
+    unsafe { fork_with(child) }
 }
 
 /// Send `sig` to the process `pid`.
@@ -425,110 +580,6 @@ pub fn set_timer_slack_ns(ns: u64) -> io::Result<()> {
     Ok(())
 }
 
-/// Zero-initialised `AtomicU32` counters in memory shared with forked children.
-pub struct SharedCounters {
-    ptr: *mut AtomicU32,
-    len: usize,
-}
-
-// SAFETY: the mapping is only accessed through atomics.
-unsafe impl Send for SharedCounters {}
-// SAFETY: as above.
-unsafe impl Sync for SharedCounters {}
-
-impl SharedCounters {
-    pub fn new(len: usize) -> io::Result<Self> {
-        let bytes = (len.max(1) * std::mem::size_of::<AtomicU32>()).next_multiple_of(4096);
-        // SAFETY: an anonymous shared mapping; no existing memory is affected.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                bytes,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return Err(super::last_error());
-        }
-        Ok(SharedCounters { ptr: p.cast(), len })
-    }
-
-    pub fn get(&self, i: usize) -> &AtomicU32 {
-        assert!(i < self.len, "counter {i} out of {}", self.len);
-        // SAFETY: in bounds (checked); the mapping is zeroed, page aligned and
-        // lives as long as `self`; a zero u32 is a valid AtomicU32.
-        unsafe { &*self.ptr.add(i) }
-    }
-
-    fn bytes(&self) -> usize {
-        (self.len.max(1) * std::mem::size_of::<AtomicU32>()).next_multiple_of(4096)
-    }
-}
-
-impl Drop for SharedCounters {
-    fn drop(&mut self) {
-        // SAFETY: unmaps exactly the mapping created in `new`; no reference outlives `self`.
-        unsafe { libc::munmap(self.ptr.cast(), self.bytes()) };
-    }
-}
-
-/// A private, zeroed buffer of `u64` words that forked children do not inherit
-/// (MADV_DONTFORK: a fork neither copies its page tables nor makes it
-/// copy-on-write) and that is kept on small pages (MADV_NOHUGEPAGE), so
-/// walking it misses in the TLB as a working set of that size should.
-pub struct PrivateBuffer {
-    ptr: *mut u64,
-    words: usize,
-}
-
-// SAFETY: the buffer is owned memory like a Vec<u64>.
-unsafe impl Send for PrivateBuffer {}
-
-impl PrivateBuffer {
-    pub fn new(bytes: usize) -> io::Result<Self> {
-        let bytes = bytes.max(8).next_multiple_of(4096);
-        // SAFETY: an anonymous private mapping; no existing memory is affected.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                bytes,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return Err(super::last_error());
-        }
-        // SAFETY: advice on the mapping just created; failure only loses the advice.
-        unsafe {
-            libc::madvise(p, bytes, libc::MADV_DONTFORK);
-            libc::madvise(p, bytes, libc::MADV_NOHUGEPAGE);
-        }
-        Ok(PrivateBuffer {
-            ptr: p.cast(),
-            words: bytes / 8,
-        })
-    }
-
-    pub fn words(&mut self) -> &mut [u64] {
-        // SAFETY: the mapping holds `words` zero-initialised u64s, is exclusively
-        // borrowed through `self` and lives as long as it.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.words) }
-    }
-}
-
-impl Drop for PrivateBuffer {
-    fn drop(&mut self) {
-        // SAFETY: unmaps exactly the mapping created in `new`; no borrow outlives `self`.
-        unsafe { libc::munmap(self.ptr.cast(), self.words * 8) };
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -547,22 +598,23 @@ mod tests {
             &[],
         )
         .unwrap();
-        let pid = spawn_exec(&img, null.as_fd(), this_pid()).unwrap();
-        wait_ended(pid).unwrap();
+        let mut child = spawn_exec(&img, null.as_fd(), this_pid()).unwrap();
+        child.wait_ended().unwrap();
         // Still a zombie: signalling it is harmless.
-        kill(pid, 0).unwrap();
-        let r = reap(pid).unwrap();
+        kill(child.pid(), 0).unwrap();
+        let r = child.reap().unwrap();
         assert_eq!(r.exit, Exit::Code(3));
+        assert!(!child.running());
         let missing = ExecImage::new(OsStr::new("/nonexistent/x"), &["x".into()], &[]).unwrap();
-        let pid = spawn_exec(&missing, null.as_fd(), this_pid()).unwrap();
-        assert_eq!(reap(pid).unwrap().exit, Exit::Code(127));
+        let mut child = spawn_exec(&missing, null.as_fd(), this_pid()).unwrap();
+        assert_eq!(child.reap().unwrap().exit, Exit::Code(127));
     }
 
     #[test]
     fn forked_receiver_counts_messages_and_is_killed() {
-        let counters = SharedCounters::new(1).unwrap();
+        let counters = crate::sys::shm::SharedWords::new(1).unwrap();
         let (a, b) = std::os::unix::net::UnixStream::pair().unwrap();
-        let rx = fork_task(
+        let mut rx = fork_task(
             &Task::Receiver {
                 input: b.as_raw_fd(),
                 message_size: 100,
@@ -582,19 +634,36 @@ mod tests {
             assert!(t0.elapsed().as_secs() < 10, "receiver counted too few");
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
-        assert!(process_cpu_ns(rx).is_some());
-        kill(rx, libc::SIGKILL).unwrap();
-        assert_eq!(reap(rx).unwrap().exit, Exit::Signal(libc::SIGKILL));
+        assert!(process_cpu_ns(rx.pid()).is_some());
+        assert_eq!(rx.try_reap().unwrap().map(|r| r.exit), None);
+        assert_eq!(rx.kill().unwrap().exit, Exit::Signal(libc::SIGKILL));
+        assert_eq!(Exit::Signal(libc::SIGKILL).code(), 137);
         assert_eq!(counters.get(0).load(Ordering::Relaxed), 50);
     }
 
     #[test]
-    fn private_buffer_is_zeroed_and_writable() {
-        let mut b = PrivateBuffer::new(1 << 20).unwrap();
-        let w = b.words();
-        assert_eq!(w.len(), (1 << 20) / 8);
-        assert!(w.iter().all(|&x| x == 0));
-        w[w.len() - 1] = 5;
-        assert_eq!(w[w.len() - 1], 5);
+    fn a_dropped_child_is_killed_and_reaped() {
+        let img = ExecImage::new(
+            OsStr::new("/bin/sh"),
+            &["sh".into(), "-c".into(), "sleep 30".into()],
+            &[],
+        )
+        .unwrap();
+        let null = std::fs::File::open("/dev/null").unwrap();
+        let child = spawn_exec(&img, null.as_fd(), this_pid()).unwrap();
+        let pid = child.pid();
+        drop(child);
+        // Reaped: no such child any more.
+        // SAFETY: waitpid with WNOHANG and a null status pointer only asks.
+        let rc = unsafe { libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG) };
+        assert_eq!(rc, -1);
+    }
+
+    #[test]
+    fn fork_is_refused_in_a_multithreaded_process() {
+        // The test harness runs tests on threads: the process is never single-threaded here.
+        let _keep =
+            std::thread::spawn(|| std::thread::sleep(std::time::Duration::from_millis(200)));
+        assert!(fork_child(|| 0).is_err());
     }
 }

@@ -126,16 +126,16 @@ fn body(ctx: &WorkerCtx, run: Run) -> std::result::Result<(), String> {
     let me = std::process::id() as Pid;
     let (mut ops, mut child_cpu, mut fork_errors) = (0u64, 0u64, 0u32);
     while !ctx.stopping() {
-        let pid = {
+        let mut child = {
             // Hold the slot while forking, so a stop never misses a fresh child.
             let mut slot = run.current.lock().unwrap_or_else(|p| p.into_inner());
             if ctx.stopping() {
                 break;
             }
             match process::spawn_exec(&run.image, run.null.as_fd(), me) {
-                Ok(pid) => {
-                    *slot = pid;
-                    pid
+                Ok(child) => {
+                    *slot = child.pid();
+                    child
                 }
                 Err(e) => {
                     drop(slot);
@@ -149,12 +149,14 @@ fn body(ctx: &WorkerCtx, run: Run) -> std::result::Result<(), String> {
             }
         };
         fork_errors = 0;
-        let waited = process::wait_ended(pid);
+        let waited = child.wait_ended();
         // The child is a zombie now: its pid cannot be reused until reaped, so a
         // stop that read it before this point signalled the right process.
         *run.current.lock().unwrap_or_else(|p| p.into_inner()) = 0;
         waited.map_err(|e| format!("waiting for a child failed: {e}"))?;
-        let reaped = process::reap(pid).map_err(|e| format!("reaping a child failed: {e}"))?;
+        let reaped = child
+            .reap()
+            .map_err(|e| format!("reaping a child failed: {e}"))?;
         child_cpu += reaped.cpu_ns;
         match reaped.exit {
             Exit::Code(0) => ops += 1,

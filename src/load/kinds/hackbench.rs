@@ -9,7 +9,8 @@ use crate::error::{Error, Result};
 use crate::load::spec::{key_count, key_size, object, set, Args, Kind, LoadKind, Parsed};
 use crate::load::worker::{Body, Failure, Pool, Totals, WorkerCtx};
 use crate::load::{Load, LoadContext, Progress, RateUnit};
-use crate::sys::process::{self, Exit, Pid, SharedCounters, Task};
+use crate::sys::process::{self, Exit, Pid, Task};
+use crate::sys::shm::SharedWords;
 use serde_json::{json, Map, Value};
 use std::fs::File;
 use std::io::{Read, Write};
@@ -113,16 +114,16 @@ enum Run {
     Threads { senders: Pool, receivers: Pool },
 }
 
+/// A forked task (killed and reaped when dropped).
 struct Child {
     index: usize,
-    pid: Pid,
+    process: process::Child,
     receiver: Option<usize>,
     cpu_ns: u64,
-    ended: bool,
 }
 
 struct Processes {
-    counters: SharedCounters,
+    counters: SharedWords,
     /// Per receiver: the last counter value read and the running total (the counters wrap).
     seen: Vec<(u32, u64)>,
     children: Vec<Child>,
@@ -149,7 +150,7 @@ fn channel(ipc: Ipc) -> std::io::Result<(OwnedFd, OwnedFd)> {
 impl Processes {
     fn start(p: &HackbenchParams) -> Result<Processes> {
         let receivers = p.groups * p.fds;
-        let counters = SharedCounters::new(receivers)
+        let counters = SharedWords::new(receivers)
             .map_err(|e| Error::env(format!("hackbench: cannot map shared counters: {e}")))?;
         let mut run = Processes {
             counters,
@@ -201,14 +202,18 @@ impl Processes {
         Ok(run)
     }
 
-    fn add(&mut self, index: usize, forked: std::io::Result<Pid>, receiver: Option<usize>) {
+    fn add(
+        &mut self,
+        index: usize,
+        forked: std::io::Result<process::Child>,
+        receiver: Option<usize>,
+    ) {
         match forked {
-            Ok(pid) => self.children.push(Child {
+            Ok(process) => self.children.push(Child {
                 index,
-                pid,
+                process,
                 receiver,
                 cpu_ns: 0,
-                ended: false,
             }),
             Err(e) => self
                 .failed
@@ -217,19 +222,16 @@ impl Processes {
     }
 
     fn totals(&mut self, stopping: bool) -> Totals {
-        for c in self.children.iter_mut().filter(|c| !c.ended) {
+        for c in self.children.iter_mut().filter(|c| c.process.running()) {
             if stopping {
-                let _ = process::kill(c.pid, libc::SIGKILL);
-                if let Ok(r) = process::reap(c.pid) {
+                if let Ok(r) = c.process.kill() {
                     c.cpu_ns = r.cpu_ns;
                 }
-                c.ended = true;
                 continue;
             }
-            match process::try_reap(c.pid) {
+            match c.process.try_reap() {
                 Ok(Some(r)) => {
                     c.cpu_ns = r.cpu_ns;
-                    c.ended = true;
                     let what = if c.receiver.is_some() {
                         "receiver"
                     } else {
@@ -242,11 +244,11 @@ impl Processes {
                     self.failed.push(Failure::died(c.index, reason));
                 }
                 Ok(None) => {
-                    if let Some(ns) = process::process_cpu_ns(c.pid) {
+                    if let Some(ns) = process::process_cpu_ns(c.process.pid()) {
                         c.cpu_ns = ns;
                     }
                 }
-                Err(_) => c.ended = true,
+                Err(_) => {} // no longer running: never waited for again
             }
         }
         let mut ops = 0;
@@ -264,16 +266,6 @@ impl Processes {
             cpu_ns: self.children.iter().map(|c| c.cpu_ns).sum(),
             started: self.children.len(),
             failed: self.failed.clone(),
-        }
-    }
-}
-
-impl Drop for Processes {
-    fn drop(&mut self) {
-        for c in self.children.iter_mut().filter(|c| !c.ended) {
-            let _ = process::kill(c.pid, libc::SIGKILL);
-            let _ = process::reap(c.pid);
-            c.ended = true;
         }
     }
 }

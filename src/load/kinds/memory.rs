@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::load::spec::{key_size, object, set, Args, Kind, LoadKind, Parsed, MAX_WORKERS};
 use crate::load::worker::{Body, Failure, Pool, WorkerCtx};
 use crate::load::{Load, LoadContext, Progress, RateUnit};
-use crate::sys::process::PrivateBuffer;
+use crate::sys::shm::PrivateBuffer;
 use serde_json::{json, Map, Value};
 
 /// `memory[:N][:SIZE][:stride=BYTES]`: N workers, each over its own SIZE working set.

@@ -1,0 +1,169 @@
+//! The two sides of a pair: the waker's loop (ring every period, record the
+//! previous wake, count what was lost), the wakee's loop (wait, timestamp,
+//! acknowledge), and the set-up of a wakee that runs in a forked process.
+
+use super::ledger::{Ledger, Step};
+use super::shared::{PairLink, StopOnDrop, STAGE_MLOCK, STAGE_PIN, STAGE_SCHED, STAGE_WAIT};
+use crate::engine::rt::PREFAULT_STACK;
+use crate::engine::StopFlag;
+use crate::result::details::switch::PairDetails;
+use crate::stats::recorder::Recorder;
+use crate::sys::{self, sched::Sched};
+
+/// Sleep until `target`; long sleeps are cut in slices so a stop is seen within 0.2 s.
+#[inline(always)]
+pub(crate) fn pause(clock: libc::clockid_t, target: u64, stop: &StopFlag, sliced: bool) -> bool {
+    const SLICE: u64 = 200_000_000;
+    if sliced {
+        loop {
+            let now = sys::clock::now_ns(clock);
+            if target <= now + SLICE {
+                break;
+            }
+            sys::clock::sleep_until(clock, now + SLICE);
+            if stop.is_set() {
+                return false;
+            }
+        }
+    }
+    sys::clock::sleep_until(clock, target);
+    true
+}
+
+/// What one waker is told to do.
+pub struct WakerPlan {
+    pub period: u64,
+    /// Give the CPU to the wakee right after the wake (same CPU, same priority).
+    pub yield_after: bool,
+    pub phase: u64,
+    pub duration: Option<u64>,
+    pub loops: Option<u64>,
+    pub sched: Option<Sched>,
+}
+
+/// The clock of every timestamp and sleep of a switch run.
+pub const CLOCK: libc::clockid_t = libc::CLOCK_MONOTONIC;
+
+/// The waker: ring every period, record the previous wake, count what was lost.
+pub fn waker(
+    link: &PairLink,
+    rec: &mut Recorder,
+    plan: &WakerPlan,
+    start: u64,
+    stop: &StopFlag,
+) -> PairDetails {
+    let _final_ring = StopOnDrop(link);
+    if let Some(s) = plan.sched {
+        // The harness applied the wakee's priority; the waker runs at its own.
+        let _ = sys::sched::set_current(s);
+    }
+    if let Some(answer) = &link.answer {
+        answer.attach_waiter(); // a signal answer is sent to this thread
+    }
+    let mut answer_token = 0u32;
+    // A wakee thread starts with the waker; wait (bounded) until it listens.
+    let ready_by = start + 1_000_000_000;
+    while link.shared.ready() == 0 && !stop.is_set() && sys::clock::now_ns(CLOCK) < ready_by {
+        sys::clock::sleep_until(CLOCK, sys::clock::now_ns(CLOCK) + 100_000);
+    }
+    let end = plan.duration.map_or(u64::MAX, |d| start + d);
+    let mut ledger = Ledger::new(start, end, plan.period);
+    let mut due = start + plan.phase;
+    let loops = plan.loops.unwrap_or(u64::MAX);
+    let sliced = plan.period > 400_000_000;
+    while due < end && ledger.rung < loops && !stop.is_set() {
+        if !pause(CLOCK, due, stop, sliced) {
+            break;
+        }
+        let now = sys::clock::now_ns(CLOCK);
+        let ack = link.shared.acked(ledger.seq);
+        if ledger.on_period(due, now, ack, rec) == Step::Ring {
+            let seq = ledger.seq.wrapping_add(1);
+            if let Some(answer) = &link.answer {
+                link.arm(answer, &mut answer_token, seq, now + plan.period / 2);
+            }
+            link.shared.post(seq);
+            let t0 = sys::clock::now_ns(CLOCK);
+            link.bell.ring();
+            if plan.yield_after {
+                std::thread::yield_now();
+            }
+            ledger.rang(seq, t0);
+        }
+        due = ledger.next_due(due, now);
+    }
+    // Give the last wake a moment to complete, then stop the wakee.
+    let grace = (2 * plan.period).clamp(10_000_000, 200_000_000);
+    let deadline = sys::clock::now_ns(CLOCK) + grace;
+    let mut ack = link.shared.acked(ledger.seq);
+    while ledger.pending && ack.is_none() && sys::clock::now_ns(CLOCK) < deadline {
+        sys::clock::sleep_until(CLOCK, sys::clock::now_ns(CLOCK) + 100_000);
+        ack = link.shared.acked(ledger.seq);
+    }
+    let unrecorded = ledger.finish(ack, rec);
+    rec.finish();
+    PairDetails {
+        name: String::new(),
+        lost: ledger.lost(),
+        wakee_busy: ledger.wakee_busy,
+        waker_late: ledger.waker_late,
+        unrecorded,
+        rung: ledger.rung,
+    }
+}
+
+/// The wakee: wait, timestamp, acknowledge; until the waker's last ring.
+pub fn wakee(link: &PairLink) {
+    link.bell.attach_waiter();
+    link.shared.set_ready();
+    let (mut token, mut last, mut arm) = (0u32, 0u32, 0u32);
+    loop {
+        if let Some(answer) = &link.answer {
+            if !link.await_arm(answer, &mut token, &mut arm) {
+                return;
+            }
+        }
+        let (t1, seq) = loop {
+            if let Err(e) = link.bell.wait(&mut token) {
+                link.shared.fail(STAGE_WAIT, &e);
+                return;
+            }
+            let t1 = sys::clock::now_ns(CLOCK);
+            if link.shared.stopped() {
+                return;
+            }
+            let seq = link.shared.seq();
+            if seq != last {
+                break (t1, seq);
+            }
+            // A wake with nothing to acknowledge (a stray signal): wait again.
+        };
+        if link.delay > 0 {
+            sys::clock::sleep_until(CLOCK, t1 + link.delay);
+        }
+        link.shared.ack(seq, t1);
+        last = seq;
+    }
+}
+
+/// The forked wakee process: set itself up like a measuring thread, then serve wakes.
+pub fn wakee_process(link: &PairLink, cpu: usize, sched: Sched, mlock: bool) -> i32 {
+    if let Err(e) = sys::sched::pin_current(cpu) {
+        link.shared.fail(STAGE_PIN, &e);
+        return 1;
+    }
+    if let Err(e) = sys::sched::set_current(sched) {
+        link.shared.fail(STAGE_SCHED, &e);
+        return 1;
+    }
+    // Memory locks are not inherited across fork.
+    if mlock {
+        if let Err(e) = sys::mem::lock_all() {
+            link.shared.fail(STAGE_MLOCK, &e);
+            return 1;
+        }
+    }
+    sys::mem::prefault_stack(PREFAULT_STACK);
+    wakee(link);
+    0
+}
