@@ -10,6 +10,7 @@ pub mod check;
 pub mod cli;
 pub mod engine;
 pub mod error;
+pub mod import;
 pub mod load;
 pub mod output;
 pub mod report;

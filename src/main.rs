@@ -6,6 +6,7 @@ use clap::Parser;
 use rtlat::bench::timer::TimerConfig;
 use rtlat::cli::{Cli, Command};
 use rtlat::error::{exit, Error, Outcome};
+use rtlat::import::ImportConfig;
 use rtlat::load::LoadCommand;
 
 fn main() {
@@ -48,7 +49,7 @@ fn main() {
         }
         Command::Report(args) => rtlat::report::run_report(&args),
         Command::Compare(args) => rtlat::report::run_compare(&args),
-        Command::Import(args) => rtlat::report::run_import(&args),
+        Command::Import(args) => ImportConfig::try_from(&args).and_then(|c| rtlat::import::run(&c)),
     };
     std::process::exit(exit_code(outcome));
 }

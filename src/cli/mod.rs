@@ -6,11 +6,13 @@ use clap::{Parser, Subcommand};
 
 pub mod check;
 pub mod common;
+pub mod import;
 pub mod load;
 pub mod timer;
 
 pub use check::CheckArgs;
 pub use common::{positive_duration, DmaArg, LoadOpts, OutputArgs, PolicyArg, RtArgs};
+pub use import::ImportArgs;
 pub use load::LoadArgs;
 pub use timer::{ClockArg, TimerArgs};
 
@@ -57,7 +59,7 @@ pub enum Command {
     /// Compare result files side by side (text, Markdown, CSV); regression checks
     Compare(crate::report::CompareArgs),
     /// Turn other tools' output (cyclictest, Xenomai, rtla, jitterdebugger, sockperf) into a result
-    Import(crate::report::ImportArgs),
+    Import(ImportArgs),
 }
 
 #[cfg(test)]

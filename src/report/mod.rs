@@ -7,14 +7,12 @@
 //! - [`html`]: one self-contained HTML report (inline SVG, embedded data);
 //! - [`compare`]: one row per result, as text, Markdown or CSV, and the
 //!   regression check against a baseline;
-//! - [`import`]: other tools' output turned into rtlat results.
 //!
 //! Everything here reads files that may come from anywhere: every reader
 //! checks what it uses and fails with one line (exit 2), never a panic.
 
 pub mod compare;
 pub mod html;
-pub mod import;
 pub mod svg;
 pub mod text;
 
@@ -51,22 +49,6 @@ Examples:
   rtlat compare new.json --baseline old.json --fail-if-worse 10%        exit 1 if max got >10% worse
   rtlat compare new.json --baseline old.json --fail-if-worse 5% --metric p99.99
   rtlat compare a.json b.json --svg overlay.svg                         histograms overlaid";
-
-const IMPORT_EXAMPLES: &str = "\
-Formats:
-  cyclictest-json   cyclictest --json=FILE (with or without -h N)
-  cyclictest-hist   cyclictest -h N -q > FILE (the histogram text on stdout)
-  xenomai           Xenomai latency output (RTT/RTD lines, HSD/HSS with -h/-s, RTS)
-  rtla-timerlat     rtla timerlat hist output
-  jitterdebugger    jitterdebugger's results.json
-  sockperf          sockperf ping-pong --full-log FILE
-Imported results record their source in config and notes; their precision is
-the tool's (1 us for the histogram tools), kept in rtlat's histogram buckets.
-
-Examples:
-  cyclictest -m -p80 -i1000 -t -a -q -h 400 -D 60 --json=ct.json
-  rtlat import --from cyclictest-json ct.json -o ct-result.json
-  rtlat compare ct-result.json rtlat.json";
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = REPORT_EXAMPLES)]
@@ -106,26 +88,6 @@ pub struct CompareArgs {
     /// Write the results' histograms overlaid (and their percentile curves) as SVG
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
-}
-
-#[derive(Debug, clap::Args)]
-#[command(after_help = IMPORT_EXAMPLES)]
-pub struct ImportArgs {
-    /// The format of FILE
-    #[arg(long, value_enum, value_name = "FORMAT")]
-    pub from: import::Format,
-    /// The other tool's output
-    #[arg(value_name = "FILE")]
-    pub file: PathBuf,
-    /// Where to write the rtlat result
-    #[arg(long, short, value_name = "RESULT.json")]
-    pub output: PathBuf,
-    /// A label for this result in reports and comparisons [default: the tool, then hostname + kernel (or the file name)]
-    #[arg(long)]
-    pub label: Option<String>,
-    /// Do not print the report of the imported result
-    #[arg(long, short)]
-    pub quiet: bool,
 }
 
 /// A result read from a file, checked, with the label readers show.
@@ -438,8 +400,4 @@ pub fn run_report(args: &ReportArgs) -> Result<Outcome> {
 
 pub fn run_compare(args: &CompareArgs) -> Result<Outcome> {
     compare::run(args)
-}
-
-pub fn run_import(args: &ImportArgs) -> Result<Outcome> {
-    import::run(args)
 }
