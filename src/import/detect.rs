@@ -37,24 +37,12 @@ pub fn line_starts_with(head: &str, prefixes: &[&str]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::Path;
+    use crate::import::fuzz::{fixture, FIXTURES};
 
     #[test]
     fn every_fixture_is_told_apart() {
-        let fixtures = [
-            ("cyclictest-json", "cyclictest-hist.json"),
-            ("cyclictest-json", "cyclictest.json"),
-            ("cyclictest-hist", "cyclictest-hist.txt"),
-            ("xenomai", "xenomai-latency.txt"),
-            ("rtla-timerlat", "rtla-timerlat-hist.txt"),
-            ("jitterdebugger", "jitterdebugger-results.json"),
-            ("sockperf", "sockperf-full-log.csv"),
-        ];
-        for (format, file) in fixtures {
-            let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("tests/fixtures/import")
-                .join(file);
-            let text = std::fs::read(&p).unwrap();
+        for (format, file) in FIXTURES {
+            let text = fixture(file);
             let head = String::from_utf8_lossy(&text[..text.len().min(HEAD)]);
             assert_eq!(detect(&head).map(|f| f.name()), Some(format), "{file}");
         }

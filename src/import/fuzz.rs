@@ -7,7 +7,8 @@ use super::{by_name, parse};
 use crate::report::{check, svg, text, Loaded};
 use std::path::{Path, PathBuf};
 
-const FIXTURES: [(&str, &str); 7] = [
+/// (format, fixture file): every fixture under tests/fixtures/import.
+pub(super) const FIXTURES: [(&str, &str); 7] = [
     ("cyclictest-json", "cyclictest-hist.json"),
     ("cyclictest-json", "cyclictest.json"),
     ("cyclictest-hist", "cyclictest-hist.txt"),
@@ -31,7 +32,7 @@ impl Rng {
     }
 }
 
-fn fixture(name: &str) -> Vec<u8> {
+pub(super) fn fixture(name: &str) -> Vec<u8> {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/import")
         .join(name);

@@ -81,7 +81,7 @@ pub fn by_name(name: &str) -> Option<&'static dyn Format> {
     FORMATS.iter().copied().find(|f| f.name() == name)
 }
 
-/// What `rtlat import` does, without clap.
+/// What `rtlat import` does, as plain configuration.
 #[derive(Debug, Clone)]
 pub struct ImportConfig {
     /// The input's format; `None`: detected from its first lines.
