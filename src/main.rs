@@ -7,6 +7,7 @@ use rtlat::bench::net::NetConfig;
 use rtlat::bench::timer::TimerConfig;
 use rtlat::cli::{meta, Cli, Command};
 use rtlat::error::{exit, Error, Outcome};
+use rtlat::import::ImportConfig;
 use rtlat::load::LoadCommand;
 use rtlat::render::compare::CompareConfig;
 use rtlat::render::ReportConfig;
@@ -58,7 +59,7 @@ fn main() {
         Command::Compare(args) => {
             CompareConfig::try_from(&args).and_then(|c| rtlat::render::compare::run(&c))
         }
-        Command::Import(args) => rtlat::report::run_import(&args),
+        Command::Import(args) => ImportConfig::try_from(&args).and_then(|c| rtlat::import::run(&c)),
         Command::Completions(args) => meta::completions(&args).map(|()| Outcome::Success),
         Command::Man(args) => meta::man(&args).map(|()| Outcome::Success),
     };

@@ -8,6 +8,7 @@ pub mod check;
 pub mod common;
 pub mod compare;
 pub mod cruncher;
+pub mod import;
 pub mod irq;
 pub mod length;
 pub mod load;
@@ -21,6 +22,7 @@ pub use check::CheckArgs;
 pub use common::{positive_duration, DmaArg, LoadOpts, OutputArgs, PolicyArg, RtArgs};
 pub use compare::CompareArgs;
 pub use cruncher::CruncherArgs;
+pub use import::ImportArgs;
 pub use load::LoadArgs;
 pub use net::NetArgs;
 pub use report::ReportArgs;
@@ -70,7 +72,7 @@ pub enum Command {
     /// Compare result files side by side (text, Markdown, CSV); regression checks
     Compare(CompareArgs),
     /// Turn other tools' output (cyclictest, Xenomai, rtla, jitterdebugger, sockperf) into a result
-    Import(crate::report::ImportArgs),
+    Import(ImportArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
     #[command(after_help = "Example:\n  rtlat completions bash > /etc/bash_completion.d/rtlat")]
     Completions(meta::CompletionsArgs),

@@ -7,6 +7,7 @@
 
 pub mod details;
 pub mod model;
+pub mod schema;
 
 pub use model::{Benchmark, EndReason, Policy};
 
@@ -21,10 +22,17 @@ pub const SCHEMA_NAME: &str = "rtlat-result";
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// One run of one benchmark.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(title = "rtlat result file, schema version 1")]
+#[schemars(
+    description = "One run of one rtlat benchmark. Every time is an integer number of nanoseconds. The file is rewritten atomically during a run with complete=false; a file left with complete=false comes from a run that was killed."
+)]
+#[schemars(extend("$id" = "rtlat-result-v1"))]
 pub struct RunResult {
     /// Always `rtlat-result`.
+    #[schemars(extend("const" = "rtlat-result"))]
     pub schema: String,
+    #[schemars(extend("const" = 1))]
     pub schema_version: u32,
     pub tool: Tool,
     /// `timer`, `switch`, `cruncher`, `net`, `irq`.
@@ -34,6 +42,7 @@ pub struct RunResult {
     pub label: Option<String>,
     pub command_line: Vec<String>,
     /// RFC 3339 UTC time of the first sample.
+    #[schemars(extend("pattern" = "^(|\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z)$"))]
     pub start_time_utc: String,
     /// From the first sample to the end (or to the last rewrite while running).
     pub duration_ns: u64,
@@ -42,6 +51,7 @@ pub struct RunResult {
     /// `running`, `duration`, `loops`, `signal`, `break`, `error`.
     pub end_reason: EndReason,
     /// The benchmark's validated settings.
+    #[schemars(extend("type" = "object"))]
     pub config: serde_json::Value,
     pub system: SystemInfo,
     pub tuning: Tuning,
@@ -53,6 +63,7 @@ pub struct RunResult {
     pub thresholds: Thresholds,
     /// Loads that ran beside the measurement (empty: none declared).
     #[serde(default)]
+    #[schemars(extend("items" = {"type": "object"}))]
     pub loads: Vec<serde_json::Value>,
     /// Warnings the run wants a reader to know (e.g. intervals the reporter lost).
     #[serde(default)]
@@ -70,7 +81,7 @@ pub struct RunResult {
 }
 
 /// One phase of a run, with its own statistics.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Phase {
     pub name: String,
     /// ns after the start of the run.
@@ -80,8 +91,9 @@ pub struct Phase {
     pub total: Summary,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Tool {
+    #[schemars(extend("const" = "rtlat"))]
     pub name: String,
     pub version: String,
 }
@@ -96,15 +108,17 @@ impl Tool {
 }
 
 /// The real-time tuning the run applied, recorded whether on or off.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Tuning {
     /// mlockall(MCL_CURRENT|MCL_FUTURE) was in force.
     pub mlock: bool,
     /// Value held on /dev/cpu_dma_latency in µs; `null` when off.
+    #[schemars(extend("minimum" = 0))]
     pub dma_latency_us: Option<i32>,
     /// `fifo`, `rr`, `deadline`, `other`.
     pub policy: Policy,
     /// Static priority for fifo/rr; 0 otherwise.
+    #[schemars(extend("minimum" = 0, "maximum" = 99))]
     pub priority: i32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deadline: Option<DeadlineParams>,
@@ -114,27 +128,29 @@ pub struct Tuning {
     pub phase_offsets_ns: Vec<u64>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DeadlineParams {
     pub runtime_ns: u64,
     pub deadline_ns: u64,
     pub period_ns: u64,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Thresholds {
     #[serde(default)]
+    #[schemars(extend("minimum" = 1))]
     pub max_latency_ns: Option<u64>,
     #[serde(default)]
     pub max_latency_exceeded: bool,
     #[serde(default)]
+    #[schemars(extend("minimum" = 1))]
     pub break_threshold_ns: Option<u64>,
     /// The sample that crossed `break_threshold_ns`, if one did.
     #[serde(default)]
     pub break_event: Option<BreakEvent>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct BreakEvent {
     pub thread: usize,
     pub cpu: Option<usize>,
@@ -147,7 +163,7 @@ pub struct BreakEvent {
 }
 
 /// One measuring thread.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ThreadResult {
     /// `cpu0`, `pair0`, `rtt` …
     pub name: String,
@@ -159,13 +175,14 @@ pub struct ThreadResult {
 
 /// Per-interval statistics over time. When a long run exceeds the point budget,
 /// neighbouring points merge and `interval_ns` doubles: memory stays constant.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Series {
+    #[schemars(range(min = 1))]
     pub interval_ns: u64,
     pub points: Vec<SeriesPoint>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct SeriesPoint {
     /// Start of the interval, ns after the start of the run.
     pub t_ns: u64,

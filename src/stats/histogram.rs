@@ -197,17 +197,19 @@ impl Histogram {
 pub const SCHEME: &str = "log-linear-ns-v1";
 
 /// A histogram as stored in a result: non-empty buckets with their bounds.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HistogramRecord {
     /// Bucket layout: `log-linear-ns-v1` (exact below 256 ns, 128 buckets per power of two above).
+    #[schemars(extend("const" = "log-linear-ns-v1"))]
     pub scheme: String,
     pub buckets: Vec<Bucket>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Bucket {
     pub low_ns: u64,
     pub high_ns: u64,
+    #[schemars(range(min = 1))]
     pub count: u64,
 }
 

@@ -120,7 +120,7 @@ impl IntervalStats {
     }
     pub fn avg(&self) -> u64 {
         // Rounded to the nearest ns, as summaries are.
-        (self.sum + self.samples / 2)
+        (self.sum.saturating_add(self.samples / 2))
             .checked_div(self.samples)
             .unwrap_or(0)
     }
@@ -135,7 +135,8 @@ impl IntervalStats {
             self.max = self.max.max(o.max);
         }
         self.samples += o.samples;
-        self.sum += o.sum;
+        // Saturating: imported series may carry absurd values (never a measured one).
+        self.sum = self.sum.saturating_add(o.sum);
         self.overruns += o.overruns;
     }
 }

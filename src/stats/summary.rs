@@ -8,15 +8,16 @@ use serde::{Deserialize, Serialize};
 /// (p needs at least 1 / (1 − p) samples: p99.99 needs 10 000).
 pub const PERCENTILES: [f64; 7] = [50.0, 90.0, 99.0, 99.9, 99.99, 99.999, 99.9999];
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Percentile {
     /// The percentile, e.g. 99.9.
+    #[schemars(extend("exclusiveMinimum" = 0, "maximum" = 100))]
     pub p: f64,
     pub ns: u64,
 }
 
 /// A summary of samples. Latencies in ns; `avg_ns`/`stddev_ns` rounded to whole ns.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Summary {
     pub samples: u64,
     pub min_ns: u64,

@@ -32,14 +32,14 @@ pub const PREEMPT_UNKNOWN: &str = "unknown";
 pub const UNKNOWN_HYPERVISOR: &str = "unknown hypervisor";
 
 /// The cpufreq governor of one CPU.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CpuGovernor {
     pub cpu: usize,
     pub governor: String,
 }
 
 /// One cpuidle state of CPU 0.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct IdleState {
     /// The state's name, e.g. `C6` or `WFI`.
     pub name: String,
@@ -52,7 +52,7 @@ pub struct IdleState {
 
 /// The system description. Every field may be empty: old or partial result
 /// files parse (`#[serde(default)]`), and unreadable files leave `None`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct SystemInfo {
     pub hostname: Option<String>,

@@ -787,6 +787,40 @@ fn import_label_and_cyclictest_details() {
         .starts_with("cyclictest "));
 }
 
+#[test]
+fn import_without_from_tells_the_format_from_the_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (format, file, ..) in IMPORTS {
+        let out_name = format!("{file}.detected.json");
+        let out = run_in(
+            dir.path(),
+            &[
+                "import",
+                fixture(file).to_str().expect("path"),
+                "-o",
+                &out_name,
+                "--quiet",
+            ],
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{file}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let r = load(&dir.path().join(&out_name));
+        assert_eq!(r["config"]["imported_from"], format, "{file}");
+    }
+    // What no format claims is refused, naming --from and the formats.
+    let unknown = write(dir.path(), "unknown.txt", "hello\nworld\n");
+    let out = run_in(
+        dir.path(),
+        &["import", unknown.to_str().expect("path"), "-o", "u.json"],
+    );
+    assert_refused(&out, &["cannot tell", "--from", "sockperf"]);
+    assert!(!dir.path().join("u.json").exists());
+}
+
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let p = dir.join(name);
     std::fs::write(&p, text).expect("write");

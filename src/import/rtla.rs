@@ -24,6 +24,7 @@
 //! latency `irq-cpuN`, user-space latency (`-u`) `usr-cpuN`; the total merges
 //! the `cpuN` threads.
 
+use super::{detect, Format};
 use super::{parse_u64, Imported, Lines, ParseError, Parsed, ThreadBuild};
 use std::io::BufRead;
 
@@ -68,6 +69,30 @@ fn duration(s: &str) -> Option<u64> {
             .checked_add(m.checked_mul(60)?)?
             .checked_add(*s),
         _ => None,
+    }
+}
+/// rtla timerlat hist output.
+#[derive(Debug, Clone, Copy)]
+pub struct RtlaTimerlat;
+
+impl Format for RtlaTimerlat {
+    fn name(&self) -> &'static str {
+        "rtla-timerlat"
+    }
+    fn tool(&self) -> &'static str {
+        "rtla-timerlat"
+    }
+    fn describe(&self) -> &'static str {
+        "rtla timerlat hist output"
+    }
+    fn detect(&self, head: &str) -> bool {
+        detect::line_starts_with(head, &["# RTLA timerlat"])
+            || head
+                .lines()
+                .any(|l| l.starts_with("Index") && (l.contains("IRQ-") || l.contains("Thr-")))
+    }
+    fn parse(&self, input: &mut dyn BufRead) -> Parsed<Imported> {
+        parse(input)
     }
 }
 
@@ -172,7 +197,7 @@ pub fn parse(input: &mut dyn BufRead) -> Parsed<Imported> {
         return Err(ParseError::at(0, "expected an 'Index IRQ-000 Thr-000 …' header line (rtla timerlat hist output without --no-header/--no-index)"));
     };
     let limit = rows.last().map(|r| r.1.saturating_add(1)).unwrap_or(0);
-    let mut imp = Imported::new("timer");
+    let mut imp = Imported::new(crate::result::Benchmark::Timer);
     if scale == 1 {
         imp.precision_ns = 1;
         imp.unit = "ns";

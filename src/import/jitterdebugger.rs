@@ -12,27 +12,42 @@
 //! above are in `count` but not in the histogram.
 
 use super::json;
-use super::{parse_u64, preempt_from_version, Imported, ParseError, Parsed, ThreadBuild};
+use super::{detect, read_bounded, Format};
+use super::{parse_u64, system, Imported, ParseError, Parsed, ThreadBuild};
+use std::io::BufRead;
 
 /// jitterdebugger's histogram covers this many slots.
 const SLOTS: u64 = 1000;
+/// jitterdebugger's results.json.
+#[derive(Debug, Clone, Copy)]
+pub struct Jitterdebugger;
+
+impl Format for Jitterdebugger {
+    fn name(&self) -> &'static str {
+        "jitterdebugger"
+    }
+    fn tool(&self) -> &'static str {
+        "jitterdebugger"
+    }
+    fn describe(&self) -> &'static str {
+        "jitterdebugger results.json"
+    }
+    fn detect(&self, head: &str) -> bool {
+        detect::json_has_key(head, "cpu") && !detect::json_has_key(head, "thread")
+    }
+    fn parse(&self, input: &mut dyn BufRead) -> Parsed<Imported> {
+        parse(&read_bounded(input)?)
+    }
+}
 
 pub fn parse(text: &str) -> Parsed<Imported> {
     let root = json::parse(text)?;
     root.members("the jitterdebugger result")?;
-    let mut imp = Imported::new("timer");
+    let mut imp = Imported::new(crate::result::Benchmark::Timer);
     let mut scale = 1000u64;
     if let Some(si) = root.get("sysinfo") {
-        si.members("sysinfo")?;
         let s = &mut imp.system;
-        let text = |k: &str| -> Parsed<Option<String>> {
-            si.get(k).map(|n| n.str(k).map(str::to_string)).transpose()
-        };
-        s.hostname = text("nodename")?;
-        s.kernel_release = text("release")?;
-        s.kernel_version = text("version")?;
-        s.machine = text("machine")?;
-        s.preempt_model = preempt_from_version(s.kernel_version.as_deref().unwrap_or(""));
+        system::uname(si, s)?;
         if let Some(c) = si.get("cpus_online") {
             s.cpu_count = c.u64("cpus_online")?.min(1 << 20) as usize;
         }

@@ -11,7 +11,9 @@
 //! round trip (unless `--full-rtt`). rtlat keeps the full round trip, rx − tx,
 //! as thread `rtt`, with sockperf's dropped / duplicated / out-of-order counts.
 
-use super::{parse_u64, Imported, Lines, ParseError, Parsed, SeriesBuilder, ThreadBuild};
+use super::{detect, Format};
+use super::{parse_u64, Imported, Lines, ParseError, Parsed, ThreadBuild};
+use crate::stats::{IntervalStats, SeriesBuilder};
 use std::io::BufRead;
 
 /// `2.403841683` seconds as ns, exactly.
@@ -29,6 +31,21 @@ fn seconds_ns(s: &str) -> Option<u64> {
     secs.checked_mul(1_000_000_000)?.checked_add(frac_ns)
 }
 
+/// Series points are per second of txTime.
+const SERIES_INTERVAL_NS: u64 = 1_000_000_000;
+
+/// One packet's round trip `rtt_ns`, sent `at_ns` after the first, as a series interval.
+fn sample(at_ns: u64, rtt_ns: u64) -> IntervalStats {
+    IntervalStats {
+        index: at_ns / SERIES_INTERVAL_NS,
+        samples: 1,
+        min: rtt_ns,
+        max: rtt_ns,
+        sum: rtt_ns,
+        overruns: 0,
+    }
+}
+
 /// The number after `key` in `text`, e.g. `dropped messages = 3`.
 fn number_after(text: &str, key: &str) -> Option<u64> {
     let rest = &text[text.find(key)? + key.len()..];
@@ -38,14 +55,35 @@ fn number_after(text: &str, key: &str) -> Option<u64> {
         .unwrap_or(rest.len());
     parse_u64(&rest[..end])
 }
+/// sockperf ping-pong --full-log output.
+#[derive(Debug, Clone, Copy)]
+pub struct Sockperf;
+
+impl Format for Sockperf {
+    fn name(&self) -> &'static str {
+        "sockperf"
+    }
+    fn tool(&self) -> &'static str {
+        "sockperf"
+    }
+    fn describe(&self) -> &'static str {
+        "sockperf --full-log output"
+    }
+    fn detect(&self, head: &str) -> bool {
+        detect::line_starts_with(head, &["sockperf:", "packet, txTime"])
+    }
+    fn parse(&self, input: &mut dyn BufRead) -> Parsed<Imported> {
+        parse(input)
+    }
+}
 
 pub fn parse(input: &mut dyn BufRead) -> Parsed<Imported> {
     let mut lines = Lines::new(input);
-    let mut imp = Imported::new("net");
+    let mut imp = Imported::new(crate::result::Benchmark::Net);
     imp.precision_ns = 1;
     imp.unit = "ns";
     let mut b = ThreadBuild::new("rtt", None);
-    let mut series = SeriesBuilder::new(1_000_000_000);
+    let mut series = SeriesBuilder::new(SERIES_INTERVAL_NS);
     let mut in_data = false;
     let mut first_tx = None;
     let mut last_tx = 0u64;
@@ -121,7 +159,7 @@ pub fn parse(input: &mut dyn BufRead) -> Parsed<Imported> {
         let rtt = rx - tx;
         let at = tx - start;
         b.add(rtt, 1).map_err(|e| ParseError::at(n, e.msg))?;
-        series.add(at, rtt);
+        series.push(&sample(at, rtt));
         if worst.is_none_or(|w| rtt > w.0) {
             worst = Some((rtt, index, at));
         }
@@ -134,7 +172,7 @@ pub fn parse(input: &mut dyn BufRead) -> Parsed<Imported> {
         ));
     }
     b.max_at = worst.map(|w| (w.1, w.2));
-    b.series = series.finish();
+    b.series = series.to_series();
     imp.duration_ns = valid_runtime.unwrap_or(last_tx - first_tx.unwrap_or(last_tx));
     imp.threads.push(b);
     for (k, v) in [
@@ -184,5 +222,31 @@ mod tests {
             number_after("# dropped messages = 3; # dup", "dropped messages"),
             Some(3)
         );
+    }
+
+    #[test]
+    fn series_stay_bounded() {
+        let mut s = SeriesBuilder::new(SERIES_INTERVAL_NS);
+        for i in 0..10_000u64 {
+            s.push(&sample(i * SERIES_INTERVAL_NS, i));
+        }
+        let s = s.to_series();
+        assert!(s.points.len() <= crate::stats::series::SERIES_POINTS);
+        assert_eq!(s.interval_ns, 4 * SERIES_INTERVAL_NS);
+        assert_eq!(s.points.iter().map(|p| p.samples).sum::<u64>(), 10_000);
+        assert_eq!(
+            (s.points[0].min_ns, s.points[0].avg_ns, s.points[0].max_ns),
+            (0, 2, 3)
+        );
+    }
+
+    #[test]
+    fn absurd_round_trips_saturate_instead_of_overflowing() {
+        let mut s = SeriesBuilder::new(SERIES_INTERVAL_NS);
+        s.push(&sample(0, u64::MAX - 1));
+        s.push(&sample(1, u64::MAX - 1));
+        let p = &s.to_series().points[0];
+        assert_eq!((p.samples, p.max_ns), (2, u64::MAX - 1));
+        assert!(p.avg_ns <= p.max_ns);
     }
 }

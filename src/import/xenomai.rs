@@ -16,7 +16,8 @@
 //! cells, its last cell collecting everything beyond; the `min`/`max`
 //! histograms hold per-second extremes and are not imported.
 
-use super::{parse_u64, parse_us, Imported, Lines, ParseError, Parsed, ThreadBuild};
+use super::{detect, Format};
+use super::{field, parse_u64, parse_us, Imported, Lines, ParseError, Parsed, ThreadBuild};
 use crate::result::SeriesPoint;
 use std::io::BufRead;
 
@@ -57,27 +58,11 @@ fn hms(line: usize, s: &str) -> Parsed<u64> {
 }
 
 fn us_field(line: usize, s: &str, what: &str) -> Parsed<i64> {
-    parse_us(s).ok_or_else(|| {
-        ParseError::at(
-            line,
-            format!(
-                "expected {what} in µs (e.g. 12.345), found {}",
-                super::found(s)
-            ),
-        )
-    })
+    field(line, s, parse_us, what, "in µs (e.g. 12.345)")
 }
 
 fn count_field(line: usize, s: &str, what: &str) -> Parsed<u64> {
-    parse_u64(s).ok_or_else(|| {
-        ParseError::at(
-            line,
-            format!(
-                "expected {what} as a whole number, found {}",
-                super::found(s)
-            ),
-        )
-    })
+    field(line, s, parse_u64, what, "as a whole number")
 }
 
 /// `(periodic user-mode task, 1000 us period, priority 99)` or latmus' `(user, 1000 us period, priority 90, CPU1)`.
@@ -128,6 +113,30 @@ const PROSE: [&str; 8] = [
     "(enabling",
     "latency:",
 ];
+/// Xenomai latency output.
+#[derive(Debug, Clone, Copy)]
+pub struct Xenomai;
+
+impl Format for Xenomai {
+    fn name(&self) -> &'static str {
+        "xenomai"
+    }
+    fn tool(&self) -> &'static str {
+        "xenomai-latency"
+    }
+    fn describe(&self) -> &'static str {
+        "Xenomai latency output"
+    }
+    fn detect(&self, head: &str) -> bool {
+        detect::line_starts_with(
+            head,
+            &["RTT|", "RTH|", "RTD|", "RTS|", "== Sampling period"],
+        )
+    }
+    fn parse(&self, input: &mut dyn BufRead) -> Parsed<Imported> {
+        parse(input)
+    }
+}
 
 pub fn parse(input: &mut dyn BufRead) -> Parsed<Imported> {
     let mut lines = Lines::new(input);
@@ -285,7 +294,7 @@ pub fn parse(input: &mut dyn BufRead) -> Parsed<Imported> {
     let period_ns = period_us.saturating_mul(1000);
     let per_second = (1_000_000_000 / period_ns).max(1);
 
-    let mut imp = Imported::new("timer");
+    let mut imp = Imported::new(crate::result::Benchmark::Timer);
     let mut b = ThreadBuild::new(
         cpu.map(|c| format!("cpu{c}"))
             .unwrap_or_else(|| "thread0".into()),

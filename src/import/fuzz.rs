@@ -3,18 +3,19 @@
 //! or an error with a line number — never a panic — and every result must pass
 //! the readers' checks and render.
 
-use super::{parse, Format};
-use crate::report::{check, svg, text, Loaded};
+use super::{by_name, parse};
+use crate::render::{check, svg, text, Loaded};
 use std::path::{Path, PathBuf};
 
-const FIXTURES: [(Format, &str); 7] = [
-    (Format::CyclictestJson, "cyclictest-hist.json"),
-    (Format::CyclictestJson, "cyclictest.json"),
-    (Format::CyclictestHist, "cyclictest-hist.txt"),
-    (Format::Xenomai, "xenomai-latency.txt"),
-    (Format::RtlaTimerlat, "rtla-timerlat-hist.txt"),
-    (Format::Jitterdebugger, "jitterdebugger-results.json"),
-    (Format::Sockperf, "sockperf-full-log.csv"),
+/// (format, fixture file): every fixture under tests/fixtures/import.
+pub(super) const FIXTURES: [(&str, &str); 7] = [
+    ("cyclictest-json", "cyclictest-hist.json"),
+    ("cyclictest-json", "cyclictest.json"),
+    ("cyclictest-hist", "cyclictest-hist.txt"),
+    ("xenomai", "xenomai-latency.txt"),
+    ("rtla-timerlat", "rtla-timerlat-hist.txt"),
+    ("jitterdebugger", "jitterdebugger-results.json"),
+    ("sockperf", "sockperf-full-log.csv"),
 ];
 
 struct Rng(u64);
@@ -31,7 +32,7 @@ impl Rng {
     }
 }
 
-fn fixture(name: &str) -> Vec<u8> {
+pub(super) fn fixture(name: &str) -> Vec<u8> {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/import")
         .join(name);
@@ -111,6 +112,7 @@ fn importers_never_panic_and_only_produce_valid_results() {
     let mut rng = Rng(0x2545_F491_4F6C_DD1D);
     let (mut ok, mut refused) = (0, 0);
     for (format, name) in FIXTURES {
+        let format = by_name(format).expect("a format");
         let original = fixture(name);
         let r = parse(format, &mut &original[..], name, None)
             .unwrap_or_else(|e| panic!("{name} does not import: line {}: {}", e.line, e.msg));
@@ -153,6 +155,7 @@ fn importers_never_panic_and_only_produce_valid_results() {
 #[test]
 fn garbage_and_empty_input_are_refused_with_a_line() {
     for (format, _) in FIXTURES {
+        let format = by_name(format).expect("a format");
         for input in [
             &b""[..],
             b"\n\n",

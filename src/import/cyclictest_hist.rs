@@ -5,6 +5,7 @@
 //! and the first overflow cycle numbers. Lines starting with `#` that carry
 //! nothing we use, and `WARN:` lines (stderr merged in), are skipped.
 
+use super::{detect, Format};
 use super::{parse_u64, Imported, Lines, ParseError, Parsed, ThreadBuild};
 use std::io::BufRead;
 
@@ -23,6 +24,27 @@ fn numbers(line: usize, rest: &str, what: &str) -> Parsed<Vec<u64>> {
             })
         })
         .collect()
+}
+/// cyclictest -h histogram output.
+#[derive(Debug, Clone, Copy)]
+pub struct CyclictestHist;
+
+impl Format for CyclictestHist {
+    fn name(&self) -> &'static str {
+        "cyclictest-hist"
+    }
+    fn tool(&self) -> &'static str {
+        "cyclictest"
+    }
+    fn describe(&self) -> &'static str {
+        "cyclictest -h histogram output"
+    }
+    fn detect(&self, head: &str) -> bool {
+        detect::line_starts_with(head, &["# Histogram", "# Min Latencies:"])
+    }
+    fn parse(&self, input: &mut dyn BufRead) -> Parsed<Imported> {
+        parse(input)
+    }
 }
 
 pub fn parse(input: &mut dyn BufRead) -> Parsed<Imported> {
@@ -132,7 +154,7 @@ pub fn parse(input: &mut dyn BufRead) -> Parsed<Imported> {
         }
     }
     let limit = rows.last().map(|r| r.1.saturating_add(1)).unwrap_or(0);
-    let mut imp = Imported::new("timer");
+    let mut imp = Imported::new(crate::result::Benchmark::Timer);
     for i in 0..threads {
         let mut b = ThreadBuild::new(format!("thread{i}"), None);
         for (n, bucket, counts) in &rows {

@@ -6,8 +6,11 @@
 //! µs, or ns with `-N` (`resolution_in_ns: 1`).
 
 use super::json::{self, Node};
-use super::{parse_rfc2822, preempt_from_version, Imported, ParseError, Parsed, ThreadBuild};
+use super::{dates::parse_rfc2822, system, Imported, ParseError, Parsed, ThreadBuild};
+use super::{detect, read_bounded, Format};
 use crate::result::rfc3339_utc;
+use crate::result::EndReason;
+use std::io::BufRead;
 
 /// The value of an option in a command line: `-i1000`, `-i 1000`, `--interval=1000`, `--interval 1000`.
 pub fn option<'a>(tokens: &[&'a str], short: &str, long: &str) -> Option<&'a str> {
@@ -106,11 +109,34 @@ fn opt_str(root: &Node, keys: &[&str], what: &str) -> Parsed<Option<String>> {
         .map(|n| n.str(what).map(str::to_string))
         .transpose()
 }
+/// cyclictest --json output.
+#[derive(Debug, Clone, Copy)]
+pub struct CyclictestJson;
+
+impl Format for CyclictestJson {
+    fn name(&self) -> &'static str {
+        "cyclictest-json"
+    }
+    fn tool(&self) -> &'static str {
+        "cyclictest"
+    }
+    fn describe(&self) -> &'static str {
+        "cyclictest --json output"
+    }
+    fn detect(&self, head: &str) -> bool {
+        ["thread", "cmdline:", "rt_test_version:"]
+            .iter()
+            .any(|k| detect::json_has_key(head, k))
+    }
+    fn parse(&self, input: &mut dyn BufRead) -> Parsed<Imported> {
+        parse(&read_bounded(input)?)
+    }
+}
 
 pub fn parse(text: &str) -> Parsed<Imported> {
     let root = json::parse(text)?;
     root.members("the cyclictest result")?;
-    let mut imp = Imported::new("timer");
+    let mut imp = Imported::new(crate::result::Benchmark::Timer);
     let cmdline = opt_str(&root, &["cmdline:", "cmdline"], "cmdline")?.unwrap_or_default();
     let version = opt_str(
         &root,
@@ -130,25 +156,16 @@ pub fn parse(text: &str) -> Parsed<Imported> {
     }
 
     if let Some(si) = root.get("sysinfo") {
-        si.members("sysinfo")?;
         let s = &mut imp.system;
-        let text = |k: &str| -> Parsed<Option<String>> {
-            si.get(k).map(|n| n.str(k).map(str::to_string)).transpose()
-        };
-        s.hostname = text("nodename")?;
-        s.kernel_release = text("release")?;
-        s.kernel_version = text("version")?;
-        s.machine = text("machine")?;
+        system::uname(si, s)?;
         s.realtime_sysfs = si
             .get("realtime")
             .map(|n| n.u64("realtime"))
             .transpose()?
             .map(|v| v == 1);
-        s.preempt_model = if s.realtime_sysfs == Some(true) {
-            "PREEMPT_RT".into()
-        } else {
-            preempt_from_version(s.kernel_version.as_deref().unwrap_or(""))
-        };
+        if s.realtime_sysfs == Some(true) {
+            s.preempt_model = "PREEMPT_RT".into();
+        }
     }
 
     let threads = root.field("thread", "the cyclictest result")?;
@@ -257,18 +274,18 @@ pub fn parse(text: &str) -> Parsed<Imported> {
         _ => longest.saturating_mul(period_ns),
     };
     imp.end_reason = if set.loops.is_some() {
-        "loops"
+        EndReason::Loops
     } else if set.duration_s.is_some() {
-        "duration"
+        EndReason::Duration
     } else {
-        "signal"
+        EndReason::Signal
     };
     let rc = root
         .get("return_code")
         .map(|n| n.i64("return_code"))
         .transpose()?;
     if rc.is_some_and(|c| c != 0) {
-        imp.end_reason = "error";
+        imp.end_reason = EndReason::Error;
     }
     imp.command_line = cmdline.split_whitespace().map(str::to_string).collect();
     imp.config.insert("period_ns".into(), period_ns.into());

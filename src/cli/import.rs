@@ -1,0 +1,108 @@
+//! `rtlat import` options, turned into [`ImportConfig`].
+
+use crate::error::Error;
+use crate::import::{cyclictest_hist, cyclictest_json, jitterdebugger, rtla, sockperf};
+use crate::import::{xenomai, Format, ImportConfig};
+use clap::{Args, ValueEnum};
+use std::path::PathBuf;
+
+const IMPORT_EXAMPLES: &str = "\
+Formats:
+  cyclictest-json   cyclictest --json=FILE (with or without -h N)
+  cyclictest-hist   cyclictest -h N -q > FILE (the histogram text on stdout)
+  xenomai           Xenomai latency output (RTT/RTD lines, HSD/HSS with -h/-s, RTS)
+  rtla-timerlat     rtla timerlat hist output
+  jitterdebugger    jitterdebugger's results.json
+  sockperf          sockperf ping-pong --full-log FILE
+Without --from, the format is told from the file's first lines.
+Imported results record their source in config and notes; their precision is
+the tool's (1 us for the histogram tools), kept in rtlat's histogram buckets.
+
+Examples:
+  cyclictest -m -p80 -i1000 -t -a -q -h 400 -D 60 --json=ct.json
+  rtlat import --from cyclictest-json ct.json -o ct-result.json
+  rtlat compare ct-result.json rtlat.json";
+
+/// The formats `--from` names (each a [`Format`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FormatArg {
+    /// cyclictest --json=FILE
+    CyclictestJson,
+    /// cyclictest -h N output (histogram text)
+    CyclictestHist,
+    /// Xenomai latency output (RTD/RTS/HSD lines)
+    Xenomai,
+    /// rtla timerlat hist output
+    RtlaTimerlat,
+    /// jitterdebugger results.json
+    Jitterdebugger,
+    /// sockperf ping-pong --full-log CSV
+    Sockperf,
+}
+
+impl FormatArg {
+    pub fn format(self) -> &'static dyn Format {
+        match self {
+            FormatArg::CyclictestJson => &cyclictest_json::CyclictestJson,
+            FormatArg::CyclictestHist => &cyclictest_hist::CyclictestHist,
+            FormatArg::Xenomai => &xenomai::Xenomai,
+            FormatArg::RtlaTimerlat => &rtla::RtlaTimerlat,
+            FormatArg::Jitterdebugger => &jitterdebugger::Jitterdebugger,
+            FormatArg::Sockperf => &sockperf::Sockperf,
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = IMPORT_EXAMPLES)]
+pub struct ImportArgs {
+    /// The format of FILE [default: told from its first lines]
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub from: Option<FormatArg>,
+    /// The other tool's output
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// Where to write the rtlat result
+    #[arg(long, short, value_name = "RESULT.json")]
+    pub output: PathBuf,
+    /// A label for this result in reports and comparisons [default: the tool, then hostname + kernel (or the file name)]
+    #[arg(long)]
+    pub label: Option<String>,
+    /// Do not print the report of the imported result
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+impl TryFrom<&ImportArgs> for ImportConfig {
+    type Error = Error;
+
+    fn try_from(a: &ImportArgs) -> Result<Self, Error> {
+        Ok(ImportConfig {
+            format: a.from.map(FormatArg::format),
+            file: a.file.clone(),
+            output: a.output.clone(),
+            label: a.label.clone(),
+            quiet: a.quiet,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_format_has_its_name_on_the_command_line() {
+        let args = FormatArg::value_variants();
+        assert_eq!(args.len(), crate::import::FORMATS.len());
+        for a in args {
+            let name = a
+                .to_possible_value()
+                .expect("visible")
+                .get_name()
+                .to_string();
+            assert_eq!(a.format().name(), name);
+            assert!(crate::import::by_name(&name).is_some());
+        }
+    }
+}

@@ -1,0 +1,196 @@
+//! What a parser found, and how it becomes an rtlat result: threads merged
+//! into the total, the source named in config and notes, a default label.
+
+use super::{Format, ParseError, Parsed, ThreadBuild};
+use crate::result::{Benchmark, EndReason, Policy};
+use crate::result::{RunResult, Thresholds, Tool, Tuning};
+use crate::stats::recorder::Totals;
+use crate::stats::{Histogram, Summary};
+use crate::sysinfo::SystemInfo;
+use std::path::Path;
+
+/// What a parser found, before it becomes a result.
+#[derive(Debug)]
+pub struct Imported {
+    pub benchmark: Benchmark,
+    pub threads: Vec<ThreadBuild>,
+    /// Names of the threads merged into `total` (empty: all).
+    pub total_of: Vec<String>,
+    pub system: SystemInfo,
+    pub command_line: Vec<String>,
+    pub start_time_utc: String,
+    pub duration_ns: u64,
+    pub end_reason: EndReason,
+    /// Tool-specific settings (period_ns, the tool's version …).
+    pub config: serde_json::Map<String, serde_json::Value>,
+    pub tuning: Tuning,
+    pub details: serde_json::Map<String, serde_json::Value>,
+    pub notes: Vec<String>,
+    /// The resolution of the tool's values.
+    pub precision_ns: u64,
+    /// The unit the tool printed (`us` or `ns`), for notes.
+    pub unit: &'static str,
+}
+
+impl Imported {
+    pub fn new(benchmark: Benchmark) -> Self {
+        Imported {
+            benchmark,
+            threads: Vec::new(),
+            total_of: Vec::new(),
+            system: SystemInfo::default(),
+            command_line: Vec::new(),
+            start_time_utc: String::new(),
+            duration_ns: 0,
+            end_reason: EndReason::Duration,
+            config: serde_json::Map::new(),
+            tuning: Tuning {
+                policy: Policy::Other,
+                ..Default::default()
+            },
+            details: serde_json::Map::new(),
+            notes: Vec::new(),
+            precision_ns: 1000,
+            unit: "us",
+        }
+    }
+
+    /// The rtlat result; `file` names the source in config and notes.
+    pub fn into_result(
+        self,
+        format: &dyn Format,
+        file: &str,
+        label: Option<String>,
+    ) -> Parsed<RunResult> {
+        if self.threads.is_empty() {
+            return Err(ParseError::at(
+                0,
+                format!(
+                    "expected at least one thread of measurements in the {}",
+                    format.describe()
+                ),
+            ));
+        }
+        let mut notes = vec![format!(
+            "imported by rtlat import from {} '{file}'; the source's precision is {}",
+            format.describe(),
+            if self.precision_ns >= 1000 && self.precision_ns % 1000 == 0 {
+                format!("{} µs", self.precision_ns / 1000)
+            } else {
+                format!("{} ns", self.precision_ns)
+            }
+        )];
+        let mut thread_notes = Vec::new();
+        let mut threads = Vec::new();
+        let mut total_totals = Totals::default();
+        let mut total_hist = Histogram::new();
+        let mut avg_weighted = 0f64;
+        let mut avg_samples = 0u64;
+        let mut total_has_hist = true;
+        let mut seen = std::collections::BTreeSet::new();
+        for tb in self.threads {
+            if !seen.insert(tb.name.clone()) {
+                return Err(ParseError::at(
+                    0,
+                    format!("expected one entry per thread, found '{}' twice", tb.name),
+                ));
+            }
+            let in_total = self.total_of.is_empty() || self.total_of.contains(&tb.name);
+            let (t, totals, hist) = tb.finish(self.unit, &mut thread_notes)?;
+            if in_total {
+                total_totals.merge(&totals);
+                if totals.samples > 0 && hist.samples == 0 {
+                    total_has_hist = false;
+                }
+                total_hist.merge(&hist);
+                avg_weighted += t.summary.avg_ns as f64 * t.summary.samples as f64;
+                avg_samples = avg_samples.saturating_add(t.summary.samples);
+            }
+            threads.push(t);
+        }
+        if total_totals.samples == 0 {
+            total_totals = Totals {
+                overruns: total_totals.overruns,
+                ..Totals::default()
+            };
+        }
+        if total_hist.samples > 0 {
+            total_hist.set_extremes(total_totals.min, total_totals.max);
+        }
+        let empty = Histogram::new();
+        let mut total = Summary::from_parts(
+            &total_totals,
+            if total_has_hist { &total_hist } else { &empty },
+        );
+        if avg_samples > 0 {
+            total.avg_ns = (avg_weighted / avg_samples as f64).round() as u64;
+            total.avg_ns = total.avg_ns.clamp(total.min_ns, total.max_ns);
+        }
+        if !total_has_hist {
+            total.stddev_ns = 0;
+        }
+        if !self.total_of.is_empty() {
+            notes.push(format!("total merges {}", self.total_of.join(", ")));
+        }
+        notes.extend(self.notes);
+        notes.extend(thread_notes);
+        let mut config = serde_json::Map::new();
+        config.insert("imported_from".into(), format.name().into());
+        config.insert("source_file".into(), file.into());
+        config.insert("precision_ns".into(), self.precision_ns.into());
+        config.extend(self.config);
+        let n = threads.len();
+        let mut tuning = self.tuning;
+        if tuning.affinity.len() != n {
+            tuning.affinity = threads.iter().map(|t| t.cpu).collect();
+        }
+        if tuning.phase_offsets_ns.len() != n {
+            tuning.phase_offsets_ns = vec![0; n];
+        }
+        // The tool's name first, so an import and an rtlat run of the same machine differ.
+        let label = label.or_else(|| {
+            let machine: Vec<&str> = [
+                self.system.hostname.as_deref(),
+                self.system.kernel_release.as_deref(),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            Some(if machine.is_empty() {
+                format!("{} {}", format.tool(), file_stem(file))
+            } else {
+                format!("{} {}", format.tool(), machine.join(" "))
+            })
+        });
+        Ok(RunResult {
+            schema: crate::result::SCHEMA_NAME.into(),
+            schema_version: crate::result::SCHEMA_VERSION,
+            tool: Tool::this(),
+            benchmark: self.benchmark,
+            label,
+            command_line: self.command_line,
+            start_time_utc: self.start_time_utc,
+            duration_ns: self.duration_ns,
+            complete: true,
+            end_reason: self.end_reason,
+            config: serde_json::Value::Object(config),
+            system: self.system,
+            tuning,
+            threads,
+            total,
+            thresholds: Thresholds::default(),
+            loads: Vec::new(),
+            notes,
+            measuring_cpu_time_ns: 0,
+            phases: Vec::new(),
+            details: self.details,
+        })
+    }
+}
+
+fn file_stem(file: &str) -> String {
+    Path::new(file)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| file.to_string())
+}

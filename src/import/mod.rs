@@ -1,0 +1,183 @@
+//! `rtlat import`: other tools' output turned into rtlat results, so they
+//! compare and plot like ours.
+//!
+//! One file per foreign format, each a [`Format`]; [`detect`] tells them apart
+//! by their first lines when `--from` is not given. Each parser reads its
+//! format strictly and fails with the line number and what it expected there;
+//! nothing panics on hostile input (every input is bounded: lines at 64 KiB,
+//! JSON files at 64 MiB, see [`lines`]). Values the tools print in whole µs
+//! become whole-µs ns values in rtlat's log-linear buckets; samples a tool
+//! counted beyond its histogram's range are kept (never dropped) at the
+//! range's limit, with the exact maximum, and a note says so ([`thread`]).
+//!
+//! - [`cyclictest_json`] `cyclictest --json`, [`cyclictest_hist`] `cyclictest -h`,
+//!   [`xenomai`] Xenomai `latency`, [`rtla`] `rtla timerlat hist`,
+//!   [`jitterdebugger`] its `results.json`, [`sockperf`] `sockperf --full-log`;
+//! - [`json`]: a lenient JSON reader for the tools' hand-printed JSON;
+//! - [`imported`]: what a parser found, and how it becomes a [`RunResult`].
+
+pub mod cyclictest_hist;
+pub mod cyclictest_json;
+pub mod dates;
+pub mod detect;
+pub mod imported;
+pub mod jitterdebugger;
+pub mod json;
+pub mod lines;
+pub mod rtla;
+pub mod sockperf;
+pub mod system;
+pub mod thread;
+pub mod xenomai;
+
+#[cfg(test)]
+mod fuzz;
+
+pub use detect::detect;
+pub use imported::Imported;
+pub use lines::{
+    field, found, parse_u64, parse_us, read_bounded, Lines, ParseError, Parsed, MAX_JSON, MAX_LINE,
+};
+pub use thread::ThreadBuild;
+
+use crate::error::{Error, Outcome, Result};
+use crate::render::{load, text, write_output};
+use crate::result::RunResult;
+use std::io::{BufRead, Read};
+use std::path::PathBuf;
+
+/// One foreign format: its names, how to recognise it, how to read it.
+pub trait Format: Sync {
+    /// The name given with `--from` and recorded as `config.imported_from`.
+    fn name(&self) -> &'static str;
+    /// The tool's short name, used in default labels.
+    fn tool(&self) -> &'static str;
+    /// What the input is, in words.
+    fn describe(&self) -> &'static str;
+    /// Whether the input's first lines (`head`, at most [`detect::HEAD`] bytes) look like this format.
+    fn detect(&self, head: &str) -> bool;
+    /// Read the whole input.
+    fn parse(&self, input: &mut dyn BufRead) -> Parsed<Imported>;
+}
+
+impl std::fmt::Debug for dyn Format {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Every format, in the order `--from` lists them.
+pub static FORMATS: [&dyn Format; 6] = [
+    &cyclictest_json::CyclictestJson,
+    &cyclictest_hist::CyclictestHist,
+    &xenomai::Xenomai,
+    &rtla::RtlaTimerlat,
+    &jitterdebugger::Jitterdebugger,
+    &sockperf::Sockperf,
+];
+
+/// The format called `name` (as `--from` spells it).
+pub fn by_name(name: &str) -> Option<&'static dyn Format> {
+    FORMATS.iter().copied().find(|f| f.name() == name)
+}
+
+/// What `rtlat import` does, as plain configuration.
+#[derive(Debug, Clone)]
+pub struct ImportConfig {
+    /// The input's format; `None`: detected from its first lines.
+    pub format: Option<&'static dyn Format>,
+    /// The other tool's output.
+    pub file: PathBuf,
+    /// Where the rtlat result goes.
+    pub output: PathBuf,
+    pub label: Option<String>,
+    /// Do not print the report of the imported result.
+    pub quiet: bool,
+}
+
+/// Parse `input` as `format`. `file` is the name recorded in the result.
+pub fn parse(
+    format: &dyn Format,
+    input: &mut dyn BufRead,
+    file: &str,
+    label: Option<String>,
+) -> Parsed<RunResult> {
+    format.parse(input)?.into_result(format, file, label)
+}
+
+pub fn run(cfg: &ImportConfig) -> Result<Outcome> {
+    let path = &cfg.file;
+    let meta = std::fs::metadata(path)
+        .map_err(|e| Error::usage(format!("cannot read {}: {e}", path.display())))?;
+    if meta.is_dir() {
+        let what = cfg.format.map_or("other tool's output", |f| f.describe());
+        return Err(Error::usage(format!(
+            "{} is a directory; give the {what} file",
+            path.display(),
+        )));
+    }
+    let file = std::fs::File::open(path)
+        .map_err(|e| Error::usage(format!("cannot read {}: {e}", path.display())))?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    // The head is read once, looked at when the format is not given, then parsed with the rest.
+    let mut head = Vec::new();
+    let mut file = std::io::BufReader::new(file);
+    (&mut file)
+        .take(detect::HEAD as u64)
+        .read_to_end(&mut head)
+        .map_err(|e| Error::usage(format!("cannot read {}: {e}", path.display())))?;
+    let format = match cfg.format {
+        Some(f) => f,
+        None => detect(&String::from_utf8_lossy(&head)).ok_or_else(|| {
+            let names: Vec<&str> = FORMATS.iter().map(|f| f.name()).collect();
+            Error::usage(format!(
+                "{}: cannot tell which tool wrote it; give --from FORMAT ({})",
+                path.display(),
+                names.join(", ")
+            ))
+        })?,
+    };
+    let mut reader = std::io::BufReader::new(std::io::Cursor::new(head).chain(file));
+    let result = parse(format, &mut reader, &name, cfg.label.clone()).map_err(|e| {
+        let what = format.describe();
+        if e.line == 0 {
+            Error::usage(format!("{}: not valid {what}: {}", path.display(), e.msg))
+        } else {
+            Error::usage(format!(
+                "{}:{}: not valid {what}: {}",
+                path.display(),
+                e.line,
+                e.msg
+            ))
+        }
+    })?;
+    let json = serde_json::to_vec_pretty(&result)
+        .map_err(|e| Error::io(format!("cannot encode the result: {e}")))?;
+    write_output(&cfg.output, &json)?;
+    // What we wrote must read back like any result.
+    let loaded = load(&cfg.output)?;
+    if !cfg.quiet {
+        print!("{}", text::report(&loaded));
+    }
+    Ok(Outcome::Success)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_found() {
+        for f in FORMATS {
+            assert_eq!(by_name(f.name()).map(|g| g.name()), Some(f.name()));
+        }
+        let mut names: Vec<&str> = FORMATS.iter().map(|f| f.name()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), FORMATS.len());
+        assert!(by_name("gnuplot").is_none());
+    }
+}

@@ -1,0 +1,244 @@
+//! One thread of measurements rebuilt from another tool's figures: its
+//! histogram, the tool's own count/min/avg/max, and the samples the tool
+//! counted beyond its histogram (kept at the range's limit, never dropped).
+
+use super::{ParseError, Parsed};
+use crate::result::{Series, ThreadResult};
+use crate::stats::recorder::Totals;
+use crate::stats::{Histogram, Summary};
+
+/// One thread being rebuilt from another tool's figures.
+#[derive(Debug, Clone)]
+pub struct ThreadBuild {
+    pub name: String,
+    pub cpu: Option<usize>,
+    hist: Histogram,
+    samples: u64,
+    sum: u128,
+    sum_sq: u128,
+    /// The number of samples the tool reports (≥ the histogram's count).
+    pub count: Option<u64>,
+    pub min_ns: Option<u64>,
+    pub max_ns: Option<u64>,
+    pub avg_ns: Option<f64>,
+    pub stddev_ns: Option<f64>,
+    /// Where samples beyond the tool's histogram are placed: the range's limit.
+    pub overflow_at_ns: Option<u64>,
+    pub overruns: u64,
+    pub series: Series,
+    /// Index and time (ns after start) of the maximum, when the tool tells.
+    pub max_at: Option<(u64, u64)>,
+}
+
+impl ThreadBuild {
+    pub fn new(name: impl Into<String>, cpu: Option<usize>) -> Self {
+        ThreadBuild {
+            name: name.into(),
+            cpu,
+            hist: Histogram::new(),
+            samples: 0,
+            sum: 0,
+            sum_sq: 0,
+            count: None,
+            min_ns: None,
+            max_ns: None,
+            avg_ns: None,
+            stddev_ns: None,
+            overflow_at_ns: None,
+            overruns: 0,
+            series: Series {
+                interval_ns: 1_000_000_000,
+                points: Vec::new(),
+            },
+            max_at: None,
+        }
+    }
+
+    /// Add `count` samples of `value_ns`.
+    pub fn add(&mut self, value_ns: u64, count: u64) -> Parsed<()> {
+        if count == 0 {
+            return Ok(());
+        }
+        self.samples = self
+            .samples
+            .checked_add(count)
+            .ok_or_else(|| ParseError::at(0, "expected sample counts that fit 64 bits"))?;
+        self.hist
+            .add_to_bucket(crate::stats::histogram::index_of(value_ns), count);
+        self.hist.min = self.hist.min.min(value_ns);
+        self.hist.max = self.hist.max.max(value_ns);
+        self.sum = self.sum.saturating_add(value_ns as u128 * count as u128);
+        self.sum_sq = self
+            .sum_sq
+            .saturating_add((value_ns as u128 * value_ns as u128).saturating_mul(count as u128));
+        Ok(())
+    }
+
+    /// Samples recorded in the histogram so far.
+    pub fn recorded(&self) -> u64 {
+        self.samples
+    }
+
+    /// The thread as a result entry; overflow samples are placed and explained in `notes`.
+    pub fn finish(
+        mut self,
+        unit: &str,
+        notes: &mut Vec<String>,
+    ) -> Parsed<(ThreadResult, Totals, Histogram)> {
+        let in_hist = self.samples;
+        let n = self.count.unwrap_or(in_hist);
+        if n < in_hist {
+            return Err(ParseError::at(
+                0,
+                format!(
+                    "{}: expected at most {n} samples (the tool's count), but its histogram holds {in_hist}",
+                    self.name
+                ),
+            ));
+        }
+        let min = self.min_ns.or((in_hist > 0).then_some(self.hist.min));
+        let max = self.max_ns.or((in_hist > 0).then_some(self.hist.max));
+        if let (Some(lo), Some(hi)) = (min, max) {
+            if n > 0 && lo > hi {
+                return Err(ParseError::at(
+                    0,
+                    format!(
+                        "{}: expected min ≤ max, found min {lo} ns and max {hi} ns",
+                        self.name
+                    ),
+                ));
+            }
+        }
+        if in_hist > 0 {
+            if let Some(hi) = self.max_ns {
+                if self.hist.max > hi.saturating_add(999) {
+                    return Err(ParseError::at(
+                        0,
+                        format!(
+                            "{}: expected the maximum ({hi} ns) to be at least the histogram's highest value ({} ns)",
+                            self.name, self.hist.max
+                        ),
+                    ));
+                }
+            }
+        }
+        let overflow = n - in_hist;
+        if in_hist == 0 && n > 0 {
+            notes.push(format!(
+                "{}: the input has no histogram, only count/min/avg/max: no percentiles or distribution",
+                self.name
+            ));
+        } else if overflow > 0 {
+            let hi = max.unwrap_or(self.hist.max);
+            let limit = self.overflow_at_ns.unwrap_or(hi).min(hi);
+            self.add(hi, 1)?;
+            self.add(limit, overflow - 1)?;
+            let pct = 100.0 * (1.0 - overflow as f64 / n as f64);
+            notes.push(format!(
+                "{}: {overflow} of {n} samples were beyond the tool's histogram (≥ {} {unit}): kept at {} {unit}, the maximum at its exact value; percentiles above p{} are lower bounds",
+                self.name,
+                show(limit, unit),
+                show(limit, unit),
+                trim_float(pct, 3)
+            ));
+        }
+        let totals = Totals {
+            samples: if in_hist == 0 { n } else { self.samples },
+            sum: self.sum.min(u64::MAX as u128) as u64,
+            sum_sq: self.sum_sq,
+            min: min.unwrap_or(0),
+            max: max.unwrap_or(0),
+            max_index: self.max_at.map(|m| m.0).unwrap_or(0),
+            max_time: self.max_at.map(|m| m.1).unwrap_or(0),
+            overruns: self.overruns,
+            last: 0,
+        };
+        if self.hist.samples > 0 {
+            self.hist.set_extremes(totals.min, totals.max);
+        }
+        let mut summary = Summary::from_parts(&totals, &self.hist);
+        if n > 0 {
+            if in_hist == 0 {
+                summary.avg_ns = 0;
+            }
+            if let Some(avg) = self.avg_ns {
+                summary.avg_ns = avg.round().clamp(0.0, u64::MAX as f64) as u64;
+            }
+            if let Some(sd) = self.stddev_ns {
+                summary.stddev_ns = sd.round().clamp(0.0, u64::MAX as f64) as u64;
+            }
+            summary.avg_ns = summary.avg_ns.clamp(summary.min_ns, summary.max_ns);
+        }
+        let thread = ThreadResult {
+            name: self.name,
+            cpu: self.cpu,
+            summary,
+            histogram: self.hist.to_record(),
+            series: self.series,
+        };
+        Ok((thread, totals, self.hist))
+    }
+}
+
+fn show(ns: u64, unit: &str) -> String {
+    match unit {
+        "ns" => ns.to_string(),
+        _ => trim_float(ns as f64 / 1000.0, 3),
+    }
+}
+
+/// A float with at most `decimals` decimals and no trailing zeros.
+pub fn trim_float(v: f64, decimals: usize) -> String {
+    let s = format!("{v:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overflow_samples_are_kept_at_the_limit_with_the_exact_max() {
+        let mut t = ThreadBuild::new("cpu0", Some(0));
+        for v in 0..100u64 {
+            t.add(v * 1000, 10).unwrap();
+        }
+        t.count = Some(1010);
+        t.min_ns = Some(0);
+        t.max_ns = Some(5_000_000);
+        t.overflow_at_ns = Some(100_000);
+        let mut notes = Vec::new();
+        let (r, totals, h) = t.finish("us", &mut notes).unwrap();
+        assert_eq!(r.summary.samples, 1010);
+        assert_eq!(h.samples, 1010);
+        assert_eq!(totals.samples, 1010);
+        assert_eq!(r.summary.max_ns, 5_000_000);
+        assert_eq!(h.count(crate::stats::histogram::index_of(5_000_000)), 1);
+        assert_eq!(h.count(crate::stats::histogram::index_of(100_000)), 9);
+        assert!(notes[0].contains("10 of 1010"), "{notes:?}");
+        let counted: u64 = r.histogram.buckets.iter().map(|b| b.count).sum();
+        assert_eq!(counted, r.summary.samples);
+    }
+
+    #[test]
+    fn inconsistent_counts_are_refused() {
+        let mut t = ThreadBuild::new("cpu0", None);
+        t.add(5000, 10).unwrap();
+        t.count = Some(5);
+        assert!(t.finish("us", &mut Vec::new()).is_err());
+        let mut t = ThreadBuild::new("cpu0", None);
+        t.add(5000, 10).unwrap();
+        t.max_ns = Some(1000);
+        assert!(t.finish("us", &mut Vec::new()).is_err());
+    }
+
+    #[test]
+    fn floats_lose_trailing_zeros() {
+        assert_eq!(trim_float(98.80, 3), "98.8");
+        assert_eq!(trim_float(5.0, 3), "5");
+    }
+}
