@@ -7,10 +7,10 @@
 //! and every run's duration is one sample. The stretch is max / ideal; runs
 //! longer than ideal × (1 + tolerance) are counted.
 
-use crate::engine::{self, Channel, OutputConfig, RunControl, RunSpec, Worker, WorkerEnd};
-use crate::engine::{RtConfig, StopFlag};
+use crate::engine::Setup;
+use crate::engine::StopFlag;
+use crate::engine::{self, Channel, RunControl, RunSpec, Worker, WorkerEnd};
 use crate::error::{Error, Outcome, Result};
-use crate::load::LoadPlan;
 use crate::result::details::{cruncher::CruncherDetails, Details};
 use crate::result::RunResult;
 use crate::stats::recorder::{self, Recorder};
@@ -33,11 +33,7 @@ pub struct CruncherConfig {
     #[serde(flatten)]
     pub control: RunControl,
     #[serde(skip)]
-    pub rt: RtConfig,
-    #[serde(skip)]
-    pub output: OutputConfig,
-    #[serde(skip)]
-    pub loads: Option<LoadPlan>,
+    pub setup: Setup,
 }
 
 /// The fixed computation: `iterations` steps of a xorshift chain folded into a
@@ -115,9 +111,9 @@ pub fn calibrate(work_ns: u64, runs: u32, period: u64) -> Calibration {
 /// run's memory locking and DMA latency request held, on a thread of its own,
 /// before the measurement starts.
 fn calibrate_on_cpu(cfg: &CruncherConfig) -> Result<Calibration> {
-    let _held = engine::rt::Runtime::setup(&cfg.rt, 1)?;
+    let _held = engine::rt::Runtime::setup(&cfg.setup.rt, 1)?;
     let (rt, cpu, work, runs, period) = (
-        cfg.rt.clone(),
+        cfg.setup.rt.clone(),
         cfg.cpu,
         cfg.work_ns,
         cfg.calibration_runs,
@@ -177,16 +173,8 @@ fn limit(ideal_ns: u64, tolerance: f64) -> u64 {
 pub fn run(cfg: &CruncherConfig, argv: Vec<String>) -> Result<Outcome> {
     let cal = calibrate_on_cpu(cfg)?;
 
-    let mut spec = RunSpec::new(
-        "cruncher",
-        cfg.output.clone(),
-        cfg.control.clone(),
-        argv,
-        cfg.rt.clone(),
-    );
-    spec.config = serde_json::to_value(cfg).unwrap_or_default();
-    spec.tuning = cfg.rt.tuning(vec![Some(cfg.cpu)], vec![0]);
-    let mut spec = spec.with_loads(cfg.loads.clone())?;
+    let mut spec = RunSpec::new("cruncher", cfg, &cfg.setup, &cfg.control, argv)?
+        .threads(vec![Some(cfg.cpu)], vec![0]);
     let calibrated = CruncherDetails {
         ideal_ns: cal.ideal_ns,
         work_ns: cfg.work_ns,

@@ -7,12 +7,10 @@
 //! missed periods are counted and skipped, and the next wake stays on the
 //! original grid (start + k·period), so the schedule never drifts.
 
-use crate::engine::{
-    self, Channel, Finished, OutputConfig, RunControl, RunSpec, Worker, WorkerEnd,
-};
-use crate::engine::{RtConfig, StopFlag};
+use crate::engine::Setup;
+use crate::engine::StopFlag;
+use crate::engine::{self, Channel, Finished, RunControl, RunSpec, Worker, WorkerEnd};
 use crate::error::Result;
-use crate::load::LoadPlan;
 use crate::result::BreakEvent;
 use crate::stats::recorder::{self, Recorder};
 use crate::sys::{self, clock::Clock, trace::Tracer};
@@ -30,11 +28,7 @@ pub struct TimerConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub synthetic_seed: Option<u64>,
     #[serde(skip)]
-    pub rt: RtConfig,
-    #[serde(skip)]
-    pub output: OutputConfig,
-    #[serde(skip)]
-    pub loads: Option<LoadPlan>,
+    pub setup: Setup,
 }
 
 /// Where the time comes from: the real clock, or a deterministic simulation.
@@ -161,7 +155,7 @@ fn measure<W: Waker>(
 /// Run the timer benchmark end to end.
 pub fn run(cfg: &TimerConfig, command_line: Vec<String>) -> Result<Finished> {
     let n = cfg.cpus.len();
-    let pin = cfg.rt.can_pin();
+    let pin = cfg.setup.rt.can_pin();
     let clock_id = cfg.clock.id();
     let synthetic = cfg.synthetic_seed.is_some();
     let phases: Vec<u64> = (0..n)
@@ -198,21 +192,12 @@ pub fn run(cfg: &TimerConfig, command_line: Vec<String>) -> Result<Finished> {
     };
     let tracer = Arc::new(Mutex::new(tracer));
 
-    let mut spec = RunSpec::new(
-        "timer",
-        cfg.output.clone(),
-        cfg.control.clone(),
-        command_line,
-        cfg.rt.clone(),
-    );
-    spec.config = serde_json::to_value(cfg).unwrap_or_default();
-    spec.tuning = cfg.rt.tuning(
+    let mut spec = RunSpec::new("timer", cfg, &cfg.setup, &cfg.control, command_line)?.threads(
         cfg.cpus.iter().map(|&c| pin.then_some(c)).collect(),
         phases.clone(),
     );
     spec.notes = notes;
     spec.synthetic = synthetic;
-    let spec = spec.with_loads(cfg.loads.clone())?;
 
     // Every buffer exists before memory is locked and before the first sample.
     let mut channels = Vec::with_capacity(n);

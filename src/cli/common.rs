@@ -2,7 +2,7 @@
 //! into the engine's plain configuration.
 
 use crate::engine::rt::DEFAULT_PRIORITY;
-use crate::engine::{OutputConfig, RtConfig, RunControl};
+use crate::engine::{OutputConfig, RtConfig, RunControl, Setup};
 use crate::error::{Error, Result};
 use crate::load::{LoadOptions, LoadPlan};
 use crate::sys::sched::Sched;
@@ -190,6 +190,44 @@ impl LoadOpts {
             options: LoadOptions::parse(self.load_cpus.as_deref(), self.load_target.as_deref())?,
             idle_first_ns: self.idle_first,
         }))
+    }
+}
+
+/// The option groups every measuring subcommand takes: real-time runtime,
+/// output and thresholds, loads.
+#[derive(Debug, Args)]
+pub struct MeasureArgs {
+    #[command(flatten)]
+    pub rt: RtArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    #[command(flatten)]
+    pub load: LoadOpts,
+}
+
+impl MeasureArgs {
+    /// The engine's setup; `period_ns` is the benchmark's period (deadline default).
+    pub fn setup(&self, period_ns: u64) -> Result<Setup> {
+        self.setup_with(self.rt.to_config(period_ns)?)
+    }
+
+    /// The engine's setup with a runtime chosen by the benchmark (e.g. a simulation's).
+    pub fn setup_with(&self, rt: RtConfig) -> Result<Setup> {
+        Ok(Setup {
+            rt,
+            output: self.output.output_config(),
+            loads: self.load.plan()?,
+        })
+    }
+
+    /// The run control, with the benchmark's own end conditions.
+    pub fn control(
+        &self,
+        duration_ns: Option<u64>,
+        loops: Option<u64>,
+        break_threshold_ns: Option<u64>,
+    ) -> RunControl {
+        self.output.control(duration_ns, loops, break_threshold_ns)
     }
 }
 

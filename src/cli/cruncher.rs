@@ -1,6 +1,6 @@
 //! `rtlat cruncher` options.
 
-use super::common::{positive_duration, LoadOpts, OutputArgs, PolicyArg, RtArgs};
+use super::common::{positive_duration, MeasureArgs, PolicyArg};
 use super::length::RunLength;
 use crate::bench::cruncher::CruncherConfig;
 use crate::error::Error;
@@ -46,11 +46,7 @@ pub struct CruncherArgs {
     #[command(flatten)]
     pub length: RunLength,
     #[command(flatten)]
-    pub rt: RtArgs,
-    #[command(flatten)]
-    pub output: OutputArgs,
-    #[command(flatten)]
-    pub load: LoadOpts,
+    pub common: MeasureArgs,
 }
 
 /// `5%`, `0.5%` or `5` (percent) into a fraction.
@@ -68,7 +64,7 @@ fn tolerance(s: &str) -> std::result::Result<f64, String> {
 impl TryFrom<&CruncherArgs> for CruncherConfig {
     type Error = Error;
     fn try_from(a: &CruncherArgs) -> Result<Self, Error> {
-        if a.rt.policy == PolicyArg::Deadline {
+        if a.common.rt.policy == PolicyArg::Deadline {
             return Err(Error::usage(
                 "--policy deadline is not supported by cruncher; use fifo, rr or other",
             ));
@@ -89,17 +85,15 @@ impl TryFrom<&CruncherArgs> for CruncherConfig {
                 human_duration(a.work)
             )));
         }
-        let rt = a.rt.to_config(period)?;
+        let rt = a.common.rt.to_config(period)?;
         Ok(CruncherConfig {
             cpu: a.cpu,
             work_ns: a.work,
             period_ns: period,
             tolerance: a.tolerance,
             calibration_runs: a.calibration_runs,
-            control: a.output.control(a.length.duration, a.length.loops, None),
-            rt,
-            output: a.output.output_config(),
-            loads: a.load.plan()?,
+            control: a.common.control(a.length.duration, a.length.loops, None),
+            setup: a.common.setup_with(rt)?,
         })
     }
 }

@@ -1,7 +1,7 @@
 //! `rtlat irq` options: the three roles and the options they share, and their
 //! conversion into [`IrqConfig`].
 
-use super::common::{positive_duration, LoadOpts, OutputArgs, RtArgs};
+use super::common::{positive_duration, MeasureArgs};
 use crate::bench::irq::{
     Backend, Bias, EventClock, IrqConfig, Measured, Role, SimConfig, DEFAULT_PERIOD_NS,
     DEFAULT_TIMEOUT_NS,
@@ -140,11 +140,7 @@ pub struct RoleArgs {
     #[arg(long, hide = true, value_name = "N", value_parser = clap::value_parser!(u64).range(2..))]
     pub sim_lose_every: Option<u64>,
     #[command(flatten)]
-    pub rt: RtArgs,
-    #[command(flatten)]
-    pub output: OutputArgs,
-    #[command(flatten)]
-    pub load: LoadOpts,
+    pub common: MeasureArgs,
 }
 
 /// `--rate HZ` as a period in ns.
@@ -213,7 +209,10 @@ impl TryFrom<&IrqArgs> for IrqConfig {
         let sim = a.backend == BackendArg::Sim;
         let paced = role != Role::Target || sim;
         let period_ns = paced.then(|| a.period.or(a.rate).unwrap_or(DEFAULT_PERIOD_NS));
-        let rt = a.rt.to_config(period_ns.unwrap_or(DEFAULT_PERIOD_NS))?;
+        let rt = a
+            .common
+            .rt
+            .to_config(period_ns.unwrap_or(DEFAULT_PERIOD_NS))?;
         if a.cpu.is_some() && !rt.can_pin() {
             return Err(Error::usage(
                 "--cpu cannot be used with --policy deadline (SCHED_DEADLINE tasks cannot be pinned)",
@@ -249,16 +248,14 @@ impl TryFrom<&IrqArgs> for IrqConfig {
             period_ns,
             timeout_ns: (role != Role::Target).then(|| a.timeout.unwrap_or(DEFAULT_TIMEOUT_NS)),
             cpu: a.cpu,
-            control: a.output.control(a.duration, a.count, None),
+            control: a.common.control(a.duration, a.count, None),
             sim: sim.then_some(SimConfig {
                 delay_ns: a.sim_delay,
                 jitter_ns: a.sim_jitter,
                 seed: a.sim_seed,
                 lose_every: a.sim_lose_every,
             }),
-            rt,
-            output: a.output.output_config(),
-            loads: a.load.plan()?,
+            setup: a.common.setup_with(rt)?,
         })
     }
 }

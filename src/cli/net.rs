@@ -1,13 +1,14 @@
 //! `rtlat net serve|ping` options, and their conversion into the plain
 //! configurations of [`crate::bench::net`].
 
-use super::common::{positive_duration, LoadOpts, OutputArgs, RtArgs};
+use super::common::{positive_duration, MeasureArgs};
 use crate::bench::net::ping::{session_id, BulkPlan};
 use crate::bench::net::wire::{HEADER, MAX_DATAGRAM};
 use crate::bench::net::{
     parse_byte_rate, parse_rate, resolve, Common, NetConfig, PingConfig, ServeConfig, Timestamps,
     DEFAULT_PORT,
 };
+use crate::engine::Setup;
 use crate::engine::{RtConfig, RunControl};
 use crate::error::{Error, Result};
 use crate::load::LoadPlan;
@@ -100,11 +101,7 @@ pub struct ServeArgs {
     #[arg(long, value_name = "CPU")]
     pub cpu: Option<usize>,
     #[command(flatten)]
-    pub rt: RtArgs,
-    #[command(flatten)]
-    pub output: OutputArgs,
-    #[command(flatten)]
-    pub load: LoadOpts,
+    pub common: MeasureArgs,
 }
 
 #[derive(Debug, Args)]
@@ -149,11 +146,7 @@ pub struct PingArgs {
     #[arg(long, value_name = "CPU")]
     pub cpu: Option<usize>,
     #[command(flatten)]
-    pub rt: RtArgs,
-    #[command(flatten)]
-    pub output: OutputArgs,
-    #[command(flatten)]
-    pub load: LoadOpts,
+    pub common: MeasureArgs,
 }
 
 impl From<TimestampsArg> for Timestamps {
@@ -179,8 +172,8 @@ impl TryFrom<&NetArgs> for NetConfig {
 fn common(
     timestamps: TimestampsArg,
     cpu: Option<usize>,
+    measure: &MeasureArgs,
     rt: RtConfig,
-    output: &OutputArgs,
     control: RunControl,
     loads: Option<LoadPlan>,
 ) -> Common {
@@ -189,9 +182,11 @@ fn common(
         timestamps: timestamps.into(),
         clock: "realtime",
         cpu,
-        rt,
-        output: output.output_config(),
-        loads,
+        setup: Setup {
+            rt,
+            output: measure.output.output_config(),
+            loads,
+        },
     }
 }
 
@@ -213,7 +208,7 @@ impl TryFrom<&ServeArgs> for ServeConfig {
     fn try_from(a: &ServeArgs) -> Result<Self> {
         // `--load` first, so a typo is reported as such (exit 2) rather than
         // after a socket error.
-        let loads = a.load.plan()?;
+        let loads = a.common.load.plan()?;
         check_cpu(a.cpu)?;
         let text = a.listen.trim();
         let listen = match text.parse::<u16>() {
@@ -244,9 +239,9 @@ impl TryFrom<&ServeArgs> for ServeConfig {
             common: common(
                 a.timestamps,
                 a.cpu,
-                a.rt.to_config(1_000_000)?,
-                &a.output,
-                a.output.control(a.duration, a.count, None),
+                &a.common,
+                a.common.rt.to_config(1_000_000)?,
+                a.common.control(a.duration, a.count, None),
                 loads,
             ),
         })
@@ -327,7 +322,7 @@ impl TryFrom<&PingArgs> for PingConfig {
     fn try_from(a: &PingArgs) -> Result<Self> {
         // `--load` first, so a typo is reported as such (exit 2) rather than
         // after a socket error.
-        let loads = a.load.plan()?;
+        let loads = a.common.load.plan()?;
         check_cpu(a.cpu)?;
         let (period_ns, rate_per_s) = pacing(a)?;
         if a.size < HEADER || a.size > MAX_DATAGRAM {
@@ -345,7 +340,7 @@ impl TryFrom<&PingArgs> for PingConfig {
         }
         let bind = bind_address(a, peer)?;
         let bulk = bulk_plan(a, peer)?;
-        let rt = a.rt.to_config(period_ns)?;
+        let rt = a.common.rt.to_config(period_ns)?;
         let loops = match (a.count, a.duration) {
             (None, None) => Some(20_000),
             (c, _) => c,
@@ -364,9 +359,9 @@ impl TryFrom<&PingArgs> for PingConfig {
             common: common(
                 a.timestamps,
                 a.cpu,
+                &a.common,
                 rt,
-                &a.output,
-                a.output.control(a.duration, loops, None),
+                a.common.control(a.duration, loops, None),
                 loads,
             ),
         })

@@ -1,6 +1,6 @@
 //! `rtlat switch` options.
 
-use super::common::{positive_duration, LoadOpts, OutputArgs, PolicyArg, RtArgs};
+use super::common::{positive_duration, MeasureArgs, PolicyArg};
 use super::length::RunLength;
 use crate::bench::switch::{priorities, PairPlan, Placement, SwitchConfig};
 use crate::error::Error;
@@ -102,22 +102,18 @@ pub struct SwitchArgs {
     #[arg(long, hide = true, value_name = "DURATION", value_parser = positive_duration)]
     pub wakee_delay: Option<u64>,
     #[command(flatten)]
-    pub rt: RtArgs,
-    #[command(flatten)]
-    pub output: OutputArgs,
-    #[command(flatten)]
-    pub load: LoadOpts,
+    pub common: MeasureArgs,
 }
 
 impl TryFrom<&SwitchArgs> for SwitchConfig {
     type Error = Error;
     fn try_from(a: &SwitchArgs) -> Result<Self, Error> {
-        if a.rt.policy == PolicyArg::Deadline {
+        if a.common.rt.policy == PolicyArg::Deadline {
             return Err(Error::usage(
                 "--policy deadline does not fit switch (the wakee is woken by events, not a period); use fifo, rr or other",
             ));
         }
-        if a.waker_priority.is_some() && a.rt.policy == PolicyArg::Other {
+        if a.waker_priority.is_some() && a.common.rt.policy == PolicyArg::Other {
             return Err(Error::usage(
                 "--waker-priority applies to --policy fifo or rr only",
             ));
@@ -136,7 +132,7 @@ impl TryFrom<&SwitchArgs> for SwitchConfig {
                 "--placement cross needs at least two CPUs in --cpus, e.g. --cpus 0,1",
             ));
         }
-        let rt = a.rt.to_config(a.period)?;
+        let rt = a.common.rt.to_config(a.period)?;
         let (wakee_priority, waker_priority, waker_sched) = priorities(rt.sched, a.waker_priority);
         Ok(SwitchConfig {
             via: a.via,
@@ -151,12 +147,10 @@ impl TryFrom<&SwitchArgs> for SwitchConfig {
             period_ns: a.period,
             wakee_priority,
             waker_priority,
-            control: a.output.control(a.length.duration, a.length.loops, None),
+            control: a.common.control(a.length.duration, a.length.loops, None),
             wakee_delay_ns: a.wakee_delay,
-            rt,
             waker_sched,
-            output: a.output.output_config(),
-            loads: a.load.plan()?,
+            setup: a.common.setup_with(rt)?,
         })
     }
 }

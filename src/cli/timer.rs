@@ -1,6 +1,6 @@
 //! `rtlat timer` options.
 
-use super::common::{positive_duration, LoadOpts, OutputArgs, RtArgs};
+use super::common::{positive_duration, MeasureArgs};
 use crate::bench::timer::TimerConfig;
 use crate::engine::RtConfig;
 use crate::error::Error;
@@ -52,11 +52,7 @@ pub struct TimerArgs {
     #[arg(long, hide = true, value_name = "SEED")]
     pub synthetic: Option<u64>,
     #[command(flatten)]
-    pub rt: RtArgs,
-    #[command(flatten)]
-    pub output: OutputArgs,
-    #[command(flatten)]
-    pub load: LoadOpts,
+    pub common: MeasureArgs,
 }
 
 impl TryFrom<&TimerArgs> for TimerConfig {
@@ -70,20 +66,18 @@ impl TryFrom<&TimerArgs> for TimerConfig {
         let rt = if a.synthetic.is_some() {
             RtConfig::unprivileged()
         } else {
-            a.rt.to_config(a.period)?
+            a.common.rt.to_config(a.period)?
         };
         Ok(TimerConfig {
             cpus,
             period_ns: a.period,
-            control: a.output.control(a.duration, a.loops, a.break_threshold),
+            control: a.common.control(a.duration, a.loops, a.break_threshold),
             clock: match a.clock {
                 ClockArg::Monotonic => Clock::Monotonic,
                 ClockArg::Realtime => Clock::Realtime,
             },
             synthetic_seed: a.synthetic,
-            rt,
-            output: a.output.output_config(),
-            loads: a.load.plan()?,
+            setup: a.common.setup_with(rt)?,
         })
     }
 }

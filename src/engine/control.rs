@@ -1,6 +1,8 @@
 //! Run control and output settings shared by every benchmark: defined once,
 //! flattened into each benchmark's configuration.
 
+use super::rt::RtConfig;
+use crate::load::LoadPlan;
 use serde::Serialize;
 use std::path::PathBuf;
 
@@ -31,4 +33,15 @@ pub struct OutputConfig {
     pub label: Option<String>,
     /// Print only the final summary.
     pub quiet: bool,
+}
+
+/// What every benchmark's configuration hands the engine besides its own
+/// settings: the real-time runtime, where output goes, and the loads. Not
+/// part of the result's `config` (the tuning and loads are recorded apart).
+#[derive(Debug, Clone, Default)]
+pub struct Setup {
+    pub rt: RtConfig,
+    pub output: OutputConfig,
+    /// Loads to run beside the measurement (`--load`), possibly after an idle phase.
+    pub loads: Option<LoadPlan>,
 }

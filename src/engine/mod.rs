@@ -13,6 +13,6 @@ pub mod save;
 
 pub use crate::sys::signals::StopFlag;
 pub use channel::Channel;
-pub use control::{OutputConfig, RunControl};
+pub use control::{OutputConfig, RunControl, Setup};
 pub use rt::RtConfig;
 pub use run::{execute, Finished, Finisher, RunSpec, Worker, WorkerEnd};

@@ -26,6 +26,13 @@ pub struct RtConfig {
     pub dma_latency: Option<i32>,
 }
 
+impl Default for RtConfig {
+    /// Unprivileged: what a configuration built in code (tests) starts from.
+    fn default() -> Self {
+        RtConfig::unprivileged()
+    }
+}
+
 impl RtConfig {
     /// The unprivileged configuration used for synthetic runs and tests.
     pub fn unprivileged() -> Self {

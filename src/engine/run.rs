@@ -3,7 +3,7 @@
 //! file atomically, and assemble the final result.
 
 use super::channel::Channel;
-use super::control::{OutputConfig, RunControl};
+use super::control::{OutputConfig, RunControl, Setup};
 use super::live::Live;
 use super::rt::{self, RtConfig, Runtime};
 use super::save::Saver;
@@ -18,6 +18,7 @@ use crate::stats::{Collector, Histogram, Summary};
 use crate::sys::signals::{SignalWatch, StopFlag};
 use crate::sys::{self, clock::Clock};
 use crate::sysinfo::SystemInfo;
+use serde::Serialize;
 use std::sync::mpsc;
 use std::thread;
 
@@ -132,34 +133,18 @@ pub struct RunSpec {
 pub type Finisher = Box<dyn FnOnce(&mut RunResult) + Send>;
 
 impl RunSpec {
+    /// A run of `benchmark` whose validated settings `config` become the
+    /// result's `config`, with the engine's `setup` and the run `control`.
+    /// Refuses an idle phase that leaves no load phase.
     pub fn new(
         benchmark: &'static str,
-        output: OutputConfig,
-        control: RunControl,
+        config: &impl Serialize,
+        setup: &Setup,
+        control: &RunControl,
         command_line: Vec<String>,
-        rt: RtConfig,
-    ) -> Self {
-        RunSpec {
-            benchmark,
-            command_line,
-            output,
-            control,
-            config: serde_json::Value::Null,
-            tuning: rt.tuning(Vec::new(), Vec::new()),
-            rt,
-            notes: Vec::new(),
-            loads: Vec::new(),
-            details: serde_json::Map::new(),
-            load_plan: None,
-            synthetic: false,
-            finish: None,
-        }
-    }
-
-    /// Run `plan` beside the measurement; an idle phase first must leave a load phase.
-    pub fn with_loads(mut self, plan: Option<LoadPlan>) -> Result<Self> {
-        if let Some(plan) = &plan {
-            if let (Some(idle), Some(total)) = (plan.idle_first_ns, self.control.duration_ns) {
+    ) -> Result<Self> {
+        if let Some(plan) = &setup.loads {
+            if let (Some(idle), Some(total)) = (plan.idle_first_ns, control.duration_ns) {
                 if idle >= total {
                     return Err(Error::usage(format!(
                         "--idle-first ({}) must be shorter than --duration ({}) to leave a load phase",
@@ -169,8 +154,28 @@ impl RunSpec {
                 }
             }
         }
-        self.load_plan = plan;
-        Ok(self)
+        Ok(RunSpec {
+            benchmark,
+            command_line,
+            output: setup.output.clone(),
+            control: control.clone(),
+            config: serde_json::to_value(config).unwrap_or_default(),
+            tuning: setup.rt.tuning(Vec::new(), Vec::new()),
+            rt: setup.rt.clone(),
+            notes: Vec::new(),
+            loads: Vec::new(),
+            details: serde_json::Map::new(),
+            load_plan: setup.loads.clone(),
+            synthetic: false,
+            finish: None,
+        })
+    }
+
+    /// Record each measuring thread's CPU (`None`: not pinned) and wake-up
+    /// offset within the period in the tuning.
+    pub fn threads(mut self, affinity: Vec<Option<usize>>, phase_offsets_ns: Vec<u64>) -> Self {
+        self.tuning = self.rt.tuning(affinity, phase_offsets_ns);
+        self
     }
 
     /// When the statistics split into an idle and a load phase (ns after start).

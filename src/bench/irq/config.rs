@@ -1,8 +1,8 @@
 //! The plain configuration of an irq run (built from the command line in
 //! `cli::irq`); its serde names are those of the result file's `config`.
 
-use crate::engine::{OutputConfig, RtConfig, RunControl};
-use crate::load::LoadPlan;
+use crate::engine::RunControl;
+use crate::engine::Setup;
 use serde::Serialize;
 use std::path::PathBuf;
 
@@ -133,11 +133,7 @@ pub struct IrqConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sim: Option<SimConfig>,
     #[serde(skip)]
-    pub rt: RtConfig,
-    #[serde(skip)]
-    pub output: OutputConfig,
-    #[serde(skip)]
-    pub loads: Option<LoadPlan>,
+    pub setup: Setup,
 }
 
 impl IrqConfig {

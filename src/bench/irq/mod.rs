@@ -168,18 +168,10 @@ pub fn run(cfg: &IrqConfig, command_line: Vec<String>) -> Result<Outcome> {
         .map_err(|e| Error::env(format!("cannot read the watched line: {e}")))?;
     let clock = cfg.clock_id();
 
-    let mut spec = RunSpec::new(
-        "irq",
-        cfg.output.clone(),
-        cfg.control.clone(),
-        command_line,
-        cfg.rt.clone(),
-    );
-    spec.config = serde_json::to_value(cfg).unwrap_or_default();
-    spec.tuning = cfg.rt.tuning(vec![cfg.cpu], vec![0]);
+    let mut spec = RunSpec::new("irq", cfg, &cfg.setup, &cfg.control, command_line)?
+        .threads(vec![cfg.cpu], vec![0]);
     spec.notes = notes(cfg, kernel_ts);
     spec.details.insert("role".into(), role.name().into());
-    let mut spec = spec.with_loads(cfg.loads.clone())?;
 
     let report: Arc<Mutex<Option<Ended>>> = Arc::new(Mutex::new(None));
     let names = series_names(role, kernel_ts);

@@ -17,9 +17,9 @@ pub use parse::{parse_byte_rate, parse_rate, resolve};
 pub use ping::PingConfig;
 pub use serve::ServeConfig;
 
-use crate::engine::{OutputConfig, RtConfig, RunControl, RunSpec};
+use crate::engine::Setup;
+use crate::engine::{RunControl, RunSpec};
 use crate::error::{Error, Outcome, Result};
-use crate::load::LoadPlan;
 use crate::result::details::net::NetDetails;
 use crate::result::details::Details;
 use crate::sys::clock::now_ns;
@@ -99,17 +99,13 @@ pub struct Common {
     /// The CPU of the measuring threads (`--cpu`).
     pub cpu: Option<usize>,
     #[serde(skip)]
-    pub rt: RtConfig,
-    #[serde(skip)]
-    pub output: OutputConfig,
-    #[serde(skip)]
-    pub loads: Option<LoadPlan>,
+    pub setup: Setup,
 }
 
 impl Common {
     /// The CPU to pin the measuring threads to, if pinning is possible.
     fn pin(&self) -> Option<usize> {
-        self.cpu.filter(|_| self.rt.can_pin())
+        self.cpu.filter(|_| self.setup.rt.can_pin())
     }
 }
 
@@ -124,17 +120,8 @@ fn run_spec(
     note: String,
     command_line: Vec<String>,
 ) -> Result<RunSpec> {
-    let rt = &common.rt;
-    let mut spec = RunSpec::new(
-        "net",
-        common.output.clone(),
-        common.control.clone(),
-        command_line,
-        rt.clone(),
-    );
-    spec.config = config;
-    spec.tuning = rt.tuning(vec![common.cpu; threads], vec![0; threads]);
-    let mut spec = spec.with_loads(common.loads.clone())?;
+    let mut spec = RunSpec::new("net", &config, &common.setup, &common.control, command_line)?
+        .threads(vec![common.cpu; threads], vec![0; threads]);
     spec.notes.push(note);
     spec.details = NetDetails {
         timestamping: common.timestamps,

@@ -1,8 +1,8 @@
 //! The validated settings of a switch run: the wake line, the pairs and
 //! where their sides run, and the priorities of wakers and wakees.
 
-use crate::engine::{OutputConfig, RtConfig, RunControl};
-use crate::load::LoadPlan;
+use crate::engine::RunControl;
+use crate::engine::Setup;
 use crate::sys::{ipc::Mechanism, sched::Sched};
 use serde::{Serialize, Serializer};
 
@@ -94,13 +94,9 @@ pub struct SwitchConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub wakee_delay_ns: Option<u64>,
     #[serde(skip)]
-    pub rt: RtConfig,
+    pub setup: Setup,
     #[serde(skip)]
     pub waker_sched: Sched,
-    #[serde(skip)]
-    pub output: OutputConfig,
-    #[serde(skip)]
-    pub loads: Option<LoadPlan>,
 }
 
 fn mechanism_name<S: Serializer>(m: &Mechanism, s: S) -> Result<S::Ok, S::Error> {

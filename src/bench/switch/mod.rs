@@ -52,13 +52,13 @@ fn fork_wakees(cfg: &SwitchConfig, links: &[Arc<PairLink>]) -> Result<Vec<Child>
         .map_err(|e| Error::env(format!("cannot block signals: {e}")))?;
     let mut children = Vec::with_capacity(links.len());
     for (plan, link) in cfg.pairs.iter().zip(links) {
-        let (cpu, sched, mlock) = (plan.wakee_cpu, cfg.rt.sched, cfg.rt.mlock);
+        let (cpu, sched, mlock) = (plan.wakee_cpu, cfg.setup.rt.sched, cfg.setup.rt.mlock);
         let l = Arc::clone(link);
         let child = process::fork_child(move || threads::wakee_process(&l, cpu, sched, mlock))
             .map_err(|e| Error::env(format!("cannot fork a wakee process: {e}")))?;
         children.push(child);
     }
-    let policy = cfg.rt.policy_name().to_uppercase();
+    let policy = cfg.setup.rt.policy_name().to_uppercase();
     let give_up = sys::clock::now_ns(CLOCK) + 5_000_000_000;
     for ((plan, link), child) in cfg.pairs.iter().zip(links).zip(children.iter_mut()) {
         loop {
@@ -111,19 +111,10 @@ pub fn run(cfg: &SwitchConfig, argv: Vec<String>) -> Result<Outcome> {
         Vec::new()
     };
 
-    let mut spec = RunSpec::new(
-        "switch",
-        cfg.output.clone(),
-        cfg.control.clone(),
-        argv,
-        cfg.rt.clone(),
-    );
-    spec.config = serde_json::to_value(cfg).unwrap_or_default();
-    spec.tuning = cfg.rt.tuning(
+    let mut spec = RunSpec::new("switch", cfg, &cfg.setup, &cfg.control, argv)?.threads(
         cfg.pairs.iter().map(|p| Some(p.wakee_cpu)).collect(),
         cfg.pairs.iter().map(|p| p.phase_ns).collect(),
     );
-    let mut spec = spec.with_loads(cfg.loads.clone())?;
     let line = SwitchDetails {
         via: cfg.via.name().into(),
         processes: cfg.processes,
@@ -150,7 +141,7 @@ pub fn run(cfg: &SwitchConfig, argv: Vec<String>) -> Result<Outcome> {
             phase: plan.phase_ns,
             duration: cfg.control.duration_ns,
             loops: cfg.control.loops,
-            sched: (cfg.waker_sched != cfg.rt.sched).then_some(cfg.waker_sched),
+            sched: (cfg.waker_sched != cfg.setup.rt.sched).then_some(cfg.waker_sched),
         };
         let (l, t, name) = (Arc::clone(link), Arc::clone(&tallies), plan.name.clone());
         workers.push(Worker {

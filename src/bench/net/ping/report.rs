@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex};
 pub(super) fn verdict(cfg: &PingConfig, c: &PingCounts) -> Option<String> {
     let saved = cfg
         .common
+        .setup
         .output
         .json
         .as_ref()
@@ -169,7 +170,7 @@ pub(super) fn finisher(
 mod tests {
     use super::*;
     use crate::bench::net::Common;
-    use crate::engine::{RtConfig, RunControl};
+    use crate::engine::RunControl;
     use crate::result::details::net::Timestamps;
     use std::collections::BTreeSet;
     use std::net::SocketAddr;
@@ -210,7 +211,7 @@ mod tests {
     fn no_hardware_stamps_is_a_verdict() {
         let mut cfg = test_cfg("10.0.0.1:7357".parse().unwrap());
         cfg.common.timestamps = Timestamps::Hardware;
-        cfg.common.output.json = Some("r.json".into());
+        cfg.common.setup.output.json = Some("r.json".into());
         let c = PingCounts {
             sent: 10,
             answered: 10,
@@ -273,9 +274,7 @@ mod tests {
                 timestamps: Timestamps::Software,
                 clock: "realtime",
                 cpu: None,
-                rt: RtConfig::unprivileged(),
-                output: Default::default(),
-                loads: None,
+                setup: Default::default(),
             },
         }
     }
