@@ -132,23 +132,6 @@ impl OutputArgs {
             quiet: self.quiet,
         }
     }
-
-    /// The run control, with the benchmark's own end conditions.
-    pub fn control(
-        &self,
-        duration_ns: Option<u64>,
-        loops: Option<u64>,
-        break_threshold_ns: Option<u64>,
-    ) -> RunControl {
-        RunControl {
-            duration_ns,
-            loops,
-            max_latency_ns: self.max_latency,
-            break_threshold_ns,
-            interval_ns: self.interval,
-            save_every_ns: self.save_every,
-        }
-    }
 }
 
 /// Loads started beside a benchmark (after the real-time setup, before the
@@ -227,7 +210,14 @@ impl MeasureArgs {
         loops: Option<u64>,
         break_threshold_ns: Option<u64>,
     ) -> RunControl {
-        self.output.control(duration_ns, loops, break_threshold_ns)
+        RunControl {
+            duration_ns,
+            loops,
+            max_latency_ns: self.output.max_latency,
+            break_threshold_ns,
+            interval_ns: self.output.interval,
+            save_every_ns: self.output.save_every,
+        }
     }
 }
 

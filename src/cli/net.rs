@@ -94,14 +94,8 @@ pub struct ServeArgs {
     /// Do not run the bulk sink on the next port
     #[arg(long)]
     pub no_sink: bool,
-    /// Kernel timestamps for the server's RX latency
-    #[arg(long, value_enum, default_value = "software")]
-    pub timestamps: TimestampsArg,
-    /// Pin the serving thread to this CPU
-    #[arg(long, value_name = "CPU")]
-    pub cpu: Option<usize>,
     #[command(flatten)]
-    pub common: MeasureArgs,
+    pub side: SideArgs,
 }
 
 #[derive(Debug, Args)]
@@ -139,10 +133,17 @@ pub struct PingArgs {
     /// Local address to send from [default: any address of the server's family]
     #[arg(long, value_name = "ADDR")]
     pub bind: Option<String>,
-    /// Kernel timestamps for the TX and RX latencies
+    #[command(flatten)]
+    pub side: SideArgs,
+}
+
+/// What both sides take: the kernel timestamps, the CPU, the measuring options.
+#[derive(Debug, Args)]
+pub struct SideArgs {
+    /// Kernel timestamps for the latencies measured on this side (serve: RX; ping: TX and RX)
     #[arg(long, value_enum, default_value = "software")]
     pub timestamps: TimestampsArg,
-    /// Pin the measuring thread to this CPU
+    /// Pin this side's measuring threads to this CPU
     #[arg(long, value_name = "CPU")]
     pub cpu: Option<usize>,
     #[command(flatten)]
@@ -169,22 +170,15 @@ impl TryFrom<&NetArgs> for NetConfig {
 }
 
 /// The settings both sides have.
-fn common(
-    timestamps: TimestampsArg,
-    cpu: Option<usize>,
-    measure: &MeasureArgs,
-    rt: RtConfig,
-    control: RunControl,
-    loads: Option<LoadPlan>,
-) -> Common {
+fn common(side: &SideArgs, rt: RtConfig, control: RunControl, loads: Option<LoadPlan>) -> Common {
     Common {
         control,
-        timestamps: timestamps.into(),
+        timestamps: side.timestamps.into(),
         clock: "realtime",
-        cpu,
+        cpu: side.cpu,
         setup: Setup {
             rt,
-            output: measure.output.output_config(),
+            output: side.common.output.output_config(),
             loads,
         },
     }
@@ -208,8 +202,8 @@ impl TryFrom<&ServeArgs> for ServeConfig {
     fn try_from(a: &ServeArgs) -> Result<Self> {
         // `--load` first, so a typo is reported as such (exit 2) rather than
         // after a socket error.
-        let loads = a.common.load.plan()?;
-        check_cpu(a.cpu)?;
+        let loads = a.side.common.load.plan()?;
+        check_cpu(a.side.cpu)?;
         let text = a.listen.trim();
         let listen = match text.parse::<u16>() {
             Ok(port) => SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), port),
@@ -237,11 +231,9 @@ impl TryFrom<&ServeArgs> for ServeConfig {
             sink,
             max_size: a.max_size,
             common: common(
-                a.timestamps,
-                a.cpu,
-                &a.common,
-                a.common.rt.to_config(1_000_000)?,
-                a.common.control(a.duration, a.count, None),
+                &a.side,
+                a.side.common.rt.to_config(1_000_000)?,
+                a.side.common.control(a.duration, a.count, None),
                 loads,
             ),
         })
@@ -322,8 +314,8 @@ impl TryFrom<&PingArgs> for PingConfig {
     fn try_from(a: &PingArgs) -> Result<Self> {
         // `--load` first, so a typo is reported as such (exit 2) rather than
         // after a socket error.
-        let loads = a.common.load.plan()?;
-        check_cpu(a.cpu)?;
+        let loads = a.side.common.load.plan()?;
+        check_cpu(a.side.cpu)?;
         let (period_ns, rate_per_s) = pacing(a)?;
         if a.size < HEADER || a.size > MAX_DATAGRAM {
             return Err(Error::usage(format!(
@@ -340,7 +332,7 @@ impl TryFrom<&PingArgs> for PingConfig {
         }
         let bind = bind_address(a, peer)?;
         let bulk = bulk_plan(a, peer)?;
-        let rt = a.common.rt.to_config(period_ns)?;
+        let rt = a.side.common.rt.to_config(period_ns)?;
         let loops = match (a.count, a.duration) {
             (None, None) => Some(20_000),
             (c, _) => c,
@@ -357,11 +349,9 @@ impl TryFrom<&PingArgs> for PingConfig {
             session: session_id(),
             bulk,
             common: common(
-                a.timestamps,
-                a.cpu,
-                &a.common,
+                &a.side,
                 rt,
-                a.common.control(a.duration, loops, None),
+                a.side.common.control(a.duration, loops, None),
                 loads,
             ),
         })
