@@ -76,6 +76,17 @@ pub struct OutputArgs {
 }
 
 impl RtArgs {
+    /// Refuse `--policy deadline` for a benchmark without a period it could
+    /// reserve; `why` completes "--policy deadline …".
+    pub fn refuse_deadline(&self, why: &str) -> Result<()> {
+        if self.policy == PolicyArg::Deadline {
+            return Err(Error::usage(format!(
+                "--policy deadline {why}; use fifo, rr or other"
+            )));
+        }
+        Ok(())
+    }
+
     /// Validate the runtime options; `period_ns` is the benchmark's period (deadline default).
     pub fn to_config(&self, period_ns: u64) -> Result<RtConfig> {
         let a = self;

@@ -1,6 +1,6 @@
 //! `rtlat cruncher` options.
 
-use super::common::{positive_duration, MeasureArgs, PolicyArg};
+use super::common::{positive_duration, MeasureArgs};
 use super::length::RunLength;
 use crate::bench::cruncher::CruncherConfig;
 use crate::error::Error;
@@ -64,11 +64,9 @@ fn tolerance(s: &str) -> std::result::Result<f64, String> {
 impl TryFrom<&CruncherArgs> for CruncherConfig {
     type Error = Error;
     fn try_from(a: &CruncherArgs) -> Result<Self, Error> {
-        if a.common.rt.policy == PolicyArg::Deadline {
-            return Err(Error::usage(
-                "--policy deadline is not supported by cruncher; use fifo, rr or other",
-            ));
-        }
+        a.common
+            .rt
+            .refuse_deadline("is not supported by cruncher")?;
         let online = sysinfo::online_cpus();
         if !online.contains(&a.cpu) {
             return Err(Error::usage(format!(

@@ -108,11 +108,9 @@ pub struct SwitchArgs {
 impl TryFrom<&SwitchArgs> for SwitchConfig {
     type Error = Error;
     fn try_from(a: &SwitchArgs) -> Result<Self, Error> {
-        if a.common.rt.policy == PolicyArg::Deadline {
-            return Err(Error::usage(
-                "--policy deadline does not fit switch (the wakee is woken by events, not a period); use fifo, rr or other",
-            ));
-        }
+        a.common
+            .rt
+            .refuse_deadline("does not fit switch (the wakee is woken by events, not a period)")?;
         if a.waker_priority.is_some() && a.common.rt.policy == PolicyArg::Other {
             return Err(Error::usage(
                 "--waker-priority applies to --policy fifo or rr only",
