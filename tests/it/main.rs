@@ -11,6 +11,8 @@ mod meta;
 mod net;
 mod report;
 mod signals;
+#[path = "../support/snapshot.rs"]
+mod snapshot;
 mod switch;
 mod timer;
 mod util;

@@ -9,9 +9,7 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-#[path = "../support/snapshot.rs"]
-mod snapshot;
-use snapshot::snapshot;
+use crate::snapshot::snapshot;
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -28,16 +28,7 @@ fn synthetic_summary_matches_snapshot() {
         .output()
         .expect("runs");
     assert_eq!(out.status.code(), Some(0));
-    let got = String::from_utf8_lossy(&out.stdout);
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots/timer-synthetic.txt");
-    if std::env::var_os("RTLAT_UPDATE_SNAPSHOTS").is_some() {
-        std::fs::write(&path, got.as_bytes()).expect("write snapshot");
-    }
-    let want = std::fs::read_to_string(&path).expect("snapshot exists");
-    assert_eq!(
-        got, want,
-        "summary changed; set RTLAT_UPDATE_SNAPSHOTS=1 to accept"
-    );
+    crate::snapshot::snapshot("timer-synthetic.txt", &String::from_utf8_lossy(&out.stdout));
 }
 
 #[test]
