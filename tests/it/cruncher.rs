@@ -1,23 +1,14 @@
 //! Integration tests for `rtlat cruncher`.
 
 use crate::util::*;
-use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
-
-/// The real-time runs of `switch` and `cruncher` take turns: overlapping,
-/// they would disturb each other's measurements (cruncher calibrates first).
-static REAL_TIME: Mutex<()> = Mutex::new(());
-
-pub fn real_time_turn() -> MutexGuard<'static, ()> {
-    REAL_TIME.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 #[test]
 fn a_cruncher_run_meets_the_acceptance() {
     if !require_root("a_cruncher_run_meets_the_acceptance") {
         return;
     }
-    let _turn = real_time_turn();
+    let _turn = measuring();
     if !runs_under_emulation(
         "a_cruncher_run_meets_the_acceptance",
         "qemu's translated code speeds up as it warms, so the calibrated ideal is no lower bound",

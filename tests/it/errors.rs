@@ -128,6 +128,7 @@ fn missing_privileges_exit_3_naming_the_fix() {
     if !require_root("missing_privileges_exit_3_naming_the_fix") {
         return;
     }
+    let _turn = measuring();
     let dir = tempfile::tempdir().expect("tempdir");
     let exe = unprivileged_copy(dir.path());
     for extra in [&[][..], &["--no-mlock", "--dma-latency", "off"][..]] {
@@ -164,6 +165,7 @@ fn policy_other_is_the_explicit_unprivileged_mode() {
     if !require_root("policy_other_is_the_explicit_unprivileged_mode") {
         return;
     }
+    let _turn = measuring();
     let dir = tempfile::tempdir().expect("tempdir");
     let exe = unprivileged_copy(dir.path());
     let json = dir.path().join("r.json");

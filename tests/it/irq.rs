@@ -126,6 +126,7 @@ fn sim_loopback_under_real_time_settings() {
     if !require_root("sim_loopback_under_real_time_settings") {
         return;
     }
+    let _turn = measuring();
     let dir = tempfile::tempdir().expect("tempdir");
     let json = dir.path().join("rt.json");
     let out = rtlat()

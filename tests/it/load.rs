@@ -464,6 +464,7 @@ fn loads_run_at_sched_other_on_the_load_cpus_even_under_an_rt_parent() {
     if !require_root("loads_run_at_sched_other_on_the_load_cpus_even_under_an_rt_parent") {
         return;
     }
+    let _turn = measuring();
     let tmp = tempfile::tempdir().expect("tempdir");
     let tag = unique_tag();
     // rtlat itself at SCHED_FIFO 10, pinned to CPU 0, as a benchmark's thread may be.

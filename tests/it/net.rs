@@ -267,6 +267,7 @@ fn ping_across_a_veth_pair_splits_tx_and_rx_and_loses_nothing() {
     if !require_root("ping_across_a_veth_pair_splits_tx_and_rx_and_loses_nothing") {
         return;
     }
+    let _turn = measuring();
     if !runs_under_emulation(
         "ping_across_a_veth_pair_splits_tx_and_rx_and_loses_nothing",
         NO_TIMESTAMPING,
@@ -343,6 +344,7 @@ fn bulk_traffic_rate_is_recorded_within_ten_percent() {
     if !require_root("bulk_traffic_rate_is_recorded_within_ten_percent") {
         return;
     }
+    let _turn = measuring();
     if !runs_under_emulation(
         "bulk_traffic_rate_is_recorded_within_ten_percent",
         NO_TIMESTAMPING,
@@ -391,6 +393,7 @@ fn ipv6_ping_inside_the_namespaces() {
     if !require_root("ipv6_ping_inside_the_namespaces") {
         return;
     }
+    let _turn = measuring();
     if !runs_under_emulation("ipv6_ping_inside_the_namespaces", NO_TIMESTAMPING) {
         return;
     }
@@ -420,6 +423,7 @@ fn server_killed_mid_run_counts_losses_writes_results_and_exits_3() {
     if !require_root("server_killed_mid_run_counts_losses_writes_results_and_exits_3") {
         return;
     }
+    let _turn = measuring();
     if !runs_under_emulation(
         "server_killed_mid_run_counts_losses_writes_results_and_exits_3",
         NO_TIMESTAMPING,
@@ -638,7 +642,10 @@ fn unprivileged_ipv6_loopback_round_trip() {
         return;
     }
     let Ok(probe) = UdpSocket::bind("[::1]:0") else {
-        eprintln!("skipped unprivileged_ipv6_loopback_round_trip: no IPv6 loopback here");
+        skip(
+            "unprivileged_ipv6_loopback_round_trip",
+            "no IPv6 loopback here",
+        );
         return;
     };
     drop(probe);
@@ -769,6 +776,7 @@ fn an_unresolvable_host_exits_2() {
     if !require_root("an_unresolvable_host_exits_2") {
         return;
     }
+    let _turn = measuring();
     // Inside a fresh namespace (loopback only), a name lookup cannot reach any network.
     let net = Netns::new();
     let out = net
@@ -799,6 +807,7 @@ fn without_privileges_ping_and_serve_exit_3_naming_the_fix() {
     if !require_root("without_privileges_ping_and_serve_exit_3_naming_the_fix") {
         return;
     }
+    let _turn = measuring();
     if !runs_under_emulation(
         "without_privileges_ping_and_serve_exit_3_naming_the_fix",
         NO_TIMESTAMPING,

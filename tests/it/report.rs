@@ -89,7 +89,10 @@ fn have(tool: &str, package: &str) -> bool {
             !in_ci(),
             "{tool} is missing: .ci/run must install {package}"
         );
-        eprintln!("skipped: {tool} is not installed (apt-get install {package})");
+        skip_check(
+            &format!("{tool} is not installed (apt-get install {package})"),
+            &format!("skipped: {tool} is not installed (apt-get install {package})"),
+        );
     }
     found
 }

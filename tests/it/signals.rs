@@ -27,6 +27,7 @@ fn sigint_ends_the_run_within_a_second_with_summary_and_complete_file() {
     if !require_root("sigint_ends_the_run_within_a_second_with_summary_and_complete_file") {
         return;
     }
+    let _turn = measuring();
     if !runs_under_emulation(
         "sigint_ends_the_run_within_a_second_with_summary_and_complete_file",
         "it signals 2.5 s after spawn and wants 2 s of samples; an emulated start can take 3 s",
@@ -76,6 +77,7 @@ fn sigkill_leaves_a_valid_incomplete_file() {
     if !require_root("sigkill_leaves_a_valid_incomplete_file") {
         return;
     }
+    let _turn = measuring();
     if !runs_under_emulation(
         "sigkill_leaves_a_valid_incomplete_file",
         "it kills 3.5 s after spawn and wants a saved file; an emulated start can take 3 s",

@@ -138,7 +138,7 @@ fn every_mechanism_between_threads_meets_the_acceptance() {
     if !require_root("every_mechanism_between_threads_meets_the_acceptance") {
         return;
     }
-    let _turn = crate::cruncher::real_time_turn();
+    let _turn = measuring();
     every_mechanism(false);
 }
 
@@ -153,7 +153,7 @@ fn every_mechanism_between_processes_meets_the_acceptance() {
     ) {
         return;
     }
-    let _turn = crate::cruncher::real_time_turn();
+    let _turn = measuring();
     every_mechanism(true);
 }
 
@@ -162,7 +162,7 @@ fn a_default_run_has_one_pair_per_cpu_and_the_documented_defaults() {
     if !require_root("a_default_run_has_one_pair_per_cpu_and_the_documented_defaults") {
         return;
     }
-    let _turn = crate::cruncher::real_time_turn();
+    let _turn = measuring();
     let dir = tempfile::tempdir().expect("tempdir");
     let json = dir.path().join("d.json");
     let (_, r) = run_switch(&json, &["--duration", "1s"]);
@@ -182,7 +182,7 @@ fn a_slow_wakee_loses_wakes_and_they_are_counted() {
     if !require_root("a_slow_wakee_loses_wakes_and_they_are_counted") {
         return;
     }
-    let _turn = crate::cruncher::real_time_turn();
+    let _turn = measuring();
     let dir = tempfile::tempdir().expect("tempdir");
     let json = dir.path().join("l.json");
     // The wakee acknowledges each wake 2.5 periods after it ran: the next two
@@ -237,7 +237,7 @@ fn loops_bound_the_wakes_per_pair() {
     if !require_root("loops_bound_the_wakes_per_pair") {
         return;
     }
-    let _turn = crate::cruncher::real_time_turn();
+    let _turn = measuring();
     let dir = tempfile::tempdir().expect("tempdir");
     let json = dir.path().join("n.json");
     let out = rtlat()
@@ -269,7 +269,7 @@ fn sigint_ends_a_process_run_promptly_and_reaps_the_wakees() {
     {
         return;
     }
-    let _turn = crate::cruncher::real_time_turn();
+    let _turn = measuring();
     let dir = tempfile::tempdir().expect("tempdir");
     let json = dir.path().join("i.json");
     let child = std::process::Command::new(bin())

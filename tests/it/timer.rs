@@ -140,6 +140,7 @@ fn real_timer_run_meets_the_acceptance_invariants() {
     if !require_root("real_timer_run_meets_the_acceptance_invariants") {
         return;
     }
+    let _turn = measuring();
     let dir = tempfile::tempdir().expect("tempdir");
     let json = dir.path().join("r.json");
     let out = rtlat()
@@ -191,6 +192,7 @@ fn real_loops_give_exactly_that_many_samples() {
     if !require_root("real_loops_give_exactly_that_many_samples") {
         return;
     }
+    let _turn = measuring();
     let dir = tempfile::tempdir().expect("tempdir");
     let json = dir.path().join("l.json");
     let out = rtlat()
@@ -212,6 +214,7 @@ fn real_break_marks_the_kernel_trace() {
     if !require_root("real_break_marks_the_kernel_trace") {
         return;
     }
+    let _turn = measuring();
     let dir = tempfile::tempdir().expect("tempdir");
     let json = dir.path().join("t.json");
     let out = rtlat()
@@ -253,6 +256,7 @@ fn deadline_policy_runs_unpinned_and_is_recorded() {
     if !require_root("deadline_policy_runs_unpinned_and_is_recorded") {
         return;
     }
+    let _turn = measuring();
     let dir = tempfile::tempdir().expect("tempdir");
     let json = dir.path().join("d.json");
     let out = rtlat()
@@ -300,6 +304,7 @@ fn resident_memory_stays_flat_during_a_run() {
     if !require_root("resident_memory_stays_flat_during_a_run") {
         return;
     }
+    let _turn = measuring();
     if !runs_under_emulation(
         "resident_memory_stays_flat_during_a_run",
         "the RSS is qemu-user's, which grows with its cache of translated code",
@@ -338,6 +343,7 @@ fn idle_first_then_load_gives_two_phases_and_a_load_record() {
     if !require_root("idle_first_then_load_gives_two_phases_and_a_load_record") {
         return;
     }
+    let _turn = measuring();
     let dir = tempfile::tempdir().expect("tempdir");
     let json = dir.path().join("p.json");
     let out = rtlat()

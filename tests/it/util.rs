@@ -88,6 +88,14 @@ pub fn is_root() -> bool {
 }
 
 /// True when the test may run; prints why it is skipped otherwise (and fails under CI).
+/// Tests that measure take turns: overlapping real-time runs (timer, switch,
+/// cruncher, net, irq) would disturb each other's figures and timing-based
+/// assertions. Hold the guard for the whole measuring part of a test.
+pub fn measuring() -> std::sync::MutexGuard<'static, ()> {
+    static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    TURN.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 pub fn require_root(test: &str) -> bool {
     if is_root() {
         return true;
