@@ -7,10 +7,9 @@
 
 use super::json::{self, Node};
 use super::{dates::parse_rfc2822, system, Imported, ParseError, Parsed, ThreadBuild};
-use super::{detect, read_bounded, Format};
+use super::{detect, Format, Reader};
 use crate::result::rfc3339_utc;
 use crate::result::EndReason;
-use std::io::BufRead;
 
 /// The value of an option in a command line: `-i1000`, `-i 1000`, `--interval=1000`, `--interval 1000`.
 pub fn option<'a>(tokens: &[&'a str], short: &str, long: &str) -> Option<&'a str> {
@@ -110,28 +109,17 @@ fn opt_str(root: &Node, keys: &[&str], what: &str) -> Parsed<Option<String>> {
         .transpose()
 }
 /// cyclictest --json output.
-#[derive(Debug, Clone, Copy)]
-pub struct CyclictestJson;
-
-impl Format for CyclictestJson {
-    fn name(&self) -> &'static str {
-        "cyclictest-json"
-    }
-    fn tool(&self) -> &'static str {
-        "cyclictest"
-    }
-    fn describe(&self) -> &'static str {
-        "cyclictest --json output"
-    }
-    fn detect(&self, head: &str) -> bool {
+pub static FORMAT: Format = Format {
+    name: "cyclictest-json",
+    tool: "cyclictest",
+    describe: "cyclictest --json output",
+    detect: |head| {
         ["thread", "cmdline:", "rt_test_version:"]
             .iter()
             .any(|k| detect::json_has_key(head, k))
-    }
-    fn parse(&self, input: &mut dyn BufRead) -> Parsed<Imported> {
-        parse(&read_bounded(input)?)
-    }
-}
+    },
+    read: Reader::Text(parse),
+};
 
 pub fn parse(text: &str) -> Parsed<Imported> {
     let root = json::parse(text)?;

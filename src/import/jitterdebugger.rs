@@ -12,33 +12,19 @@
 //! above are in `count` but not in the histogram.
 
 use super::json;
-use super::{detect, read_bounded, Format};
+use super::{detect, Format, Reader};
 use super::{parse_u64, system, Imported, ParseError, Parsed, ThreadBuild};
-use std::io::BufRead;
 
 /// jitterdebugger's histogram covers this many slots.
 const SLOTS: u64 = 1000;
 /// jitterdebugger's results.json.
-#[derive(Debug, Clone, Copy)]
-pub struct Jitterdebugger;
-
-impl Format for Jitterdebugger {
-    fn name(&self) -> &'static str {
-        "jitterdebugger"
-    }
-    fn tool(&self) -> &'static str {
-        "jitterdebugger"
-    }
-    fn describe(&self) -> &'static str {
-        "jitterdebugger results.json"
-    }
-    fn detect(&self, head: &str) -> bool {
-        detect::json_has_key(head, "cpu") && !detect::json_has_key(head, "thread")
-    }
-    fn parse(&self, input: &mut dyn BufRead) -> Parsed<Imported> {
-        parse(&read_bounded(input)?)
-    }
-}
+pub static FORMAT: Format = Format {
+    name: "jitterdebugger",
+    tool: "jitterdebugger",
+    describe: "jitterdebugger results.json",
+    detect: |head| detect::json_has_key(head, "cpu") && !detect::json_has_key(head, "thread"),
+    read: Reader::Text(parse),
+};
 
 pub fn parse(text: &str) -> Parsed<Imported> {
     let root = json::parse(text)?;

@@ -11,10 +11,9 @@
 //! round trip (unless `--full-rtt`). rtlat keeps the full round trip, rx − tx,
 //! as thread `rtt`, with sockperf's dropped / duplicated / out-of-order counts.
 
-use super::{detect, Format};
-use super::{parse_u64, Imported, Lines, ParseError, Parsed, ThreadBuild};
+use super::{detect, Format, Input, Reader};
+use super::{parse_u64, Imported, ParseError, Parsed, ThreadBuild};
 use crate::stats::{IntervalStats, SeriesBuilder};
-use std::io::BufRead;
 
 /// `2.403841683` seconds as ns, exactly.
 fn seconds_ns(s: &str) -> Option<u64> {
@@ -56,29 +55,15 @@ fn number_after(text: &str, key: &str) -> Option<u64> {
     parse_u64(&rest[..end])
 }
 /// sockperf ping-pong --full-log output.
-#[derive(Debug, Clone, Copy)]
-pub struct Sockperf;
+pub static FORMAT: Format = Format {
+    name: "sockperf",
+    tool: "sockperf",
+    describe: "sockperf --full-log output",
+    detect: |head| detect::line_starts_with(head, &["sockperf:", "packet, txTime"]),
+    read: Reader::Lines(parse),
+};
 
-impl Format for Sockperf {
-    fn name(&self) -> &'static str {
-        "sockperf"
-    }
-    fn tool(&self) -> &'static str {
-        "sockperf"
-    }
-    fn describe(&self) -> &'static str {
-        "sockperf --full-log output"
-    }
-    fn detect(&self, head: &str) -> bool {
-        detect::line_starts_with(head, &["sockperf:", "packet, txTime"])
-    }
-    fn parse(&self, input: &mut dyn BufRead) -> Parsed<Imported> {
-        parse(input)
-    }
-}
-
-pub fn parse(input: &mut dyn BufRead) -> Parsed<Imported> {
-    let mut lines = Lines::new(input);
+pub fn parse(lines: &mut Input) -> Parsed<Imported> {
     let mut imp = Imported::new(crate::result::Benchmark::Net);
     imp.precision_ns = 1;
     imp.unit = "ns";
