@@ -177,31 +177,12 @@ pub fn parse(text: &str) -> Parsed<Imported> {
         );
         b.count = Some(cycles);
         longest = longest.max(cycles);
-        if cycles > 0 {
-            b.min_ns = Some(t.field("min", &what)?.u64("min")?.saturating_mul(scale));
-            b.max_ns = Some(t.field("max", &what)?.u64("max")?.saturating_mul(scale));
-            b.avg_ns = Some(t.field("avg", &what)?.num("avg")? * scale as f64);
-            if b.avg_ns.is_some_and(|a| a < 0.0) {
-                return Err(ParseError::at(
-                    t.line,
-                    format!("expected a non-negative avg in {what}"),
-                ));
-            }
-        }
-        let mut highest = None;
-        if let Some(h) = t.get("histogram") {
-            for (bucket, count) in h.members("histogram")? {
-                let v = super::parse_u64(bucket).ok_or_else(|| {
-                    ParseError::at(count.line, format!("expected a bucket number as key in the histogram of {what}, found \"{}\"", super::found(bucket).trim_matches('\'')))
-                })?;
-                let c = count.u64("a histogram count")?;
-                b.add(v.saturating_mul(scale), c)
-                    .map_err(|e| ParseError::at(count.line, e.msg))?;
-                if c > 0 {
-                    highest = Some(highest.unwrap_or(0).max(v));
-                }
-            }
-        }
+        let highest = b.add_json(t, &what, scale, |bucket| {
+            format!(
+                "expected a bucket number as key in the histogram of {what}, found \"{}\"",
+                super::found(bucket).trim_matches('\'')
+            )
+        })?;
         let limit = set.histogram.or(highest.map(|h: u64| h.saturating_add(1)));
         b.overflow_at_ns = limit.map(|l| l.saturating_mul(scale));
         if b.recorded() > cycles {

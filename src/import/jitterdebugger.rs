@@ -65,38 +65,12 @@ pub fn parse(text: &str) -> Parsed<Imported> {
         );
         let count = c.field("count", &what)?.u64("count")?;
         b.count = Some(count);
-        if count > 0 {
-            b.min_ns = Some(c.field("min", &what)?.u64("min")?.saturating_mul(scale));
-            b.max_ns = Some(c.field("max", &what)?.u64("max")?.saturating_mul(scale));
-            let avg = c.field("avg", &what)?.num("avg")?;
-            if avg < 0.0 {
-                return Err(ParseError::at(
-                    c.line,
-                    format!("expected a non-negative avg in {what}"),
-                ));
-            }
-            b.avg_ns = Some(avg * scale as f64);
-        }
-        let mut highest = None;
-        if let Some(h) = c.get("histogram") {
-            for (slot, n) in h.members("histogram")? {
-                let v = parse_u64(slot).ok_or_else(|| {
-                    ParseError::at(
-                        n.line,
-                        format!(
-                            "expected a slot number as key in the histogram of {what}, found {}",
-                            super::found(slot)
-                        ),
-                    )
-                })?;
-                let k = n.u64("a histogram count")?;
-                b.add(v.saturating_mul(scale), k)
-                    .map_err(|e| ParseError::at(n.line, e.msg))?;
-                if k > 0 {
-                    highest = Some(highest.unwrap_or(0).max(v));
-                }
-            }
-        }
+        let highest = b.add_json(c, &what, scale, |slot| {
+            format!(
+                "expected a slot number as key in the histogram of {what}, found {}",
+                super::found(slot)
+            )
+        })?;
         if b.recorded() > count {
             return Err(ParseError::at(
                 c.line,
