@@ -198,11 +198,14 @@ mod tests {
 
     #[test]
     fn exact_seconds() {
-        assert_eq!(seconds_ns("2.403841683"), Some(2_403_841_683));
-        assert_eq!(seconds_ns("2.5"), Some(2_500_000_000));
-        assert_eq!(seconds_ns("7"), Some(7_000_000_000));
-        assert_eq!(seconds_ns("1.0000000001"), None);
-        assert_eq!(seconds_ns("-1.0"), None);
+        let exact = |t: &str| seconds_ns(t).ok_or(());
+        let whole = [
+            ("2.403841683", 2_403_841_683),
+            ("2.5", 2_500_000_000),
+            ("7", 7_000_000_000),
+        ];
+        crate::units::check_parses(exact, &whole);
+        crate::units::check_refuses(exact, &["1.0000000001", "-1.0"]);
         assert_eq!(
             number_after("# dropped messages = 3; # dup", "dropped messages"),
             Some(3)
