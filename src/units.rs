@@ -19,10 +19,12 @@ pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
             "'{t}' is zero; give a positive duration such as 1ms"
         ));
     }
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .ok_or_else(|| format!("'{t}' has no unit; write it as {t}us, {t}ms or {t}s"))?;
-    let (num, unit) = t.split_at(split);
+    let (num, unit) = split_unit(t);
+    if unit.is_empty() {
+        return Err(format!(
+            "'{t}' has no unit; write it as {t}us, {t}ms or {t}s"
+        ));
+    }
     if num.is_empty() {
         return Err(format!("'{t}' is not a number with a unit, e.g. 1ms"));
     }
@@ -50,6 +52,15 @@ pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
         return Err(format!("'{t}' is too large"));
     }
     Ok(ns.round() as u64)
+}
+
+/// Split `12.5ms` into its number and its unit (`("12.5", "ms")`): the number
+/// is the leading digits and dots, the unit the rest (empty when there is none).
+pub fn split_unit(t: &str) -> (&str, &str) {
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    t.split_at(split)
 }
 
 /// Parse a CPU list such as `0,2-3` or `all` against the online CPUs.
@@ -149,34 +160,61 @@ pub fn human_duration(ns: u64) -> String {
     "0s".into()
 }
 
+/// Check `parse` against a table of inputs and what each gives.
+#[cfg(test)]
+pub fn check_parses<T: PartialEq + std::fmt::Debug, E>(
+    parse: impl Fn(&str) -> Result<T, E>,
+    cases: &[(&str, T)],
+) {
+    for (text, expected) in cases {
+        assert_eq!(parse(text).ok().as_ref(), Some(expected), "{text}");
+    }
+}
+
+/// Check that `parse` refuses every input of `bad`.
+#[cfg(test)]
+pub fn check_refuses<T, E>(parse: impl Fn(&str) -> Result<T, E>, bad: &[&str]) {
+    for text in bad {
+        assert!(parse(text).is_err(), "{text} is accepted");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn durations_with_units() {
-        assert_eq!(parse_duration_ns("1ms"), Ok(1_000_000));
-        assert_eq!(parse_duration_ns("100us"), Ok(100_000));
-        assert_eq!(parse_duration_ns("1.5ms"), Ok(1_500_000));
-        assert_eq!(parse_duration_ns("2h"), Ok(7_200_000_000_000));
-        assert_eq!(parse_duration_ns("5m"), Ok(300_000_000_000));
-        assert_eq!(parse_duration_ns("250ns"), Ok(250));
-        assert_eq!(parse_duration_ns("0s"), Ok(0));
+        check_parses(
+            parse_duration_ns,
+            &[
+                ("1ms", 1_000_000),
+                ("100us", 100_000),
+                ("1.5ms", 1_500_000),
+                ("2h", 7_200_000_000_000),
+                ("5m", 300_000_000_000),
+                ("250ns", 250),
+                ("0s", 0),
+            ],
+        );
+        assert_eq!(split_unit("12.5ms"), ("12.5", "ms"));
+        assert_eq!(split_unit("7"), ("7", ""));
     }
 
     #[test]
     fn bad_durations_are_refused_with_reason() {
-        assert!(parse_duration_ns("-5").unwrap_err().contains("negative"));
-        assert!(parse_duration_ns("abc")
-            .unwrap_err()
-            .contains("not a number"));
-        assert!(parse_duration_ns("10").unwrap_err().contains("no unit"));
-        assert!(parse_duration_ns("10parsecs")
-            .unwrap_err()
-            .contains("unknown unit"));
-        assert!(parse_duration_ns("1.2.3ms").is_err());
-        assert!(parse_duration_ns("").is_err());
-        assert!(parse_duration_ns("99999999999999h").is_err());
+        for (text, reason) in [
+            ("-5", "negative"),
+            ("abc", "not a number"),
+            ("10", "no unit"),
+            ("10parsecs", "unknown unit"),
+            ("1.2.3ms", ""),
+            ("", ""),
+            ("99999999999999h", ""),
+        ] {
+            let e = parse_duration_ns(text).unwrap_err();
+            assert!(e.contains(reason), "{text}: {e}");
+        }
     }
 
     #[test]

@@ -92,10 +92,7 @@ mod tests {
 
     #[test]
     fn margins() {
-        assert_eq!(parse_margin("10%"), Ok(10.0));
-        assert_eq!(parse_margin("2.5"), Ok(2.5));
-        assert!(parse_margin("-1%").is_err());
-        assert!(parse_margin("ten").is_err());
-        assert!(parse_margin("nan").is_err());
+        crate::units::check_parses(parse_margin, &[("10%", 10.0), ("2.5", 2.5)]);
+        crate::units::check_refuses(parse_margin, &["-1%", "ten", "nan"]);
     }
 }

@@ -41,14 +41,14 @@ pub enum FormatArg {
 }
 
 impl FormatArg {
-    pub fn format(self) -> &'static dyn Format {
+    pub fn format(self) -> &'static Format {
         match self {
-            FormatArg::CyclictestJson => &cyclictest_json::CyclictestJson,
-            FormatArg::CyclictestHist => &cyclictest_hist::CyclictestHist,
-            FormatArg::Xenomai => &xenomai::Xenomai,
-            FormatArg::RtlaTimerlat => &rtla::RtlaTimerlat,
-            FormatArg::Jitterdebugger => &jitterdebugger::Jitterdebugger,
-            FormatArg::Sockperf => &sockperf::Sockperf,
+            FormatArg::CyclictestJson => &cyclictest_json::FORMAT,
+            FormatArg::CyclictestHist => &cyclictest_hist::FORMAT,
+            FormatArg::Xenomai => &xenomai::FORMAT,
+            FormatArg::RtlaTimerlat => &rtla::FORMAT,
+            FormatArg::Jitterdebugger => &jitterdebugger::FORMAT,
+            FormatArg::Sockperf => &sockperf::FORMAT,
         }
     }
 }
@@ -101,7 +101,7 @@ mod tests {
                 .expect("visible")
                 .get_name()
                 .to_string();
-            assert_eq!(a.format().name(), name);
+            assert_eq!(a.format().name, name);
             assert!(crate::import::by_name(&name).is_some());
         }
     }

@@ -5,9 +5,8 @@
 //! and the first overflow cycle numbers. Lines starting with `#` that carry
 //! nothing we use, and `WARN:` lines (stderr merged in), are skipped.
 
-use super::{detect, Format};
-use super::{parse_u64, Imported, Lines, ParseError, Parsed, ThreadBuild};
-use std::io::BufRead;
+use super::{detect, Format, Input, Reader};
+use super::{parse_u64, Imported, ParseError, Parsed, ThreadBuild};
 
 /// The numbers after a `# Label:` prefix.
 fn numbers(line: usize, rest: &str, what: &str) -> Parsed<Vec<u64>> {
@@ -26,29 +25,15 @@ fn numbers(line: usize, rest: &str, what: &str) -> Parsed<Vec<u64>> {
         .collect()
 }
 /// cyclictest -h histogram output.
-#[derive(Debug, Clone, Copy)]
-pub struct CyclictestHist;
+pub static FORMAT: Format = Format {
+    name: "cyclictest-hist",
+    tool: "cyclictest",
+    describe: "cyclictest -h histogram output",
+    detect: |head| detect::line_starts_with(head, &["# Histogram", "# Min Latencies:"]),
+    read: Reader::Lines(parse),
+};
 
-impl Format for CyclictestHist {
-    fn name(&self) -> &'static str {
-        "cyclictest-hist"
-    }
-    fn tool(&self) -> &'static str {
-        "cyclictest"
-    }
-    fn describe(&self) -> &'static str {
-        "cyclictest -h histogram output"
-    }
-    fn detect(&self, head: &str) -> bool {
-        detect::line_starts_with(head, &["# Histogram", "# Min Latencies:"])
-    }
-    fn parse(&self, input: &mut dyn BufRead) -> Parsed<Imported> {
-        parse(input)
-    }
-}
-
-pub fn parse(input: &mut dyn BufRead) -> Parsed<Imported> {
-    let mut lines = Lines::new(input);
+pub fn parse(lines: &mut Input) -> Parsed<Imported> {
     let mut rows: Vec<(usize, u64, Vec<u64>)> = Vec::new();
     let mut total: Option<(usize, Vec<u64>)> = None;
     let mut mins: Option<(usize, Vec<u64>)> = None;

@@ -7,10 +7,9 @@
 
 use super::json::{self, Node};
 use super::{dates::parse_rfc2822, system, Imported, ParseError, Parsed, ThreadBuild};
-use super::{detect, read_bounded, Format};
+use super::{detect, Format, Reader};
 use crate::result::rfc3339_utc;
 use crate::result::EndReason;
-use std::io::BufRead;
 
 /// The value of an option in a command line: `-i1000`, `-i 1000`, `--interval=1000`, `--interval 1000`.
 pub fn option<'a>(tokens: &[&'a str], short: &str, long: &str) -> Option<&'a str> {
@@ -110,28 +109,17 @@ fn opt_str(root: &Node, keys: &[&str], what: &str) -> Parsed<Option<String>> {
         .transpose()
 }
 /// cyclictest --json output.
-#[derive(Debug, Clone, Copy)]
-pub struct CyclictestJson;
-
-impl Format for CyclictestJson {
-    fn name(&self) -> &'static str {
-        "cyclictest-json"
-    }
-    fn tool(&self) -> &'static str {
-        "cyclictest"
-    }
-    fn describe(&self) -> &'static str {
-        "cyclictest --json output"
-    }
-    fn detect(&self, head: &str) -> bool {
+pub static FORMAT: Format = Format {
+    name: "cyclictest-json",
+    tool: "cyclictest",
+    describe: "cyclictest --json output",
+    detect: |head| {
         ["thread", "cmdline:", "rt_test_version:"]
             .iter()
             .any(|k| detect::json_has_key(head, k))
-    }
-    fn parse(&self, input: &mut dyn BufRead) -> Parsed<Imported> {
-        parse(&read_bounded(input)?)
-    }
-}
+    },
+    read: Reader::Text(parse),
+};
 
 pub fn parse(text: &str) -> Parsed<Imported> {
     let root = json::parse(text)?;
@@ -189,31 +177,12 @@ pub fn parse(text: &str) -> Parsed<Imported> {
         );
         b.count = Some(cycles);
         longest = longest.max(cycles);
-        if cycles > 0 {
-            b.min_ns = Some(t.field("min", &what)?.u64("min")?.saturating_mul(scale));
-            b.max_ns = Some(t.field("max", &what)?.u64("max")?.saturating_mul(scale));
-            b.avg_ns = Some(t.field("avg", &what)?.num("avg")? * scale as f64);
-            if b.avg_ns.is_some_and(|a| a < 0.0) {
-                return Err(ParseError::at(
-                    t.line,
-                    format!("expected a non-negative avg in {what}"),
-                ));
-            }
-        }
-        let mut highest = None;
-        if let Some(h) = t.get("histogram") {
-            for (bucket, count) in h.members("histogram")? {
-                let v = super::parse_u64(bucket).ok_or_else(|| {
-                    ParseError::at(count.line, format!("expected a bucket number as key in the histogram of {what}, found \"{}\"", super::found(bucket).trim_matches('\'')))
-                })?;
-                let c = count.u64("a histogram count")?;
-                b.add(v.saturating_mul(scale), c)
-                    .map_err(|e| ParseError::at(count.line, e.msg))?;
-                if c > 0 {
-                    highest = Some(highest.unwrap_or(0).max(v));
-                }
-            }
-        }
+        let highest = b.add_json(t, &what, scale, |bucket| {
+            format!(
+                "expected a bucket number as key in the histogram of {what}, found \"{}\"",
+                super::found(bucket).trim_matches('\'')
+            )
+        })?;
         let limit = set.histogram.or(highest.map(|h: u64| h.saturating_add(1)));
         b.overflow_at_ns = limit.map(|l| l.saturating_mul(scale));
         if b.recorded() > cycles {

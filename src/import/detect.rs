@@ -8,8 +8,8 @@ use super::{Format, FORMATS};
 pub const HEAD: usize = 64 << 10;
 
 /// The one format whose markers `head` carries; `None` when none or several do.
-pub fn detect(head: &str) -> Option<&'static dyn Format> {
-    let mut claimed = FORMATS.iter().copied().filter(|f| f.detect(head));
+pub fn detect(head: &str) -> Option<&'static Format> {
+    let mut claimed = FORMATS.iter().copied().filter(|f| (f.detect)(head));
     match (claimed.next(), claimed.next()) {
         (Some(f), None) => Some(f),
         _ => None,
@@ -44,7 +44,7 @@ mod tests {
         for (format, file) in FIXTURES {
             let text = fixture(file);
             let head = String::from_utf8_lossy(&text[..text.len().min(HEAD)]);
-            assert_eq!(detect(&head).map(|f| f.name()), Some(format), "{file}");
+            assert_eq!(detect(&head).map(|f| f.name), Some(format), "{file}");
         }
     }
 

@@ -58,7 +58,7 @@ impl Imported {
     /// The rtlat result; `file` names the source in config and notes.
     pub fn into_result(
         self,
-        format: &dyn Format,
+        format: &Format,
         file: &str,
         label: Option<String>,
     ) -> Parsed<RunResult> {
@@ -67,13 +67,13 @@ impl Imported {
                 0,
                 format!(
                     "expected at least one thread of measurements in the {}",
-                    format.describe()
+                    format.describe
                 ),
             ));
         }
         let mut notes = vec![format!(
             "imported by rtlat import from {} '{file}'; the source's precision is {}",
-            format.describe(),
+            format.describe,
             if self.precision_ns >= 1000 && self.precision_ns % 1000 == 0 {
                 format!("{} µs", self.precision_ns / 1000)
             } else {
@@ -135,7 +135,7 @@ impl Imported {
         notes.extend(self.notes);
         notes.extend(thread_notes);
         let mut config = serde_json::Map::new();
-        config.insert("imported_from".into(), format.name().into());
+        config.insert("imported_from".into(), format.name.into());
         config.insert("source_file".into(), file.into());
         config.insert("precision_ns".into(), self.precision_ns.into());
         config.extend(self.config);
@@ -157,9 +157,9 @@ impl Imported {
             .flatten()
             .collect();
             Some(if machine.is_empty() {
-                format!("{} {}", format.tool(), file_stem(file))
+                format!("{} {}", format.tool, file_stem(file))
             } else {
-                format!("{} {}", format.tool(), machine.join(" "))
+                format!("{} {}", format.tool, machine.join(" "))
             })
         });
         Ok(RunResult {

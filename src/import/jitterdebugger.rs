@@ -12,33 +12,19 @@
 //! above are in `count` but not in the histogram.
 
 use super::json;
-use super::{detect, read_bounded, Format};
+use super::{detect, Format, Reader};
 use super::{parse_u64, system, Imported, ParseError, Parsed, ThreadBuild};
-use std::io::BufRead;
 
 /// jitterdebugger's histogram covers this many slots.
 const SLOTS: u64 = 1000;
 /// jitterdebugger's results.json.
-#[derive(Debug, Clone, Copy)]
-pub struct Jitterdebugger;
-
-impl Format for Jitterdebugger {
-    fn name(&self) -> &'static str {
-        "jitterdebugger"
-    }
-    fn tool(&self) -> &'static str {
-        "jitterdebugger"
-    }
-    fn describe(&self) -> &'static str {
-        "jitterdebugger results.json"
-    }
-    fn detect(&self, head: &str) -> bool {
-        detect::json_has_key(head, "cpu") && !detect::json_has_key(head, "thread")
-    }
-    fn parse(&self, input: &mut dyn BufRead) -> Parsed<Imported> {
-        parse(&read_bounded(input)?)
-    }
-}
+pub static FORMAT: Format = Format {
+    name: "jitterdebugger",
+    tool: "jitterdebugger",
+    describe: "jitterdebugger results.json",
+    detect: |head| detect::json_has_key(head, "cpu") && !detect::json_has_key(head, "thread"),
+    read: Reader::Text(parse),
+};
 
 pub fn parse(text: &str) -> Parsed<Imported> {
     let root = json::parse(text)?;
@@ -79,38 +65,12 @@ pub fn parse(text: &str) -> Parsed<Imported> {
         );
         let count = c.field("count", &what)?.u64("count")?;
         b.count = Some(count);
-        if count > 0 {
-            b.min_ns = Some(c.field("min", &what)?.u64("min")?.saturating_mul(scale));
-            b.max_ns = Some(c.field("max", &what)?.u64("max")?.saturating_mul(scale));
-            let avg = c.field("avg", &what)?.num("avg")?;
-            if avg < 0.0 {
-                return Err(ParseError::at(
-                    c.line,
-                    format!("expected a non-negative avg in {what}"),
-                ));
-            }
-            b.avg_ns = Some(avg * scale as f64);
-        }
-        let mut highest = None;
-        if let Some(h) = c.get("histogram") {
-            for (slot, n) in h.members("histogram")? {
-                let v = parse_u64(slot).ok_or_else(|| {
-                    ParseError::at(
-                        n.line,
-                        format!(
-                            "expected a slot number as key in the histogram of {what}, found {}",
-                            super::found(slot)
-                        ),
-                    )
-                })?;
-                let k = n.u64("a histogram count")?;
-                b.add(v.saturating_mul(scale), k)
-                    .map_err(|e| ParseError::at(n.line, e.msg))?;
-                if k > 0 {
-                    highest = Some(highest.unwrap_or(0).max(v));
-                }
-            }
-        }
+        let highest = b.add_json(c, &what, scale, |slot| {
+            format!(
+                "expected a slot number as key in the histogram of {what}, found {}",
+                super::found(slot)
+            )
+        })?;
         if b.recorded() > count {
             return Err(ParseError::at(
                 c.line,

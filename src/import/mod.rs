@@ -46,46 +46,69 @@ use crate::result::RunResult;
 use std::io::{BufRead, Read};
 use std::path::PathBuf;
 
-/// One foreign format: its names, how to recognise it, how to read it.
-pub trait Format: Sync {
+/// One foreign format: its names, how to recognise it, how to read it. Each
+/// importer declares its own as `FORMAT`.
+pub struct Format {
     /// The name given with `--from` and recorded as `config.imported_from`.
-    fn name(&self) -> &'static str;
+    pub name: &'static str,
     /// The tool's short name, used in default labels.
-    fn tool(&self) -> &'static str;
+    pub tool: &'static str,
     /// What the input is, in words.
-    fn describe(&self) -> &'static str;
+    pub describe: &'static str,
     /// Whether the input's first lines (`head`, at most [`detect::HEAD`] bytes) look like this format.
-    fn detect(&self, head: &str) -> bool;
-    /// Read the whole input.
-    fn parse(&self, input: &mut dyn BufRead) -> Parsed<Imported>;
+    pub detect: fn(head: &str) -> bool,
+    /// How it reads the whole input.
+    pub read: Reader,
 }
 
-impl std::fmt::Debug for dyn Format {
+/// A format's parser, by how it takes the input.
+#[derive(Debug, Clone, Copy)]
+pub enum Reader {
+    /// Line by line (each line bounded at [`MAX_LINE`]).
+    Lines(fn(lines: &mut Input) -> Parsed<Imported>),
+    /// The whole input as one text (bounded at [`MAX_JSON`]): the JSON formats.
+    Text(fn(text: &str) -> Parsed<Imported>),
+}
+
+/// The input of a line-by-line parser.
+pub type Input<'a> = Lines<&'a mut dyn BufRead>;
+
+impl Reader {
+    /// Read the whole input.
+    pub fn read(self, input: &mut dyn BufRead) -> Parsed<Imported> {
+        match self {
+            Reader::Lines(parse) => parse(&mut Lines::new(input)),
+            Reader::Text(parse) => parse(&read_bounded(input)?),
+        }
+    }
+}
+
+impl std::fmt::Debug for Format {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
+        f.write_str(self.name)
     }
 }
 
 /// Every format, in the order `--from` lists them.
-pub static FORMATS: [&dyn Format; 6] = [
-    &cyclictest_json::CyclictestJson,
-    &cyclictest_hist::CyclictestHist,
-    &xenomai::Xenomai,
-    &rtla::RtlaTimerlat,
-    &jitterdebugger::Jitterdebugger,
-    &sockperf::Sockperf,
+pub static FORMATS: [&Format; 6] = [
+    &cyclictest_json::FORMAT,
+    &cyclictest_hist::FORMAT,
+    &xenomai::FORMAT,
+    &rtla::FORMAT,
+    &jitterdebugger::FORMAT,
+    &sockperf::FORMAT,
 ];
 
 /// The format called `name` (as `--from` spells it).
-pub fn by_name(name: &str) -> Option<&'static dyn Format> {
-    FORMATS.iter().copied().find(|f| f.name() == name)
+pub fn by_name(name: &str) -> Option<&'static Format> {
+    FORMATS.iter().copied().find(|f| f.name == name)
 }
 
 /// What `rtlat import` does, as plain configuration.
 #[derive(Debug, Clone)]
 pub struct ImportConfig {
     /// The input's format; `None`: detected from its first lines.
-    pub format: Option<&'static dyn Format>,
+    pub format: Option<&'static Format>,
     /// The other tool's output.
     pub file: PathBuf,
     /// Where the rtlat result goes.
@@ -97,12 +120,12 @@ pub struct ImportConfig {
 
 /// Parse `input` as `format`. `file` is the name recorded in the result.
 pub fn parse(
-    format: &dyn Format,
+    format: &Format,
     input: &mut dyn BufRead,
     file: &str,
     label: Option<String>,
 ) -> Parsed<RunResult> {
-    format.parse(input)?.into_result(format, file, label)
+    format.read.read(input)?.into_result(format, file, label)
 }
 
 pub fn run(cfg: &ImportConfig) -> Result<Outcome> {
@@ -110,7 +133,7 @@ pub fn run(cfg: &ImportConfig) -> Result<Outcome> {
     let meta = std::fs::metadata(path)
         .map_err(|e| Error::usage(format!("cannot read {}: {e}", path.display())))?;
     if meta.is_dir() {
-        let what = cfg.format.map_or("other tool's output", |f| f.describe());
+        let what = cfg.format.map_or("other tool's output", |f| f.describe);
         return Err(Error::usage(format!(
             "{} is a directory; give the {what} file",
             path.display(),
@@ -132,7 +155,7 @@ pub fn run(cfg: &ImportConfig) -> Result<Outcome> {
     let format = match cfg.format {
         Some(f) => f,
         None => detect(&String::from_utf8_lossy(&head)).ok_or_else(|| {
-            let names: Vec<&str> = FORMATS.iter().map(|f| f.name()).collect();
+            let names: Vec<&str> = FORMATS.iter().map(|f| f.name).collect();
             Error::usage(format!(
                 "{}: cannot tell which tool wrote it; give --from FORMAT ({})",
                 path.display(),
@@ -142,7 +165,7 @@ pub fn run(cfg: &ImportConfig) -> Result<Outcome> {
     };
     let mut reader = std::io::BufReader::new(std::io::Cursor::new(head).chain(file));
     let result = parse(format, &mut reader, &name, cfg.label.clone()).map_err(|e| {
-        let what = format.describe();
+        let what = format.describe;
         if e.line == 0 {
             Error::usage(format!("{}: not valid {what}: {}", path.display(), e.msg))
         } else {
@@ -172,9 +195,9 @@ mod tests {
     #[test]
     fn names_are_unique_and_found() {
         for f in FORMATS {
-            assert_eq!(by_name(f.name()).map(|g| g.name()), Some(f.name()));
+            assert_eq!(by_name(f.name).map(|g| g.name), Some(f.name));
         }
-        let mut names: Vec<&str> = FORMATS.iter().map(|f| f.name()).collect();
+        let mut names: Vec<&str> = FORMATS.iter().map(|f| f.name).collect();
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), FORMATS.len());

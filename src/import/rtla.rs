@@ -24,9 +24,8 @@
 //! latency `irq-cpuN`, user-space latency (`-u`) `usr-cpuN`; the total merges
 //! the `cpuN` threads.
 
-use super::{detect, Format};
-use super::{parse_u64, Imported, Lines, ParseError, Parsed, ThreadBuild};
-use std::io::BufRead;
+use super::{detect, Format, Input, Reader};
+use super::{parse_u64, Imported, ParseError, Parsed, ThreadBuild};
 
 fn values(n: usize, rest: &str, columns: usize, what: &str) -> Parsed<Vec<Option<u64>>> {
     let v: Vec<Option<u64>> = rest
@@ -72,32 +71,20 @@ fn duration(s: &str) -> Option<u64> {
     }
 }
 /// rtla timerlat hist output.
-#[derive(Debug, Clone, Copy)]
-pub struct RtlaTimerlat;
-
-impl Format for RtlaTimerlat {
-    fn name(&self) -> &'static str {
-        "rtla-timerlat"
-    }
-    fn tool(&self) -> &'static str {
-        "rtla-timerlat"
-    }
-    fn describe(&self) -> &'static str {
-        "rtla timerlat hist output"
-    }
-    fn detect(&self, head: &str) -> bool {
+pub static FORMAT: Format = Format {
+    name: "rtla-timerlat",
+    tool: "rtla-timerlat",
+    describe: "rtla timerlat hist output",
+    detect: |head| {
         detect::line_starts_with(head, &["# RTLA timerlat"])
             || head
                 .lines()
                 .any(|l| l.starts_with("Index") && (l.contains("IRQ-") || l.contains("Thr-")))
-    }
-    fn parse(&self, input: &mut dyn BufRead) -> Parsed<Imported> {
-        parse(input)
-    }
-}
+    },
+    read: Reader::Lines(parse),
+};
 
-pub fn parse(input: &mut dyn BufRead) -> Parsed<Imported> {
-    let mut lines = Lines::new(input);
+pub fn parse(lines: &mut Input) -> Parsed<Imported> {
     let mut scale = 1000u64;
     let mut secs = None;
     let mut header: Option<(usize, Vec<(String, usize)>)> = None;

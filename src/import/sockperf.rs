@@ -11,10 +11,9 @@
 //! round trip (unless `--full-rtt`). rtlat keeps the full round trip, rx − tx,
 //! as thread `rtt`, with sockperf's dropped / duplicated / out-of-order counts.
 
-use super::{detect, Format};
-use super::{parse_u64, Imported, Lines, ParseError, Parsed, ThreadBuild};
+use super::{detect, Format, Input, Reader};
+use super::{parse_u64, Imported, ParseError, Parsed, ThreadBuild};
 use crate::stats::{IntervalStats, SeriesBuilder};
-use std::io::BufRead;
 
 /// `2.403841683` seconds as ns, exactly.
 fn seconds_ns(s: &str) -> Option<u64> {
@@ -56,29 +55,15 @@ fn number_after(text: &str, key: &str) -> Option<u64> {
     parse_u64(&rest[..end])
 }
 /// sockperf ping-pong --full-log output.
-#[derive(Debug, Clone, Copy)]
-pub struct Sockperf;
+pub static FORMAT: Format = Format {
+    name: "sockperf",
+    tool: "sockperf",
+    describe: "sockperf --full-log output",
+    detect: |head| detect::line_starts_with(head, &["sockperf:", "packet, txTime"]),
+    read: Reader::Lines(parse),
+};
 
-impl Format for Sockperf {
-    fn name(&self) -> &'static str {
-        "sockperf"
-    }
-    fn tool(&self) -> &'static str {
-        "sockperf"
-    }
-    fn describe(&self) -> &'static str {
-        "sockperf --full-log output"
-    }
-    fn detect(&self, head: &str) -> bool {
-        detect::line_starts_with(head, &["sockperf:", "packet, txTime"])
-    }
-    fn parse(&self, input: &mut dyn BufRead) -> Parsed<Imported> {
-        parse(input)
-    }
-}
-
-pub fn parse(input: &mut dyn BufRead) -> Parsed<Imported> {
-    let mut lines = Lines::new(input);
+pub fn parse(lines: &mut Input) -> Parsed<Imported> {
     let mut imp = Imported::new(crate::result::Benchmark::Net);
     imp.precision_ns = 1;
     imp.unit = "ns";
@@ -213,11 +198,14 @@ mod tests {
 
     #[test]
     fn exact_seconds() {
-        assert_eq!(seconds_ns("2.403841683"), Some(2_403_841_683));
-        assert_eq!(seconds_ns("2.5"), Some(2_500_000_000));
-        assert_eq!(seconds_ns("7"), Some(7_000_000_000));
-        assert_eq!(seconds_ns("1.0000000001"), None);
-        assert_eq!(seconds_ns("-1.0"), None);
+        let exact = |t: &str| seconds_ns(t).ok_or(());
+        let whole = [
+            ("2.403841683", 2_403_841_683),
+            ("2.5", 2_500_000_000),
+            ("7", 7_000_000_000),
+        ];
+        crate::units::check_parses(exact, &whole);
+        crate::units::check_refuses(exact, &["1.0000000001", "-1.0"]);
         assert_eq!(
             number_after("# dropped messages = 3; # dup", "dropped messages"),
             Some(3)

@@ -2,7 +2,8 @@
 //! histogram, the tool's own count/min/avg/max, and the samples the tool
 //! counted beyond its histogram (kept at the range's limit, never dropped).
 
-use super::{ParseError, Parsed};
+use super::json::Node;
+use super::{parse_u64, ParseError, Parsed};
 use crate::result::{Series, ThreadResult};
 use crate::stats::recorder::Totals;
 use crate::stats::{Histogram, Summary};
@@ -72,6 +73,46 @@ impl ThreadBuild {
             .sum_sq
             .saturating_add((value_ns as u128 * value_ns as u128).saturating_mul(count as u128));
         Ok(())
+    }
+
+    /// The tool's figures in the JSON object `t` (`what` names it in errors),
+    /// scaled to ns by `scale`: `min`, `max` and `avg` when [`count`](Self::count)
+    /// is above zero, and the `histogram` when there is one, a count per bucket
+    /// number (`{"12": 216, …}`). Returns the highest bucket with a count.
+    /// `bad_key` is the error for a histogram key that is not a number.
+    pub fn add_json(
+        &mut self,
+        t: &Node,
+        what: &str,
+        scale: u64,
+        bad_key: impl Fn(&str) -> String,
+    ) -> Parsed<Option<u64>> {
+        if self.count.is_some_and(|c| c > 0) {
+            self.min_ns = Some(t.field("min", what)?.u64("min")?.saturating_mul(scale));
+            self.max_ns = Some(t.field("max", what)?.u64("max")?.saturating_mul(scale));
+            let avg = t.field("avg", what)?.num("avg")?;
+            if avg < 0.0 {
+                return Err(ParseError::at(
+                    t.line,
+                    format!("expected a non-negative avg in {what}"),
+                ));
+            }
+            self.avg_ns = Some(avg * scale as f64);
+        }
+        let mut highest = None;
+        let Some(h) = t.get("histogram") else {
+            return Ok(highest);
+        };
+        for (key, count) in h.members("histogram")? {
+            let v = parse_u64(key).ok_or_else(|| ParseError::at(count.line, bad_key(key)))?;
+            let c = count.u64("a histogram count")?;
+            self.add(v.saturating_mul(scale), c)
+                .map_err(|e| ParseError::at(count.line, e.msg))?;
+            if c > 0 {
+                highest = Some(highest.unwrap_or(0).max(v));
+            }
+        }
+        Ok(highest)
     }
 
     /// Samples recorded in the histogram so far.

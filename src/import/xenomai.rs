@@ -16,10 +16,9 @@
 //! cells, its last cell collecting everything beyond; the `min`/`max`
 //! histograms hold per-second extremes and are not imported.
 
-use super::{detect, Format};
-use super::{field, parse_u64, parse_us, Imported, Lines, ParseError, Parsed, ThreadBuild};
+use super::{detect, Format, Input, Reader};
+use super::{field, parse_u64, parse_us, Imported, ParseError, Parsed, ThreadBuild};
 use crate::result::SeriesPoint;
-use std::io::BufRead;
 
 struct Row {
     line: usize,
@@ -114,32 +113,20 @@ const PROSE: [&str; 8] = [
     "latency:",
 ];
 /// Xenomai latency output.
-#[derive(Debug, Clone, Copy)]
-pub struct Xenomai;
-
-impl Format for Xenomai {
-    fn name(&self) -> &'static str {
-        "xenomai"
-    }
-    fn tool(&self) -> &'static str {
-        "xenomai-latency"
-    }
-    fn describe(&self) -> &'static str {
-        "Xenomai latency output"
-    }
-    fn detect(&self, head: &str) -> bool {
+pub static FORMAT: Format = Format {
+    name: "xenomai",
+    tool: "xenomai-latency",
+    describe: "Xenomai latency output",
+    detect: |head| {
         detect::line_starts_with(
             head,
             &["RTT|", "RTH|", "RTD|", "RTS|", "== Sampling period"],
         )
-    }
-    fn parse(&self, input: &mut dyn BufRead) -> Parsed<Imported> {
-        parse(input)
-    }
-}
+    },
+    read: Reader::Lines(parse),
+};
 
-pub fn parse(input: &mut dyn BufRead) -> Parsed<Imported> {
-    let mut lines = Lines::new(input);
+pub fn parse(lines: &mut Input) -> Parsed<Imported> {
     let (mut period_us, mut mode, mut prio, mut cpu) = (None, None, None, None);
     let mut rows: Vec<Row> = Vec::new();
     let mut cells: Vec<(usize, u64, u64)> = Vec::new();

@@ -53,34 +53,26 @@ pub(crate) trait SecNs: Sized {
     }
 }
 
-impl SecNs for timespec {
-    #[inline(always)]
-    fn sec_ns(&self) -> (u64, u64) {
-        (self.tv_sec as u64, self.tv_nsec as u64)
-    }
-    #[inline(always)]
-    fn from_sec_ns(sec: u64, nsec: u64) -> Self {
-        timespec {
-            // `as _`: time_t is 32-bit on armv7/ppc glibc and a deprecated alias on musl.
-            tv_sec: sec as _,
-            tv_nsec: nsec as libc::c_long,
+/// [`SecNs`] of the structs with `tv_sec` and `tv_nsec`: libc's and rustix's `timespec`.
+macro_rules! timespec_sec_ns {
+    ($($t:ty),*) => {$(
+        impl SecNs for $t {
+            #[inline(always)]
+            fn sec_ns(&self) -> (u64, u64) {
+                (self.tv_sec as u64, self.tv_nsec as u64)
+            }
+            #[inline(always)]
+            fn from_sec_ns(sec: u64, nsec: u64) -> Self {
+                Self {
+                    // `as _`: time_t is 32-bit on armv7/ppc glibc and a deprecated alias on musl.
+                    tv_sec: sec as _,
+                    tv_nsec: nsec as _,
+                }
+            }
         }
-    }
+    )*};
 }
-
-impl SecNs for Timespec {
-    #[inline(always)]
-    fn sec_ns(&self) -> (u64, u64) {
-        (self.tv_sec as u64, self.tv_nsec as u64)
-    }
-    #[inline(always)]
-    fn from_sec_ns(sec: u64, nsec: u64) -> Self {
-        Timespec {
-            tv_sec: sec as _,
-            tv_nsec: nsec as _,
-        }
-    }
-}
+timespec_sec_ns!(timespec, Timespec);
 
 /// A `timeval` keeps microseconds: `from_ns` truncates the nanoseconds.
 impl SecNs for libc::timeval {

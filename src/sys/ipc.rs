@@ -12,6 +12,7 @@ use std::ffi::CString;
 use std::io;
 use std::sync::atomic::{AtomicU32, Ordering};
 
+use super::clock::SecNs;
 use super::last_error;
 use super::shm::SharedWords;
 
@@ -288,18 +289,7 @@ impl Doorbell {
                     (unsafe { libc::sem_wait(map.as_ptr::<libc::sem_t>()) }) as isize
                 }
                 Line::SysvSem(id) => semop(*id, -1, 0) as isize,
-                Line::Mqueue { rx, .. } => {
-                    let mut msg = [0u8; MQ_MSG];
-                    // SAFETY: `msg` is MQ_MSG writable bytes, the queue's message size.
-                    unsafe {
-                        libc::mq_receive(
-                            *rx,
-                            msg.as_mut_ptr() as *mut libc::c_char,
-                            MQ_MSG,
-                            std::ptr::null_mut(),
-                        )
-                    }
-                }
+                Line::Mqueue { rx, .. } => mq_take(*rx, None),
                 Line::Signal(_) => {
                     let set = wake_set();
                     // SAFETY: `set` is an initialised sigset_t; the info pointer may be null.
@@ -325,7 +315,7 @@ impl Doorbell {
         loop {
             let now = super::clock::now_ns(mono);
             let left = deadline_ns.saturating_sub(now);
-            let rel = ts(left);
+            let rel = libc::timespec::from_ns(left);
             let rc: isize = match &self.line {
                 Line::Futex { word, private } => {
                     let w = &word.words()[0];
@@ -358,7 +348,8 @@ impl Doorbell {
                     n as isize
                 }
                 Line::PosixSem(map) => {
-                    let abs = ts(super::clock::now_ns(libc::CLOCK_REALTIME) + left);
+                    let abs =
+                        libc::timespec::from_ns(super::clock::now_ns(libc::CLOCK_REALTIME) + left);
                     // SAFETY: the mapping holds an initialised sem_t; `abs` is a valid timespec.
                     (unsafe { libc::sem_timedwait(map.as_ptr::<libc::sem_t>(), &abs) }) as isize
                 }
@@ -372,18 +363,9 @@ impl Doorbell {
                     (unsafe { semtimedop(*id, &mut b, 1, &rel) }) as isize
                 }
                 Line::Mqueue { rx, .. } => {
-                    let abs = ts(super::clock::now_ns(libc::CLOCK_REALTIME) + left);
-                    let mut msg = [0u8; MQ_MSG];
-                    // SAFETY: `msg` is MQ_MSG writable bytes; `abs` is a valid timespec.
-                    unsafe {
-                        libc::mq_timedreceive(
-                            *rx,
-                            msg.as_mut_ptr() as *mut libc::c_char,
-                            MQ_MSG,
-                            std::ptr::null_mut(),
-                            &abs,
-                        )
-                    }
+                    let abs =
+                        libc::timespec::from_ns(super::clock::now_ns(libc::CLOCK_REALTIME) + left);
+                    mq_take(*rx, Some(&abs))
                 }
                 Line::Signal(_) => {
                     let set = wake_set();
@@ -401,13 +383,6 @@ impl Doorbell {
                 _ => return Err(e),
             }
         }
-    }
-}
-
-fn ts(ns: u64) -> libc::timespec {
-    libc::timespec {
-        tv_sec: (ns / 1_000_000_000) as _,
-        tv_nsec: (ns % 1_000_000_000) as libc::c_long,
     }
 }
 
@@ -478,7 +453,7 @@ fn futex(word: &AtomicU32, op: libc::c_int, val: u32) -> libc::c_long {
 /// word. `shared`: the word lives in memory shared with another process.
 #[inline(always)]
 fn futex_wait_until(word: &AtomicU32, val: u32, deadline_ns: Option<u64>, shared: bool) {
-    let t = deadline_ns.map(ts);
+    let t = deadline_ns.map(libc::timespec::from_ns);
     let tsp = t
         .as_ref()
         .map_or(std::ptr::null(), |t| t as *const libc::timespec);
@@ -509,27 +484,32 @@ fn semop(id: libc::c_int, op: libc::c_short, flags: libc::c_short) -> libc::c_in
     unsafe { libc::semop(id, &mut b, 1) }
 }
 
+/// Take one message from `rx`, waiting until the absolute CLOCK_REALTIME time
+/// `abs` (`None`: for ever). mq_receive is this call with no timeout.
+#[inline(always)]
+fn mq_take(rx: libc::mqd_t, abs: Option<&libc::timespec>) -> isize {
+    let mut msg = [0u8; MQ_MSG];
+    let abs = abs.map_or(std::ptr::null(), |t| t as *const libc::timespec);
+    // SAFETY: `msg` is MQ_MSG writable bytes, the queue's message size; `abs` is null or a valid timespec.
+    (unsafe {
+        libc::mq_timedreceive(
+            rx,
+            msg.as_mut_ptr() as *mut libc::c_char,
+            MQ_MSG,
+            std::ptr::null_mut(),
+            abs,
+        )
+    }) as isize
+}
+
 fn wake_set() -> libc::sigset_t {
-    // SAFETY: sigset_t is plain data; sigemptyset initialises it before use.
-    let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
-    // SAFETY: `set` is a valid sigset_t.
-    unsafe {
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, wake_signal());
-    }
-    set
+    super::signals::sigset(&[wake_signal()])
 }
 
 /// Block [`wake_signal`] in the calling thread and the threads and children it
 /// creates afterwards, so it is only ever taken by sigwaitinfo.
 pub fn block_wake_signal() -> io::Result<()> {
-    let set = wake_set();
-    // SAFETY: `set` is initialised; the old-mask pointer may be null.
-    let rc = unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };
-    if rc != 0 {
-        return Err(io::Error::from_raw_os_error(rc));
-    }
-    Ok(())
+    super::signals::block(&[wake_signal()])
 }
 
 #[cfg(test)]

@@ -109,10 +109,8 @@ unsafe fn child_prologue(parent: Pid) {
 /// process group. `parent` is this process's pid. Exit status 127: exec failed.
 pub fn spawn_exec(image: &ExecImage, null: BorrowedFd<'_>, parent: Pid) -> io::Result<Child> {
     let null = null.as_raw_fd();
-    // SAFETY: sigset_t is plain data; sigemptyset initialises it (before the fork).
-    let mut empty: libc::sigset_t = unsafe { std::mem::zeroed() };
-    // SAFETY: `empty` is a valid sigset_t.
-    unsafe { libc::sigemptyset(&mut empty) };
+    // Built before the fork.
+    let empty = super::signals::sigset(&[]);
     // SAFETY: the child makes raw, async-signal-safe system calls only, on data
     // prepared before the fork, and leaves through execve or _exit.
     unsafe {

@@ -8,27 +8,39 @@ use std::io;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::Arc;
 
-fn term_set() -> libc::sigset_t {
+/// The set of `signals`.
+#[inline]
+pub(crate) fn sigset(signals: &[libc::c_int]) -> libc::sigset_t {
     // SAFETY: sigset_t is plain data; sigemptyset initialises it before use.
     let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
     // SAFETY: `set` is a valid sigset_t.
     unsafe {
         libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, libc::SIGINT);
-        libc::sigaddset(&mut set, libc::SIGTERM);
+        for &s in signals {
+            libc::sigaddset(&mut set, s);
+        }
     }
     set
 }
 
-/// Block SIGINT and SIGTERM in the calling thread (and threads it spawns later).
-pub fn block_termination() -> io::Result<()> {
-    let set = term_set();
+/// Block `signals` in the calling thread (and the threads and children it creates later).
+pub(crate) fn block(signals: &[libc::c_int]) -> io::Result<()> {
+    let set = sigset(signals);
     // SAFETY: `set` is initialised; the old-mask pointer may be null.
     let rc = unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };
     if rc != 0 {
         return Err(io::Error::from_raw_os_error(rc));
     }
     Ok(())
+}
+
+fn term_set() -> libc::sigset_t {
+    sigset(&[libc::SIGINT, libc::SIGTERM])
+}
+
+/// Block SIGINT and SIGTERM in the calling thread (and threads it spawns later).
+pub fn block_termination() -> io::Result<()> {
+    block(&[libc::SIGINT, libc::SIGTERM])
 }
 
 /// Wait for SIGINT or SIGTERM (they must be blocked); returns the signal number.
