@@ -8,8 +8,13 @@
 //! [`wait_until`](Doorbell::wait_until) a deadline. Every mechanism counts:
 //! a ring made before the wait is kept, and each ring ends exactly one wait.
 
+use rustix::event::EventfdFlags;
+use rustix::pipe::PipeFlags;
+use rustix::thread::futex;
 use std::ffi::CString;
 use std::io;
+use std::num::NonZeroU32;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::clock::SecNs;
@@ -67,25 +72,15 @@ impl Mechanism {
     }
 }
 
-/// An owned file descriptor.
-struct Fd(libc::c_int);
-
-impl Drop for Fd {
-    fn drop(&mut self) {
-        // SAFETY: we own the descriptor.
-        unsafe { libc::close(self.0) };
-    }
-}
-
 enum Line {
     Futex {
         word: SharedWords,
         private: bool,
     },
-    Eventfd(Fd),
+    Eventfd(OwnedFd),
     Pipe {
-        rd: Fd,
-        wr: Fd,
+        rd: OwnedFd,
+        wr: OwnedFd,
     },
     PosixSem(SharedWords),
     SysvSem(libc::c_int),
@@ -113,26 +108,14 @@ impl Doorbell {
                 word: SharedWords::new(1)?,
                 private: !across_processes,
             },
-            Mechanism::Eventfd => {
-                // SAFETY: eventfd has no memory-safety preconditions.
-                let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_SEMAPHORE) };
-                if fd < 0 {
-                    return Err(last_error());
-                }
-                Line::Eventfd(Fd(fd))
-            }
+            Mechanism::Eventfd => Line::Eventfd(rustix::event::eventfd(
+                0,
+                EventfdFlags::CLOEXEC | EventfdFlags::SEMAPHORE,
+            )?),
             Mechanism::Pipe => {
-                let mut fds = [0 as libc::c_int; 2];
-                // SAFETY: `fds` has room for the two descriptors pipe2 writes.
-                if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-                    return Err(last_error());
-                }
-                let (rd, wr) = (Fd(fds[0]), Fd(fds[1]));
+                let (rd, wr) = rustix::pipe::pipe_with(PipeFlags::CLOEXEC)?;
                 // The write end never blocks: a full pipe means the wakee is far behind anyway.
-                // SAFETY: `wr` is an open descriptor we own.
-                if unsafe { libc::fcntl(wr.0, libc::F_SETFL, libc::O_NONBLOCK) } != 0 {
-                    return Err(last_error());
-                }
+                rustix::io::ioctl_fionbio(&wr, true)?;
                 Line::Pipe { rd, wr }
             }
             Mechanism::PosixSem => {
@@ -218,18 +201,10 @@ impl Doorbell {
             Line::Futex { word, private } => {
                 let w = &word.words()[0];
                 w.fetch_add(1, Ordering::Release);
-                futex(w, futex_op(libc::FUTEX_WAKE, *private), 1) >= 0
+                futex::wake(w, futex_flags(*private), 1).is_ok()
             }
-            Line::Eventfd(fd) => {
-                let one = 1u64.to_ne_bytes();
-                // SAFETY: `one` is 8 readable bytes; the descriptor is open.
-                unsafe { libc::write(fd.0, one.as_ptr() as *const libc::c_void, 8) == 8 }
-            }
-            Line::Pipe { wr, .. } => {
-                let b = [1u8];
-                // SAFETY: `b` is one readable byte; the descriptor is open and non-blocking.
-                unsafe { libc::write(wr.0, b.as_ptr() as *const libc::c_void, 1) == 1 }
-            }
+            Line::Eventfd(fd) => rustix::io::write(fd, &1u64.to_ne_bytes()) == Ok(8),
+            Line::Pipe { wr, .. } => rustix::io::write(wr, &[1u8]) == Ok(1),
             Line::PosixSem(map) => {
                 // SAFETY: the mapping holds a sem_t initialised in `new` and not yet destroyed.
                 unsafe { libc::sem_post(map.as_ptr::<libc::sem_t>()) == 0 }
@@ -259,7 +234,7 @@ impl Doorbell {
     #[inline(always)]
     pub fn wait(&self, token: &mut u32) -> io::Result<()> {
         loop {
-            let rc: isize = match &self.line {
+            let done: io::Result<()> = match &self.line {
                 Line::Futex { word, private } => {
                     // The word counts rings; the token counts the rings taken.
                     let w = &word.words()[0];
@@ -268,40 +243,33 @@ impl Doorbell {
                         *token = token.wrapping_add(1);
                         return Ok(());
                     }
-                    let rc = futex(w, futex_op(libc::FUTEX_WAIT, *private), v);
-                    if rc >= 0 || last_error().raw_os_error() == Some(libc::EAGAIN) {
-                        continue; // woken or changed: look at the word again
+                    match futex::wait(w, futex_flags(*private), v, None) {
+                        // Woken, changed or interrupted: look at the word again.
+                        Ok(()) | Err(rustix::io::Errno::AGAIN) => continue,
+                        Err(e) => Err(e.into()),
                     }
-                    rc as isize
                 }
-                Line::Eventfd(fd) => {
-                    let mut buf = [0u8; 8];
-                    // SAFETY: `buf` is 8 writable bytes; the descriptor is open.
-                    unsafe { libc::read(fd.0, buf.as_mut_ptr() as *mut libc::c_void, 8) }
-                }
-                Line::Pipe { rd, .. } => {
-                    let mut b = [0u8; 1];
-                    // SAFETY: `b` is one writable byte; the descriptor is open.
-                    unsafe { libc::read(rd.0, b.as_mut_ptr() as *mut libc::c_void, 1) }
-                }
+                Line::Eventfd(fd) => rustix::io::read(fd, &mut [0u8; 8])
+                    .map(drop)
+                    .map_err(io::Error::from),
+                Line::Pipe { rd, .. } => rustix::io::read(rd, &mut [0u8; 1])
+                    .map(drop)
+                    .map_err(io::Error::from),
                 Line::PosixSem(map) => {
                     // SAFETY: the mapping holds an initialised sem_t.
-                    (unsafe { libc::sem_wait(map.as_ptr::<libc::sem_t>()) }) as isize
+                    checked((unsafe { libc::sem_wait(map.as_ptr::<libc::sem_t>()) }) as isize)
                 }
-                Line::SysvSem(id) => semop(*id, -1, 0) as isize,
-                Line::Mqueue { rx, .. } => mq_take(*rx, None),
+                Line::SysvSem(id) => checked(semop(*id, -1, 0) as isize),
+                Line::Mqueue { rx, .. } => checked(mq_take(*rx, None)),
                 Line::Signal(_) => {
                     let set = wake_set();
                     // SAFETY: `set` is an initialised sigset_t; the info pointer may be null.
-                    (unsafe { libc::sigwaitinfo(&set, std::ptr::null_mut()) }) as isize
+                    checked((unsafe { libc::sigwaitinfo(&set, std::ptr::null_mut()) }) as isize)
                 }
             };
-            if rc >= 0 {
-                return Ok(());
-            }
-            let e = last_error();
-            if e.raw_os_error() != Some(libc::EINTR) {
-                return Err(e);
+            match done {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                other => return other,
             }
         }
     }
@@ -327,12 +295,12 @@ impl Doorbell {
                     if left == 0 {
                         return Ok(false);
                     }
-                    futex_wait_until(w, v, Some(deadline_ns), !*private);
+                    futex_wait_until(w, v, deadline_ns, !*private);
                     continue;
                 }
                 Line::Eventfd(fd) | Line::Pipe { rd: fd, .. } => {
                     let mut p = libc::pollfd {
-                        fd: fd.0,
+                        fd: fd.as_raw_fd(),
                         events: libc::POLLIN,
                         revents: 0,
                     };
@@ -422,55 +390,42 @@ impl Drop for Doorbell {
 /// Message size of the queues (the message carries nothing; its arrival is the wake).
 const MQ_MSG: usize = 8;
 
-fn futex_op(op: libc::c_int, private: bool) -> libc::c_int {
-    if private {
-        op | libc::FUTEX_PRIVATE_FLAG
-    } else {
-        op
-    }
-}
-
+/// Futex flags of a line: private to this process unless shared with a child.
 #[inline(always)]
-fn futex(word: &AtomicU32, op: libc::c_int, val: u32) -> libc::c_long {
-    // SAFETY: `word` is a live, aligned u32; WAIT/WAKE read no other argument but the
-    // (null) timeout, which means "no timeout".
-    unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            word.as_ptr(),
-            op,
-            val,
-            std::ptr::null::<libc::timespec>(),
-            std::ptr::null::<u32>(),
-            0u32,
-        )
+fn futex_flags(private: bool) -> futex::Flags {
+    if private {
+        futex::Flags::PRIVATE
+    } else {
+        futex::Flags::empty()
     }
 }
 
 /// Block while `word` holds `val`, until woken or until the absolute
-/// CLOCK_MONOTONIC time `deadline_ns` (never, with `None`). Returns on a
-/// wake, a timeout, an interruption or a changed value: callers re-check the
-/// word. `shared`: the word lives in memory shared with another process.
+/// CLOCK_MONOTONIC time `deadline_ns`. Returns on a wake, a timeout, an
+/// interruption or a changed value: callers re-check the word. `shared`: the
+/// word lives in memory shared with another process.
 #[inline(always)]
-fn futex_wait_until(word: &AtomicU32, val: u32, deadline_ns: Option<u64>, shared: bool) {
-    let t = deadline_ns.map(libc::timespec::from_ns);
-    let tsp = t
-        .as_ref()
-        .map_or(std::ptr::null(), |t| t as *const libc::timespec);
-    // SAFETY: `word` is a live, aligned u32; `tsp` is null or points to a timespec
-    // that outlives the call; FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC
-    // timeout and a bitset (all bits: any waker).
-    unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            word.as_ptr(),
-            futex_op(libc::FUTEX_WAIT_BITSET, !shared),
-            val,
-            tsp,
-            std::ptr::null::<u32>(),
-            u32::MAX,
-        )
-    };
+fn futex_wait_until(word: &AtomicU32, val: u32, deadline_ns: u64, shared: bool) {
+    let deadline = rustix::time::Timespec::from_ns(deadline_ns);
+    // FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC timeout and a
+    // bitset (all bits: any waker).
+    let _ = futex::wait_bitset(
+        word,
+        futex_flags(!shared),
+        val,
+        Some(&deadline),
+        NonZeroU32::MAX,
+    );
+}
+
+/// A libc return value as a result: negative means the error in `errno`.
+#[inline(always)]
+fn checked(rc: isize) -> io::Result<()> {
+    if rc >= 0 {
+        Ok(())
+    } else {
+        Err(last_error())
+    }
 }
 
 #[inline(always)]
