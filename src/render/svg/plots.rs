@@ -201,24 +201,33 @@ pub fn histogram_plot(
             width: 1.3,
             points: pts,
         });
-        keys.push(Key {
-            text: name.clone(),
-            detail: Some(format!("max {} µs", short_us(h.max))),
-            color: Some(i),
-            dash: Dash::Solid,
-            line: true,
-        });
+        keys.push(Key::series(
+            name.clone(),
+            Some(format!("max {} µs", short_us(h.max))),
+            i,
+        ));
     }
-    keys.extend(no_samples(series));
-    if left_out > 0 {
-        keys.push(Key {
-            text: format!("{left_out} more not drawn"),
-            detail: None,
-            color: None,
-            dash: Dash::Solid,
-            line: false,
-        });
-    }
+    series_plot((title, subtitle), (x, y), lines, keys, series, left_out)
+}
+
+/// A plot of histogram series: the legend gets the series without samples
+/// and the count of those not drawn; "no samples" when none has any.
+fn series_plot(
+    (title, subtitle): (String, String),
+    (x, y): (Axis, Axis),
+    lines: Vec<Line>,
+    mut keys: Vec<Key>,
+    series: &[(String, Histogram)],
+    left_out: usize,
+) -> Plot {
+    let empty = series.iter().all(|(_, h)| h.samples == 0);
+    keys.extend(
+        series
+            .iter()
+            .filter(|(_, h)| h.samples == 0)
+            .map(|(name, _)| Key::remark(name.clone(), Some("no samples".into()))),
+    );
+    keys.extend(Key::not_drawn(left_out));
     Plot {
         title,
         subtitle,
@@ -227,7 +236,7 @@ pub fn histogram_plot(
         lines,
         keys,
         markers: Vec::new(),
-        empty: filled.is_empty().then(|| "no samples".to_string()),
+        empty: empty.then(|| "no samples".to_string()),
     }
 }
 
@@ -349,13 +358,7 @@ pub fn timeline_plot(r: &RunResult, title: String, subtitle: String) -> Plot {
                     .collect(),
             });
         }
-        keys.push(Key {
-            text: t.name.clone(),
-            detail: None,
-            color: Some(i),
-            dash: Dash::Solid,
-            line: true,
-        });
+        keys.push(Key::series(t.name.clone(), None, i));
     }
     if !series.is_empty() {
         for (text, dash) in [
@@ -363,24 +366,10 @@ pub fn timeline_plot(r: &RunResult, title: String, subtitle: String) -> Plot {
             ("average", Dash::Dashed),
             ("min", Dash::Dotted),
         ] {
-            keys.push(Key {
-                text: text.into(),
-                detail: None,
-                color: None,
-                dash,
-                line: true,
-            });
+            keys.push(Key::style(text, dash));
         }
     }
-    if left_out > 0 {
-        keys.push(Key {
-            text: format!("{left_out} more not drawn"),
-            detail: None,
-            color: None,
-            dash: Dash::Solid,
-            line: false,
-        });
-    }
+    keys.extend(Key::not_drawn(left_out));
     let interval = r
         .threads
         .iter()
@@ -449,21 +438,6 @@ fn percentile_points(h: &Histogram, x_max: f64, log: bool) -> Vec<Option<(f64, f
     pts
 }
 
-/// Legend remarks for series that have nothing to draw.
-fn no_samples(series: &[(String, Histogram)]) -> Vec<Key> {
-    series
-        .iter()
-        .filter(|(_, h)| h.samples == 0)
-        .map(|(name, _)| Key {
-            text: name.clone(),
-            detail: Some("no samples".into()),
-            color: None,
-            dash: Dash::Solid,
-            line: false,
-        })
-        .collect()
-}
-
 /// `0 → 0%`, `1 → 90%`, `2 → 99%`, `3 → 99.9%` …
 fn nines(k: i32) -> String {
     match k {
@@ -510,34 +484,13 @@ pub fn percentile_plot(
             .percentile(99.0)
             .map(short_us)
             .unwrap_or_else(|| "-".into());
-        keys.push(Key {
-            text: name.to_string(),
-            detail: Some(format!("p99 {p99} µs")),
-            color: Some(if merged_series { 8 } else { i }),
-            dash: Dash::Solid,
-            line: true,
-        });
+        keys.push(Key::series(
+            name.to_string(),
+            Some(format!("p99 {p99} µs")),
+            if merged_series { 8 } else { i },
+        ));
     }
-    keys.extend(no_samples(series));
-    if left_out > 0 {
-        keys.push(Key {
-            text: format!("{left_out} more not drawn"),
-            detail: None,
-            color: None,
-            dash: Dash::Solid,
-            line: false,
-        });
-    }
-    Plot {
-        title,
-        subtitle,
-        x,
-        y,
-        lines,
-        keys,
-        markers: Vec::new(),
-        empty: filled.is_empty().then(|| "no samples".to_string()),
-    }
+    series_plot((title, subtitle), (x, y), lines, keys, series, left_out)
 }
 
 #[cfg(test)]
