@@ -302,13 +302,18 @@ fn render_each(tables: &[Table], one: fn(&Table) -> String) -> String {
     o
 }
 
+/// A table's heading: the benchmark, its unit and how many results.
+fn heading(t: &Table, markdown: bool) -> String {
+    let (b, note, n) = (&t.benchmark, t.benchmark.unit_note(), t.rows.len() - 1);
+    if markdown {
+        format!("**{b}** ({note}, {n} result(s))\n\n")
+    } else {
+        format!("{b}: {note}, {n} result(s)\n")
+    }
+}
+
 fn render_text(t: &Table) -> String {
-    let head = format!(
-        "{}: {}, {} result(s)\n",
-        t.benchmark,
-        t.benchmark.unit_note(),
-        t.rows.len() - 1
-    );
+    let head = heading(t, false);
     let cols: Vec<Col> = (0..t.rows[0].len())
         .map(|c| match align(c) {
             Align::Left => Col::left(),
@@ -319,12 +324,7 @@ fn render_text(t: &Table) -> String {
 }
 
 fn render_markdown(t: &Table) -> String {
-    let head = format!(
-        "**{}** ({}, {} result(s))\n\n",
-        t.benchmark,
-        t.benchmark.unit_note(),
-        t.rows.len() - 1
-    );
+    let head = heading(t, true);
     let aligns: Vec<Align> = (0..t.rows[0].len()).map(align).collect();
     head + &table::markdown(&aligns, &t.rows)
 }

@@ -48,6 +48,19 @@ pub struct Axis {
     pub ticks: Vec<(f64, String)>,
 }
 
+impl Axis {
+    /// Where `v` stands between the axis' ends, 0 to 1.
+    fn fraction(&self, v: f64) -> f64 {
+        let span = self.max - self.min;
+        let f = if span > 0.0 {
+            (v - self.min) / span
+        } else {
+            0.0
+        };
+        f.clamp(0.0, 1.0)
+    }
+}
+
 /// A polyline in axis coordinates; `None` breaks it.
 #[derive(Debug, Clone)]
 pub struct Line {
@@ -291,23 +304,11 @@ fn line(o: &mut String, a: (f64, f64), b: (f64, f64), attrs: &str) {
 
 impl Plot {
     fn px(&self, x: f64) -> f64 {
-        let span = self.x.max - self.x.min;
-        let f = if span > 0.0 {
-            (x - self.x.min) / span
-        } else {
-            0.0
-        };
-        LEFT + f.clamp(0.0, 1.0) * (PLOT_RIGHT - LEFT)
+        LEFT + self.x.fraction(x) * (PLOT_RIGHT - LEFT)
     }
 
     fn py(&self, y: f64) -> f64 {
-        let span = self.y.max - self.y.min;
-        let f = if span > 0.0 {
-            (y - self.y.min) / span
-        } else {
-            0.0
-        };
-        PLOT_BOTTOM - f.clamp(0.0, 1.0) * (PLOT_BOTTOM - TOP)
+        PLOT_BOTTOM - self.y.fraction(y) * (PLOT_BOTTOM - TOP)
     }
 
     /// The plot's elements in a 960×400 frame at the origin.
