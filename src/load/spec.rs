@@ -153,6 +153,43 @@ pub struct Kind {
 }
 
 impl Kind {
+    /// A load named `name` whose bare number is a `count` (`worker count` …;
+    /// empty: none), taking no bare size, rate or period.
+    pub const fn new(
+        name: &'static str,
+        count: &'static str,
+        example: &'static str,
+        parse: fn(Args<'_>) -> Parsed<LoadKind>,
+    ) -> Kind {
+        Kind {
+            name,
+            count,
+            size: false,
+            rate: false,
+            period: false,
+            example,
+            parse,
+        }
+    }
+
+    /// The same, with a bare size.
+    pub const fn sized(self) -> Kind {
+        Kind { size: true, ..self }
+    }
+
+    /// The same, with a bare rate (or `flood`).
+    pub const fn rated(self) -> Kind {
+        Kind { rate: true, ..self }
+    }
+
+    /// The same, with a bare period.
+    pub const fn periodic(self) -> Kind {
+        Kind {
+            period: true,
+            ..self
+        }
+    }
+
     /// The error for a bare argument of a form this load does not take.
     fn not_a(&self, a: &str) -> String {
         let mut forms = Vec::new();
@@ -205,6 +242,18 @@ impl<'a> Args<'a> {
     /// The bare count given as `k=v` instead (at most `max`).
     pub fn set_count(&mut self, k: &str, v: &str, max: usize) -> Parsed<()> {
         set(&mut self.count, key_count(k, v, max)?, self.kind.count)
+    }
+
+    /// Read the keys of a load whose only key is `workers` (`known`: what the
+    /// error for another key lists).
+    pub fn workers_only(&mut self, known: &str) -> Parsed<()> {
+        for (k, v) in std::mem::take(&mut self.keys) {
+            match k {
+                "workers" => self.set_count(k, v, MAX_WORKERS)?,
+                _ => return Err(self.unknown_key(k, known)),
+            }
+        }
+        Ok(())
     }
 
     /// Sort one bare argument (or keep a key for the load's parser).

@@ -7,8 +7,8 @@
 
 use crate::error::{Error, Result};
 use crate::load::spec::{key_size, object, set, Args, Kind, LoadKind, Parsed, MAX_WORKERS};
-use crate::load::worker::{Body, Failure, Pool, WorkerCtx};
-use crate::load::{Load, LoadContext, Progress, RateUnit};
+use crate::load::worker::{Body, Failure, Pool, Reading, WorkerCtx};
+use crate::load::{About, Load, LoadContext, Progress, RateUnit};
 use crate::sys::shm::PrivateBuffer;
 use serde_json::{json, Map, Value};
 
@@ -32,15 +32,13 @@ impl MemoryParams {
     }
 }
 
-pub const KIND: Kind = Kind {
-    name: "memory",
-    count: "worker count",
-    size: true,
-    rate: false,
-    period: false,
-    example: "memory:2, memory:32M or memory:2:64M",
+pub const KIND: Kind = Kind::new(
+    "memory",
+    "worker count",
+    "memory:2, memory:32M or memory:2:64M",
     parse,
-};
+)
+.sized();
 
 fn parse(mut a: Args<'_>) -> Parsed<LoadKind> {
     let mut stride = None;
@@ -141,19 +139,17 @@ fn available_bytes() -> Option<u64> {
 }
 
 impl Load for MemoryLoad {
-    fn name(&self) -> &'static str {
-        "memory"
+    fn about(&self) -> About {
+        About {
+            name: "memory",
+            workers: self.params.workers,
+            unit: RateUnit::Bytes,
+        }
     }
     fn params(&self) -> Map<String, Value> {
         let mut p = self.params.to_map();
         p.insert("line_bytes".into(), LINE.into());
         p
-    }
-    fn workers(&self) -> usize {
-        self.params.workers
-    }
-    fn rate_unit(&self) -> RateUnit {
-        RateUnit::Bytes
     }
     fn start(&mut self, ctx: &LoadContext) -> Result<()> {
         let total = self.params.size.saturating_mul(self.params.workers as u64);
@@ -184,18 +180,8 @@ impl Load for MemoryLoad {
         self.pool = Some(Pool::start("ld-mem", ctx.cpus.as_deref(), bodies));
         Ok(())
     }
-    fn progress(&mut self) -> Progress {
-        let t = self.pool.as_mut().map(Pool::totals).unwrap_or_default();
-        self.finish(t)
-    }
-    fn stop(&mut self) -> Progress {
-        let t = self.pool.as_mut().map(Pool::stop).unwrap_or_default();
-        self.finish(t)
-    }
-}
-
-impl MemoryLoad {
-    fn finish(&self, mut t: crate::load::worker::Totals) -> Progress {
+    fn read(&mut self, reading: Reading) -> Progress {
+        let mut t = Pool::read(&mut self.pool, reading);
         t.failed.extend(self.alloc_failed.iter().cloned());
         let bytes = t.ops * LINE;
         Progress::of(t).with_bytes(bytes)
