@@ -160,10 +160,8 @@ impl LoadContext {
 /// One load generator. Created from its parameters, started once, asked for
 /// its progress any number of times, stopped once.
 pub trait Load: Send {
-    /// Its name, workers and rate unit.
+    /// Its name, workers, rate unit and parameters.
     fn about(&self) -> About;
-    /// Every parameter (defaults and resolved values included), for the record.
-    fn params(&self) -> Map<String, Value>;
     /// Start the workers. An `Err` is a load that cannot run at all; a worker
     /// that fails is recorded in the progress instead.
     fn start(&mut self, ctx: &LoadContext) -> Result<()>;
@@ -181,12 +179,40 @@ pub trait Load: Send {
 }
 
 /// What a load is, for its record.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct About {
     pub name: &'static str,
     /// Workers requested (threads or processes).
     pub workers: usize,
     pub unit: RateUnit,
+    /// Every parameter (defaults and resolved values included).
+    pub params: Map<String, Value>,
+}
+
+impl About {
+    /// A load whose rate counts operations.
+    pub fn ops(name: &'static str, workers: usize, params: Map<String, Value>) -> About {
+        About {
+            name,
+            workers,
+            unit: RateUnit::Ops,
+            params,
+        }
+    }
+
+    /// A load whose rate counts bytes.
+    pub fn bytes(name: &'static str, workers: usize, params: Map<String, Value>) -> About {
+        About {
+            unit: RateUnit::Bytes,
+            ..About::ops(name, workers, params)
+        }
+    }
+
+    /// The same with one more (or a resolved) parameter.
+    pub fn with(mut self, key: &str, value: impl Into<Value>) -> About {
+        self.params.insert(key.into(), value.into());
+        self
+    }
 }
 
 /// The generator for one load of a spec.
@@ -225,6 +251,7 @@ pub fn record(token: &str, load: &dyn Load, p: &Progress, duration_ns: u64) -> V
         name,
         workers,
         unit,
+        params,
     } = load.about();
     let amount = match unit {
         RateUnit::Ops => p.totals.ops,
@@ -238,7 +265,7 @@ pub fn record(token: &str, load: &dyn Load, p: &Progress, duration_ns: u64) -> V
     let mut r = json!({
         "name": name,
         "spec": token,
-        "params": load.params(),
+        "params": params,
         "workers": workers,
         "started": p.totals.started,
         "failed": p.totals.failed,

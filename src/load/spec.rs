@@ -153,23 +153,27 @@ pub struct Kind {
 }
 
 impl Kind {
-    /// A load named `name` whose bare number is a `count` (`worker count` …;
-    /// empty: none), taking no bare size, rate or period.
+    /// A load named `name` whose bare number is its worker count, taking no
+    /// bare size, rate or period.
     pub const fn new(
         name: &'static str,
-        count: &'static str,
         example: &'static str,
         parse: fn(Args<'_>) -> Parsed<LoadKind>,
     ) -> Kind {
         Kind {
             name,
-            count,
+            count: "worker count",
             size: false,
             rate: false,
             period: false,
             example,
             parse,
         }
+    }
+
+    /// The same, its bare number counting something else (empty: no count).
+    pub const fn counting(self, count: &'static str) -> Kind {
+        Kind { count, ..self }
     }
 
     /// The same, with a bare size.

@@ -3,7 +3,7 @@
 use crate::error::Result;
 use crate::load::spec::{object, Args, Kind, LoadKind, Parsed};
 use crate::load::worker::{Body, Pool, Reading, WorkerCtx};
-use crate::load::{About, Load, LoadContext, Progress, RateUnit};
+use crate::load::{About, Load, LoadContext, Progress};
 use serde_json::{json, Map, Value};
 
 /// `cpu[:N]` [default: one worker per load CPU].
@@ -19,7 +19,7 @@ impl CpuParams {
     }
 }
 
-pub const KIND: Kind = Kind::new("cpu", "worker count", "cpu:2", parse);
+pub const KIND: Kind = Kind::new("cpu", "cpu:2", parse);
 
 fn parse(mut a: Args<'_>) -> Parsed<LoadKind> {
     a.workers_only("workers")?;
@@ -76,17 +76,9 @@ fn body(ctx: &WorkerCtx) -> std::result::Result<(), String> {
 
 impl Load for CpuLoad {
     fn about(&self) -> About {
-        About {
-            name: "cpu",
-            workers: self.workers,
-            unit: RateUnit::Ops,
-        }
-    }
-    fn params(&self) -> Map<String, Value> {
-        let mut p = self.params.to_map();
-        p.insert("workers".into(), self.workers.into());
-        p.insert("iterations_per_op".into(), ROUND.into());
-        p
+        About::ops("cpu", self.workers, self.params.to_map())
+            .with("workers", self.workers)
+            .with("iterations_per_op", ROUND)
     }
     fn start(&mut self, ctx: &LoadContext) -> Result<()> {
         if self.params.workers.is_none() {

@@ -6,7 +6,7 @@
 use crate::error::{Error, Result};
 use crate::load::spec::{object, Args, Kind, LoadKind, Parsed};
 use crate::load::worker::{Body, Pool, Reading, WorkerCtx};
-use crate::load::{About, Load, LoadContext, Progress, RateUnit};
+use crate::load::{About, Load, LoadContext, Progress};
 use crate::sys::process::{self, ExecImage, Exit, Pid};
 use serde_json::{json, Map, Value};
 use std::ffi::OsString;
@@ -33,12 +33,7 @@ impl ExecParams {
     }
 }
 
-pub const KIND: Kind = Kind::new(
-    "exec",
-    "worker count",
-    "exec:2 or exec:2:cmd=ls /bin",
-    parse,
-);
+pub const KIND: Kind = Kind::new("exec", "exec:2 or exec:2:cmd=ls /bin", parse);
 
 fn parse(mut a: Args<'_>) -> Parsed<LoadKind> {
     a.workers_only("workers, cmd")?;
@@ -172,16 +167,8 @@ fn body(ctx: &WorkerCtx, run: Run) -> std::result::Result<(), String> {
 
 impl Load for ExecLoad {
     fn about(&self) -> About {
-        About {
-            name: "exec",
-            workers: self.params.workers,
-            unit: RateUnit::Ops,
-        }
-    }
-    fn params(&self) -> Map<String, Value> {
-        let mut p = self.params.to_map();
-        p.insert("program".into(), self.program.display().to_string().into());
-        p
+        let program = self.program.display().to_string();
+        About::ops("exec", self.params.workers, self.params.to_map()).with("program", program)
     }
     fn start(&mut self, ctx: &LoadContext) -> Result<()> {
         let name = &self.params.command[0];

@@ -8,7 +8,7 @@
 use crate::error::{Error, Result};
 use crate::load::spec::{key_count, key_size, object, set, Args, Kind, LoadKind, Parsed};
 use crate::load::worker::{Body, Failure, Pool, Reading, Totals, WorkerCtx};
-use crate::load::{About, Load, LoadContext, Progress, RateUnit};
+use crate::load::{About, Load, LoadContext, Progress};
 use crate::sys::process::{self, Exit, Pid, Task};
 use crate::sys::shm::SharedWords;
 use serde_json::{json, Map, Value};
@@ -52,12 +52,8 @@ impl HackbenchParams {
     }
 }
 
-pub const KIND: Kind = Kind::new(
-    "hackbench",
-    "group count",
-    "hackbench:4 or hackbench:4:fds=10",
-    parse,
-);
+pub const KIND: Kind =
+    Kind::new("hackbench", "hackbench:4 or hackbench:4:fds=10", parse).counting("group count");
 
 fn parse(mut a: Args<'_>) -> Parsed<LoadKind> {
     let (mut fds, mut message, mut ipc, mut mode) = (None, None, None, None);
@@ -341,14 +337,8 @@ fn merge(r: Totals, s: Totals) -> Totals {
 
 impl Load for HackbenchLoad {
     fn about(&self) -> About {
-        About {
-            name: "hackbench",
-            workers: self.params.groups * self.params.fds * 2,
-            unit: RateUnit::Ops,
-        }
-    }
-    fn params(&self) -> Map<String, Value> {
-        self.params.to_map()
+        let workers = self.params.groups * self.params.fds * 2;
+        About::ops("hackbench", workers, self.params.to_map())
     }
     fn start(&mut self, ctx: &LoadContext) -> Result<()> {
         self.run = Some(match self.params.mode {

@@ -7,7 +7,7 @@
 use crate::error::{Error, Result};
 use crate::load::spec::{key_size, object, set, Args, Kind, LoadKind, Parsed, MAX_WORKERS};
 use crate::load::worker::{Body, Pool, Reading, WorkerCtx};
-use crate::load::{About, Load, LoadContext, Progress, RateUnit};
+use crate::load::{About, Load, LoadContext, Progress};
 use serde_json::{json, Map, Value};
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
@@ -35,13 +35,7 @@ impl IoParams {
     }
 }
 
-pub const KIND: Kind = Kind::new(
-    "io",
-    "worker count",
-    "io:1, io:1:16M or io:1:block=4K",
-    parse,
-)
-.sized();
+pub const KIND: Kind = Kind::new("io", "io:1, io:1:16M or io:1:block=4K", parse).sized();
 
 fn parse(mut a: Args<'_>) -> Parsed<LoadKind> {
     let (mut block, mut dir) = (None, None);
@@ -158,17 +152,9 @@ fn body(ctx: &WorkerCtx, file: File, size: u64, block: usize) -> std::result::Re
 
 impl Load for IoLoad {
     fn about(&self) -> About {
-        About {
-            name: "io",
-            workers: self.params.workers,
-            unit: RateUnit::Bytes,
-        }
-    }
-    fn params(&self) -> Map<String, Value> {
-        let mut p = self.params.to_map();
-        p.insert("dir".into(), self.dir.display().to_string().into());
-        p.insert("file".into(), self.anonymous.into());
-        p
+        About::bytes("io", self.params.workers, self.params.to_map())
+            .with("dir", self.dir.display().to_string())
+            .with("file", self.anonymous)
     }
     fn start(&mut self, ctx: &LoadContext) -> Result<()> {
         let mut bodies: Vec<Body> = Vec::new();

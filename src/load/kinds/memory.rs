@@ -8,7 +8,7 @@
 use crate::error::{Error, Result};
 use crate::load::spec::{key_size, object, set, Args, Kind, LoadKind, Parsed, MAX_WORKERS};
 use crate::load::worker::{Body, Failure, Pool, Reading, WorkerCtx};
-use crate::load::{About, Load, LoadContext, Progress, RateUnit};
+use crate::load::{About, Load, LoadContext, Progress};
 use crate::sys::shm::PrivateBuffer;
 use serde_json::{json, Map, Value};
 
@@ -32,13 +32,7 @@ impl MemoryParams {
     }
 }
 
-pub const KIND: Kind = Kind::new(
-    "memory",
-    "worker count",
-    "memory:2, memory:32M or memory:2:64M",
-    parse,
-)
-.sized();
+pub const KIND: Kind = Kind::new("memory", "memory:2, memory:32M or memory:2:64M", parse).sized();
 
 fn parse(mut a: Args<'_>) -> Parsed<LoadKind> {
     let mut stride = None;
@@ -140,16 +134,7 @@ fn available_bytes() -> Option<u64> {
 
 impl Load for MemoryLoad {
     fn about(&self) -> About {
-        About {
-            name: "memory",
-            workers: self.params.workers,
-            unit: RateUnit::Bytes,
-        }
-    }
-    fn params(&self) -> Map<String, Value> {
-        let mut p = self.params.to_map();
-        p.insert("line_bytes".into(), LINE.into());
-        p
+        About::bytes("memory", self.params.workers, self.params.to_map()).with("line_bytes", LINE)
     }
     fn start(&mut self, ctx: &LoadContext) -> Result<()> {
         let total = self.params.size.saturating_mul(self.params.workers as u64);

@@ -11,7 +11,7 @@
 use crate::error::{Error, Result};
 use crate::load::spec::{key_size, object, parse_size, set, Args, Kind, LoadKind, Parsed};
 use crate::load::worker::{Failure, Reading, Totals};
-use crate::load::{About, Load, LoadContext, Progress, RateUnit};
+use crate::load::{About, Load, LoadContext, Progress};
 use crate::stats::seqlock::SeqCell;
 use crate::sys::{self, clock};
 use serde_json::{json, Map, Value};
@@ -43,7 +43,9 @@ impl NetParams {
     }
 }
 
-pub const KIND: Kind = Kind::new("net", "", "net:4MB/s or net:flood", parse).rated();
+pub const KIND: Kind = Kind::new("net", "net:4MB/s or net:flood", parse)
+    .counting("")
+    .rated();
 
 fn parse(mut a: Args<'_>) -> Parsed<LoadKind> {
     let mut payload = None;
@@ -469,25 +471,14 @@ impl NetLoad {
 
 impl Load for NetLoad {
     fn about(&self) -> About {
-        About {
-            name: "net",
-            workers: 1,
-            unit: RateUnit::Bytes,
-        }
-    }
-    fn params(&self) -> Map<String, Value> {
-        let mut p = self.params.to_map();
-        p.insert("target".into(), self.target.map(|t| t.to_string()).into());
-        p.insert(
-            "sink".into(),
-            if self.own_sink {
-                "rtlat loopback sink"
-            } else {
-                "external"
-            }
-            .into(),
-        );
-        p
+        let sink = if self.own_sink {
+            "rtlat loopback sink"
+        } else {
+            "external"
+        };
+        About::bytes("net", 1, self.params.to_map())
+            .with("target", self.target.map(|t| t.to_string()))
+            .with("sink", sink)
     }
     fn start(&mut self, ctx: &LoadContext) -> Result<()> {
         let target = match ctx.target {

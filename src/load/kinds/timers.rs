@@ -5,7 +5,7 @@
 use crate::error::Result;
 use crate::load::spec::{object, set, Args, Kind, LoadKind, Parsed, MAX_WORKERS};
 use crate::load::worker::{Body, Pool, Reading, WorkerCtx};
-use crate::load::{About, Load, LoadContext, Progress, RateUnit};
+use crate::load::{About, Load, LoadContext, Progress};
 use crate::sys::{self, clock};
 use serde_json::{json, Map, Value};
 
@@ -26,8 +26,9 @@ impl TimersParams {
     }
 }
 
-pub const KIND: Kind =
-    Kind::new("timers", "thread count", "timers:8 or timers:8:50us", parse).periodic();
+pub const KIND: Kind = Kind::new("timers", "timers:8 or timers:8:50us", parse)
+    .counting("thread count")
+    .periodic();
 
 fn parse(mut a: Args<'_>) -> Parsed<LoadKind> {
     for (k, v) in std::mem::take(&mut a.keys) {
@@ -83,16 +84,7 @@ fn body(ctx: &WorkerCtx, period: u64, phase: u64) -> std::result::Result<(), Str
 
 impl Load for TimersLoad {
     fn about(&self) -> About {
-        About {
-            name: "timers",
-            workers: self.params.threads,
-            unit: RateUnit::Ops,
-        }
-    }
-    fn params(&self) -> Map<String, Value> {
-        let mut p = self.params.to_map();
-        p.insert("timer_slack_ns".into(), 1.into());
-        p
+        About::ops("timers", self.params.threads, self.params.to_map()).with("timer_slack_ns", 1)
     }
     fn start(&mut self, ctx: &LoadContext) -> Result<()> {
         let (n, period) = (self.params.threads as u64, self.params.period_ns);
