@@ -10,12 +10,7 @@ use crate::stats::{Histogram, Summary};
 use crate::sysinfo::{CpuGovernor, SystemInfo};
 use serde_json::json;
 
-fn xorshift(s: &mut u64) -> u64 {
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    *s
-}
+use crate::stats::xorshift;
 
 /// How one thread's samples look.
 #[derive(Clone, Copy)]

@@ -176,10 +176,6 @@ impl EdgeBackend for SerialBackend {
     fn input_level(&mut self) -> io::Result<bool> {
         Ok(self.level)
     }
-
-    fn kernel_timestamps(&self) -> bool {
-        false
-    }
 }
 
 #[cfg(test)]
