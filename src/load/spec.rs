@@ -427,6 +427,15 @@ pub fn key_size(k: &str, v: &str) -> Parsed<u64> {
     parse_size(v).map_err(|e| format!("{k}: {e}"))
 }
 
+/// A range check: `Err` with the message unless `ok`.
+pub fn ensure(ok: bool, message: impl FnOnce() -> String) -> Parsed<()> {
+    if ok {
+        Ok(())
+    } else {
+        Err(message())
+    }
+}
+
 /// Assign once: the same parameter given twice is an error.
 pub fn set<T>(slot: &mut Option<T>, v: T, what: &str) -> Parsed<()> {
     if slot.is_some() {

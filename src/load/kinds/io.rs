@@ -5,7 +5,7 @@
 //! left behind after a normal end, a signal, a panic or SIGKILL.
 
 use crate::error::{Error, Result};
-use crate::load::spec::{key_size, object, set, Args, Kind, LoadKind, Parsed, MAX_WORKERS};
+use crate::load::spec::{ensure, key_size, object, set, Args, Kind, LoadKind, Parsed, MAX_WORKERS};
 use crate::load::worker::{Body, Pool, Reading, WorkerCtx};
 use crate::load::{About, Load, LoadContext, Progress};
 use serde_json::{json, Map, Value};
@@ -54,15 +54,13 @@ fn parse(mut a: Args<'_>) -> Parsed<LoadKind> {
         }
     }
     let block = block.unwrap_or(DEFAULT_IO_BLOCK);
-    if !(512..=64 << 20).contains(&block) {
-        return Err(format!("block={block}: a block is 512 bytes to 64M"));
-    }
+    ensure((512..=64 << 20).contains(&block), || {
+        format!("block={block}: a block is 512 bytes to 64M")
+    })?;
     let size = a.size.unwrap_or(DEFAULT_IO_SIZE.max(block));
-    if size < block {
-        return Err(format!(
-            "the file bound ({size} bytes) is smaller than a block ({block} bytes)"
-        ));
-    }
+    ensure(size >= block, || {
+        format!("the file bound ({size} bytes) is smaller than a block ({block} bytes)")
+    })?;
     Ok(LoadKind::Io(IoParams {
         workers: a.count.unwrap_or(1),
         size,

@@ -6,7 +6,7 @@
 //! dirtied and written back. The rate counts cache lines touched, in bytes/s.
 
 use crate::error::{Error, Result};
-use crate::load::spec::{key_size, object, set, Args, Kind, LoadKind, Parsed, MAX_WORKERS};
+use crate::load::spec::{ensure, key_size, object, set, Args, Kind, LoadKind, Parsed, MAX_WORKERS};
 use crate::load::worker::{Body, Failure, Pool, Reading, WorkerCtx};
 use crate::load::{About, Load, LoadContext, Progress};
 use crate::sys::shm::PrivateBuffer;
@@ -45,20 +45,16 @@ fn parse(mut a: Args<'_>) -> Parsed<LoadKind> {
         }
     }
     let size = a.size.unwrap_or(DEFAULT_MEMORY_SIZE);
-    if size < 64 << 10 {
-        return Err(format!(
-            "the working set must be at least 64K (got {size} bytes)"
-        ));
-    }
-    if size > 1 << 40 {
-        return Err("the working set is larger than 1 TiB".into());
-    }
+    ensure(size >= 64 << 10, || {
+        format!("the working set must be at least 64K (got {size} bytes)")
+    })?;
+    ensure(size <= 1 << 40, || {
+        "the working set is larger than 1 TiB".into()
+    })?;
     let stride = stride.unwrap_or(DEFAULT_STRIDE);
-    if stride < 64 || stride >= size {
-        return Err(format!(
-            "stride={stride}: the stride must be at least 64 bytes and below the size"
-        ));
-    }
+    ensure((64..size).contains(&stride), || {
+        format!("stride={stride}: the stride must be at least 64 bytes and below the size")
+    })?;
     Ok(LoadKind::Memory(MemoryParams {
         workers: a.count.unwrap_or(1),
         size,
