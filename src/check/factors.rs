@@ -85,13 +85,12 @@ fn preempt(sys: &SystemInfo) -> Factor {
 fn rt_throttling(sys: &SystemInfo) -> Factor {
     const NAME: &str = "RT throttling";
     match (sys.sched_rt_runtime_us, sys.sched_rt_period_us) {
-        (Some(-1), _) => Factor::new(NAME, Verdict::Good, "off (sched_rt_runtime_us = -1)"),
+        (Some(-1), _) => Factor::good(NAME, "off (sched_rt_runtime_us = -1)"),
         (Some(runtime), period) => {
             let period = period.filter(|&p| p > 0).unwrap_or(1_000_000);
             let pct = runtime as f64 * 100.0 / period as f64;
-            Factor::new(
+            Factor::warn(
                 NAME,
-                Verdict::Warn,
                 format!(
                     "RT tasks are throttled to {runtime} us every {period} us ({pct:.0}%): \
                      a busy RT thread is stopped for the rest of the period"
@@ -99,16 +98,15 @@ fn rt_throttling(sys: &SystemInfo) -> Factor {
             )
             .fix("echo -1 > /proc/sys/kernel/sched_rt_runtime_us")
         }
-        (None, _) => Factor::new(NAME, Verdict::Info, "sched_rt_runtime_us not readable"),
+        (None, _) => Factor::info(NAME, "sched_rt_runtime_us not readable"),
     }
 }
 
 fn governor(sys: &SystemInfo) -> Factor {
     const NAME: &str = "CPU governor";
     if sys.governors.is_empty() {
-        return Factor::new(
+        return Factor::info(
             NAME,
-            Verdict::Info,
             "no cpufreq: the frequency is fixed or set by firmware or the hypervisor",
         );
     }
@@ -126,28 +124,21 @@ fn governor(sys: &SystemInfo) -> Factor {
         .collect::<Vec<_>>()
         .join(", ");
     if groups.iter().all(|(name, _)| *name == "performance") {
-        Factor::new(NAME, Verdict::Good, detail)
+        Factor::good(NAME, detail)
     } else {
-        Factor::new(
-            NAME,
-            Verdict::Warn,
-            format!("{detail}: frequency changes add latency"),
-        )
-        .fix("cpupower frequency-set -g performance")
+        Factor::warn(NAME, format!("{detail}: frequency changes add latency"))
+            .fix("cpupower frequency-set -g performance")
     }
 }
 
 fn smt(sys: &SystemInfo) -> Factor {
     const NAME: &str = "SMT";
     match sys.smt_active {
-        Some(true) => Factor::new(
-            NAME,
-            Verdict::Warn,
-            "active: hyperthread siblings share execution units, so a sibling's work delays an RT thread",
+        Some(true) => Factor::warn(NAME, "active: hyperthread siblings share execution units, so a sibling's work delays an RT thread",
         )
         .fix("echo off > /sys/devices/system/cpu/smt/control (or boot with nosmt)"),
-        Some(false) => Factor::new(NAME, Verdict::Good, "not active"),
-        None => Factor::new(NAME, Verdict::Info, "not supported or not reported"),
+        Some(false) => Factor::good(NAME, "not active"),
+        None => Factor::info(NAME, "not supported or not reported"),
     }
 }
 
@@ -164,7 +155,7 @@ fn isolation(sys: &SystemInfo) -> Factor {
         parts.push(format!("rcu_nocbs {cpus}"));
     }
     if sys.isolcpus.is_some() || sys.nohz_full.is_some() {
-        return Factor::new(NAME, Verdict::Good, parts.join(", "));
+        return Factor::good(NAME, parts.join(", "));
     }
     let online = sys
         .online_cpus
@@ -172,17 +163,12 @@ fn isolation(sys: &SystemInfo) -> Factor {
         .and_then(|l| parse_ranges(l).ok())
         .unwrap_or_else(|| (0..sys.cpu_count).collect());
     if online.len() < 2 {
-        return Factor::new(
-            NAME,
-            Verdict::Info,
-            "none (a single CPU cannot be isolated from the rest)",
-        );
+        return Factor::info(NAME, "none (a single CPU cannot be isolated from the rest)");
     }
     // Suggest keeping the first CPU for housekeeping and isolating the rest.
     let measured = format_cpu_list(&online[1..]);
-    Factor::new(
+    Factor::info(
         NAME,
-        Verdict::Info,
         "none: the scheduler, ticks and RCU callbacks may run on the measured CPUs",
     )
     .fix(format!(
@@ -209,17 +195,14 @@ fn idle_states(sys: &SystemInfo, perms: &Permissions) -> Factor {
         } else {
             format!("no enabled state exits slower than {DEEP_IDLE_US} us (driver {driver})")
         };
-        return Factor::new(NAME, Verdict::Good, detail);
+        return Factor::good(NAME, detail);
     }
     let held = if perms.dma_latency.is_ok() {
         "; rtlat holds /dev/cpu_dma_latency=0 during runs by default, so they affect the application more than the measurement"
     } else {
         "; rtlat cannot hold /dev/cpu_dma_latency, so they affect the measurement too"
     };
-    Factor::new(
-        NAME,
-        Verdict::Warn,
-        format!("deep states enabled: {} (driver {driver}){held}", deep.join(", ")),
+    Factor::warn(NAME, format!("deep states enabled: {} (driver {driver}){held}", deep.join(", ")),
     )
     .fix(
         "hold /dev/cpu_dma_latency=0 in the application, or disable them: \
@@ -230,20 +213,11 @@ fn idle_states(sys: &SystemInfo, perms: &Permissions) -> Factor {
 fn dma_latency(sys: &SystemInfo, perms: &Permissions) -> Factor {
     const NAME: &str = "cpu_dma_latency";
     match &perms.dma_latency {
-        Ok(()) => Factor::new(
-            NAME,
-            Verdict::Good,
-            "writable: rtlat keeps CPUs out of deep idle states during runs",
+        Ok(()) => Factor::good(NAME, "writable: rtlat keeps CPUs out of deep idle states during runs",
         ),
-        Err(e) if deep_idle_states(sys).is_empty() => Factor::new(
-            NAME,
-            Verdict::Info,
-            format!("cannot open ({e}), but no deep idle states to avoid"),
+        Err(e) if deep_idle_states(sys).is_empty() => Factor::info(NAME, format!("cannot open ({e}), but no deep idle states to avoid"),
         ),
-        Err(e) => Factor::new(
-            NAME,
-            Verdict::Warn,
-            format!("cannot open ({e}): deep idle states stay allowed during runs"),
+        Err(e) => Factor::warn(NAME, format!("cannot open ({e}): deep idle states stay allowed during runs"),
         )
         .fix("run as root, or give your group write access: chgrp <group> /dev/cpu_dma_latency && chmod g+w /dev/cpu_dma_latency (a udev rule makes it permanent)"),
     }
@@ -252,7 +226,7 @@ fn dma_latency(sys: &SystemInfo, perms: &Permissions) -> Factor {
 fn clocksource(sys: &SystemInfo) -> Factor {
     const NAME: &str = "clocksource";
     let Some(cs) = sys.clocksource.as_deref() else {
-        return Factor::new(NAME, Verdict::Info, "unknown");
+        return Factor::info(NAME, "unknown");
     };
     let available = if sys.available_clocksources.is_empty() {
         String::new()
@@ -260,11 +234,9 @@ fn clocksource(sys: &SystemInfo) -> Factor {
         format!(" (available: {})", sys.available_clocksources.join(" "))
     };
     match cs {
-        "tsc" | "arch_sys_counter" | "timebase" => Factor::new(
-            NAME,
-            Verdict::Good,
-            format!("{cs}: a fast, CPU-local counter{available}"),
-        ),
+        "tsc" | "arch_sys_counter" | "timebase" => {
+            Factor::good(NAME, format!("{cs}: a fast, CPU-local counter{available}"))
+        }
         "hpet" | "acpi_pm" | "jiffies" | "pit" => {
             let fix = if sys.available_clocksources.iter().any(|c| c == "tsc") {
                 "echo tsc > /sys/devices/system/clocksource/clocksource0/current_clocksource \
@@ -275,38 +247,32 @@ fn clocksource(sys: &SystemInfo) -> Factor {
                  chose this clocksource"
                     .to_string()
             };
-            Factor::new(
+            Factor::warn(
                 NAME,
-                Verdict::Warn,
                 format!("{cs}: slow to read (every clock read is a device access){available}"),
             )
             .fix(fix)
         }
-        "kvm-clock" | "hyperv_clocksource_tsc_page" | "xen" => Factor::new(
-            NAME,
-            Verdict::Info,
-            format!("{cs}: a paravirtual clock{available}"),
-        ),
-        other => Factor::new(NAME, Verdict::Info, format!("{other}{available}")),
+        "kvm-clock" | "hyperv_clocksource_tsc_page" | "xen" => {
+            Factor::info(NAME, format!("{cs}: a paravirtual clock{available}"))
+        }
+        other => Factor::info(NAME, format!("{other}{available}")),
     }
 }
 
 fn rt_scheduling(perms: &Permissions) -> Factor {
     const NAME: &str = "RT scheduling";
     match (&perms.rt_fifo, perms.rtprio_limit) {
-        (Err(e), _) => Factor::new(NAME, Verdict::Bad, format!("SCHED_FIFO refused: {e}"))
+        (Err(e), _) => Factor::bad(NAME, format!("SCHED_FIFO refused: {e}"))
             .fix(PRIVILEGE_FIX),
-        (Ok(()), Some(limit)) if limit < DEFAULT_PRIORITY => Factor::new(
-            NAME,
-            Verdict::Warn,
-            format!(
+        (Ok(()), Some(limit)) if limit < DEFAULT_PRIORITY => Factor::warn(NAME, format!(
             "SCHED_FIFO allowed up to priority {limit} only (RLIMIT_RTPRIO); the default is {DEFAULT_PRIORITY}"
         ),
         )
         .fix(format!(
             "use --priority {limit} or lower, or raise rtprio in /etc/security/limits.conf, or {PRIVILEGE_FIX}"
         )),
-        (Ok(()), _) => Factor::new(NAME, Verdict::Good, "SCHED_FIFO permitted"),
+        (Ok(()), _) => Factor::good(NAME, "SCHED_FIFO permitted"),
     }
 }
 
@@ -315,10 +281,9 @@ fn mlock(perms: &Permissions) -> Factor {
     const FIX: &str = "run as root, or: setcap cap_ipc_lock+ep $(command -v rtlat), \
                        or raise the limit (ulimit -l unlimited; memlock in /etc/security/limits.conf)";
     match (&perms.mlock, perms.memlock_limit) {
-        (Err(e), _) => Factor::new(NAME, Verdict::Bad, format!("mlock refused: {e}")).fix(FIX),
-        (Ok(()), Some(limit)) if limit < MEMLOCK_COMFORTABLE => Factor::new(
+        (Err(e), _) => Factor::bad(NAME, format!("mlock refused: {e}")).fix(FIX),
+        (Ok(()), Some(limit)) if limit < MEMLOCK_COMFORTABLE => Factor::warn(
             NAME,
-            Verdict::Warn,
             format!(
                 "RLIMIT_MEMLOCK is {}: rtlat locks all its memory, thread stacks included, \
                  and mlockall may fail",
@@ -326,17 +291,16 @@ fn mlock(perms: &Permissions) -> Factor {
             ),
         )
         .fix(FIX),
-        (Ok(()), _) => Factor::new(NAME, Verdict::Good, "mlockall permitted"),
+        (Ok(()), _) => Factor::good(NAME, "mlockall permitted"),
     }
 }
 
 fn virtualization(sys: &SystemInfo) -> Factor {
     const NAME: &str = "virtualization";
     match &sys.virtualization {
-        None => Factor::new(NAME, Verdict::Good, "bare metal (no sign of a hypervisor)"),
-        Some(hv) => Factor::new(
+        None => Factor::good(NAME, "bare metal (no sign of a hypervisor)"),
+        Some(hv) => Factor::warn(
             NAME,
-            Verdict::Warn,
             format!("running under {hv}: latencies include the hypervisor's"),
         )
         .fix("measure on bare metal for final numbers"),
@@ -346,14 +310,10 @@ fn virtualization(sys: &SystemInfo) -> Factor {
 fn timer_migration(sys: &SystemInfo) -> Factor {
     const NAME: &str = "timer migration";
     match sys.timer_migration {
-        Some(true) => Factor::new(
-            NAME,
-            Verdict::Info,
-            "on: timers of idle CPUs may be moved to busy ones",
-        )
-        .fix("echo 0 > /proc/sys/kernel/timer_migration"),
-        Some(false) => Factor::new(NAME, Verdict::Good, "off"),
-        None => Factor::new(NAME, Verdict::Info, "not reported"),
+        Some(true) => Factor::info(NAME, "on: timers of idle CPUs may be moved to busy ones")
+            .fix("echo 0 > /proc/sys/kernel/timer_migration"),
+        Some(false) => Factor::good(NAME, "off"),
+        None => Factor::info(NAME, "not reported"),
     }
 }
 
@@ -361,23 +321,36 @@ fn timer_migration(sys: &SystemInfo) -> Factor {
 mod tests {
     use super::super::tests::{assert_fixes, fixture, granted, refused, verdict};
     use super::*;
+    use Verdict::*;
+
+    /// Each named factor has its verdict.
+    fn assert_verdicts(f: &[Factor], expected: &[(&str, Verdict)]) {
+        for (name, v) in expected {
+            assert_eq!(verdict(f, name), *v, "{name}");
+        }
+    }
 
     #[test]
     fn ppc_preempt_rt_board_is_mostly_good() {
         let f = assess(&fixture("ppc"), &granted());
         assert_fixes(&f);
-        assert_eq!(verdict(&f, "preempt model"), Verdict::Good);
-        assert_eq!(verdict(&f, "RT throttling"), Verdict::Good);
-        assert_eq!(verdict(&f, "CPU governor"), Verdict::Info);
-        assert_eq!(verdict(&f, "SMT"), Verdict::Info);
-        assert_eq!(verdict(&f, "CPU isolation"), Verdict::Info);
-        assert_eq!(verdict(&f, "idle states"), Verdict::Good);
-        assert_eq!(verdict(&f, "cpu_dma_latency"), Verdict::Good);
-        assert_eq!(verdict(&f, "clocksource"), Verdict::Good);
-        assert_eq!(verdict(&f, "RT scheduling"), Verdict::Good);
-        assert_eq!(verdict(&f, "memory locking"), Verdict::Good);
-        assert_eq!(verdict(&f, "virtualization"), Verdict::Good);
-        assert_eq!(verdict(&f, "timer migration"), Verdict::Info);
+        assert_verdicts(
+            &f,
+            &[
+                ("preempt model", Good),
+                ("RT throttling", Good),
+                ("CPU governor", Info),
+                ("SMT", Info),
+                ("CPU isolation", Info),
+                ("idle states", Good),
+                ("cpu_dma_latency", Good),
+                ("clocksource", Good),
+                ("RT scheduling", Good),
+                ("memory locking", Good),
+                ("virtualization", Good),
+                ("timer migration", Info),
+            ],
+        );
         assert!(f
             .iter()
             .all(|x| !matches!(x.verdict, Verdict::Warn | Verdict::Bad)));
@@ -387,14 +360,19 @@ mod tests {
     fn x86_virtualised_guest_has_warnings() {
         let f = assess(&fixture("x86_64"), &granted());
         assert_fixes(&f);
-        assert_eq!(verdict(&f, "preempt model"), Verdict::Bad);
-        assert_eq!(verdict(&f, "RT throttling"), Verdict::Warn);
-        assert_eq!(verdict(&f, "CPU governor"), Verdict::Info);
-        assert_eq!(verdict(&f, "SMT"), Verdict::Good);
-        assert_eq!(verdict(&f, "CPU isolation"), Verdict::Info);
-        assert_eq!(verdict(&f, "clocksource"), Verdict::Info);
-        assert_eq!(verdict(&f, "virtualization"), Verdict::Warn);
-        assert_eq!(verdict(&f, "timer migration"), Verdict::Info);
+        assert_verdicts(
+            &f,
+            &[
+                ("preempt model", Bad),
+                ("RT throttling", Warn),
+                ("CPU governor", Info),
+                ("SMT", Good),
+                ("CPU isolation", Info),
+                ("clocksource", Info),
+                ("virtualization", Warn),
+                ("timer migration", Info),
+            ],
+        );
         let iso = f.iter().find(|x| x.name == "CPU isolation").unwrap();
         assert!(iso.fix.as_deref().unwrap().contains("isolcpus=1-3"));
         assert!(iso.fix.as_deref().unwrap().contains("rcu_nocbs=1-3"));
@@ -404,27 +382,42 @@ mod tests {
     fn other_fixtures() {
         let f = assess(&fixture("aarch64"), &granted());
         assert_fixes(&f);
-        assert_eq!(verdict(&f, "preempt model"), Verdict::Warn);
-        assert_eq!(verdict(&f, "CPU governor"), Verdict::Warn);
-        assert_eq!(verdict(&f, "clocksource"), Verdict::Good);
+        assert_verdicts(
+            &f,
+            &[
+                ("preempt model", Warn),
+                ("CPU governor", Warn),
+                ("clocksource", Good),
+            ],
+        );
 
         let f = assess(&fixture("armv7"), &granted());
         assert_fixes(&f);
-        assert_eq!(verdict(&f, "preempt model"), Verdict::Good);
-        assert_eq!(verdict(&f, "CPU governor"), Verdict::Good);
-        assert_eq!(verdict(&f, "CPU isolation"), Verdict::Good);
-        assert_eq!(verdict(&f, "idle states"), Verdict::Warn);
-        assert_eq!(verdict(&f, "clocksource"), Verdict::Info);
-        assert_eq!(verdict(&f, "timer migration"), Verdict::Good);
+        assert_verdicts(
+            &f,
+            &[
+                ("preempt model", Good),
+                ("CPU governor", Good),
+                ("CPU isolation", Good),
+                ("idle states", Warn),
+                ("clocksource", Info),
+                ("timer migration", Good),
+            ],
+        );
     }
 
     #[test]
     fn refused_permissions() {
         let f = assess(&fixture("armv7"), &refused());
         assert_fixes(&f);
-        assert_eq!(verdict(&f, "RT scheduling"), Verdict::Bad);
-        assert_eq!(verdict(&f, "memory locking"), Verdict::Bad);
-        assert_eq!(verdict(&f, "cpu_dma_latency"), Verdict::Warn);
+        assert_verdicts(
+            &f,
+            &[
+                ("RT scheduling", Bad),
+                ("memory locking", Bad),
+                ("cpu_dma_latency", Warn),
+            ],
+        );
         let rt = f.iter().find(|x| x.name == "RT scheduling").unwrap();
         assert!(rt.fix.as_deref().unwrap().contains("setcap"));
 
@@ -440,8 +433,7 @@ mod tests {
         };
         let f = assess(&fixture("ppc"), &limited);
         assert_fixes(&f);
-        assert_eq!(verdict(&f, "RT scheduling"), Verdict::Warn);
-        assert_eq!(verdict(&f, "memory locking"), Verdict::Warn);
+        assert_verdicts(&f, &[("RT scheduling", Warn), ("memory locking", Warn)]);
         let m = f.iter().find(|x| x.name == "memory locking").unwrap();
         assert!(m.detail.contains("64 KiB"), "{}", m.detail);
     }

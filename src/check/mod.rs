@@ -62,6 +62,22 @@ impl Factor {
         }
     }
 
+    fn good(name: &str, detail: impl Into<String>) -> Self {
+        Factor::new(name, Verdict::Good, detail)
+    }
+
+    fn info(name: &str, detail: impl Into<String>) -> Self {
+        Factor::new(name, Verdict::Info, detail)
+    }
+
+    fn warn(name: &str, detail: impl Into<String>) -> Self {
+        Factor::new(name, Verdict::Warn, detail)
+    }
+
+    fn bad(name: &str, detail: impl Into<String>) -> Self {
+        Factor::new(name, Verdict::Bad, detail)
+    }
+
     fn fix(mut self, fix: impl Into<String>) -> Self {
         self.fix = Some(fix.into());
         self

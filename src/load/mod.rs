@@ -29,7 +29,7 @@ pub use kinds::{cpu, exec, hackbench, io, memory, net, timers};
 pub use report::{human_rate, rates_line_of};
 use spec::LoadKind;
 pub use spec::{parse_spec, LoadSpec};
-use worker::Totals;
+use worker::{Reading, Totals};
 
 /// Validated `--load-cpus` and `--load-target`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -160,18 +160,59 @@ impl LoadContext {
 /// One load generator. Created from its parameters, started once, asked for
 /// its progress any number of times, stopped once.
 pub trait Load: Send {
-    fn name(&self) -> &'static str;
-    /// Every parameter (defaults and resolved values included), for the record.
-    fn params(&self) -> Map<String, Value>;
-    /// Workers requested (threads or processes).
-    fn workers(&self) -> usize;
-    fn rate_unit(&self) -> RateUnit;
+    /// Its name, workers, rate unit and parameters.
+    fn about(&self) -> About;
     /// Start the workers. An `Err` is a load that cannot run at all; a worker
     /// that fails is recorded in the progress instead.
     fn start(&mut self, ctx: &LoadContext) -> Result<()>;
-    fn progress(&mut self) -> Progress;
-    /// Stop every worker (nothing of the load survives) and give the final figures.
-    fn stop(&mut self) -> Progress;
+    /// The figures so far, or, [`Reading::Final`], stop every worker (nothing
+    /// of the load survives) and give the final figures.
+    fn read(&mut self, reading: Reading) -> Progress;
+
+    fn progress(&mut self) -> Progress {
+        self.read(Reading::SoFar)
+    }
+
+    fn stop(&mut self) -> Progress {
+        self.read(Reading::Final)
+    }
+}
+
+/// What a load is, for its record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct About {
+    pub name: &'static str,
+    /// Workers requested (threads or processes).
+    pub workers: usize,
+    pub unit: RateUnit,
+    /// Every parameter (defaults and resolved values included).
+    pub params: Map<String, Value>,
+}
+
+impl About {
+    /// A load whose rate counts operations.
+    pub fn ops(name: &'static str, workers: usize, params: Map<String, Value>) -> About {
+        About {
+            name,
+            workers,
+            unit: RateUnit::Ops,
+            params,
+        }
+    }
+
+    /// A load whose rate counts bytes.
+    pub fn bytes(name: &'static str, workers: usize, params: Map<String, Value>) -> About {
+        About {
+            unit: RateUnit::Bytes,
+            ..About::ops(name, workers, params)
+        }
+    }
+
+    /// The same with one more (or a resolved) parameter.
+    pub fn with(mut self, key: &str, value: impl Into<Value>) -> About {
+        self.params.insert(key.into(), value.into());
+        self
+    }
 }
 
 /// The generator for one load of a spec.
@@ -206,7 +247,12 @@ pub struct LoadSet {
 /// The record of one load, as stored in results.
 pub fn record(token: &str, load: &dyn Load, p: &Progress, duration_ns: u64) -> Value {
     let secs = duration_ns as f64 / 1e9;
-    let unit = load.rate_unit();
+    let About {
+        name,
+        workers,
+        unit,
+        params,
+    } = load.about();
     let amount = match unit {
         RateUnit::Ops => p.totals.ops,
         RateUnit::Bytes => p.bytes.unwrap_or(0),
@@ -217,10 +263,10 @@ pub fn record(token: &str, load: &dyn Load, p: &Progress, duration_ns: u64) -> V
         0.0
     };
     let mut r = json!({
-        "name": load.name(),
+        "name": name,
         "spec": token,
-        "params": load.params(),
-        "workers": load.workers(),
+        "params": params,
+        "workers": workers,
         "started": p.totals.started,
         "failed": p.totals.failed,
         "achieved_rate": rate,

@@ -153,6 +153,47 @@ pub struct Kind {
 }
 
 impl Kind {
+    /// A load named `name` whose bare number is its worker count, taking no
+    /// bare size, rate or period.
+    pub const fn new(
+        name: &'static str,
+        example: &'static str,
+        parse: fn(Args<'_>) -> Parsed<LoadKind>,
+    ) -> Kind {
+        Kind {
+            name,
+            count: "worker count",
+            size: false,
+            rate: false,
+            period: false,
+            example,
+            parse,
+        }
+    }
+
+    /// The same, its bare number counting something else (empty: no count).
+    pub const fn counting(self, count: &'static str) -> Kind {
+        Kind { count, ..self }
+    }
+
+    /// The same, with a bare size.
+    pub const fn sized(self) -> Kind {
+        Kind { size: true, ..self }
+    }
+
+    /// The same, with a bare rate (or `flood`).
+    pub const fn rated(self) -> Kind {
+        Kind { rate: true, ..self }
+    }
+
+    /// The same, with a bare period.
+    pub const fn periodic(self) -> Kind {
+        Kind {
+            period: true,
+            ..self
+        }
+    }
+
     /// The error for a bare argument of a form this load does not take.
     fn not_a(&self, a: &str) -> String {
         let mut forms = Vec::new();
@@ -205,6 +246,18 @@ impl<'a> Args<'a> {
     /// The bare count given as `k=v` instead (at most `max`).
     pub fn set_count(&mut self, k: &str, v: &str, max: usize) -> Parsed<()> {
         set(&mut self.count, key_count(k, v, max)?, self.kind.count)
+    }
+
+    /// Read the keys of a load whose only key is `workers` (`known`: what the
+    /// error for another key lists).
+    pub fn workers_only(&mut self, known: &str) -> Parsed<()> {
+        for (k, v) in std::mem::take(&mut self.keys) {
+            match k {
+                "workers" => self.set_count(k, v, MAX_WORKERS)?,
+                _ => return Err(self.unknown_key(k, known)),
+            }
+        }
+        Ok(())
     }
 
     /// Sort one bare argument (or keep a key for the load's parser).
@@ -372,6 +425,15 @@ pub fn key_count(k: &str, v: &str, max: usize) -> Parsed<usize> {
 /// `k=v` as a size.
 pub fn key_size(k: &str, v: &str) -> Parsed<u64> {
     parse_size(v).map_err(|e| format!("{k}: {e}"))
+}
+
+/// A range check: `Err` with the message unless `ok`.
+pub fn ensure(ok: bool, message: impl FnOnce() -> String) -> Parsed<()> {
+    if ok {
+        Ok(())
+    } else {
+        Err(message())
+    }
 }
 
 /// Assign once: the same parameter given twice is an error.

@@ -110,7 +110,25 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
+/// Which figures of its pool a load reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reading {
+    /// The totals so far ([`Pool::totals`]).
+    SoFar,
+    /// The final totals, the pool stopped ([`Pool::stop`]).
+    Final,
+}
+
 impl Pool {
+    /// The figures of a load's pool (nothing before it started).
+    pub fn read(pool: &mut Option<Pool>, reading: Reading) -> Totals {
+        match (pool, reading) {
+            (None, _) => Totals::default(),
+            (Some(p), Reading::SoFar) => p.totals(),
+            (Some(p), Reading::Final) => p.stop(),
+        }
+    }
+
     /// Start one thread per body, named `{name}{i}`, each at SCHED_OTHER and,
     /// with `cpus`, confined to them. Threads that cannot be created are recorded.
     pub fn start(name: &str, cpus: Option<&[usize]>, bodies: Vec<Body>) -> Pool {

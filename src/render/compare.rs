@@ -12,7 +12,6 @@ use crate::result::Benchmark;
 use crate::stats::summary::label as percentile_label;
 use crate::stats::Summary;
 use crate::units::{secs, us};
-use std::fmt::Write;
 use std::path::PathBuf;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -291,74 +290,63 @@ fn change(v: f64, base: f64) -> Option<f64> {
     }
 }
 
-fn render_text(tables: &[Table]) -> String {
+/// The tables one after the other, a blank line between them.
+fn render_each(tables: &[Table], one: fn(&Table) -> String) -> String {
     let mut o = String::new();
     for (i, t) in tables.iter().enumerate() {
         if i > 0 {
             o.push('\n');
         }
-        let _ = writeln!(
-            o,
-            "{}: {}, {} result(s)",
-            t.benchmark,
-            t.benchmark.unit_note(),
-            t.rows.len() - 1
-        );
-        let cols: Vec<Col> = (0..t.rows[0].len())
-            .map(|c| match align(c) {
-                Align::Left => Col::left(),
-                Align::Right => Col::right(),
-            })
-            .collect();
-        o.push_str(&table::text(&cols, &t.rows));
+        o.push_str(&one(t));
     }
     o
 }
 
-fn render_markdown(tables: &[Table]) -> String {
-    let mut o = String::new();
-    for (i, t) in tables.iter().enumerate() {
-        if i > 0 {
-            o.push('\n');
-        }
-        let _ = writeln!(
-            o,
-            "**{}** ({}, {} result(s))\n",
-            t.benchmark,
-            t.benchmark.unit_note(),
-            t.rows.len() - 1
-        );
-        let aligns: Vec<Align> = (0..t.rows[0].len()).map(align).collect();
-        o.push_str(&table::markdown(&aligns, &t.rows));
+/// A table's heading: the benchmark, its unit and how many results.
+fn heading(t: &Table, markdown: bool) -> String {
+    let (b, note, n) = (&t.benchmark, t.benchmark.unit_note(), t.rows.len() - 1);
+    if markdown {
+        format!("**{b}** ({note}, {n} result(s))\n\n")
+    } else {
+        format!("{b}: {note}, {n} result(s)\n")
     }
-    o
+}
+
+fn render_text(t: &Table) -> String {
+    let head = heading(t, false);
+    let cols: Vec<Col> = (0..t.rows[0].len())
+        .map(|c| match align(c) {
+            Align::Left => Col::left(),
+            Align::Right => Col::right(),
+        })
+        .collect();
+    head + &table::text(&cols, &t.rows)
+}
+
+fn render_markdown(t: &Table) -> String {
+    let head = heading(t, true);
+    let aligns: Vec<Align> = (0..t.rows[0].len()).map(align).collect();
+    head + &table::markdown(&aligns, &t.rows)
 }
 
 /// CSV names the benchmark in its second column, where text has the load.
-fn render_csv(tables: &[Table]) -> String {
-    let mut o = String::new();
-    for (i, t) in tables.iter().enumerate() {
-        if i > 0 {
-            o.push('\n');
-        }
-        let rows: Vec<Vec<String>> = t
-            .rows
-            .iter()
-            .enumerate()
-            .map(|(n, r)| {
-                let second = if n == 0 {
-                    "benchmark".to_string()
-                } else {
-                    t.benchmark.to_string()
-                };
-                let mut cells = vec![r[0].clone(), second];
-                cells.extend(r.iter().skip(1).cloned());
-                cells
-            })
-            .collect();
-        o.push_str(&table::csv(&rows));
-    }
-    o
+fn render_csv(t: &Table) -> String {
+    let rows: Vec<Vec<String>> = t
+        .rows
+        .iter()
+        .enumerate()
+        .map(|(n, r)| {
+            let second = if n == 0 {
+                "benchmark".to_string()
+            } else {
+                t.benchmark.to_string()
+            };
+            let mut cells = vec![r[0].clone(), second];
+            cells.extend(r.iter().skip(1).cloned());
+            cells
+        })
+        .collect();
+    table::csv(&rows)
 }
 
 /// The comparison table of `rows` in `format`; with a baseline, a column with
@@ -370,9 +358,9 @@ pub fn table(
 ) -> String {
     let tables = build_tables(rows, format, baseline);
     match format {
-        TableFormat::Text => render_text(&tables),
-        TableFormat::Markdown => render_markdown(&tables),
-        TableFormat::Csv => render_csv(&tables),
+        TableFormat::Text => render_each(&tables, render_text),
+        TableFormat::Markdown => render_each(&tables, render_markdown),
+        TableFormat::Csv => render_each(&tables, render_csv),
     }
 }
 

@@ -10,12 +10,7 @@ use crate::stats::{Histogram, Summary};
 use crate::sysinfo::{CpuGovernor, SystemInfo};
 use serde_json::json;
 
-fn xorshift(s: &mut u64) -> u64 {
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    *s
-}
+use crate::stats::xorshift;
 
 /// How one thread's samples look.
 #[derive(Clone, Copy)]
@@ -332,6 +327,20 @@ pub fn cruncher() -> RunResult {
     r
 }
 
+/// One thread per named shape, `n` samples at 1 ms each, seeds from `seed` on.
+fn named(
+    shapes: &[(&str, Shape)],
+    cpu: Option<usize>,
+    seed: u64,
+    n: u64,
+) -> Vec<(ThreadResult, Totals, Histogram)> {
+    shapes
+        .iter()
+        .enumerate()
+        .map(|(i, (name, s))| thread(name, cpu, seed + i as u64, n, 1_000_000, *s, 0))
+        .collect()
+}
+
 pub fn net() -> RunResult {
     let sh = [
         ("rtt", shape(38_000, 20_000, 1_001, 410_000)),
@@ -340,11 +349,7 @@ pub fn net() -> RunResult {
         ("server_rx", shape(8_000, 5_000, 0, 0)),
         ("turnaround", shape(14_000, 6_000, 0, 0)),
     ];
-    let threads = sh
-        .iter()
-        .enumerate()
-        .map(|(i, (name, s))| thread(name, None, 41 + i as u64, 10_000, 1_000_000, *s, 0))
-        .collect();
+    let threads = named(&sh, None, 41, 10_000);
     let mut r = base(
         Benchmark::Net,
         "board-a",
@@ -369,11 +374,7 @@ pub fn irq() -> RunResult {
         ("user", shape(16_000, 8_000, 777, 70_000)),
         ("wake", shape(21_000, 9_000, 777, 5_000_000)),
     ];
-    let threads = sh
-        .iter()
-        .enumerate()
-        .map(|(i, (name, s))| thread(name, Some(2), 51 + i as u64, 3_000, 1_000_000, *s, 0))
-        .collect();
+    let threads = named(&sh, Some(2), 51, 3_000);
     let mut r = base(Benchmark::Irq, "board-a", threads, 1_000_000, 3_000_000_000);
     r.details.insert("missed".into(), 1.into());
     r

@@ -191,9 +191,7 @@ fn renderers_survive_extreme_values() {
     fn mutate(v: &mut serde_json::Value, seed: &mut u64) {
         match v {
             serde_json::Value::Number(n) if n.is_u64() => {
-                *seed ^= *seed << 13;
-                *seed ^= *seed >> 7;
-                *seed ^= *seed << 17;
+                crate::stats::xorshift(seed);
                 let choice = [0, 1, u64::MAX, u64::MAX / 2, 1 << 40, *seed];
                 if *seed % 5 == 0 {
                     *v = choice[(*seed >> 8) as usize % choice.len()].into();
@@ -245,12 +243,7 @@ fn damaged_result_files_are_refused_or_rendered() {
     let original = serde_json::to_string_pretty(&testdata::timer_phases()).expect("json");
     let bytes = original.as_bytes();
     let mut s = 0x9E37_79B9_7F4A_7C15u64;
-    let mut next = || {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        s
-    };
+    let mut next = || crate::stats::xorshift(&mut s);
     let (mut refused, mut rendered) = (0, 0);
     for round in 0..150 {
         let mut v = bytes.to_vec();

@@ -91,33 +91,34 @@ const USER: Source = Source::Thread(&["user"]);
 /// irq: `roundtrip` (log host), else `wake` (loopback).
 const ROUND_TRIP: Source = Source::Thread(&["roundtrip", "wake"]);
 
+// The main figure's columns, shared by timer, switch and cruncher.
+const MIN: Column = col("min", "min_us", Get::Of(MAIN, Figure::Min));
+const AVG: Column = col("avg", "avg_us", Get::Of(MAIN, Figure::Avg));
+const MAX: Column = col("max", "max_us", Get::Of(MAIN, Figure::Max));
+const P99: Column = col("p99", "p99_us", Get::Of(MAIN, Figure::P(99.0)));
+const LOST: Column = col("lost", "lost", Get::Lost);
+const DURATION: Column = col("duration", "duration_s", Get::Duration);
+
 const TIMER_COLUMNS: &[Column] = &[
-    col("min", "min_us", Get::Of(MAIN, Figure::Min)),
-    col("avg", "avg_us", Get::Of(MAIN, Figure::Avg)),
-    col("max", "max_us", Get::Of(MAIN, Figure::Max)),
-    col("p99", "p99_us", Get::Of(MAIN, Figure::P(99.0))),
+    MIN,
+    AVG,
+    MAX,
+    P99,
     col("p99.99", "p99.99_us", Get::Of(MAIN, Figure::P(99.99))),
     col("overruns", "overruns", Get::Of(MAIN, Figure::Overruns)),
-    col("duration", "duration_s", Get::Duration),
+    DURATION,
 ];
 
-const SWITCH_COLUMNS: &[Column] = &[
-    col("min", "min_us", Get::Of(MAIN, Figure::Min)),
-    col("avg", "avg_us", Get::Of(MAIN, Figure::Avg)),
-    col("max", "max_us", Get::Of(MAIN, Figure::Max)),
-    col("p99", "p99_us", Get::Of(MAIN, Figure::P(99.0))),
-    col("lost", "lost", Get::Lost),
-    col("duration", "duration_s", Get::Duration),
-];
+const SWITCH_COLUMNS: &[Column] = &[MIN, AVG, MAX, P99, LOST, DURATION];
 
 const CRUNCHER_COLUMNS: &[Column] = &[
     col("ideal", "ideal_us", Get::Ideal),
-    col("min", "min_us", Get::Of(MAIN, Figure::Min)),
-    col("avg", "avg_us", Get::Of(MAIN, Figure::Avg)),
-    col("max", "max_us", Get::Of(MAIN, Figure::Max)),
+    MIN,
+    AVG,
+    MAX,
     col("stretch", "stretch", Get::Stretch),
     col("beyond tol.", "beyond_tolerance", Get::BeyondTolerance),
-    col("duration", "duration_s", Get::Duration),
+    DURATION,
 ];
 
 const NET_COLUMNS: &[Column] = &[
@@ -129,7 +130,7 @@ const NET_COLUMNS: &[Column] = &[
     col("tx max", "tx_max_us", Get::Of(TX, Figure::Max)),
     col("rx avg", "rx_avg_us", Get::Of(RX, Figure::Avg)),
     col("rx max", "rx_max_us", Get::Of(RX, Figure::Max)),
-    col("lost", "lost", Get::Lost),
+    LOST,
 ];
 
 const IRQ_COLUMNS: &[Column] = &[

@@ -216,14 +216,7 @@ pub struct Bucket {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A deterministic xorshift generator for test data.
-    fn xorshift(state: &mut u64) -> u64 {
-        *state ^= *state << 13;
-        *state ^= *state >> 7;
-        *state ^= *state << 17;
-        *state
-    }
+    use crate::stats::xorshift;
 
     #[test]
     fn buckets_are_contiguous_and_cover_u64() {

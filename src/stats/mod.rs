@@ -15,3 +15,14 @@ pub use histogram::Histogram;
 pub use recorder::{Collector, IntervalStats, Recorder};
 pub use series::SeriesBuilder;
 pub use summary::Summary;
+
+/// One step of Marsaglia's xorshift64 generator (13, 7, 17): the next
+/// `state`, also returned. Deterministic noise for simulations and test data;
+/// `state` must not be 0.
+#[inline]
+pub fn xorshift(state: &mut u64) -> u64 {
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    *state
+}

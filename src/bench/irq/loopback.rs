@@ -58,8 +58,7 @@ mod tests {
 
     #[test]
     fn every_edge_gives_irq_user_and_wake() {
-        let clock = VClock::default();
-        let mut wire = Wire::new(clock, 300, 200, true);
+        let mut wire = Wire::fresh(300, 200, true);
         let (acct, t) = run(&mut wire, &plan(10, Measured::Both));
         assert_eq!(acct.r.edges_driven, 10);
         assert_eq!(acct.r.missed, 0);
@@ -71,28 +70,24 @@ mod tests {
         assert_eq!((t[1].0.min, t[1].0.max), (500, 500));
         assert_eq!((t[2].0.min, t[2].0.max), (200, 200));
         // Both edges measured: the levels alternate, on the period grid.
-        let levels: Vec<bool> = wire.drives.iter().skip(1).map(|d| d.1).collect();
-        assert_eq!(levels, [true, false].repeat(5));
+        assert_eq!(wire.levels(), [true, false].repeat(5));
         let times: Vec<u64> = wire.drives.iter().skip(1).map(|d| d.0).collect();
         assert!(times.windows(2).all(|w| w[1] - w[0] == 10_000), "{times:?}");
     }
 
     #[test]
     fn rising_only_returns_to_idle_unmeasured() {
-        let clock = VClock::default();
-        let mut wire = Wire::new(clock, 100, 100, true);
+        let mut wire = Wire::fresh(100, 100, true);
         let (acct, t) = run(&mut wire, &plan(5, Measured::Rising));
         assert_eq!(t[0].0.samples, 5);
         assert_eq!(acct.r.edges_seen, 10);
         assert_eq!(acct.r.missed_idle, 0);
-        let levels: Vec<bool> = wire.drives.iter().skip(1).map(|d| d.1).collect();
-        assert_eq!(levels, [true, false].repeat(5));
+        assert_eq!(wire.levels(), [true, false].repeat(5));
     }
 
     #[test]
     fn a_lost_event_is_missed_and_seen_as_a_seqno_gap() {
-        let clock = VClock::default();
-        let mut wire = Wire::new(clock, 100, 100, true);
+        let mut wire = Wire::fresh(100, 100, true);
         // Drive 1 rests the wire; drive 4 is the third measured edge.
         wire.drop = vec![4];
         let (acct, t) = run(&mut wire, &plan(6, Measured::Both));

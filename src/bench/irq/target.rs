@@ -83,30 +83,30 @@ mod tests {
         }
     }
 
-    #[test]
-    fn every_trigger_edge_is_mirrored_on_the_reply() {
-        let clock = VClock::default();
-        let mut wire = Wire::new(clock, 400, 300, false);
-        for i in 0..8u64 {
+    /// A target's wire bringing `edges` trigger edges, rising first, 10 µs apart.
+    fn triggered(edges: u64) -> Wire {
+        let mut wire = Wire::fresh(400, 300, false);
+        for i in 0..edges {
             wire.incoming.push_back((1_000 + i * 10_000, i % 2 == 0));
         }
+        wire
+    }
+
+    #[test]
+    fn every_trigger_edge_is_mirrored_on_the_reply() {
+        let mut wire = triggered(8);
         let (acct, t) = run(&mut wire, &plan(8, Measured::Both));
         assert_eq!(acct.r.answered, 8);
         assert_eq!(acct.r.lost_events, 0);
         assert_eq!((t[0].samples, t[0].min, t[0].max), (8, 300, 300));
         assert_eq!(t[1].samples, 8);
         // Initial rest drive, then one reply per edge with the trigger's level.
-        let levels: Vec<bool> = wire.drives.iter().skip(1).map(|d| d.1).collect();
-        assert_eq!(levels, [true, false].repeat(4));
+        assert_eq!(wire.levels(), [true, false].repeat(4));
     }
 
     #[test]
     fn only_selected_edges_are_measured_but_all_are_answered() {
-        let clock = VClock::default();
-        let mut wire = Wire::new(clock, 400, 300, false);
-        for i in 0..6u64 {
-            wire.incoming.push_back((1_000 + i * 10_000, i % 2 == 0));
-        }
+        let mut wire = triggered(6);
         let (acct, t) = run(&mut wire, &plan(3, Measured::Rising));
         assert_eq!(acct.r.answered, 3);
         assert_eq!(t[0].samples, 3);

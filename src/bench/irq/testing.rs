@@ -55,6 +55,16 @@ impl Wire {
             echo,
         }
     }
+
+    /// A wire on a fresh virtual clock.
+    pub fn fresh(irq: u64, wake: u64, echo: bool) -> Self {
+        Wire::new(VClock::default(), irq, wake, echo)
+    }
+
+    /// The levels driven after the first (resting) drive.
+    pub fn levels(&self) -> Vec<bool> {
+        self.drives.iter().skip(1).map(|d| d.1).collect()
+    }
 }
 
 impl EdgeBackend for Wire {

@@ -1,9 +1,9 @@
 //! `cpu`: computation on N workers (integer and floating point, no memory traffic).
 
 use crate::error::Result;
-use crate::load::spec::{object, Args, Kind, LoadKind, Parsed, MAX_WORKERS};
-use crate::load::worker::{Body, Pool, WorkerCtx};
-use crate::load::{Load, LoadContext, Progress, RateUnit};
+use crate::load::spec::{object, Args, Kind, LoadKind, Parsed};
+use crate::load::worker::{Body, Pool, Reading, WorkerCtx};
+use crate::load::{About, Load, LoadContext, Progress};
 use serde_json::{json, Map, Value};
 
 /// `cpu[:N]` [default: one worker per load CPU].
@@ -19,23 +19,10 @@ impl CpuParams {
     }
 }
 
-pub const KIND: Kind = Kind {
-    name: "cpu",
-    count: "worker count",
-    size: false,
-    rate: false,
-    period: false,
-    example: "cpu:2",
-    parse,
-};
+pub const KIND: Kind = Kind::new("cpu", "cpu:2", parse);
 
 fn parse(mut a: Args<'_>) -> Parsed<LoadKind> {
-    for (k, v) in std::mem::take(&mut a.keys) {
-        match k {
-            "workers" => a.set_count(k, v, MAX_WORKERS)?,
-            _ => return Err(a.unknown_key(k, "workers")),
-        }
-    }
+    a.workers_only("workers")?;
     Ok(LoadKind::Cpu(CpuParams { workers: a.count }))
 }
 
@@ -88,20 +75,10 @@ fn body(ctx: &WorkerCtx) -> std::result::Result<(), String> {
 }
 
 impl Load for CpuLoad {
-    fn name(&self) -> &'static str {
-        "cpu"
-    }
-    fn params(&self) -> Map<String, Value> {
-        let mut p = self.params.to_map();
-        p.insert("workers".into(), self.workers.into());
-        p.insert("iterations_per_op".into(), ROUND.into());
-        p
-    }
-    fn workers(&self) -> usize {
-        self.workers
-    }
-    fn rate_unit(&self) -> RateUnit {
-        RateUnit::Ops
+    fn about(&self) -> About {
+        About::ops("cpu", self.workers, self.params.to_map())
+            .with("workers", self.workers)
+            .with("iterations_per_op", ROUND)
     }
     fn start(&mut self, ctx: &LoadContext) -> Result<()> {
         if self.params.workers.is_none() {
@@ -111,10 +88,7 @@ impl Load for CpuLoad {
         self.pool = Some(Pool::start("ld-cpu", ctx.cpus.as_deref(), bodies));
         Ok(())
     }
-    fn progress(&mut self) -> Progress {
-        Progress::of(self.pool.as_mut().map(Pool::totals).unwrap_or_default())
-    }
-    fn stop(&mut self) -> Progress {
-        Progress::of(self.pool.as_mut().map(Pool::stop).unwrap_or_default())
+    fn read(&mut self, reading: Reading) -> Progress {
+        Progress::of(Pool::read(&mut self.pool, reading))
     }
 }

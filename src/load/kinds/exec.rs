@@ -4,9 +4,9 @@
 //! (PR_SET_PDEATHSIG) and carry `RTLAT_LOAD=exec` in their environment.
 
 use crate::error::{Error, Result};
-use crate::load::spec::{object, Args, Kind, LoadKind, Parsed, MAX_WORKERS};
-use crate::load::worker::{Body, Pool, WorkerCtx};
-use crate::load::{Load, LoadContext, Progress, RateUnit};
+use crate::load::spec::{object, Args, Kind, LoadKind, Parsed};
+use crate::load::worker::{Body, Pool, Reading, WorkerCtx};
+use crate::load::{About, Load, LoadContext, Progress};
 use crate::sys::process::{self, ExecImage, Exit, Pid};
 use serde_json::{json, Map, Value};
 use std::ffi::OsString;
@@ -33,23 +33,10 @@ impl ExecParams {
     }
 }
 
-pub const KIND: Kind = Kind {
-    name: "exec",
-    count: "worker count",
-    size: false,
-    rate: false,
-    period: false,
-    example: "exec:2 or exec:2:cmd=ls /bin",
-    parse,
-};
+pub const KIND: Kind = Kind::new("exec", "exec:2 or exec:2:cmd=ls /bin", parse);
 
 fn parse(mut a: Args<'_>) -> Parsed<LoadKind> {
-    for (k, v) in std::mem::take(&mut a.keys) {
-        match k {
-            "workers" => a.set_count(k, v, MAX_WORKERS)?,
-            _ => return Err(a.unknown_key(k, "workers, cmd")),
-        }
-    }
+    a.workers_only("workers, cmd")?;
     let command: Vec<String> = a
         .command
         .as_deref()
@@ -179,19 +166,9 @@ fn body(ctx: &WorkerCtx, run: Run) -> std::result::Result<(), String> {
 }
 
 impl Load for ExecLoad {
-    fn name(&self) -> &'static str {
-        "exec"
-    }
-    fn params(&self) -> Map<String, Value> {
-        let mut p = self.params.to_map();
-        p.insert("program".into(), self.program.display().to_string().into());
-        p
-    }
-    fn workers(&self) -> usize {
-        self.params.workers
-    }
-    fn rate_unit(&self) -> RateUnit {
-        RateUnit::Ops
+    fn about(&self) -> About {
+        let program = self.program.display().to_string();
+        About::ops("exec", self.params.workers, self.params.to_map()).with("program", program)
     }
     fn start(&mut self, ctx: &LoadContext) -> Result<()> {
         let name = &self.params.command[0];
@@ -230,30 +207,21 @@ impl Load for ExecLoad {
         self.pool = Some(Pool::start("ld-exec", ctx.cpus.as_deref(), bodies));
         Ok(())
     }
-    fn progress(&mut self) -> Progress {
-        let t = self.pool.as_mut().map(Pool::totals).unwrap_or_default();
-        self.finish(t)
-    }
-    fn stop(&mut self) -> Progress {
-        let Some(pool) = self.pool.as_mut() else {
-            return Progress::default();
-        };
-        pool.request_stop();
-        // A long command would hold its worker: end it (it is alive or a zombie, never reaped yet).
-        for slot in &self.current {
-            let pid = *slot.lock().unwrap_or_else(|p| p.into_inner());
-            if pid > 0 {
-                let _ = process::kill(pid, libc::SIGKILL);
+    fn read(&mut self, reading: Reading) -> Progress {
+        if reading == Reading::Final {
+            let Some(pool) = self.pool.as_mut() else {
+                return Progress::default();
+            };
+            pool.request_stop();
+            // A long command would hold its worker: end it (it is alive or a zombie, never reaped yet).
+            for slot in &self.current {
+                let pid = *slot.lock().unwrap_or_else(|p| p.into_inner());
+                if pid > 0 {
+                    let _ = process::kill(pid, libc::SIGKILL);
+                }
             }
         }
-        let t = pool.stop();
-        self.finish(t)
-    }
-}
-
-impl ExecLoad {
-    fn finish(&self, t: crate::load::worker::Totals) -> Progress {
-        let mut p = Progress::of(t);
+        let mut p = Progress::of(Pool::read(&mut self.pool, reading));
         p.extra.insert(
             "failed_runs".into(),
             self.failed_runs.load(Ordering::Relaxed).into(),

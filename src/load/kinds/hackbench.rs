@@ -7,8 +7,8 @@
 
 use crate::error::{Error, Result};
 use crate::load::spec::{key_count, key_size, object, set, Args, Kind, LoadKind, Parsed};
-use crate::load::worker::{Body, Failure, Pool, Totals, WorkerCtx};
-use crate::load::{Load, LoadContext, Progress, RateUnit};
+use crate::load::worker::{Body, Failure, Pool, Reading, Totals, WorkerCtx};
+use crate::load::{About, Load, LoadContext, Progress};
 use crate::sys::process::{self, Exit, Pid, Task};
 use crate::sys::shm::SharedWords;
 use serde_json::{json, Map, Value};
@@ -52,15 +52,8 @@ impl HackbenchParams {
     }
 }
 
-pub const KIND: Kind = Kind {
-    name: "hackbench",
-    count: "group count",
-    size: false,
-    rate: false,
-    period: false,
-    example: "hackbench:4 or hackbench:4:fds=10",
-    parse,
-};
+pub const KIND: Kind =
+    Kind::new("hackbench", "hackbench:4 or hackbench:4:fds=10", parse).counting("group count");
 
 fn parse(mut a: Args<'_>) -> Parsed<LoadKind> {
     let (mut fds, mut message, mut ipc, mut mode) = (None, None, None, None);
@@ -343,17 +336,9 @@ fn merge(r: Totals, s: Totals) -> Totals {
 }
 
 impl Load for HackbenchLoad {
-    fn name(&self) -> &'static str {
-        "hackbench"
-    }
-    fn params(&self) -> Map<String, Value> {
-        self.params.to_map()
-    }
-    fn workers(&self) -> usize {
-        self.params.groups * self.params.fds * 2
-    }
-    fn rate_unit(&self) -> RateUnit {
-        RateUnit::Ops
+    fn about(&self) -> About {
+        let workers = self.params.groups * self.params.fds * 2;
+        About::ops("hackbench", workers, self.params.to_map())
     }
     fn start(&mut self, ctx: &LoadContext) -> Result<()> {
         self.run = Some(match self.params.mode {
@@ -362,24 +347,19 @@ impl Load for HackbenchLoad {
         });
         Ok(())
     }
-    fn progress(&mut self) -> Progress {
+    fn read(&mut self, reading: Reading) -> Progress {
+        let last = reading == Reading::Final;
         Progress::of(match &mut self.run {
             None => Totals::default(),
-            Some(Run::Processes(p)) => p.totals(false),
-            Some(Run::Threads { senders, receivers }) => {
-                merge(receivers.totals(), senders.totals())
-            }
-        })
-    }
-    fn stop(&mut self) -> Progress {
-        Progress::of(match &mut self.run {
-            None => Totals::default(),
-            Some(Run::Processes(p)) => p.totals(true),
-            Some(Run::Threads { senders, receivers }) => {
+            Some(Run::Processes(p)) => p.totals(last),
+            Some(Run::Threads { senders, receivers }) if last => {
                 // Senders stop first; their channels then close and the receivers read to the end.
                 let s = senders.stop();
                 let r = receivers.stop();
                 merge(r, s)
+            }
+            Some(Run::Threads { senders, receivers }) => {
+                merge(receivers.totals(), senders.totals())
             }
         })
     }

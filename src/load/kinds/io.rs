@@ -5,9 +5,9 @@
 //! left behind after a normal end, a signal, a panic or SIGKILL.
 
 use crate::error::{Error, Result};
-use crate::load::spec::{key_size, object, set, Args, Kind, LoadKind, Parsed, MAX_WORKERS};
-use crate::load::worker::{Body, Pool, WorkerCtx};
-use crate::load::{Load, LoadContext, Progress, RateUnit};
+use crate::load::spec::{ensure, key_size, object, set, Args, Kind, LoadKind, Parsed, MAX_WORKERS};
+use crate::load::worker::{Body, Pool, Reading, WorkerCtx};
+use crate::load::{About, Load, LoadContext, Progress};
 use serde_json::{json, Map, Value};
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
@@ -35,15 +35,7 @@ impl IoParams {
     }
 }
 
-pub const KIND: Kind = Kind {
-    name: "io",
-    count: "worker count",
-    size: true,
-    rate: false,
-    period: false,
-    example: "io:1, io:1:16M or io:1:block=4K",
-    parse,
-};
+pub const KIND: Kind = Kind::new("io", "io:1, io:1:16M or io:1:block=4K", parse).sized();
 
 fn parse(mut a: Args<'_>) -> Parsed<LoadKind> {
     let (mut block, mut dir) = (None, None);
@@ -62,15 +54,13 @@ fn parse(mut a: Args<'_>) -> Parsed<LoadKind> {
         }
     }
     let block = block.unwrap_or(DEFAULT_IO_BLOCK);
-    if !(512..=64 << 20).contains(&block) {
-        return Err(format!("block={block}: a block is 512 bytes to 64M"));
-    }
+    ensure((512..=64 << 20).contains(&block), || {
+        format!("block={block}: a block is 512 bytes to 64M")
+    })?;
     let size = a.size.unwrap_or(DEFAULT_IO_SIZE.max(block));
-    if size < block {
-        return Err(format!(
-            "the file bound ({size} bytes) is smaller than a block ({block} bytes)"
-        ));
-    }
+    ensure(size >= block, || {
+        format!("the file bound ({size} bytes) is smaller than a block ({block} bytes)")
+    })?;
     Ok(LoadKind::Io(IoParams {
         workers: a.count.unwrap_or(1),
         size,
@@ -159,20 +149,10 @@ fn body(ctx: &WorkerCtx, file: File, size: u64, block: usize) -> std::result::Re
 }
 
 impl Load for IoLoad {
-    fn name(&self) -> &'static str {
-        "io"
-    }
-    fn params(&self) -> Map<String, Value> {
-        let mut p = self.params.to_map();
-        p.insert("dir".into(), self.dir.display().to_string().into());
-        p.insert("file".into(), self.anonymous.into());
-        p
-    }
-    fn workers(&self) -> usize {
-        self.params.workers
-    }
-    fn rate_unit(&self) -> RateUnit {
-        RateUnit::Bytes
+    fn about(&self) -> About {
+        About::bytes("io", self.params.workers, self.params.to_map())
+            .with("dir", self.dir.display().to_string())
+            .with("file", self.anonymous)
     }
     fn start(&mut self, ctx: &LoadContext) -> Result<()> {
         let mut bodies: Vec<Body> = Vec::new();
@@ -192,13 +172,9 @@ impl Load for IoLoad {
         self.pool = Some(Pool::start("ld-io", ctx.cpus.as_deref(), bodies));
         Ok(())
     }
-    fn progress(&mut self) -> Progress {
-        let t = self.pool.as_mut().map(Pool::totals).unwrap_or_default();
-        let bytes = t.ops * self.params.block;
-        Progress::of(t).with_bytes(bytes)
-    }
-    fn stop(&mut self) -> Progress {
-        let t = self.pool.as_mut().map(Pool::stop).unwrap_or_default();
+    /// Bytes written counted from the blocks.
+    fn read(&mut self, reading: Reading) -> Progress {
+        let t = Pool::read(&mut self.pool, reading);
         let bytes = t.ops * self.params.block;
         Progress::of(t).with_bytes(bytes)
     }

@@ -6,9 +6,9 @@
 //! dirtied and written back. The rate counts cache lines touched, in bytes/s.
 
 use crate::error::{Error, Result};
-use crate::load::spec::{key_size, object, set, Args, Kind, LoadKind, Parsed, MAX_WORKERS};
-use crate::load::worker::{Body, Failure, Pool, WorkerCtx};
-use crate::load::{Load, LoadContext, Progress, RateUnit};
+use crate::load::spec::{ensure, key_size, object, set, Args, Kind, LoadKind, Parsed, MAX_WORKERS};
+use crate::load::worker::{Body, Failure, Pool, Reading, WorkerCtx};
+use crate::load::{About, Load, LoadContext, Progress};
 use crate::sys::shm::PrivateBuffer;
 use serde_json::{json, Map, Value};
 
@@ -32,15 +32,7 @@ impl MemoryParams {
     }
 }
 
-pub const KIND: Kind = Kind {
-    name: "memory",
-    count: "worker count",
-    size: true,
-    rate: false,
-    period: false,
-    example: "memory:2, memory:32M or memory:2:64M",
-    parse,
-};
+pub const KIND: Kind = Kind::new("memory", "memory:2, memory:32M or memory:2:64M", parse).sized();
 
 fn parse(mut a: Args<'_>) -> Parsed<LoadKind> {
     let mut stride = None;
@@ -53,20 +45,16 @@ fn parse(mut a: Args<'_>) -> Parsed<LoadKind> {
         }
     }
     let size = a.size.unwrap_or(DEFAULT_MEMORY_SIZE);
-    if size < 64 << 10 {
-        return Err(format!(
-            "the working set must be at least 64K (got {size} bytes)"
-        ));
-    }
-    if size > 1 << 40 {
-        return Err("the working set is larger than 1 TiB".into());
-    }
+    ensure(size >= 64 << 10, || {
+        format!("the working set must be at least 64K (got {size} bytes)")
+    })?;
+    ensure(size <= 1 << 40, || {
+        "the working set is larger than 1 TiB".into()
+    })?;
     let stride = stride.unwrap_or(DEFAULT_STRIDE);
-    if stride < 64 || stride >= size {
-        return Err(format!(
-            "stride={stride}: the stride must be at least 64 bytes and below the size"
-        ));
-    }
+    ensure((64..size).contains(&stride), || {
+        format!("stride={stride}: the stride must be at least 64 bytes and below the size")
+    })?;
     Ok(LoadKind::Memory(MemoryParams {
         workers: a.count.unwrap_or(1),
         size,
@@ -141,19 +129,8 @@ fn available_bytes() -> Option<u64> {
 }
 
 impl Load for MemoryLoad {
-    fn name(&self) -> &'static str {
-        "memory"
-    }
-    fn params(&self) -> Map<String, Value> {
-        let mut p = self.params.to_map();
-        p.insert("line_bytes".into(), LINE.into());
-        p
-    }
-    fn workers(&self) -> usize {
-        self.params.workers
-    }
-    fn rate_unit(&self) -> RateUnit {
-        RateUnit::Bytes
+    fn about(&self) -> About {
+        About::bytes("memory", self.params.workers, self.params.to_map()).with("line_bytes", LINE)
     }
     fn start(&mut self, ctx: &LoadContext) -> Result<()> {
         let total = self.params.size.saturating_mul(self.params.workers as u64);
@@ -184,18 +161,8 @@ impl Load for MemoryLoad {
         self.pool = Some(Pool::start("ld-mem", ctx.cpus.as_deref(), bodies));
         Ok(())
     }
-    fn progress(&mut self) -> Progress {
-        let t = self.pool.as_mut().map(Pool::totals).unwrap_or_default();
-        self.finish(t)
-    }
-    fn stop(&mut self) -> Progress {
-        let t = self.pool.as_mut().map(Pool::stop).unwrap_or_default();
-        self.finish(t)
-    }
-}
-
-impl MemoryLoad {
-    fn finish(&self, mut t: crate::load::worker::Totals) -> Progress {
+    fn read(&mut self, reading: Reading) -> Progress {
+        let mut t = Pool::read(&mut self.pool, reading);
         t.failed.extend(self.alloc_failed.iter().cloned());
         let bytes = t.ops * LINE;
         Progress::of(t).with_bytes(bytes)

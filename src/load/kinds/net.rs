@@ -10,8 +10,8 @@
 
 use crate::error::{Error, Result};
 use crate::load::spec::{key_size, object, parse_size, set, Args, Kind, LoadKind, Parsed};
-use crate::load::worker::{Failure, Totals};
-use crate::load::{Load, LoadContext, Progress, RateUnit};
+use crate::load::worker::{Failure, Reading, Totals};
+use crate::load::{About, Load, LoadContext, Progress};
 use crate::stats::seqlock::SeqCell;
 use crate::sys::{self, clock};
 use serde_json::{json, Map, Value};
@@ -43,15 +43,9 @@ impl NetParams {
     }
 }
 
-pub const KIND: Kind = Kind {
-    name: "net",
-    count: "",
-    size: false,
-    rate: true,
-    period: false,
-    example: "net:4MB/s or net:flood",
-    parse,
-};
+pub const KIND: Kind = Kind::new("net", "net:4MB/s or net:flood", parse)
+    .counting("")
+    .rated();
 
 fn parse(mut a: Args<'_>) -> Parsed<LoadKind> {
     let mut payload = None;
@@ -476,28 +470,15 @@ impl NetLoad {
 }
 
 impl Load for NetLoad {
-    fn name(&self) -> &'static str {
-        "net"
-    }
-    fn params(&self) -> Map<String, Value> {
-        let mut p = self.params.to_map();
-        p.insert("target".into(), self.target.map(|t| t.to_string()).into());
-        p.insert(
-            "sink".into(),
-            if self.own_sink {
-                "rtlat loopback sink"
-            } else {
-                "external"
-            }
-            .into(),
-        );
-        p
-    }
-    fn workers(&self) -> usize {
-        1
-    }
-    fn rate_unit(&self) -> RateUnit {
-        RateUnit::Bytes
+    fn about(&self) -> About {
+        let sink = if self.own_sink {
+            "rtlat loopback sink"
+        } else {
+            "external"
+        };
+        About::bytes("net", 1, self.params.to_map())
+            .with("target", self.target.map(|t| t.to_string()))
+            .with("sink", sink)
     }
     fn start(&mut self, ctx: &LoadContext) -> Result<()> {
         let target = match ctx.target {
@@ -518,10 +499,20 @@ impl Load for NetLoad {
         })?);
         Ok(())
     }
-    fn progress(&mut self) -> Progress {
+    fn read(&mut self, reading: Reading) -> Progress {
         if let Some(done) = &self.done {
             return done.clone();
         }
+        match reading {
+            Reading::SoFar => self.so_far(),
+            Reading::Final => self.finish(),
+        }
+    }
+}
+
+impl NetLoad {
+    /// The figures while running.
+    fn so_far(&mut self) -> Progress {
         let Some(sender) = &self.sender else {
             return Progress::default();
         };
@@ -539,10 +530,8 @@ impl Load for NetLoad {
         let received = self.sink.as_ref().map(|s| s.received().0);
         self.progress_of(sent, received, failed)
     }
-    fn stop(&mut self) -> Progress {
-        if let Some(done) = &self.done {
-            return done.clone();
-        }
+    /// Stop the sender and the sink; the final figures, kept.
+    fn finish(&mut self) -> Progress {
         let Some(sender) = self.sender.take() else {
             return Progress::default();
         };

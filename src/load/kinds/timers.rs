@@ -4,8 +4,8 @@
 
 use crate::error::Result;
 use crate::load::spec::{object, set, Args, Kind, LoadKind, Parsed, MAX_WORKERS};
-use crate::load::worker::{Body, Pool, WorkerCtx};
-use crate::load::{Load, LoadContext, Progress, RateUnit};
+use crate::load::worker::{Body, Pool, Reading, WorkerCtx};
+use crate::load::{About, Load, LoadContext, Progress};
 use crate::sys::{self, clock};
 use serde_json::{json, Map, Value};
 
@@ -26,15 +26,9 @@ impl TimersParams {
     }
 }
 
-pub const KIND: Kind = Kind {
-    name: "timers",
-    count: "thread count",
-    size: false,
-    rate: false,
-    period: true,
-    example: "timers:8 or timers:8:50us",
-    parse,
-};
+pub const KIND: Kind = Kind::new("timers", "timers:8 or timers:8:50us", parse)
+    .counting("thread count")
+    .periodic();
 
 fn parse(mut a: Args<'_>) -> Parsed<LoadKind> {
     for (k, v) in std::mem::take(&mut a.keys) {
@@ -89,19 +83,8 @@ fn body(ctx: &WorkerCtx, period: u64, phase: u64) -> std::result::Result<(), Str
 }
 
 impl Load for TimersLoad {
-    fn name(&self) -> &'static str {
-        "timers"
-    }
-    fn params(&self) -> Map<String, Value> {
-        let mut p = self.params.to_map();
-        p.insert("timer_slack_ns".into(), 1.into());
-        p
-    }
-    fn workers(&self) -> usize {
-        self.params.threads
-    }
-    fn rate_unit(&self) -> RateUnit {
-        RateUnit::Ops
+    fn about(&self) -> About {
+        About::ops("timers", self.params.threads, self.params.to_map()).with("timer_slack_ns", 1)
     }
     fn start(&mut self, ctx: &LoadContext) -> Result<()> {
         let (n, period) = (self.params.threads as u64, self.params.period_ns);
@@ -114,10 +97,7 @@ impl Load for TimersLoad {
         self.pool = Some(Pool::start("ld-tmr", ctx.cpus.as_deref(), bodies));
         Ok(())
     }
-    fn progress(&mut self) -> Progress {
-        Progress::of(self.pool.as_mut().map(Pool::totals).unwrap_or_default())
-    }
-    fn stop(&mut self) -> Progress {
-        Progress::of(self.pool.as_mut().map(Pool::stop).unwrap_or_default())
+    fn read(&mut self, reading: Reading) -> Progress {
+        Progress::of(Pool::read(&mut self.pool, reading))
     }
 }

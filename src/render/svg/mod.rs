@@ -4,7 +4,7 @@
 pub mod plots;
 pub mod writer;
 
-pub use plots::{histogram_plot, percentile_plot, timeline_plot, MAX_SERIES};
+pub use plots::{histogram_plot, percentile_plot, timeline_plot, Figure, MAX_SERIES};
 pub use writer::{document, escape, Plot};
 
 use super::describe::{histogram_of, loads_of, machine_of, merged, period_of, policy_of, primary};
@@ -67,32 +67,28 @@ pub fn report_plots(l: &Loaded) -> Vec<Plot> {
     let quantity = r.benchmark.quantity();
     let sub = subtitle_of(r);
     let (threads, left_out) = drawn(&r.threads);
-    let series: Vec<(String, Histogram)> = threads
+    let mut series: Vec<(String, Histogram)> = threads
         .iter()
         .map(|t| (t.name.clone(), histogram_of(t)))
         .collect();
-    let mut plots = vec![
-        histogram_plot(
-            format!("{what} histogram — {}", l.label),
-            sub.clone(),
-            quantity,
-            &series,
-            left_out,
-        ),
-        timeline_plot(r, format!("{what} over time — {}", l.label), sub.clone()),
-    ];
-    let mut pseries = series;
+    let per_thread = series.len();
+    // The percentile plot adds the threads' merged figure.
     let (_, prim, _) = primary(r);
     if prim.len() > 1 {
-        pseries.push(("all".into(), merged(&prim)));
+        series.push(("all".into(), merged(&prim)));
     }
-    plots.push(percentile_plot(
-        format!("{what} by percentile — {}", l.label),
-        sub.clone(),
+    let figure = |title: &str, series, left_out| Figure {
+        title: format!("{what} {title} — {}", l.label),
+        subtitle: sub.clone(),
         quantity,
-        &pseries,
+        series,
         left_out,
-    ));
+    };
+    let mut plots = vec![
+        histogram_plot(&figure("histogram", &series[..per_thread], left_out)),
+        timeline_plot(r, format!("{what} over time — {}", l.label), sub.clone()),
+        percentile_plot(&figure("by percentile", &series, left_out)),
+    ];
     if !r.phases.is_empty() {
         let phase_series: Vec<(String, Histogram)> = r
             .phases
@@ -102,13 +98,7 @@ pub fn report_plots(l: &Loaded) -> Vec<Plot> {
                 (p.name.clone(), merged(&ts))
             })
             .collect();
-        plots.push(histogram_plot(
-            format!("{what} by phase — {}", l.label),
-            sub,
-            quantity,
-            &phase_series,
-            0,
-        ));
+        plots.push(histogram_plot(&figure("by phase", &phase_series, 0)));
     }
     plots
 }
@@ -143,21 +133,18 @@ pub fn compare_plots(results: &[&Loaded]) -> Vec<Plot> {
         };
         let sub = format!("{count}, each: {what_series}\nloads — {}", loads.join("; "));
         let what = b.title();
-        let quantity = b.quantity();
-        plots.push(histogram_plot(
-            format!("{what} histogram — {count} compared"),
-            sub.clone(),
-            quantity,
-            &series,
+        let histogram = Figure {
+            title: format!("{what} histogram — {count} compared"),
+            subtitle: sub,
+            quantity: b.quantity(),
+            series: &series,
             left_out,
-        ));
-        plots.push(percentile_plot(
-            format!("{what} by percentile — {count} compared"),
-            sub,
-            quantity,
-            &series,
-            left_out,
-        ));
+        };
+        plots.push(histogram_plot(&histogram));
+        plots.push(percentile_plot(&Figure {
+            title: format!("{what} by percentile — {count} compared"),
+            ..histogram
+        }));
     }
     plots
 }

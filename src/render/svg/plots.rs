@@ -135,22 +135,63 @@ impl Bins {
     }
 }
 
-/// The latency histogram: one step line per series, log count axis.
-pub fn histogram_plot(
-    title: String,
-    subtitle: String,
-    quantity: &str,
-    series: &[(String, Histogram)],
-    left_out: usize,
-) -> Plot {
-    let filled: Vec<&(String, Histogram)> = series.iter().filter(|(_, h)| h.samples > 0).collect();
-    let lo = filled.iter().map(|(_, h)| h.min).min().unwrap_or(0);
-    let hi = filled.iter().map(|(_, h)| h.max).max().unwrap_or(1000);
-    let p50 = filled
+/// A plot of histogram series: its title, what is measured, the series.
+pub struct Figure<'a> {
+    pub title: String,
+    pub subtitle: String,
+    /// What the values are (`latency`, `round trip` …).
+    pub quantity: &'a str,
+    pub series: &'a [(String, Histogram)],
+    /// Series not drawn (named in the legend).
+    pub left_out: usize,
+}
+
+impl Figure<'_> {
+    /// The series with samples, and the smallest minimum and largest maximum among them.
+    fn filled(&self) -> (Vec<&(String, Histogram)>, u64, u64) {
+        let filled: Vec<_> = self.series.iter().filter(|(_, h)| h.samples > 0).collect();
+        let lo = filled.iter().map(|(_, h)| h.min).min().unwrap_or(0);
+        let hi = filled.iter().map(|(_, h)| h.max).max().unwrap_or(1000);
+        (filled, lo, hi)
+    }
+
+    /// The plot with these axes and lines: the legend gets the series without
+    /// samples and the count of those not drawn; "no samples" when none has any.
+    fn plot(&self, (x, y): (Axis, Axis), lines: Vec<Line>, mut keys: Vec<Key>) -> Plot {
+        let empty = self.series.iter().all(|(_, h)| h.samples == 0);
+        keys.extend(
+            self.series
+                .iter()
+                .filter(|(_, h)| h.samples == 0)
+                .map(|(name, _)| Key::remark(name.clone(), Some("no samples".into()))),
+        );
+        keys.extend(Key::not_drawn(self.left_out));
+        Plot {
+            title: self.title.clone(),
+            subtitle: self.subtitle.clone(),
+            x,
+            y,
+            lines,
+            keys,
+            markers: Vec::new(),
+            empty: empty.then(|| "no samples".to_string()),
+        }
+    }
+}
+
+/// The largest median of the series (0 when none has samples).
+fn bulk(filled: &[&(String, Histogram)]) -> u64 {
+    filled
         .iter()
         .filter_map(|(_, h)| h.percentile(50.0))
         .max()
-        .unwrap_or(0);
+        .unwrap_or(0)
+}
+
+/// The latency histogram: one step line per series, log count axis.
+pub fn histogram_plot(f: &Figure) -> Plot {
+    let (filled, lo, hi) = f.filled();
+    let p50 = bulk(&filled);
     // A tail a hundred times beyond the bulk would squeeze the bulk into a pixel: log x axis.
     let bins = if hi as f64 > 100.0 * p50.max(1000) as f64 {
         Bins::Log
@@ -169,7 +210,7 @@ pub fn histogram_plot(
         max_count = max_count.max(b.values().copied().max().unwrap_or(1));
         all_bins.push(b);
     }
-    let x = bins.axis(quantity, lo, hi);
+    let x = bins.axis(f.quantity, lo, hi);
     let base = (0.5f64).log10();
     let top = (max_count as f64).log10().ceil().max(1.0);
     let mut y = log_axis("samples per bin (log scale)", 0.0, top, decade);
@@ -201,34 +242,13 @@ pub fn histogram_plot(
             width: 1.3,
             points: pts,
         });
-        keys.push(Key {
-            text: name.clone(),
-            detail: Some(format!("max {} µs", short_us(h.max))),
-            color: Some(i),
-            dash: Dash::Solid,
-            line: true,
-        });
+        keys.push(Key::series(
+            name.clone(),
+            Some(format!("max {} µs", short_us(h.max))),
+            i,
+        ));
     }
-    keys.extend(no_samples(series));
-    if left_out > 0 {
-        keys.push(Key {
-            text: format!("{left_out} more not drawn"),
-            detail: None,
-            color: None,
-            dash: Dash::Solid,
-            line: false,
-        });
-    }
-    Plot {
-        title,
-        subtitle,
-        x,
-        y,
-        lines,
-        keys,
-        markers: Vec::new(),
-        empty: filled.is_empty().then(|| "no samples".to_string()),
-    }
+    f.plot((x, y), lines, keys)
 }
 
 fn human_bin(w: u64) -> String {
@@ -349,13 +369,7 @@ pub fn timeline_plot(r: &RunResult, title: String, subtitle: String) -> Plot {
                     .collect(),
             });
         }
-        keys.push(Key {
-            text: t.name.clone(),
-            detail: None,
-            color: Some(i),
-            dash: Dash::Solid,
-            line: true,
-        });
+        keys.push(Key::series(t.name.clone(), None, i));
     }
     if !series.is_empty() {
         for (text, dash) in [
@@ -363,24 +377,10 @@ pub fn timeline_plot(r: &RunResult, title: String, subtitle: String) -> Plot {
             ("average", Dash::Dashed),
             ("min", Dash::Dotted),
         ] {
-            keys.push(Key {
-                text: text.into(),
-                detail: None,
-                color: None,
-                dash,
-                line: true,
-            });
+            keys.push(Key::style(text, dash));
         }
     }
-    if left_out > 0 {
-        keys.push(Key {
-            text: format!("{left_out} more not drawn"),
-            detail: None,
-            color: None,
-            dash: Dash::Solid,
-            line: false,
-        });
-    }
+    keys.extend(Key::not_drawn(left_out));
     let interval = r
         .threads
         .iter()
@@ -449,21 +449,6 @@ fn percentile_points(h: &Histogram, x_max: f64, log: bool) -> Vec<Option<(f64, f
     pts
 }
 
-/// Legend remarks for series that have nothing to draw.
-fn no_samples(series: &[(String, Histogram)]) -> Vec<Key> {
-    series
-        .iter()
-        .filter(|(_, h)| h.samples == 0)
-        .map(|(name, _)| Key {
-            text: name.clone(),
-            detail: Some("no samples".into()),
-            color: None,
-            dash: Dash::Solid,
-            line: false,
-        })
-        .collect()
-}
-
 /// `0 → 0%`, `1 → 90%`, `2 → 99%`, `3 → 99.9%` …
 fn nines(k: i32) -> String {
     match k {
@@ -475,27 +460,15 @@ fn nines(k: i32) -> String {
 }
 
 /// Latency by percentile: latency against 1 − p on a log axis, so the tail has room.
-pub fn percentile_plot(
-    title: String,
-    subtitle: String,
-    quantity: &str,
-    series: &[(String, Histogram)],
-    left_out: usize,
-) -> Plot {
-    let filled: Vec<&(String, Histogram)> = series.iter().filter(|(_, h)| h.samples > 0).collect();
+pub fn percentile_plot(f: &Figure) -> Plot {
+    let (filled, lo, hi) = f.filled();
     let n_max = filled.iter().map(|(_, h)| h.samples).max().unwrap_or(10);
     let x_max = (n_max as f64).log10().ceil().clamp(1.0, 12.0);
-    let hi = filled.iter().map(|(_, h)| h.max).max().unwrap_or(1000);
-    let lo = filled.iter().map(|(_, h)| h.min).min().unwrap_or(0);
-    let p50 = filled
-        .iter()
-        .filter_map(|(_, h)| h.percentile(50.0))
-        .max()
-        .unwrap_or(1000);
-    let log = wants_log(p50, hi);
+    // (No samples: 0, which the log test takes as 1 µs.)
+    let log = wants_log(bulk(&filled), hi);
     let mut x = log_axis("percentile (axis: 1 − p on a log scale)", 0.0, x_max, nines);
     x.ticks.retain(|(v, _)| *v <= x_max);
-    let y = latency_axis(quantity, lo, hi, log);
+    let y = latency_axis(f.quantity, lo, hi, log);
     let mut lines = Vec::new();
     let mut keys = Vec::new();
     for (i, (name, h)) in filled.iter().enumerate() {
@@ -510,34 +483,13 @@ pub fn percentile_plot(
             .percentile(99.0)
             .map(short_us)
             .unwrap_or_else(|| "-".into());
-        keys.push(Key {
-            text: name.to_string(),
-            detail: Some(format!("p99 {p99} µs")),
-            color: Some(if merged_series { 8 } else { i }),
-            dash: Dash::Solid,
-            line: true,
-        });
+        keys.push(Key::series(
+            name.to_string(),
+            Some(format!("p99 {p99} µs")),
+            if merged_series { 8 } else { i },
+        ));
     }
-    keys.extend(no_samples(series));
-    if left_out > 0 {
-        keys.push(Key {
-            text: format!("{left_out} more not drawn"),
-            detail: None,
-            color: None,
-            dash: Dash::Solid,
-            line: false,
-        });
-    }
-    Plot {
-        title,
-        subtitle,
-        x,
-        y,
-        lines,
-        keys,
-        markers: Vec::new(),
-        empty: filled.is_empty().then(|| "no samples".to_string()),
-    }
+    f.plot((x, y), lines, keys)
 }
 
 #[cfg(test)]
@@ -573,16 +525,22 @@ mod tests {
         for v in 0..10_000u64 {
             h.record(20_000 + v % 5_000);
         }
-        let near = histogram_plot(
-            "t".into(),
-            "s".into(),
-            "latency",
-            &[("a".into(), h.clone())],
-            0,
-        );
+        let series = [("a".into(), h.clone())];
+        let fig = Figure {
+            title: "t".into(),
+            subtitle: "s".into(),
+            quantity: "latency",
+            series: &series,
+            left_out: 0,
+        };
+        let near = histogram_plot(&fig);
         assert!(near.x.label.contains("200 ns bins"), "{}", near.x.label);
         h.record(25_000_000);
-        let far = histogram_plot("t".into(), "s".into(), "latency", &[("a".into(), h)], 0);
+        let series = [("a".into(), h)];
+        let far = histogram_plot(&Figure {
+            series: &series,
+            ..fig
+        });
         assert!(far.x.label.contains("log scale"), "{}", far.x.label);
         assert_eq!((far.x.min, far.x.max), (1.0, 5.0));
         let xs: Vec<f64> = far.lines[0].points.iter().flatten().map(|p| p.0).collect();

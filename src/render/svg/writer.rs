@@ -48,6 +48,19 @@ pub struct Axis {
     pub ticks: Vec<(f64, String)>,
 }
 
+impl Axis {
+    /// Where `v` stands between the axis' ends, 0 to 1.
+    fn fraction(&self, v: f64) -> f64 {
+        let span = self.max - self.min;
+        let f = if span > 0.0 {
+            (v - self.min) / span
+        } else {
+            0.0
+        };
+        f.clamp(0.0, 1.0)
+    }
+}
+
 /// A polyline in axis coordinates; `None` breaks it.
 #[derive(Debug, Clone)]
 pub struct Line {
@@ -67,6 +80,46 @@ pub struct Key {
     pub dash: Dash,
     /// Remarks have no line sample.
     pub line: bool,
+}
+
+impl Key {
+    /// A series' entry: a solid line sample in its colour.
+    pub fn series(text: String, detail: Option<String>, color: usize) -> Key {
+        Key {
+            text,
+            detail,
+            color: Some(color),
+            dash: Dash::Solid,
+            line: true,
+        }
+    }
+
+    /// A style entry: a grey line sample with `dash`.
+    pub fn style(text: &str, dash: Dash) -> Key {
+        Key {
+            text: text.into(),
+            detail: None,
+            color: None,
+            dash,
+            line: true,
+        }
+    }
+
+    /// A grey remark without a line sample.
+    pub fn remark(text: String, detail: Option<String>) -> Key {
+        Key {
+            text,
+            detail,
+            color: None,
+            dash: Dash::Solid,
+            line: false,
+        }
+    }
+
+    /// The remark for `left_out` series not drawn, if any.
+    pub fn not_drawn(left_out: usize) -> Option<Key> {
+        (left_out > 0).then(|| Key::remark(format!("{left_out} more not drawn"), None))
+    }
 }
 
 /// A vertical line at `x` (axis coordinates) with a label.
@@ -226,25 +279,36 @@ pub fn decade(k: i32) -> String {
     }
 }
 
+/// A `<text>` at `(x, y)`; `attrs` (each with a leading space) follow the position.
+fn text(o: &mut String, (x, y): (f64, f64), attrs: &str, content: &str) {
+    let _ = writeln!(
+        o,
+        "<text x=\"{}\" y=\"{}\"{attrs}>{}</text>",
+        n(x),
+        n(y),
+        escape(content)
+    );
+}
+
+/// A `<line>` from `a` to `b` with `attrs` (stroke and so on).
+fn line(o: &mut String, a: (f64, f64), b: (f64, f64), attrs: &str) {
+    let _ = writeln!(
+        o,
+        "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" {attrs}/>",
+        n(a.0),
+        n(a.1),
+        n(b.0),
+        n(b.1)
+    );
+}
+
 impl Plot {
     fn px(&self, x: f64) -> f64 {
-        let span = self.x.max - self.x.min;
-        let f = if span > 0.0 {
-            (x - self.x.min) / span
-        } else {
-            0.0
-        };
-        LEFT + f.clamp(0.0, 1.0) * (PLOT_RIGHT - LEFT)
+        LEFT + self.x.fraction(x) * (PLOT_RIGHT - LEFT)
     }
 
     fn py(&self, y: f64) -> f64 {
-        let span = self.y.max - self.y.min;
-        let f = if span > 0.0 {
-            (y - self.y.min) / span
-        } else {
-            0.0
-        };
-        PLOT_BOTTOM - f.clamp(0.0, 1.0) * (PLOT_BOTTOM - TOP)
+        PLOT_BOTTOM - self.y.fraction(y) * (PLOT_BOTTOM - TOP)
     }
 
     /// The plot's elements in a 960×400 frame at the origin.
@@ -255,52 +319,26 @@ impl Plot {
             n(WIDTH),
             n(HEIGHT)
         );
-        let _ = writeln!(
-            o,
-            "<text x=\"{}\" y=\"24.0\" text-anchor=\"middle\" font-size=\"16\" font-weight=\"bold\" fill=\"#222222\">{}</text>",
-            n(WIDTH / 2.0),
-            escape(&truncate(&self.title, 100))
-        );
+        let bold = " text-anchor=\"middle\" font-size=\"16\" font-weight=\"bold\" fill=\"#222222\"";
+        text(o, (WIDTH / 2.0, 24.0), bold, &truncate(&self.title, 100));
         for (i, line) in self.subtitle.lines().take(2).enumerate() {
-            let _ = writeln!(
-                o,
-                "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"11\" fill=\"#444444\">{}</text>",
-                n(WIDTH / 2.0),
-                n(42.0 + 14.0 * i as f64),
-                escape(&truncate(line, 150))
-            );
+            let at = (WIDTH / 2.0, 42.0 + 14.0 * i as f64);
+            let sub = " text-anchor=\"middle\" font-size=\"11\" fill=\"#444444\"";
+            text(o, at, sub, &truncate(line, 150));
         }
         // Grid and ticks.
+        let grid = "stroke=\"#e6e6e6\"";
         for (v, label) in &self.x.ticks {
-            let x = n(self.px(*v));
-            let _ = writeln!(
-                o,
-                "<line x1=\"{x}\" y1=\"{}\" x2=\"{x}\" y2=\"{}\" stroke=\"#e6e6e6\"/>",
-                n(TOP),
-                n(PLOT_BOTTOM)
-            );
-            let _ = writeln!(
-                o,
-                "<text x=\"{x}\" y=\"{}\" text-anchor=\"middle\" font-size=\"11\" fill=\"#333333\">{}</text>",
-                n(PLOT_BOTTOM + 16.0),
-                escape(label)
-            );
+            let x = self.px(*v);
+            line(o, (x, TOP), (x, PLOT_BOTTOM), grid);
+            let tick = " text-anchor=\"middle\" font-size=\"11\" fill=\"#333333\"";
+            text(o, (x, PLOT_BOTTOM + 16.0), tick, label);
         }
         for (v, label) in &self.y.ticks {
-            let y = n(self.py(*v));
-            let _ = writeln!(
-                o,
-                "<line x1=\"{}\" y1=\"{y}\" x2=\"{}\" y2=\"{y}\" stroke=\"#e6e6e6\"/>",
-                n(LEFT),
-                n(PLOT_RIGHT)
-            );
-            let _ = writeln!(
-                o,
-                "<text x=\"{}\" y=\"{}\" text-anchor=\"end\" font-size=\"11\" fill=\"#333333\">{}</text>",
-                n(LEFT - 6.0),
-                n(self.py(*v) + 4.0),
-                escape(label)
-            );
+            let y = self.py(*v);
+            line(o, (LEFT, y), (PLOT_RIGHT, y), grid);
+            let tick = " text-anchor=\"end\" font-size=\"11\" fill=\"#333333\"";
+            text(o, (LEFT - 6.0, y + 4.0), tick, label);
         }
         let _ = writeln!(
             o,
@@ -310,58 +348,40 @@ impl Plot {
             n(PLOT_RIGHT - LEFT),
             n(PLOT_BOTTOM - TOP)
         );
-        let _ = writeln!(
+        let label = " text-anchor=\"middle\" font-size=\"12\" fill=\"#222222\"";
+        text(
             o,
-            "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"12\" fill=\"#222222\">{}</text>",
-            n((LEFT + PLOT_RIGHT) / 2.0),
-            n(HEIGHT - 14.0),
-            escape(&self.x.label)
+            ((LEFT + PLOT_RIGHT) / 2.0, HEIGHT - 14.0),
+            label,
+            &self.x.label,
         );
         let yc = n((TOP + PLOT_BOTTOM) / 2.0);
-        let _ = writeln!(
-            o,
-            "<text x=\"18.0\" y=\"{yc}\" text-anchor=\"middle\" font-size=\"12\" fill=\"#222222\" transform=\"rotate(-90 18.0 {yc})\">{}</text>",
-            escape(&self.y.label)
-        );
+        let turned = format!("{label} transform=\"rotate(-90 18.0 {yc})\"");
+        text(o, (18.0, (TOP + PLOT_BOTTOM) / 2.0), &turned, &self.y.label);
         for m in &self.markers {
             let x = self.px(m.x);
-            let _ = writeln!(
-                o,
-                "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#555555\" stroke-dasharray=\"4 4\"/>",
-                n(x),
-                n(TOP),
-                n(x),
-                n(PLOT_BOTTOM)
-            );
-            let _ = writeln!(
-                o,
-                "<text x=\"{}\" y=\"{}\" font-size=\"10\" fill=\"#555555\">{}</text>",
-                n(x + 3.0),
-                n(TOP + 12.0),
-                escape(&truncate(&m.text, 40))
-            );
+            let dashed = "stroke=\"#555555\" stroke-dasharray=\"4 4\"";
+            line(o, (x, TOP), (x, PLOT_BOTTOM), dashed);
+            let note = " font-size=\"10\" fill=\"#555555\"";
+            text(o, (x + 3.0, TOP + 12.0), note, &truncate(&m.text, 40));
         }
-        for line in &self.lines {
-            let d = self.path(line);
+        for series in &self.lines {
+            let d = self.path(series);
             if d.is_empty() {
                 continue;
             }
             let _ = writeln!(
                 o,
                 "<path d=\"{d}\" fill=\"none\" stroke=\"{}\" stroke-width=\"{}\" stroke-linejoin=\"round\"{}/>",
-                PALETTE[line.color % PALETTE.len()],
-                n(line.width),
-                line.dash.attr()
+                PALETTE[series.color % PALETTE.len()],
+                n(series.width),
+                series.dash.attr()
             );
         }
         if let Some(msg) = &self.empty {
-            let _ = writeln!(
-                o,
-                "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"14\" fill=\"#777777\">{}</text>",
-                n((LEFT + PLOT_RIGHT) / 2.0),
-                n((TOP + PLOT_BOTTOM) / 2.0),
-                escape(msg)
-            );
+            let at = ((LEFT + PLOT_RIGHT) / 2.0, (TOP + PLOT_BOTTOM) / 2.0);
+            let grey = " text-anchor=\"middle\" font-size=\"14\" fill=\"#777777\"";
+            text(o, at, grey, msg);
         }
         // Legend, outside the data area.
         let mut y = TOP + 10.0;
@@ -371,34 +391,17 @@ impl Plot {
                 .map(|c| PALETTE[c % PALETTE.len()])
                 .unwrap_or("#555555");
             let text_x = if k.line {
-                let _ = writeln!(
-                    o,
-                    "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{color}\" stroke-width=\"2.0\"{}/>",
-                    n(LEGEND_X),
-                    n(y),
-                    n(LEGEND_X + 22.0),
-                    n(y),
-                    k.dash.attr()
-                );
+                let sample = format!("stroke=\"{color}\" stroke-width=\"2.0\"{}", k.dash.attr());
+                line(o, (LEGEND_X, y), (LEGEND_X + 22.0, y), &sample);
                 LEGEND_X + 28.0
             } else {
                 LEGEND_X
             };
-            let _ = writeln!(
-                o,
-                "<text x=\"{}\" y=\"{}\" font-size=\"11\" fill=\"#222222\">{}</text>",
-                n(text_x),
-                n(y + 4.0),
-                escape(&truncate(&k.text, 24))
-            );
+            let entry = " font-size=\"11\" fill=\"#222222\"";
+            text(o, (text_x, y + 4.0), entry, &truncate(&k.text, 24));
             if let Some(d) = &k.detail {
-                let _ = writeln!(
-                    o,
-                    "<text x=\"{}\" y=\"{}\" font-size=\"10\" fill=\"#555555\">{}</text>",
-                    n(text_x),
-                    n(y + 16.0),
-                    escape(&truncate(d, 26))
-                );
+                let detail = " font-size=\"10\" fill=\"#555555\"";
+                text(o, (text_x, y + 16.0), detail, &truncate(d, 26));
                 y += 12.0;
             }
             y += 18.0;

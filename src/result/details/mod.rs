@@ -29,3 +29,14 @@ pub trait Details: Serialize + DeserializeOwned {
         serde_json::from_value(Value::Object(result.details.clone())).ok()
     }
 }
+
+/// A record's keys in its map, sorted, after checking that the map reads back as the record.
+#[cfg(test)]
+pub(crate) fn keys_read_back<D: Details + PartialEq + std::fmt::Debug>(d: &D) -> Vec<String> {
+    let m = d.to_map();
+    let mut keys: Vec<String> = m.keys().cloned().collect();
+    keys.sort_unstable();
+    let back: D = serde_json::from_value(Value::Object(m)).expect("reads back");
+    assert_eq!(&back, d);
+    keys
+}

@@ -39,6 +39,7 @@ pub struct PairDetails {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::result::details::keys_read_back;
 
     #[test]
     fn keys_are_those_of_the_result_file() {
@@ -55,10 +56,8 @@ mod tests {
                 rung: 10,
             }],
         };
+        assert_eq!(keys_read_back(&d), ["lost", "pairs", "processes", "via"]);
         let m = d.to_map();
-        let mut keys: Vec<&str> = m.keys().map(String::as_str).collect();
-        keys.sort_unstable();
-        assert_eq!(keys, ["lost", "pairs", "processes", "via"]);
         let p = m["pairs"][0].as_object().expect("a pair");
         let mut keys: Vec<&str> = p.keys().map(String::as_str).collect();
         keys.sort_unstable();
@@ -73,9 +72,6 @@ mod tests {
                 "waker_late"
             ]
         );
-        let back: SwitchDetails =
-            serde_json::from_value(serde_json::Value::Object(m)).expect("reads back");
-        assert_eq!(back, d);
         // Before the run ends: only the line.
         let early = SwitchDetails {
             lost: None,

@@ -38,8 +38,11 @@ pub trait EdgeBackend {
     fn wait_edge(&mut self, deadline_ns: u64) -> io::Result<Option<Edge>>;
     /// The current level of the watched line (before the run).
     fn input_level(&mut self) -> io::Result<bool>;
-    /// Whether edges carry kernel timestamps.
-    fn kernel_timestamps(&self) -> bool;
+    /// Whether edges carry kernel timestamps (`Edge::kernel_ns`); not unless
+    /// the backend says so.
+    fn kernel_timestamps(&self) -> bool {
+        false
+    }
 }
 
 /// Open the backend the configuration names (before memory is locked).

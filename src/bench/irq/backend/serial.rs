@@ -48,21 +48,21 @@ pub struct SerialBackend {
 
 fn open_error(path: &Path, e: &io::Error) -> Error {
     let p = path.display();
-    match e.raw_os_error() {
-        Some(libc::ENOENT) | Some(libc::ENODEV) | Some(libc::ENXIO) => Error::env(format!(
+    Error::env(match e.raw_os_error() {
+        Some(libc::ENOENT) | Some(libc::ENODEV) | Some(libc::ENXIO) => format!(
             "no serial port {p}: check the name (ls /dev/ttyS* /dev/ttyUSB* /dev/ttyACM*) and that the adapter is plugged in"
-        )),
-        Some(libc::EACCES) | Some(libc::EPERM) => Error::env(format!(
+        ),
+        Some(libc::EACCES) | Some(libc::EPERM) => format!(
             "no permission to open {p}: run as root, or join the group that owns it (ls -l {p}; e.g. sudo usermod -aG dialout $USER, then log in again)"
-        )),
-        Some(libc::EBUSY) => Error::env(format!(
-            "serial port {p} is busy: close the program using it (fuser {p})"
-        )),
-        Some(libc::ENOTTY) => Error::env(format!(
+        ),
+        Some(libc::EBUSY) => {
+            format!("serial port {p} is busy: close the program using it (fuser {p})")
+        }
+        Some(libc::ENOTTY) => format!(
             "{p} is not a serial port: give a tty device such as /dev/ttyS0 or /dev/ttyUSB0"
-        )),
-        _ => Error::env(format!("cannot open serial port {p}: {e}")),
-    }
+        ),
+        _ => format!("cannot open serial port {p}: {e}"),
+    })
 }
 
 impl SerialBackend {
@@ -175,10 +175,6 @@ impl EdgeBackend for SerialBackend {
 
     fn input_level(&mut self) -> io::Result<bool> {
         Ok(self.level)
-    }
-
-    fn kernel_timestamps(&self) -> bool {
-        false
     }
 }
 

@@ -60,11 +60,7 @@ impl SimBackend {
     }
 
     fn jitter(&mut self) -> u64 {
-        let mut x = self.rng;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.rng = x;
+        let x = crate::stats::xorshift(&mut self.rng);
         if self.cfg.jitter_ns == 0 {
             0
         } else {

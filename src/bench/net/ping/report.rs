@@ -178,31 +178,15 @@ mod tests {
     #[test]
     fn peer_gone_verdicts() {
         let cfg_peer: SocketAddr = "10.0.0.1:7357".parse().unwrap();
-        let a = PingCounts {
-            sent: 100,
-            answered: 0,
-            lost: 100,
-            trailing_unanswered: 100,
-            ..Default::default()
-        };
+        let a = PingCounts::replies(100, 0, 100);
         let cfg = test_cfg(cfg_peer);
         assert!(peer_gone(&cfg, &a).unwrap().contains("any of 100"));
         let b = PingCounts {
-            sent: 100,
-            answered: 60,
-            lost: 40,
-            trailing_unanswered: 40,
             last_reply_at_ns: Some(1_500_000_000),
-            ..Default::default()
+            ..PingCounts::replies(100, 60, 40)
         };
         assert!(peer_gone(&cfg, &b).unwrap().contains("after +1.500s"));
-        let ok = PingCounts {
-            sent: 100,
-            answered: 97,
-            lost: 3,
-            trailing_unanswered: 1,
-            ..Default::default()
-        };
+        let ok = PingCounts::replies(100, 97, 1);
         assert_eq!(peer_gone(&cfg, &ok), None);
         assert_eq!(verdict(&cfg, &ok), None);
     }
@@ -213,10 +197,8 @@ mod tests {
         cfg.common.timestamps = Timestamps::Hardware;
         cfg.common.setup.output.json = Some("r.json".into());
         let c = PingCounts {
-            sent: 10,
-            answered: 10,
             rx_missing: 10,
-            ..Default::default()
+            ..PingCounts::replies(10, 10, 0)
         };
         let v = verdict(&cfg, &c).unwrap();
         assert!(v.contains("no hardware timestamps") && v.ends_with("results written to r.json"));
