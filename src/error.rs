@@ -144,3 +144,29 @@ impl Outcome {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error as _;
+
+    #[test]
+    fn the_cause_is_kept_as_the_source_and_the_kind_decides_the_exit_code() {
+        let cause = std::io::Error::from_raw_os_error(libc::EPERM);
+        let e = Error::env("cannot lock memory: not permitted; run as root").because(cause);
+        assert_eq!(e.to_string(), "cannot lock memory: not permitted; run as root");
+        let source = e.source().expect("the cause is kept");
+        let io = source.downcast_ref::<std::io::Error>().expect("an io::Error");
+        assert_eq!(io.raw_os_error(), Some(libc::EPERM));
+        assert_eq!(e.exit_code(), exit::ENVIRONMENT);
+        assert!(Error::usage("x").source().is_none());
+        assert_eq!(Error::usage("x").exit_code(), exit::USAGE);
+        assert_eq!(Error::io("x").exit_code(), exit::IO);
+        assert_eq!(Outcome::Reported(Kind::Io).exit_code(), exit::IO);
+        assert_eq!(Outcome::ThresholdExceeded.exit_code(), exit::THRESHOLD);
+        assert_eq!(
+            Outcome::EnvironmentFailed("peer gone".into()).exit_code(),
+            exit::ENVIRONMENT
+        );
+    }
+}

@@ -125,7 +125,7 @@ fn calibrate_on_cpu(cfg: &CruncherConfig) -> Result<Calibration> {
             engine::rt::enter_rt_thread(&rt, Some(cpu))?;
             Ok(calibrate(work, runs, period))
         })
-        .map_err(|e| Error::env(format!("cannot start the calibration thread: {e}")))?;
+        .map_err(|e| Error::env(format!("cannot start the calibration thread: {e}")).because(e))?;
     h.join()
         .map_err(|_| Error::env("the calibration thread panicked"))?
 }

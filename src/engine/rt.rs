@@ -107,6 +107,7 @@ impl Runtime {
                 Error::env(format!(
                     "cannot lock memory (mlockall: {e}); {PRIVILEGE_FIX}, or raise 'ulimit -l', or pass --no-mlock"
                 ))
+                .because(e)
             })?;
             true
         } else {
@@ -123,7 +124,7 @@ impl Runtime {
                 } else {
                     "run as root (the device is root-only), or pass --dma-latency off"
                 };
-                Error::env(format!("cannot hold {} ({e}); {fix}", sys::pm::DEVICE))
+                Error::env(format!("cannot hold {} ({e}); {fix}", sys::pm::DEVICE)).because(e)
             })?),
         };
         Ok(Runtime { _dma: dma, locked })
@@ -145,6 +146,7 @@ pub fn enter_rt_thread(cfg: &RtConfig, cpu: Option<usize>) -> Result<()> {
             Error::env(format!(
                 "cannot pin a thread to CPU {cpu}: {e}; check --cpus"
             ))
+            .because(e)
         })?;
     }
     sys::sched::set_current(cfg.sched).map_err(|e| {
@@ -154,15 +156,16 @@ pub fn enter_rt_thread(cfg: &RtConfig, cpu: Option<usize>) -> Result<()> {
             Sched::Rr(_) => "SCHED_RR",
             Sched::Other => "SCHED_OTHER",
         };
-        match e.raw_os_error() {
-            Some(libc::EPERM) => Error::env(format!(
+        let msg = match e.raw_os_error() {
+            Some(libc::EPERM) => format!(
                 "not permitted to use {what} ({e}); {PRIVILEGE_FIX}; or use --policy other (unprivileged, not real-time)"
-            )),
-            Some(libc::EBUSY) => Error::env(format!(
+            ),
+            Some(libc::EBUSY) => format!(
                 "SCHED_DEADLINE admission refused ({e}): not enough bandwidth; lower --dl-runtime or raise --period"
-            )),
-            _ => Error::env(format!("cannot set {what}: {e}")),
-        }
+            ),
+            _ => format!("cannot set {what}: {e}"),
+        };
+        Error::env(msg).because(e)
     })?;
     sys::mem::prefault_stack(PREFAULT_STACK);
     Ok(())

@@ -131,7 +131,7 @@ pub fn parse(
 pub fn run(cfg: &ImportConfig) -> Result<Outcome> {
     let path = &cfg.file;
     let meta = std::fs::metadata(path)
-        .map_err(|e| Error::usage(format!("cannot read {}: {e}", path.display())))?;
+        .map_err(|e| Error::usage(format!("cannot read {}: {e}", path.display())).because(e))?;
     if meta.is_dir() {
         let what = cfg.format.map_or("other tool's output", |f| f.describe);
         return Err(Error::usage(format!(
@@ -140,7 +140,7 @@ pub fn run(cfg: &ImportConfig) -> Result<Outcome> {
         )));
     }
     let file = std::fs::File::open(path)
-        .map_err(|e| Error::usage(format!("cannot read {}: {e}", path.display())))?;
+        .map_err(|e| Error::usage(format!("cannot read {}: {e}", path.display())).because(e))?;
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -151,7 +151,7 @@ pub fn run(cfg: &ImportConfig) -> Result<Outcome> {
     (&mut file)
         .take(detect::HEAD as u64)
         .read_to_end(&mut head)
-        .map_err(|e| Error::usage(format!("cannot read {}: {e}", path.display())))?;
+        .map_err(|e| Error::usage(format!("cannot read {}: {e}", path.display())).because(e))?;
     let format = match cfg.format {
         Some(f) => f,
         None => detect(&String::from_utf8_lossy(&head)).ok_or_else(|| {
@@ -178,7 +178,7 @@ pub fn run(cfg: &ImportConfig) -> Result<Outcome> {
         }
     })?;
     let json = serde_json::to_vec_pretty(&result)
-        .map_err(|e| Error::io(format!("cannot encode the result: {e}")))?;
+        .map_err(|e| Error::io(format!("cannot encode the result: {e}")).because(e))?;
     write_output(&cfg.output, &json)?;
     // What we wrote must read back like any result.
     let loaded = load(&cfg.output)?;

@@ -13,10 +13,11 @@ use std::time::Duration;
 
 fn write_json(path: &PathBuf, doc: &Value) -> Result<()> {
     let tmp = path.with_extension("json.tmp");
-    let text = serde_json::to_string_pretty(doc).map_err(|e| Error::io(e.to_string()))?;
+    let text =
+        serde_json::to_string_pretty(doc).map_err(|e| Error::io(e.to_string()).because(e))?;
     std::fs::write(&tmp, text + "\n")
         .and_then(|()| std::fs::rename(&tmp, path))
-        .map_err(|e| Error::io(format!("cannot write {}: {e}", path.display())))
+        .map_err(|e| Error::io(format!("cannot write {}: {e}", path.display())).because(e))
 }
 
 /// A validated `rtlat load` command.

@@ -214,7 +214,9 @@ impl RunningLoads {
                 .name("rtlat-loads".into())
                 .stack_size(256 << 10)
                 .spawn(move || keep(shared, cmd, cpus))
-                .map_err(|e| Error::env(format!("cannot start the load keeper thread: {e}")))?
+                .map_err(|e| {
+                    Error::env(format!("cannot start the load keeper thread: {e}")).because(e)
+                })?
         };
         let loads = RunningLoads {
             shared,
@@ -331,8 +333,9 @@ fn send(out: &mut impl Write, msg: &Value) -> bool {
 /// The host's side: run the loads, report, stop on `stop` or end of input.
 pub fn serve(spec: &LoadSpec, opts: &LoadOptions, parent: Option<u32>) -> Result<Outcome> {
     if let Some(ppid) = parent {
-        sys::signals::die_with_parent()
-            .map_err(|e| Error::env(format!("cannot tie the load process to its parent: {e}")))?;
+        sys::signals::die_with_parent().map_err(|e| {
+            Error::env(format!("cannot tie the load process to its parent: {e}")).because(e)
+        })?;
         // The parent may have died before the prctl took effect.
         if std::os::unix::process::parent_id() != ppid {
             return Ok(Outcome::Success);
@@ -392,7 +395,7 @@ pub fn serve(spec: &LoadSpec, opts: &LoadOptions, parent: Option<u32>) -> Result
             }
             let _ = tx.send(());
         })
-        .map_err(|e| Error::env(format!("cannot start the load control thread: {e}")))?;
+        .map_err(|e| Error::env(format!("cannot start the load control thread: {e}")).because(e))?;
     let mut alive = send(
         &mut out,
         &json!({"event": "started", "records": set.records()}),

@@ -59,8 +59,9 @@ impl LoadOptions {
                 if text == "all" {
                     Some(online)
                 } else {
-                    let mut cpus = parse_ranges(text)
-                        .map_err(|e| Error::usage(format!("--load-cpus '{text}': {e}")))?;
+                    let mut cpus = parse_ranges(text).map_err(|e| {
+                        Error::usage(format!("--load-cpus '{text}': {e}")).because(e)
+                    })?;
                     cpus.sort_unstable();
                     cpus.dedup();
                     if cpus.is_empty() {

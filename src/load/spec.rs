@@ -122,8 +122,8 @@ pub fn parse_spec(spec: &str) -> Result<LoadSpec> {
                 "load spec '{text}': an empty load between commas"
             )));
         }
-        let kind =
-            parse_item(token).map_err(|e| Error::usage(format!("bad load '{token}': {e}")))?;
+        let kind = parse_item(token)
+            .map_err(|e| Error::usage(format!("bad load '{token}': {e}")).because(e))?;
         items.push(LoadItem {
             token: token.to_string(),
             kind,

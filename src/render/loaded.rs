@@ -35,7 +35,7 @@ impl Loaded {
 /// Read and check a result file; every failure is one line with exit code 2.
 pub fn load(path: &Path) -> Result<Loaded> {
     let meta = std::fs::metadata(path)
-        .map_err(|e| Error::usage(format!("cannot read {}: {e}", path.display())))?;
+        .map_err(|e| Error::usage(format!("cannot read {}: {e}", path.display())).because(e))?;
     if meta.is_dir() {
         return Err(Error::usage(format!(
             "{} is a directory; give a result file written with --json",
@@ -51,7 +51,7 @@ pub fn load(path: &Path) -> Result<Loaded> {
         )));
     }
     let result = RunResult::load(path).map_err(|e| Error::usage(one_line(&e)))?;
-    check(&result).map_err(|e| Error::usage(format!("{}: {e}", path.display())))?;
+    check(&result).map_err(|e| Error::usage(format!("{}: {e}", path.display())).because(e))?;
     Ok(Loaded::new(path.to_path_buf(), result))
 }
 

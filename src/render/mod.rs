@@ -56,7 +56,7 @@ pub fn benchmarks_of(results: &[&Loaded]) -> Vec<Benchmark> {
 /// Write an output file atomically; failures exit 4.
 pub fn write_output(path: &Path, bytes: &[u8]) -> Result<()> {
     crate::result::write_atomically(path, bytes)
-        .map_err(|e| Error::io(format!("cannot write {}: {e}", path.display())))
+        .map_err(|e| Error::io(format!("cannot write {}: {e}", path.display())).because(e))
 }
 
 /// A validated `rtlat report` command.

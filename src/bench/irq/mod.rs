@@ -165,7 +165,7 @@ pub fn run(cfg: &IrqConfig, command_line: Vec<String>) -> Result<Outcome> {
     let kernel_ts = backend.kernel_timestamps();
     let start_level = backend
         .input_level()
-        .map_err(|e| Error::env(format!("cannot read the watched line: {e}")))?;
+        .map_err(|e| Error::env(format!("cannot read the watched line: {e}")).because(e))?;
     let clock = cfg.clock_id();
 
     let mut spec = RunSpec::new("irq", cfg, &cfg.setup, &cfg.control, command_line)?

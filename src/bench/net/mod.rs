@@ -66,7 +66,7 @@ fn back_off() {
 /// so that they inherit the blocked mask.
 fn block_signals() -> Result<()> {
     crate::sys::signals::block_termination()
-        .map_err(|e| Error::env(format!("cannot block signals: {e}")))
+        .map_err(|e| Error::env(format!("cannot block signals: {e}")).because(e))
 }
 
 /// Turn on the kernel timestamps of `ts` (TX ones too with `tx`), large
@@ -83,7 +83,7 @@ fn prepare_socket(sock: &TsSocket, ts: Timestamps, tx: bool) -> Result<()> {
     })?;
     sock.set_buffers(1 << 20);
     sock.set_recv_timeout(RECV_SLICE_NS)
-        .map_err(|e| Error::env(format!("cannot set a receive timeout: {e}")))
+        .map_err(|e| Error::env(format!("cannot set a receive timeout: {e}")).because(e))
 }
 
 /// The settings both sides have (in the result's `config` beside each

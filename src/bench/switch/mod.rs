@@ -49,13 +49,13 @@ fn fork_wakees(cfg: &SwitchConfig, links: &[Arc<PairLink>]) -> Result<Vec<Child>
     // Children inherit these masks: terminal signals stay pending (the parent ends
     // them with a last ring), and the wake signal is only taken by sigwaitinfo.
     sys::signals::block_termination()
-        .map_err(|e| Error::env(format!("cannot block signals: {e}")))?;
+        .map_err(|e| Error::env(format!("cannot block signals: {e}")).because(e))?;
     let mut children = Vec::with_capacity(links.len());
     for (plan, link) in cfg.pairs.iter().zip(links) {
         let (cpu, sched, mlock) = (plan.wakee_cpu, cfg.setup.rt.sched, cfg.setup.rt.mlock);
         let l = Arc::clone(link);
         let child = process::fork_child(move || threads::wakee_process(&l, cpu, sched, mlock))
-            .map_err(|e| Error::env(format!("cannot fork a wakee process: {e}")))?;
+            .map_err(|e| Error::env(format!("cannot fork a wakee process: {e}")).because(e))?;
         children.push(child);
     }
     let policy = cfg.setup.rt.policy_name().to_uppercase();
@@ -97,7 +97,7 @@ pub fn run(cfg: &SwitchConfig, argv: Vec<String>) -> Result<Outcome> {
     let n = cfg.pairs.len();
     if cfg.via == Mechanism::Signal {
         ipc::block_wake_signal()
-            .map_err(|e| Error::env(format!("cannot block the wake signal: {e}")))?;
+            .map_err(|e| Error::env(format!("cannot block the wake signal: {e}")).because(e))?;
     }
     let mut links = Vec::with_capacity(n);
     for _ in 0..n {

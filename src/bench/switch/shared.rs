@@ -128,7 +128,7 @@ impl PairLink {
         let line = || Doorbell::new(m, processes).map_err(|e| line_error(m, e));
         Ok(PairLink {
             shared: PairShared::new()
-                .map_err(|e| Error::env(format!("cannot map shared memory: {e}")))?,
+                .map_err(|e| Error::env(format!("cannot map shared memory: {e}")).because(e))?,
             bell: line()?,
             answer: if warm { Some(line()?) } else { None },
             delay,

@@ -182,14 +182,16 @@ impl Load for ExecLoad {
         env.push((MARKER.into(), "exec".into()));
         let args: Vec<OsString> = self.params.command.iter().map(OsString::from).collect();
         let image = ExecImage::new(self.program.as_os_str(), &args, &env)
-            .map_err(|e| Error::usage(format!("exec load: bad command: {e}")))?;
+            .map_err(|e| Error::usage(format!("exec load: bad command: {e}")).because(e))?;
         let image = Arc::new(image);
         let null = Arc::new(
             File::options()
                 .read(true)
                 .write(true)
                 .open("/dev/null")
-                .map_err(|e| Error::env(format!("exec load: cannot open /dev/null: {e}")))?,
+                .map_err(|e| {
+                    Error::env(format!("exec load: cannot open /dev/null: {e}")).because(e)
+                })?,
         );
         let mut bodies: Vec<Body> = Vec::new();
         for _ in 0..self.params.workers {

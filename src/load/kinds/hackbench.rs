@@ -143,8 +143,9 @@ fn channel(ipc: Ipc) -> std::io::Result<(OwnedFd, OwnedFd)> {
 impl Processes {
     fn start(p: &HackbenchParams) -> Result<Processes> {
         let receivers = p.groups * p.fds;
-        let counters = SharedWords::new(receivers)
-            .map_err(|e| Error::env(format!("hackbench: cannot map shared counters: {e}")))?;
+        let counters = SharedWords::new(receivers).map_err(|e| {
+            Error::env(format!("hackbench: cannot map shared counters: {e}")).because(e)
+        })?;
         let mut run = Processes {
             counters,
             seen: vec![(0, 0); receivers],
@@ -156,7 +157,7 @@ impl Processes {
             .read(true)
             .write(true)
             .open("/dev/null")
-            .map_err(|e| Error::env(format!("hackbench: cannot open /dev/null: {e}")))?;
+            .map_err(|e| Error::env(format!("hackbench: cannot open /dev/null: {e}")).because(e))?;
         let message = vec![0x5au8; p.message];
         let mut index = 0;
         for g in 0..p.groups {
@@ -164,7 +165,7 @@ impl Processes {
             let mut outs = Vec::new();
             for _ in 0..p.fds {
                 let (r, w) = channel(p.ipc)
-                    .map_err(|e| Error::env(format!("hackbench: cannot create a channel: {e}; raise 'ulimit -n' or use fewer groups")))?;
+                    .map_err(|e| Error::env(format!("hackbench: cannot create a channel: {e}; raise 'ulimit -n' or use fewer groups")).because(e))?;
                 ins.push(r);
                 outs.push(w);
             }
@@ -305,7 +306,7 @@ fn start_threads(p: &HackbenchParams, cpus: Option<&[usize]>) -> Result<Run> {
         let mut outs = Vec::new();
         for _ in 0..p.fds {
             let (r, w) = channel(p.ipc)
-                .map_err(|e| Error::env(format!("hackbench: cannot create a channel: {e}; raise 'ulimit -n' or use fewer groups")))?;
+                .map_err(|e| Error::env(format!("hackbench: cannot create a channel: {e}; raise 'ulimit -n' or use fewer groups")).because(e))?;
             let input = File::from(r);
             receivers.push(Box::new(move |ctx: &WorkerCtx| {
                 receiver(ctx, input, message)

@@ -229,7 +229,9 @@ impl BulkSender {
         }
         let socket = UdpSocket::bind(unspecified_for(&cfg.target))
             .and_then(|s| s.connect(cfg.target).map(|()| s))
-            .map_err(|e| Error::env(format!("cannot send UDP to {}: {e}", cfg.target)))?;
+            .map_err(|e| {
+                Error::env(format!("cannot send UDP to {}: {e}", cfg.target)).because(e)
+            })?;
         let stop = Arc::new(AtomicBool::new(false));
         let counts = Arc::new(SeqCell::<3>::default());
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
@@ -253,7 +255,9 @@ impl BulkSender {
                         cpu_ns: sys::thread_cpu_time_ns(),
                     }
                 })
-                .map_err(|e| Error::env(format!("cannot start the UDP sender thread: {e}")))?
+                .map_err(|e| {
+                    Error::env(format!("cannot start the UDP sender thread: {e}")).because(e)
+                })?
         };
         match ready_rx.recv() {
             Ok(Ok(())) => Ok(BulkSender {
@@ -341,14 +345,15 @@ pub struct UdpSink {
 impl UdpSink {
     /// Bind to `addr` (port 0: any free port) and receive on a thread at SCHED_OTHER.
     pub fn bind(addr: SocketAddr) -> Result<UdpSink> {
-        let socket = UdpSocket::bind(addr)
-            .map_err(|e| Error::env(format!("cannot bind the UDP sink to {addr}: {e}")))?;
+        let socket = UdpSocket::bind(addr).map_err(|e| {
+            Error::env(format!("cannot bind the UDP sink to {addr}: {e}")).because(e)
+        })?;
         let addr = socket
             .local_addr()
-            .map_err(|e| Error::env(format!("UDP sink: {e}")))?;
+            .map_err(|e| Error::env(format!("UDP sink: {e}")).because(e))?;
         socket
             .set_read_timeout(Some(Duration::from_millis(100)))
-            .map_err(|e| Error::env(format!("UDP sink: {e}")))?;
+            .map_err(|e| Error::env(format!("UDP sink: {e}")).because(e))?;
         let stop = Arc::new(AtomicBool::new(false));
         let counts = Arc::new(SeqCell::<2>::default());
         let handle = {
@@ -368,7 +373,9 @@ impl UdpSink {
                     }
                     (bytes, sys::thread_cpu_time_ns())
                 })
-                .map_err(|e| Error::env(format!("cannot start the UDP sink thread: {e}")))?
+                .map_err(|e| {
+                    Error::env(format!("cannot start the UDP sink thread: {e}")).because(e)
+                })?
         };
         Ok(UdpSink {
             addr,

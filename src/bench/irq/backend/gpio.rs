@@ -132,7 +132,7 @@ fn resolve(spec: &str, chip: Option<&str>, what: &str) -> Result<Resolved> {
     let name = chip.name();
     let lines = chip
         .info()
-        .map_err(|e| Error::env(format!("cannot read {}: {e}", chip_path.display())))?
+        .map_err(|e| Error::env(format!("cannot read {}: {e}", chip_path.display())).because(e))?
         .num_lines;
     if offset >= lines {
         return Err(Error::env(format!(

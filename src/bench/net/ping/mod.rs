@@ -134,7 +134,7 @@ pub fn run(cfg: &PingConfig, command_line: Vec<String>) -> Result<Outcome> {
     let local = sock.local_addr().unwrap_or(cfg.bind);
     let rsock = sock
         .try_clone()
-        .map_err(|e| Error::env(format!("cannot duplicate the socket: {e}")))?;
+        .map_err(|e| Error::env(format!("cannot duplicate the socket: {e}")).because(e))?;
 
     let win = window(cfg.timeout_ns, cfg.period_ns, cfg.common.control.loops);
     let interval = cfg.common.control.interval_ns;
