@@ -154,9 +154,14 @@ mod tests {
     fn the_cause_is_kept_as_the_source_and_the_kind_decides_the_exit_code() {
         let cause = std::io::Error::from_raw_os_error(libc::EPERM);
         let e = Error::env("cannot lock memory: not permitted; run as root").because(cause);
-        assert_eq!(e.to_string(), "cannot lock memory: not permitted; run as root");
+        assert_eq!(
+            e.to_string(),
+            "cannot lock memory: not permitted; run as root"
+        );
         let source = e.source().expect("the cause is kept");
-        let io = source.downcast_ref::<std::io::Error>().expect("an io::Error");
+        let io = source
+            .downcast_ref::<std::io::Error>()
+            .expect("an io::Error");
         assert_eq!(io.raw_os_error(), Some(libc::EPERM));
         assert_eq!(e.exit_code(), exit::ENVIRONMENT);
         assert!(Error::usage("x").source().is_none());

@@ -12,6 +12,7 @@ pub mod engine;
 pub mod error;
 pub mod import;
 pub mod load;
+pub mod outfile;
 pub mod render;
 pub mod result;
 pub mod stats;

@@ -214,6 +214,8 @@ pub fn execute(
     workers: Vec<Worker>,
     clock: libc::clockid_t,
 ) -> Result<Finished> {
+    // A result file that cannot be written ends the run before it measures.
+    let mut saver = Saver::new(spec.output.json.as_ref())?;
     let stop = StopFlag::default();
     let signals = SignalWatch::start(stop.clone()).map_err(|e| {
         Error::env(format!(
@@ -267,11 +269,6 @@ pub fn execute(
     crew.go(start);
 
     let mut live = Live::new(spec.output.quiet, spec.control.interval_ns);
-    let mut saver = Saver {
-        path: spec.output.json.clone(),
-        every_ns: spec.control.save_every_ns,
-        last_error: None,
-    };
     saver.save(&result);
     if !spec.output.quiet {
         println!("{}", crate::render::text::start_line(&result));

@@ -1,21 +1,43 @@
-//! Rewriting the result file during and at the end of a run.
+//! Rewriting the result file during and at the end of a run (through the
+//! one output writer, [`crate::outfile`]).
 
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::outfile::{self, Destination};
 use crate::result::RunResult;
 use std::path::PathBuf;
 
-/// Where and how often the result file is written.
+/// Where the result file is written.
 pub struct Saver {
-    pub path: Option<PathBuf>,
-    pub every_ns: u64,
-    pub last_error: Option<String>,
+    target: Option<(PathBuf, Destination)>,
+    /// The last rewrite's failure, reported once until a rewrite succeeds.
+    last_error: Option<String>,
 }
 
 impl Saver {
-    /// Write `result`; a failure is remembered (and reported once) but never stops the measurement.
+    /// Check the destination before the run starts: one that cannot be
+    /// written ends the run before it measures (exit 4, with the fix).
+    pub fn new(path: Option<&PathBuf>) -> Result<Saver> {
+        let target = match path {
+            Some(p) => Some((p.clone(), outfile::checked(p)?)),
+            None => None,
+        };
+        Ok(Saver {
+            target,
+            last_error: None,
+        })
+    }
+
+    /// Rewrite the file during the run (not a device or FIFO: those get the
+    /// final result only); a failure is reported once and never stops the
+    /// measurement.
     pub fn save(&mut self, result: &RunResult) {
-        let Some(path) = &self.path else { return };
-        match result.save(path) {
+        let Some((path, dest)) = &self.target else {
+            return;
+        };
+        if !dest.takes_rewrites() {
+            return;
+        }
+        match write(dest, result) {
             Ok(()) => self.last_error = None,
             Err(e) => {
                 let msg = format!(
@@ -30,12 +52,18 @@ impl Saver {
         }
     }
 
-    /// The final write; its failure decides the exit code.
+    /// The final write; its failure decides the exit code (and is printed
+    /// once, by the caller).
     pub fn save_final(&mut self, result: &RunResult) -> Result<()> {
-        self.save(result);
-        match &self.last_error {
-            Some(msg) => Err(Error::io(msg.clone())),
+        match &self.target {
+            Some((path, dest)) => write(dest, result).map_err(|e| outfile::write_error(path, e)),
             None => Ok(()),
         }
     }
+}
+
+fn write(dest: &Destination, result: &RunResult) -> std::io::Result<()> {
+    dest.write_with(|w| {
+        serde_json::to_writer_pretty(&mut *w, result).map_err(std::io::Error::other)
+    })
 }

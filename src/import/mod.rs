@@ -129,6 +129,7 @@ pub fn parse(
 }
 
 pub fn run(cfg: &ImportConfig) -> Result<Outcome> {
+    let dest = crate::outfile::checked(&cfg.output)?;
     let path = &cfg.file;
     let meta = std::fs::metadata(path)
         .map_err(|e| Error::usage(format!("cannot read {}: {e}", path.display())).because(e))?;
@@ -180,8 +181,16 @@ pub fn run(cfg: &ImportConfig) -> Result<Outcome> {
     let json = serde_json::to_vec_pretty(&result)
         .map_err(|e| Error::io(format!("cannot encode the result: {e}")).because(e))?;
     write_output(&cfg.output, &json)?;
-    // What we wrote must read back like any result.
-    let loaded = load(&cfg.output)?;
+    // What we wrote must read back like any result (a device or FIFO cannot
+    // be read back: the bytes written are read instead).
+    let loaded = if dest.takes_rewrites() {
+        load(&cfg.output)?
+    } else {
+        let back = serde_json::from_slice(&json).map_err(|e| {
+            Error::io(format!("the imported result does not read back: {e}")).because(e)
+        })?;
+        crate::render::Loaded::new(cfg.output.clone(), back)
+    };
     if !cfg.quiet {
         print!("{}", text::report(&loaded));
     }

@@ -11,13 +11,11 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
-fn write_json(path: &PathBuf, doc: &Value) -> Result<()> {
-    let tmp = path.with_extension("json.tmp");
-    let text =
-        serde_json::to_string_pretty(doc).map_err(|e| Error::io(e.to_string()).because(e))?;
-    std::fs::write(&tmp, text + "\n")
-        .and_then(|()| std::fs::rename(&tmp, path))
-        .map_err(|e| Error::io(format!("cannot write {}: {e}", path.display())).because(e))
+fn write_json(path: &std::path::Path, doc: &Value) -> Result<()> {
+    crate::outfile::write_with(path, |w| {
+        serde_json::to_writer_pretty(&mut *w, doc).map_err(std::io::Error::other)
+    })
+    .map_err(|e| crate::outfile::write_error(path, e))
 }
 
 /// A validated `rtlat load` command.
@@ -40,6 +38,9 @@ pub fn run(args: &LoadCommand, argv: Vec<String>) -> Result<Outcome> {
     let (spec, opts) = (&args.spec, &args.options);
     if args.serve {
         return host::serve(spec, opts, args.parent);
+    }
+    if let Some(path) = &args.json {
+        crate::outfile::checked(path)?;
     }
     let stop = StopFlag::default();
     let watch = SignalWatch::start(stop.clone())

@@ -409,6 +409,9 @@ impl Render for CompareTable<'_> {
 
 /// `rtlat compare`.
 pub fn run(args: &CompareConfig) -> Result<Outcome> {
+    if let Some(path) = &args.svg {
+        crate::outfile::checked(path)?;
+    }
     let results = load_all(&args.results)?;
     let base = args.baseline.as_deref().map(load).transpose()?;
     let mut rows: Vec<&Loaded> = Vec::new();

@@ -33,7 +33,7 @@ mod tests;
 
 pub use loaded::{check, label_of, load, load_all, one_line, Loaded, MAX_RESULT_BYTES};
 
-use crate::error::{Error, Outcome, Result};
+use crate::error::{Outcome, Result};
 use crate::result::Benchmark;
 use std::path::{Path, PathBuf};
 
@@ -53,10 +53,9 @@ pub fn benchmarks_of(results: &[&Loaded]) -> Vec<Benchmark> {
     benches
 }
 
-/// Write an output file atomically; failures exit 4.
+/// Write an output file (see [`crate::outfile`]); failures exit 4.
 pub fn write_output(path: &Path, bytes: &[u8]) -> Result<()> {
-    crate::result::write_atomically(path, bytes)
-        .map_err(|e| Error::io(format!("cannot write {}: {e}", path.display())).because(e))
+    crate::outfile::write(path, bytes).map_err(|e| crate::outfile::write_error(path, e))
 }
 
 /// A validated `rtlat report` command.
@@ -73,6 +72,9 @@ pub struct ReportConfig {
 
 /// `rtlat report`: the SVG and HTML files asked for, then the text reports.
 pub fn run_report(cfg: &ReportConfig) -> Result<Outcome> {
+    for path in [&cfg.svg, &cfg.html].into_iter().flatten() {
+        crate::outfile::checked(path)?;
+    }
     let loaded = load_all(&cfg.results)?;
     let results: Vec<&Loaded> = loaded.iter().collect();
     let files: [(&Option<PathBuf>, &dyn Render); 2] =

@@ -15,7 +15,6 @@ use crate::stats::histogram::HistogramRecord;
 use crate::stats::Summary;
 use crate::sysinfo::SystemInfo;
 use serde::{Deserialize, Serialize};
-use std::io::Write;
 use std::path::Path;
 
 pub const SCHEMA_NAME: &str = "rtlat-result";
@@ -241,43 +240,10 @@ impl RunResult {
 
     /// Write atomically: a temporary file beside `path`, fsync, rename.
     pub fn save(&self, path: &Path) -> std::io::Result<()> {
-        write_atomically_with(path, |w| {
+        crate::outfile::write_with(path, |w| {
             serde_json::to_writer_pretty(&mut *w, self).map_err(std::io::Error::other)
         })
     }
-}
-
-/// Replace `path` with `bytes` so a reader sees the old or the new file, never a mix.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    write_atomically_with(path, |w| w.write_all(bytes))
-}
-
-/// As [`write_atomically`], streaming the content from `fill` (no whole-file buffer).
-pub fn write_atomically_with(
-    path: &Path,
-    fill: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
-) -> std::io::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "result".into());
-    let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
-    let result = (|| {
-        let mut w = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
-        fill(&mut w)?;
-        w.write_all(b"\n")?;
-        let f = w.into_inner().map_err(|e| e.into_error())?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
 }
 
 /// Format seconds since the Unix epoch as RFC 3339 UTC (`2026-11-30T09:00:00.123Z`).
@@ -315,15 +281,5 @@ mod tests {
             "2000-02-29T00:00:00.005Z"
         );
         assert_eq!(rfc3339_utc(1_796_030_400, 0), "2026-11-30T09:20:00.000Z");
-    }
-
-    #[test]
-    fn atomic_write_replaces_and_leaves_no_temporary() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("r.json");
-        write_atomically(&p, b"{\"a\":1}").unwrap();
-        write_atomically(&p, b"{\"a\":2}").unwrap();
-        assert_eq!(std::fs::read_to_string(&p).unwrap(), "{\"a\":2}\n");
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 }

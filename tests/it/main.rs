@@ -9,6 +9,7 @@ mod irq;
 mod load;
 mod meta;
 mod net;
+mod outputs;
 mod report;
 mod signals;
 #[path = "../support/snapshot.rs"]

@@ -1,0 +1,279 @@
+//! Output files (`--json`, `import -o`, `report --svg/--html`, `compare
+//! --svg`, `load --json`) go through one writer: files and links are
+//! replaced atomically, devices and FIFOs are written in place and never
+//! replaced, and a destination that cannot be written is refused before
+//! anything is measured.
+
+use crate::util::*;
+use assert_cmd::Command;
+use std::os::unix::fs::FileTypeExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// A result written by a short synthetic timer run.
+fn a_result(dir: &Path) -> PathBuf {
+    let r = dir.join("r.json");
+    let out = rtlat()
+        .args([
+            "timer",
+            "--synthetic",
+            "3",
+            "--cpus",
+            "0",
+            "--loops",
+            "2000",
+            "--quiet",
+            "--json",
+        ])
+        .arg(&r)
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    r
+}
+
+/// Every subcommand that writes a file, writing to `dest`.
+fn writers(result: &Path, dest: &Path) -> Vec<(&'static str, Command)> {
+    let import =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import/cyclictest.json");
+    let mut cmds = Vec::new();
+    let mut timer = rtlat();
+    timer.args([
+        "timer",
+        "--synthetic",
+        "1",
+        "--cpus",
+        "0",
+        "--loops",
+        "1000",
+        "--quiet",
+        "--json",
+    ]);
+    timer.arg(dest);
+    cmds.push(("timer", timer));
+    let mut imp = rtlat();
+    imp.args(["import", "--quiet"])
+        .arg(&import)
+        .arg("-o")
+        .arg(dest);
+    cmds.push(("imp", imp));
+    for flag in ["--svg", "--html"] {
+        let mut report = rtlat();
+        report
+            .args(["report", "--quiet"])
+            .arg(result)
+            .arg(flag)
+            .arg(dest);
+        cmds.push(("report", report));
+    }
+    let mut compare = rtlat();
+    compare
+        .arg("compare")
+        .arg(result)
+        .arg(result)
+        .arg("--svg")
+        .arg(dest);
+    cmds.push(("compare", compare));
+    let mut load = rtlat();
+    load.args(["load", "cpu:1", "--duration", "200ms", "--quiet", "--json"])
+        .arg(dest);
+    cmds.push(("load", load));
+    cmds
+}
+
+#[test]
+fn a_device_node_stays_a_device_node() {
+    if !require_root("a_device_node_stays_a_device_node") {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tmp");
+    let result = a_result(dir.path());
+    let dev = dir.path().join("null");
+    let c = std::ffi::CString::new(dev.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: `c` is a valid path; makedev(1, 3) is /dev/null's device number.
+    let rc = unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 3)) };
+    assert_eq!(rc, 0, "mknod: {}", std::io::Error::last_os_error());
+    for (what, mut cmd) in writers(&result, &dev) {
+        let out = cmd.output().expect("runs");
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{what}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let kind = std::fs::symlink_metadata(&dev)
+            .expect("still there")
+            .file_type();
+        assert!(kind.is_char_device(), "{what} replaced the device node");
+    }
+}
+
+#[test]
+fn a_fifo_receives_the_result_and_stays_a_fifo() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let fifo = dir.path().join("fifo");
+    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: `c` is a valid path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read_to_string(fifo).expect("read"))
+    };
+    // Let the reader open its end (the writer refuses a FIFO without a reader).
+    std::thread::sleep(Duration::from_millis(200));
+    let out = rtlat()
+        .args([
+            "timer",
+            "--synthetic",
+            "1",
+            "--cpus",
+            "0",
+            "--loops",
+            "1000",
+            "--quiet",
+            "--json",
+        ])
+        .arg(&fifo)
+        .output()
+        .expect("runs");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got = reader.join().expect("reader");
+    let v: serde_json::Value = serde_json::from_str(&got).expect("one whole result");
+    assert_eq!(
+        v["complete"], true,
+        "the FIFO got a rewrite, not the final result"
+    );
+    assert!(std::fs::symlink_metadata(&fifo)
+        .unwrap()
+        .file_type()
+        .is_fifo());
+}
+
+#[test]
+fn a_symlink_stays_a_link_and_its_target_holds_the_result() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let target = dir.path().join("target.json");
+    std::fs::write(&target, "old").unwrap();
+    let link = dir.path().join("link.json");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let out = rtlat()
+        .args([
+            "timer",
+            "--synthetic",
+            "1",
+            "--cpus",
+            "0",
+            "--loops",
+            "1000",
+            "--quiet",
+            "--json",
+        ])
+        .arg(&link)
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    let v = load(&target);
+    assert_eq!(v["benchmark"], "timer");
+}
+
+#[test]
+fn a_full_device_exits_4_once_and_keeps_the_summary() {
+    if !Path::new("/dev/full").exists() {
+        skip(
+            "a_full_device_exits_4_once_and_keeps_the_summary",
+            "no /dev/full",
+        );
+        return;
+    }
+    let out = rtlat()
+        .args([
+            "timer",
+            "--synthetic",
+            "1",
+            "--cpus",
+            "0",
+            "--loops",
+            "1000",
+            "--quiet",
+        ])
+        .args(["--json", "/dev/full"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(4));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("cpu0") && stdout.contains("1000"),
+        "summary lost: {stdout}"
+    );
+    let lines = stderr_lines(&out);
+    assert_eq!(lines.len(), 1, "printed once: {lines:?}");
+    assert!(
+        lines[0].contains("/dev/full") && lines[0].contains("space"),
+        "{lines:?}"
+    );
+    assert!(std::fs::metadata("/dev/full")
+        .unwrap()
+        .file_type()
+        .is_char_device());
+}
+
+#[test]
+fn a_missing_directory_is_refused_before_measuring() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let result = a_result(dir.path());
+    let missing = dir.path().join("no/such/dir/out");
+    for (what, mut cmd) in writers(&result, &missing) {
+        let started = Instant::now();
+        let out = cmd.output().expect("runs");
+        assert_eq!(out.status.code(), Some(4), "{what}");
+        let lines = stderr_lines(&out);
+        assert_eq!(lines.len(), 1, "{what}: {lines:?}");
+        assert!(
+            lines[0].contains("no/such/dir/out") && lines[0].contains("create the directory"),
+            "{lines:?}"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{what} took {:?}",
+            started.elapsed()
+        );
+    }
+    // A 60 s run ends at once, not after measuring.
+    let started = Instant::now();
+    let out = rtlat()
+        .args([
+            "timer",
+            "--policy",
+            "other",
+            "--no-mlock",
+            "--dma-latency",
+            "off",
+            "--duration",
+            "60s",
+            "--json",
+        ])
+        .arg(&missing)
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(4));
+    // qemu-user (scripts/cross.sh) starts a binary far slower than a CPU does.
+    let bound = if std::env::var_os("RTLAT_TEST_EMULATOR").is_some() {
+        5
+    } else {
+        1
+    };
+    assert!(
+        started.elapsed() < Duration::from_secs(bound),
+        "took {:?}",
+        started.elapsed()
+    );
+}
