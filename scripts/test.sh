@@ -120,6 +120,11 @@ stage="tests"
 RTLAT_SKIP_LOG="$work/skips-native" cargo test --locked 2>&1 | tee "$work/tests-native.out"
 done_stage
 
+# --- the option lists in docs/ are what the binary prints (scripts/docs-help.py) ----------
+stage="docs"
+python3 scripts/docs-help.py --check "${CARGO_TARGET_DIR:-target}/debug/rtlat"
+done_stage
+
 # --- cross builds and the armv7/powerpc suites under qemu-user (scripts/cross.sh, minutes) ---
 # RTLAT_SKIP_CROSS=1 skips them on a developer's machine; CI always runs them.
 stage="cross"
