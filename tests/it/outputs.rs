@@ -10,35 +10,10 @@ use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// A result written by a short synthetic timer run.
-fn a_result(dir: &Path) -> PathBuf {
-    let r = dir.join("r.json");
-    let out = rtlat()
-        .args([
-            "timer",
-            "--synthetic",
-            "3",
-            "--cpus",
-            "0",
-            "--loops",
-            "2000",
-            "--quiet",
-            "--json",
-        ])
-        .arg(&r)
-        .output()
-        .expect("runs");
-    assert_eq!(out.status.code(), Some(0));
-    r
-}
-
-/// Every subcommand that writes a file, writing to `dest`.
-fn writers(result: &Path, dest: &Path) -> Vec<(&'static str, Command)> {
-    let import =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import/cyclictest.json");
-    let mut cmds = Vec::new();
-    let mut timer = rtlat();
-    timer.args([
+/// A short synthetic timer run writing its result to `dest`.
+fn timer_to(dest: &Path) -> Command {
+    let mut c = rtlat();
+    c.args([
         "timer",
         "--synthetic",
         "1",
@@ -48,9 +23,25 @@ fn writers(result: &Path, dest: &Path) -> Vec<(&'static str, Command)> {
         "1000",
         "--quiet",
         "--json",
-    ]);
-    timer.arg(dest);
-    cmds.push(("timer", timer));
+    ])
+    .arg(dest);
+    c
+}
+
+/// A result written by a short synthetic timer run.
+fn a_result(dir: &Path) -> PathBuf {
+    let r = dir.join("r.json");
+    let out = timer_to(&r).output().expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    r
+}
+
+/// Every subcommand that writes a file, writing to `dest`.
+fn writers(result: &Path, dest: &Path) -> Vec<(&'static str, Command)> {
+    let import =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import/cyclictest.json");
+    let mut cmds = Vec::new();
+    cmds.push(("timer", timer_to(dest)));
     let mut imp = rtlat();
     imp.args(["import", "--quiet"])
         .arg(&import)
@@ -121,21 +112,7 @@ fn a_fifo_receives_the_result_and_stays_a_fifo() {
     };
     // Let the reader open its end (the writer refuses a FIFO without a reader).
     std::thread::sleep(Duration::from_millis(200));
-    let out = rtlat()
-        .args([
-            "timer",
-            "--synthetic",
-            "1",
-            "--cpus",
-            "0",
-            "--loops",
-            "1000",
-            "--quiet",
-            "--json",
-        ])
-        .arg(&fifo)
-        .output()
-        .expect("runs");
+    let out = timer_to(&fifo).output().expect("runs");
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -161,21 +138,7 @@ fn a_symlink_stays_a_link_and_its_target_holds_the_result() {
     std::fs::write(&target, "old").unwrap();
     let link = dir.path().join("link.json");
     std::os::unix::fs::symlink(&target, &link).unwrap();
-    let out = rtlat()
-        .args([
-            "timer",
-            "--synthetic",
-            "1",
-            "--cpus",
-            "0",
-            "--loops",
-            "1000",
-            "--quiet",
-            "--json",
-        ])
-        .arg(&link)
-        .output()
-        .expect("runs");
+    let out = timer_to(&link).output().expect("runs");
     assert_eq!(out.status.code(), Some(0));
     assert!(std::fs::symlink_metadata(&link)
         .unwrap()
@@ -194,20 +157,7 @@ fn a_full_device_exits_4_once_and_keeps_the_summary() {
         );
         return;
     }
-    let out = rtlat()
-        .args([
-            "timer",
-            "--synthetic",
-            "1",
-            "--cpus",
-            "0",
-            "--loops",
-            "1000",
-            "--quiet",
-        ])
-        .args(["--json", "/dev/full"])
-        .output()
-        .expect("runs");
+    let out = timer_to(Path::new("/dev/full")).output().expect("runs");
     assert_eq!(out.status.code(), Some(4));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
