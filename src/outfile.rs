@@ -103,6 +103,22 @@ impl Destination {
     }
 }
 
+/// Print `text` on stdout. A closed stdout (`rtlat … | head -1`) is not an
+/// error and never a panic: the rest of the text is dropped, as cat and
+/// ripgrep do, and the run goes on (its result file is still written).
+pub fn print(text: &str) {
+    let mut out = io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+}
+
+/// `println!` through [`print`]: never panics on a closed stdout.
+#[macro_export]
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        $crate::outfile::print(&format!("{}\n", format_args!($($arg)*)))
+    };
+}
+
 /// The destination of an output file, checked before any work: exit 4 with
 /// the fix when it cannot be written.
 pub fn checked(path: &Path) -> crate::error::Result<Destination> {

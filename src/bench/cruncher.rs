@@ -233,7 +233,7 @@ pub fn run(cfg: &CruncherConfig, argv: Vec<String>) -> Result<Outcome> {
     let outcome = engine::execute(spec, channels, workers, CLOCK)?;
     let r = &outcome.result;
     let beyond = CruncherDetails::of(r).and_then(|d| d.beyond_tolerance);
-    println!(
+    crate::outln!(
         "cruncher: ideal {} us (fastest of {} calibration runs of {} iterations, slowest {} us); stretch {:.3}; {} of {} runs beyond +{}%",
         us(cal.ideal_ns),
         cal.runs,

@@ -8,7 +8,6 @@
 //! the individual checks are in `factors`.
 
 use crate::error::{Error, Outcome};
-use std::io::Write;
 
 use serde::{Deserialize, Serialize};
 
@@ -190,11 +189,7 @@ pub fn run(json: bool) -> crate::error::Result<Outcome> {
     } else {
         render_text(&factors)
     };
-    let mut stdout = std::io::stdout().lock();
-    stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-        .map_err(|e| Error::io(format!("cannot print the findings: {e}")).because(e))?;
+    crate::outfile::print(&text);
     Ok(Outcome::Success)
 }
 

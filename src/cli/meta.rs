@@ -23,8 +23,9 @@ pub struct ManArgs {
 /// Print the completion script for `shell` to stdout.
 pub fn completions(a: &CompletionsArgs) -> Result<()> {
     let mut cmd = Cli::command();
-    let mut out = std::io::stdout().lock();
-    clap_complete::generate(a.shell, &mut cmd, "rtlat", &mut out);
+    let mut script = Vec::new();
+    clap_complete::generate(a.shell, &mut cmd, "rtlat", &mut script);
+    crate::outfile::print(&String::from_utf8_lossy(&script));
     Ok(())
 }
 
@@ -56,7 +57,7 @@ pub fn man_pages(dir: &Path) -> Result<Vec<PathBuf>> {
 /// `rtlat man DIR`: write the pages and name them.
 pub fn man(a: &ManArgs) -> Result<()> {
     for p in man_pages(&a.dir)? {
-        println!("{}", p.display());
+        crate::outln!("{}", p.display());
     }
     Ok(())
 }

@@ -271,7 +271,7 @@ pub fn execute(
     let mut live = Live::new(spec.output.quiet, spec.control.interval_ns);
     saver.save(&result);
     if !spec.output.quiet {
-        println!("{}", crate::render::text::start_line(&result));
+        crate::outln!("{}", crate::render::text::start_line(&result));
     }
     let mono = Clock::Monotonic.id();
     let mono_start = sys::clock::now_ns(mono) + delay;
@@ -343,7 +343,7 @@ pub fn execute(
     } else {
         Outcome::Success
     };
-    print!("{}", crate::render::text::summary(&result));
+    crate::outfile::print(&crate::render::text::summary(&result));
     saver.save_final(&result)?;
     Ok(Finished { result, outcome })
 }

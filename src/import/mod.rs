@@ -192,7 +192,7 @@ pub fn run(cfg: &ImportConfig) -> Result<Outcome> {
         crate::render::Loaded::new(cfg.output.clone(), back)
     };
     if !cfg.quiet {
-        print!("{}", text::report(&loaded));
+        crate::outfile::print(&text::report(&loaded));
     }
     Ok(Outcome::Success)
 }

@@ -437,7 +437,7 @@ pub fn run(args: &CompareConfig) -> Result<Outcome> {
         format: args.format,
         baseline: delta,
     };
-    print!("{}", tables.render(&rows));
+    crate::outfile::print(&tables.render(&rows));
     if let Some(path) = &args.svg {
         write_output(path, CompareSvg.render(&rows).as_bytes())?;
     }

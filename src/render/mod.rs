@@ -85,7 +85,7 @@ pub fn run_report(cfg: &ReportConfig) -> Result<Outcome> {
         }
     }
     if !cfg.quiet {
-        print!("{}", text::TextReport.render(&results));
+        crate::outfile::print(&text::TextReport.render(&results));
     }
     Ok(Outcome::Success)
 }

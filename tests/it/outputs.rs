@@ -227,3 +227,108 @@ fn a_missing_directory_is_refused_before_measuring() {
         started.elapsed()
     );
 }
+
+/// Run `cmd` with its stdout closed before it prints anything.
+fn with_stdout_closed(mut cmd: std::process::Command) -> std::process::Output {
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawns");
+    drop(child.stdout.take());
+    child.wait_with_output().expect("waits")
+}
+
+#[test]
+fn a_closed_stdout_is_no_panic_and_the_result_is_still_written() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let result = a_result(dir.path());
+    let import =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import/cyclictest.json");
+    let out = |name: &str| dir.path().join(name);
+    let runs: Vec<(&str, Vec<std::ffi::OsString>, Option<PathBuf>)> = vec![
+        (
+            "timer",
+            [
+                "timer",
+                "--synthetic",
+                "2",
+                "--cpus",
+                "0",
+                "--loops",
+                "50000",
+                "--json",
+            ]
+            .iter()
+            .map(Into::into)
+            .chain([out("t.json").into_os_string()])
+            .collect(),
+            Some(out("t.json")),
+        ),
+        (
+            "import",
+            vec![
+                "import".into(),
+                import.into_os_string(),
+                "-o".into(),
+                out("i.json").into(),
+            ],
+            Some(out("i.json")),
+        ),
+        (
+            "report",
+            vec![
+                "report".into(),
+                result.clone().into(),
+                "--svg".into(),
+                out("r.svg").into(),
+            ],
+            Some(out("r.svg")),
+        ),
+        (
+            "compare",
+            vec![
+                "compare".into(),
+                result.clone().into(),
+                result.clone().into(),
+            ],
+            None,
+        ),
+        ("check", vec!["check".into()], None),
+        (
+            "completions",
+            vec!["completions".into(), "bash".into()],
+            None,
+        ),
+        (
+            "load",
+            [
+                "load",
+                "cpu:1",
+                "--duration",
+                "300ms",
+                "--interval",
+                "50ms",
+                "--json",
+            ]
+            .iter()
+            .map(Into::into)
+            .chain([out("l.json").into_os_string()])
+            .collect(),
+            Some(out("l.json")),
+        ),
+    ];
+    for (what, args, file) in runs {
+        let mut cmd = std::process::Command::new(bin());
+        cmd.args(&args);
+        let o = with_stdout_closed(cmd);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!err.contains("panicked"), "{what}: {err}");
+        assert_eq!(o.status.code(), Some(0), "{what}: {err}");
+        if let Some(f) = file {
+            let len = std::fs::metadata(&f).map(|m| m.len()).unwrap_or(0);
+            assert!(len > 100, "{what}: {} not written", f.display());
+        }
+    }
+}

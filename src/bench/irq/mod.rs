@@ -248,7 +248,7 @@ pub fn run(cfg: &IrqConfig, command_line: Vec<String>) -> Result<Outcome> {
         .ok()
         .and_then(|g| g.clone())
         .unwrap_or_default();
-    println!("{}", account_line(role, &end.counts));
+    crate::outln!("{}", account_line(role, &end.counts));
     if let Some(e) = end.error {
         return Ok(Outcome::EnvironmentFailed(e));
     }

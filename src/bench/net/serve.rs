@@ -212,7 +212,7 @@ pub fn run(cfg: &ServeConfig, command_line: Vec<String>) -> Result<Outcome> {
     let listen = sock.local_addr().unwrap_or(cfg.listen);
     let sink = open_sink(cfg)?;
     let sink_addr = sink.as_ref().map(|s| s.local_addr());
-    println!(
+    crate::outln!(
         "rtlat net serve: listening on {listen}{}",
         sink_addr
             .map(|s| format!(" (bulk sink on {s})"))

@@ -221,7 +221,7 @@ fn print_lost(cfg: &SwitchConfig, d: &SwitchDetails) {
         (Some(e), Some(w)) => format!(", wakee priority {e}, waker {w}"),
         _ => String::new(),
     };
-    println!(
+    crate::outln!(
         "switch: via {} between {}, {} CPU, {}{prio}; lost wakes {} ({}): wakee busy {}, waker late {}",
         cfg.via.name(),
         if cfg.processes {
