@@ -419,7 +419,8 @@ pub fn run(args: &CompareConfig) -> Result<Outcome> {
         rows.push(b);
     }
     rows.extend(results.iter());
-    if let (Some(b), Some(_)) = (&base, args.fail_if_worse) {
+    // A baseline is compared figure by figure: only with results of its benchmark.
+    if let Some(b) = &base {
         for l in &results {
             if l.result.benchmark != b.result.benchmark {
                 return Err(Error::usage(format!(

@@ -73,9 +73,15 @@ pub fn one_line(s: &str) -> String {
     }
 }
 
-/// The checks a reader needs beyond the schema: decodable histograms, sane
-/// extremes and percentiles, counts that cannot overflow when merged.
+/// The checks a reader needs beyond the schema: decodable histograms that
+/// hold every sample, sane extremes and ordered percentiles, a total that is
+/// its threads merged, counts that cannot overflow when merged.
 pub fn check(r: &RunResult) -> std::result::Result<(), String> {
+    if r.complete && r.threads.is_empty() {
+        return Err(
+            "a complete result without threads: nothing was measured or the file was cut".into(),
+        );
+    }
     let mut grand_total: u64 = 0;
     let groups = std::iter::once(("", &r.threads, &r.total)).chain(
         r.phases
@@ -107,6 +113,13 @@ pub fn check(r: &RunResult) -> std::result::Result<(), String> {
                     .checked_add(b.count)
                     .ok_or_else(|| format!("{}: histogram counts overflow", at(&t.name)))?;
             }
+            if sum != t.summary.samples && !t.histogram.buckets.is_empty() {
+                return Err(format!(
+                    "{}: the histogram holds {sum} samples but the summary says {}",
+                    at(&t.name),
+                    t.summary.samples
+                ));
+            }
             grand_total = grand_total
                 .checked_add(sum)
                 .ok_or_else(|| format!("{}: histogram counts overflow", at(&t.name)))?;
@@ -116,6 +129,7 @@ pub fn check(r: &RunResult) -> std::result::Result<(), String> {
                 return Err(format!("{}: more than 2^20 series points", at(&t.name)));
             }
         }
+        check_total(threads, total).map_err(|e| format!("{}: {e}", at("total")))?;
     }
     Ok(())
 }
@@ -124,9 +138,59 @@ fn check_summary(s: &Summary) -> std::result::Result<(), String> {
     if s.samples > 0 && s.min_ns > s.max_ns {
         return Err(format!("min {} ns is above max {} ns", s.min_ns, s.max_ns));
     }
+    let mut prev: Option<(f64, u64)> = None;
     for p in &s.percentiles {
         if !(p.p > 0.0 && p.p <= 100.0) {
             return Err(format!("percentile {} is outside (0, 100]", p.p));
+        }
+        if s.samples > 0 && (p.ns > s.max_ns || p.ns < s.min_ns) {
+            return Err(format!(
+                "p{} = {} ns is outside min {} .. max {} ns",
+                p.p, p.ns, s.min_ns, s.max_ns
+            ));
+        }
+        if let Some((pp, pv)) = prev {
+            if p.p <= pp || p.ns < pv {
+                return Err(format!(
+                    "percentiles are not in order (p{pp} = {pv} ns, then p{} = {} ns)",
+                    p.p, p.ns
+                ));
+            }
+        }
+        prev = Some((p.p, p.ns));
+    }
+    Ok(())
+}
+
+/// The total merges threads (all of them, or the main ones, as rtla's
+/// thread latencies without its IRQ latencies): no more samples than they
+/// hold, extremes within theirs.
+fn check_total(
+    threads: &[crate::result::ThreadResult],
+    total: &Summary,
+) -> std::result::Result<(), String> {
+    if threads.is_empty() || total.samples == 0 {
+        return Ok(());
+    }
+    let samples = threads
+        .iter()
+        .try_fold(0u64, |n, t| n.checked_add(t.summary.samples))
+        .ok_or("sample counts overflow")?;
+    if total.samples > samples {
+        return Err(format!(
+            "{} samples, but its threads hold only {samples}",
+            total.samples
+        ));
+    }
+    let measured = threads.iter().filter(|t| t.summary.samples > 0);
+    let max = measured.clone().map(|t| t.summary.max_ns).max();
+    let min = measured.map(|t| t.summary.min_ns).min();
+    if let (Some(max), Some(min)) = (max, min) {
+        if total.max_ns > max || total.min_ns < min {
+            return Err(format!(
+                "min {} / max {} ns, outside its threads' {min} .. {max} ns",
+                total.min_ns, total.max_ns
+            ));
         }
     }
     Ok(())

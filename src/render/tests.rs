@@ -208,7 +208,7 @@ fn renderers_survive_extreme_values() {
     }
     let mut rendered = 0;
     for (i, l) in variants().into_iter().enumerate() {
-        for round in 0..30u64 {
+        for round in 0..120u64 {
             let mut v = serde_json::to_value(&l.result).expect("value");
             let mut seed = 0x1234_5678 + round * 7919 + i as u64;
             mutate(&mut v, &mut seed);

@@ -925,6 +925,44 @@ fn hostile_inputs_are_refused_without_panicking() {
             mutated(&|m| m["benchmark"] = json!("latency")),
             &["not an rtlat result", "unknown variant"],
         ),
+        // Inconsistent figures: each is named.
+        (
+            mutated(&|m| {
+                let n = m["threads"][0]["summary"]["samples"].as_u64().unwrap();
+                m["threads"][0]["summary"]["samples"] = json!(n + 7);
+            }),
+            &["histogram holds", "summary says"],
+        ),
+        (
+            mutated(&|m| {
+                let n = m["total"]["samples"].as_u64().unwrap();
+                m["total"]["samples"] = json!(n * 2 + 1);
+            }),
+            &["total", "threads hold only"],
+        ),
+        (
+            mutated(&|m| {
+                let max = m["threads"][0]["summary"]["max_ns"].as_u64().unwrap();
+                m["threads"][0]["summary"]["percentiles"][0]["ns"] = json!(max + 1);
+            }),
+            &["outside min"],
+        ),
+        (
+            mutated(&|m| {
+                let ps = m["threads"][0]["summary"]["percentiles"]
+                    .as_array_mut()
+                    .unwrap();
+                ps.swap(0, 1);
+            }),
+            &["not in order"],
+        ),
+        (
+            mutated(&|m| {
+                m["threads"] = json!([]);
+                m["phases"] = json!([]);
+            }),
+            &["without threads"],
+        ),
     ];
     for (i, (content, wants)) in cases.iter().enumerate() {
         let p = write(dir.path(), &format!("h{i}.json"), content);
@@ -975,4 +1013,49 @@ fn hostile_inputs_are_refused_without_panicking() {
         ),
         &["missing.csv"],
     );
+}
+
+#[test]
+fn a_baseline_of_another_benchmark_is_refused() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let net = dir.path().join("net.json");
+    let out = rtlat()
+        .args(["import", "--quiet"])
+        .arg(fixture("sockperf-full-log.csv"))
+        .arg("-o")
+        .arg(&net)
+        .output()
+        .expect("runs");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let timer = dir.path().join("timer.json");
+    let out = rtlat()
+        .args([
+            "timer",
+            "--synthetic",
+            "1",
+            "--cpus",
+            "0",
+            "--loops",
+            "1000",
+            "--quiet",
+            "--json",
+        ])
+        .arg(&timer)
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    // Without --fail-if-worse too: a timer maximum is no round trip.
+    let out = rtlat()
+        .arg("compare")
+        .arg(&timer)
+        .arg("--baseline")
+        .arg(&net)
+        .output()
+        .expect("runs");
+    assert_refused(&out, &["like with like"]);
 }
