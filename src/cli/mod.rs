@@ -35,7 +35,8 @@ const EXAMPLES: &str = "\
 Examples:
   rtlat timer --duration 10s                 timer latency on every CPU, 1 ms period, SCHED_FIFO 80
   rtlat timer --period 100us --cpus 1-3 --json r.json
-  rtlat timer --policy other --duration 5s   unprivileged (no real-time scheduling)
+  rtlat timer --policy other --no-mlock --dma-latency off --duration 5s
+                                             unprivileged (no real-time scheduling, memory not locked)
   rtlat check                                what on this system helps or hurts real-time work
 
 Exit codes: 0 ok, 1 latency threshold exceeded, 2 bad usage or input,

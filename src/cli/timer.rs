@@ -22,6 +22,10 @@ Examples:
   rtlat timer --break-threshold 500us                 stop and mark the kernel trace at the first sample above 500 us
   rtlat timer --policy deadline --period 1ms --dl-runtime 100us";
 
+/// The shortest period a timer thread is given: below it every period would
+/// be an overrun, and the run would measure its own overhead.
+pub const MIN_PERIOD_NS: u64 = 10_000;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ClockArg {
     Monotonic,
@@ -58,6 +62,14 @@ pub struct TimerArgs {
 impl TryFrom<&TimerArgs> for TimerConfig {
     type Error = Error;
     fn try_from(a: &TimerArgs) -> Result<Self, Error> {
+        if a.period < MIN_PERIOD_NS {
+            return Err(Error::usage(format!(
+                "--period {} is below the {} floor rtlat can honour (a wake-up alone takes microseconds); give {} or more",
+                crate::units::human_duration(a.period),
+                crate::units::human_duration(MIN_PERIOD_NS),
+                crate::units::human_duration(MIN_PERIOD_NS)
+            )));
+        }
         let online = sysinfo::online_cpus();
         let cpus = crate::units::parse_cpu_list(&a.cpus, &online).map_err(Error::usage)?;
         if cpus.is_empty() {

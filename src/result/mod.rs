@@ -219,8 +219,20 @@ impl RunResult {
     pub fn load(path: &Path) -> Result<RunResult, String> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        let r: RunResult = serde_json::from_str(&text)
-            .map_err(|e| format!("{}: not an rtlat result ({e})", path.display()))?;
+        let r: RunResult = serde_json::from_str(&text).map_err(|e| {
+            // JSON from another tool (cyclictest --json, jitterdebugger): say how to use it.
+            let foreign = serde_json::from_str::<serde_json::Value>(&text)
+                .is_ok_and(|v| v.get("schema").is_none());
+            if foreign {
+                format!(
+                    "{}: not an rtlat result (no \"schema\" field); if another tool wrote it, turn it into one with: rtlat import {} -o result.json",
+                    path.display(),
+                    path.display()
+                )
+            } else {
+                format!("{}: not an rtlat result ({e})", path.display())
+            }
+        })?;
         if r.schema != SCHEMA_NAME {
             return Err(format!(
                 "{}: schema is '{}', expected '{SCHEMA_NAME}'",

@@ -7,6 +7,8 @@ fn bad_values_give_one_line_and_exit_2() {
         &["timer", "--period", "-5"],
         &["timer", "--period", "abc"],
         &["timer", "--period", "10"],
+        &["timer", "--period", "1ns"],
+        &["timer", "--period", "9us"],
         &["timer", "--cpus", "999"],
         &["timer", "--cpus", "1-x"],
         &["timer", "--priority", "200"],

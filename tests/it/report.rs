@@ -1059,3 +1059,13 @@ fn a_baseline_of_another_benchmark_is_refused() {
         .expect("runs");
     assert_refused(&out, &["like with like"]);
 }
+
+#[test]
+fn another_tools_json_is_pointed_at_import() {
+    let out = rtlat()
+        .arg("report")
+        .arg(fixture("cyclictest.json"))
+        .output()
+        .expect("runs");
+    assert_refused(&out, &["not an rtlat result", "rtlat import"]);
+}
