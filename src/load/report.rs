@@ -5,7 +5,11 @@ use serde_json::Value;
 
 /// A rate for people: `812 ops/s`, `1.23 Mops/s`, `4.00 MB/s` (MB = 10^6 bytes).
 pub fn human_rate(rate: f64, unit: &str) -> String {
-    let base = if unit == "bytes/s" { "B/s" } else { "ops/s" };
+    let base = match unit {
+        "bytes/s" | "B/s" => "B/s",
+        "" => "ops/s",
+        other => other,
+    };
     let (scaled, prefix) = if rate >= 1e9 {
         (rate / 1e9, "G")
     } else if rate >= 1e6 {

@@ -60,7 +60,7 @@ pub fn loads_of(r: &RunResult, with_rates: bool) -> String {
             let rate = l.get("achieved_rate").and_then(|v| v.as_f64());
             let unit = l.get("rate_unit").and_then(|v| v.as_str()).unwrap_or("");
             match rate.filter(|_| with_rates) {
-                Some(rate) => format!("{} ({})", load_name(l), human_rate(rate, unit)),
+                Some(rate) => format!("{} ({})", load_name(l), crate::load::human_rate(rate, unit)),
                 None => load_name(l),
             }
         })
@@ -71,20 +71,6 @@ pub fn loads_of(r: &RunResult, with_rates: bool) -> String {
         s = format!("{s}; phases {}", phases.join(" → "));
     }
     s
-}
-
-/// `1.5 GB/s`, `812.4 ops/s`.
-pub fn human_rate(rate: f64, unit: &str) -> String {
-    if unit == "B/s" {
-        let mut v = rate;
-        for prefix in ["B/s", "KB/s", "MB/s", "GB/s"] {
-            if v < 1000.0 || prefix == "GB/s" {
-                return format!("{v:.1} {prefix}");
-            }
-            v /= 1000.0;
-        }
-    }
-    format!("{rate:.1} {unit}")
 }
 
 /// A load's short name: its `spec`, else `name`, else its JSON.

@@ -3,10 +3,11 @@
 //! JSON. No script, stylesheet, font or image is fetched: the page has no
 //! `http://` or `https://` reference at all.
 
-use super::describe::{detail_value, human_rate, load_name, loads_of, machine_of, policy_of};
+use super::describe::{detail_value, load_name, loads_of, machine_of, policy_of};
 use super::svg::{escape, report_plots};
 use super::text::{exceeded, max_at, shown_percentiles};
 use super::{Loaded, Render};
+use crate::load::human_rate;
 use crate::stats::summary::label as percentile_label;
 use crate::stats::Summary;
 use crate::units::{secs, us};

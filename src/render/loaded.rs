@@ -21,9 +21,13 @@ pub struct Loaded {
 }
 
 impl Loaded {
-    /// A result with the label [`label_of`] gives it.
+    /// A result with the label [`label_of`] gives it, marked when the run
+    /// did not finish (a file saved mid-run, or a killed run).
     pub fn new(path: PathBuf, result: RunResult) -> Loaded {
-        let label = label_of(&result, &path);
+        let mut label = label_of(&result, &path);
+        if !result.complete {
+            label.push_str(" (incomplete)");
+        }
         Loaded {
             path,
             result,

@@ -90,7 +90,8 @@ pub fn summary(r: &RunResult) -> String {
             .unwrap_or(0);
         let _ = writeln!(
             s,
-            "load {name}: {workers} worker(s), {rate:.1} {unit}{}",
+            "load {name}: {workers} worker(s), {}{}",
+            crate::load::human_rate(rate, unit),
             if failed > 0 {
                 format!(", {failed} FAILED")
             } else {

@@ -88,6 +88,15 @@ fn parse(mut a: Args<'_>) -> Parsed<LoadKind> {
             "{groups} groups of {fds} senders and {fds} receivers is more than 20000 tasks"
         ));
     }
+    let pid_max = std::fs::read_to_string("/proc/sys/kernel/pid_max")
+        .ok()
+        .and_then(|s| s.trim().parse::<usize>().ok());
+    if let Some(pid_max) = pid_max.filter(|&m| groups * fds * 2 > m / 2) {
+        return Err(format!(
+            "{groups} groups of {fds} senders and {fds} receivers need {} tasks, more than half of this system's pid_max ({pid_max}); use fewer groups or fds",
+            groups * fds * 2
+        ));
+    }
     Ok(LoadKind::Hackbench(HackbenchParams {
         groups,
         fds,
