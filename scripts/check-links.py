@@ -38,8 +38,8 @@ def markdown_files():
     return sorted({f for f in out.split("\0") if f and os.path.isfile(os.path.join(ROOT, f))})
 
 
-def prose_lines(text):
-    """(line number, line with code spans blanked) for every line outside fenced code blocks."""
+def outside_fences(text):
+    """(line number, line) for every line outside fenced code blocks."""
     fence = None
     for n, line in enumerate(text.split("\n"), 1):
         m = FENCE.match(line)
@@ -50,6 +50,12 @@ def prose_lines(text):
         if m:
             fence = m.group(1)
             continue
+        yield n, line
+
+
+def prose_lines(text):
+    """(line number, line with code spans blanked) for every line outside fenced code blocks."""
+    for n, line in outside_fences(text):
         if line.startswith("    ") and not line.strip().startswith(("-", "*", "[", "|")):
             continue  # indented code block (approximately)
         yield n, re.sub(r"(`+)(.+?)\1", lambda c: " " * len(c.group(0)), line)
@@ -70,17 +76,8 @@ _anchors = {}
 def anchors(path):
     if path not in _anchors:
         found, seen = set(), {}
-        fence = None
         with open(path, encoding="utf-8") as f:
-            for line in f.read().split("\n"):
-                m = FENCE.match(line)
-                if fence:
-                    if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
-                        fence = None
-                    continue
-                if m:
-                    fence = m.group(1)
-                    continue
+            for _, line in outside_fences(f.read()):
                 h = HEADING.match(line)
                 if h:
                     s = slug(h.group(2))

@@ -10,28 +10,10 @@ use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// A short synthetic timer run writing its result to `dest`.
-fn timer_to(dest: &Path) -> Command {
-    let mut c = rtlat();
-    c.args([
-        "timer",
-        "--synthetic",
-        "1",
-        "--cpus",
-        "0",
-        "--loops",
-        "1000",
-        "--quiet",
-        "--json",
-    ])
-    .arg(dest);
-    c
-}
-
 /// A result written by a short synthetic timer run.
 fn a_result(dir: &Path) -> PathBuf {
     let r = dir.join("r.json");
-    let out = timer_to(&r).output().expect("runs");
+    let out = synthetic_timer(&r).output().expect("runs");
     assert_eq!(out.status.code(), Some(0));
     r
 }
@@ -41,7 +23,7 @@ fn writers(result: &Path, dest: &Path) -> Vec<(&'static str, Command)> {
     let import =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import/cyclictest.json");
     let mut cmds = Vec::new();
-    cmds.push(("timer", timer_to(dest)));
+    cmds.push(("timer", synthetic_timer(dest)));
     let mut imp = rtlat();
     imp.args(["import", "--quiet"])
         .arg(&import)
@@ -112,7 +94,7 @@ fn a_fifo_receives_the_result_and_stays_a_fifo() {
     };
     // Let the reader open its end (the writer refuses a FIFO without a reader).
     std::thread::sleep(Duration::from_millis(200));
-    let out = timer_to(&fifo).output().expect("runs");
+    let out = synthetic_timer(&fifo).output().expect("runs");
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -138,7 +120,7 @@ fn a_symlink_stays_a_link_and_its_target_holds_the_result() {
     std::fs::write(&target, "old").unwrap();
     let link = dir.path().join("link.json");
     std::os::unix::fs::symlink(&target, &link).unwrap();
-    let out = timer_to(&link).output().expect("runs");
+    let out = synthetic_timer(&link).output().expect("runs");
     assert_eq!(out.status.code(), Some(0));
     assert!(std::fs::symlink_metadata(&link)
         .unwrap()
@@ -157,7 +139,9 @@ fn a_full_device_exits_4_once_and_keeps_the_summary() {
         );
         return;
     }
-    let out = timer_to(Path::new("/dev/full")).output().expect("runs");
+    let out = synthetic_timer(Path::new("/dev/full"))
+        .output()
+        .expect("runs");
     assert_eq!(out.status.code(), Some(4));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(

@@ -1033,21 +1033,7 @@ fn a_baseline_of_another_benchmark_is_refused() {
         String::from_utf8_lossy(&out.stderr)
     );
     let timer = dir.path().join("timer.json");
-    let out = rtlat()
-        .args([
-            "timer",
-            "--synthetic",
-            "1",
-            "--cpus",
-            "0",
-            "--loops",
-            "1000",
-            "--quiet",
-            "--json",
-        ])
-        .arg(&timer)
-        .output()
-        .expect("runs");
+    let out = synthetic_timer(&timer).output().expect("runs");
     assert_eq!(out.status.code(), Some(0));
     // Without --fail-if-worse too: a timer maximum is no round trip.
     let out = rtlat()

@@ -204,3 +204,22 @@ pub fn assert_thread_consistent(t: &Value) {
     let max = t["summary"]["max_ns"].as_u64().expect("max");
     assert!(max <= max_bucket_high, "max {max} outside the last bucket");
 }
+
+/// A short deterministic timer run (synthetic samples, no privilege needed)
+/// writing its result to `dest`.
+pub fn synthetic_timer(dest: &Path) -> Command {
+    let mut c = rtlat();
+    c.args([
+        "timer",
+        "--synthetic",
+        "1",
+        "--cpus",
+        "0",
+        "--loops",
+        "1000",
+        "--quiet",
+        "--json",
+    ])
+    .arg(dest);
+    c
+}
