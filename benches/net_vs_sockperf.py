@@ -1,45 +1,45 @@
 #!/usr/bin/env python3
-"""Compare `rtlat net ping` with sockperf across a veth pair, on this machine.
+"""Compare `rtlat net ping` with `sockperf ping-pong --full-rtt` across a veth pair.
 
 What it measures
 ----------------
 Two network namespaces joined by a veth pair (10.202.0.1 server side,
-10.202.0.2 client side; nothing leaves them) carry UDP ping-pong traffic
-of one message size at one rate. For --pairs rounds (default 3) it runs,
-interleaved (the order alternates each round so machine drift favours no
-tool):
+10.202.0.2 client side; not loopback, nothing leaves them) carry UDP
+ping-pong traffic of one message size. For each rate (--rates, default
+10000 and 1000 per second), without and with background bulk UDP (--bulk,
+default 4MB/s; `rtlat load net` from the client namespace to a socat sink in
+the server one, running beside every tool alike), it runs --pairs rounds
+(default 3) of, interleaved (the order alternates each round so machine
+drift favours no tool):
 
-* rtlat:     `rtlat net serve` in the server namespace,
-             `rtlat net ping --rate R --size S --count R*T` in the client one;
-* pingpong:  `sockperf server` / `sockperf ping-pong --mps R -m S -t T --full-rtt`;
-* underload: `sockperf server` / `sockperf under-load --mps R -m S -t T --full-rtt`
-             (sockperf answers 1 message in 100 then; its latency is of those;
-             skipped with --cpu-client: its busy-waiting sender thread starves its
-             receiver thread when both are pinned to one CPU at SCHED_FIFO).
+* rtlat:     `rtlat net serve` / `rtlat net ping --rate R --size S --count R*T`
+             (TX/RX split on: kernel timestamps on both sides);
+* nosplit:   the same with `--no-split` (round trip only, as sockperf);
+* sockperf:  `sockperf server` / `sockperf ping-pong --mps R -m S -t T --full-rtt`.
 
-and prints the round-trip median and p99 of each run, then the ratios
-rtlat / sockperf of the median and p99 (ratio of the per-tool medians over
-the rounds), e.g.
+Per run it prints the round trip's median and p99, the client's peak
+resident memory (VmHWM, read from /proc while it runs) and its CPU time (user +
+system) per sample; then the ratios rtlat / sockperf of the median and p99
+(ratio of the per-tool medians over the rounds):
 
-    RATIO vs pingpong  p50=0.91 p99=0.88 (target <= 1.0)
+    RATIO rate=10000 bulk=- rtlat/sockperf   p50=1.02 p99=0.97 (target <= 1.05)
+    RATIO rate=10000 bulk=- nosplit/sockperf p50=0.98 p99=0.95 (target <= 1.0)
 
 Equivalent settings
 -------------------
 Both sides of both tools run at SCHED_FIFO 80 (sockperf under `chrt -f 80`,
-rtlat by default), unpinned unless --cpu-server/--cpu-client pin both tools
-(taskset for sockperf, --cpu for rtlat). sockperf measures the full round
-trip (--full-rtt) with the TSC; rtlat with CLOCK_REALTIME around send() and
-recvmsg(). sockperf drops its first 400 ms (warm-up) and its last messages
-from the statistics; rtlat keeps every packet. rtlat additionally reads a
-kernel TX timestamp per packet from the socket's error queue and an RX
-timestamp per datagram (both sides): the cost of splitting TX and RX is part
-of what is compared.
+rtlat by default), unpinned unless --cpu-server/--cpu-client pin both tools.
+sockperf measures the full round trip (--full-rtt) with the TSC; rtlat with
+CLOCK_REALTIME around send() and recvmsg() on its one-thread path (one thread
+sends and takes each reply, as sockperf). sockperf drops its first 400 ms
+(warm-up) from the statistics; rtlat keeps every packet. sockperf
+busy-waits between sends (its CPU time per sample shows it); rtlat sleeps.
 
 How to run
 ----------
-    sudo apt-get install sockperf iproute2
+    sudo apt-get install sockperf socat iproute2
     cargo build --release
-    sudo benches/net_vs_sockperf.py [--pairs 3] [--rate 10000] [--size 64] [--seconds 3]
+    sudo benches/net_vs_sockperf.py [--pairs 3] [--rates 10000,1000] [--size 64] [--seconds 3]
 """
 
 import argparse
@@ -112,95 +112,164 @@ def stop(p):
         p.wait()
 
 
-def run_rtlat(pair, a, tmp):
+def vm_hwm(pid):
+    """VmHWM of a running process in KiB (0 if it is gone)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def measured(args):
+    """Run `args` to its end; (stdout+stderr, exit code, peak RSS KiB, CPU seconds).
+
+    The peak RSS is VmHWM read from /proc while the tool runs (wait4's
+    ru_maxrss would count the forked copy of this Python process too)."""
+    out = tempfile.TemporaryFile(mode="w+")
+    p = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, text=True)
+    hwm = 0
+    while True:
+        pid, status, ru = os.wait4(p.pid, os.WNOHANG)
+        if pid:
+            break
+        hwm = max(hwm, vm_hwm(p.pid))
+        time.sleep(0.05)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    out.seek(0)
+    return out.read(), p.returncode, hwm, ru.ru_utime + ru.ru_stime
+
+
+def run_rtlat(pair, a, rate, tmp, extra):
     srv = start(pair.cmd(pair.a, [RTLAT, "net", "serve", "--listen", f"{pair.ip_a}:7357",
                                   "--quiet", "--no-sink"]
                          + (["--cpu", str(a.cpu_server)] if a.cpu_server is not None else [])))
     out = os.path.join(tmp, "ping.json")
     try:
-        args = [RTLAT, "net", "ping", f"{pair.ip_a}:7357", "--rate", f"{a.rate}/s",
-                "--size", str(a.size), "--count", str(a.rate * a.seconds), "--quiet",
-                "--json", out]
+        args = [RTLAT, "net", "ping", f"{pair.ip_a}:7357", "--rate", f"{rate}/s",
+                "--size", str(a.size), "--count", str(rate * a.seconds), "--quiet",
+                "--json", out] + extra
         if a.cpu_client is not None:
             args += ["--cpu", str(a.cpu_client)]
-        r = subprocess.run(pair.cmd(pair.b, args), capture_output=True, text=True)
-        if r.returncode != 0:
-            sys.exit(f"rtlat ping failed ({r.returncode}): {r.stderr}")
+        text, code, rss, cpu = measured(pair.cmd(pair.b, args))
+        if code != 0:
+            sys.exit(f"rtlat ping failed ({code}): {text}")
     finally:
         stop(srv)
     res = json.load(open(out))
     rtt = next(t for t in res["threads"] if t["name"] == "rtt")["summary"]
     pct = {p["p"]: p["ns"] / 1000.0 for p in rtt["percentiles"]}
-    lost = res["details"]["lost"]
-    return pct[50.0], pct[99.0], rtt["avg_ns"] / 1000.0, f"lost={lost}"
+    d = res["details"]
+    samples = rtt["samples"]
+    return (pct[50.0], pct[99.0], rss, cpu / max(samples, 1) * 1e6,
+            f"lost={d['lost']} path={d['path']} skipped={d['send_overruns']}")
 
 
 PCT = re.compile(r"percentile (\d+\.\d+) =\s+([\d.]+)")
-AVG = re.compile(r"avg-rtt=([\d.]+)")
+RECEIVED = re.compile(r"ReceivedMessages=(\d+)")
 DROP = re.compile(r"# dropped messages = (\d+)")
 
 
-def run_sockperf(pair, a, mode):
+def run_sockperf(pair, a, rate):
     srv = start(pair.cmd(pair.a, ["sockperf", "server", "-i", pair.ip_a, "-p", "11111"],
                          cpu=a.cpu_server, fifo=True))
     try:
-        r = subprocess.run(pair.cmd(pair.b, ["sockperf", mode, "-i", pair.ip_a, "-p", "11111",
-                                             "-m", str(a.size), "--mps", str(a.rate),
-                                             "-t", str(a.seconds), "--full-rtt"],
-                                    cpu=a.cpu_client, fifo=True),
-                           capture_output=True, text=True)
+        text, _, rss, cpu = measured(pair.cmd(pair.b, [
+            "sockperf", "ping-pong", "-i", pair.ip_a, "-p", "11111", "-m", str(a.size),
+            "--mps", str(rate), "-t", str(a.seconds), "--full-rtt"],
+            cpu=a.cpu_client, fifo=True))
     finally:
         stop(srv)
-    text = r.stdout + r.stderr
     pct = {float(p): float(v) for p, v in PCT.findall(text)}
-    avg = AVG.search(text)
-    if 50.0 not in pct or 99.0 not in pct or not avg:
-        sys.exit(f"cannot read sockperf {mode} output:\n{text}")
+    got = RECEIVED.findall(text)
+    if 50.0 not in pct or 99.0 not in pct or not got:
+        sys.exit(f"cannot read sockperf output:\n{text}")
     drop = DROP.search(text)
-    return pct[50.0], pct[99.0], float(avg.group(1)), f"dropped={drop.group(1) if drop else '?'}"
+    samples = int(got[-1])
+    return (pct[50.0], pct[99.0], rss, cpu / max(samples, 1) * 1e6,
+            f"dropped={drop.group(1) if drop else '?'} received={samples}")
+
+
+class Bulk:
+    """Background UDP from the client namespace to a sink in the server one."""
+
+    def __init__(self, pair, rate):
+        self.pair, self.rate, self.procs = pair, rate, []
+
+    def __enter__(self):
+        if self.rate:
+            self.procs.append(start(self.pair.cmd(self.pair.a, [
+                "socat", "-u", f"UDP-RECV:7358,bind={self.pair.ip_a}", "/dev/null"])))
+            self.procs.append(start(self.pair.cmd(self.pair.b, [
+                RTLAT, "load", f"net:{self.rate}:payload=1400",
+                "--load-target", f"{self.pair.ip_a}:7358", "--quiet"])))
+        return self
+
+    def __exit__(self, *exc):
+        for p in reversed(self.procs):
+            stop(p)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--pairs", type=int, default=3)
-    ap.add_argument("--rate", type=int, default=10000, help="packets per second")
+    ap.add_argument("--rates", default="10000,1000", help="packets per second, comma-separated")
     ap.add_argument("--size", type=int, default=64, help="message size in bytes (>= 48)")
     ap.add_argument("--seconds", type=int, default=3)
+    ap.add_argument("--bulk", default="4MB/s", help="background UDP rate ('' for none)")
     ap.add_argument("--cpu-server", type=int, default=None)
     ap.add_argument("--cpu-client", type=int, default=None)
     a = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("run as root (network namespaces, SCHED_FIFO)")
-    for tool in ("sockperf", "ip", "chrt", "taskset"):
+    for tool in ("sockperf", "socat", "ip", "chrt", "taskset"):
         if not shutil.which(tool):
-            sys.exit(f"{tool} is missing: apt-get install sockperf iproute2 util-linux")
+            sys.exit(f"{tool} is missing: apt-get install sockperf socat iproute2 util-linux")
     if not os.path.exists(RTLAT):
         sys.exit(f"{RTLAT} is missing: cargo build --release")
-    tools = ["rtlat", "pingpong", "underload"]
-    if a.cpu_client is not None:
-        # sockperf under-load busy-waits in its sender thread: pinned at SCHED_FIFO
-        # beside its receiver thread on one CPU, the receiver never runs.
-        tools.remove("underload")
-    rows = {t: [] for t in tools}
-    print(f"# rate={a.rate}/s size={a.size}B seconds={a.seconds} pairs={a.pairs} "
+    tools = ["rtlat", "nosplit", "sockperf"]
+    print(f"# size={a.size}B seconds={a.seconds} pairs={a.pairs} "
           f"cpu_server={a.cpu_server} cpu_client={a.cpu_client}")
-    print(f"{'round':>5} {'tool':<10} {'p50_us':>9} {'p99_us':>9} {'avg_us':>9}  notes")
+    summary = []
     with Pair() as pair, tempfile.TemporaryDirectory() as tmp:
-        for k in range(a.pairs):
-            order = tools if k % 2 == 0 else list(reversed(tools))
-            for t in order:
-                if t == "rtlat":
-                    r = run_rtlat(pair, a, tmp)
-                else:
-                    r = run_sockperf(pair, a, "ping-pong" if t == "pingpong" else "under-load")
-                rows[t].append(r)
-                print(f"{k:>5} {t:<10} {r[0]:>9.3f} {r[1]:>9.3f} {r[2]:>9.3f}  {r[3]}", flush=True)
-    med = {t: (statistics.median(x[0] for x in rows[t]), statistics.median(x[1] for x in rows[t]))
-           for t in tools}
-    for t in tools[1:]:
-        p50 = med["rtlat"][0] / med[t][0]
-        p99 = med["rtlat"][1] / med[t][1]
-        print(f"RATIO vs {t:<9} p50={p50:.2f} p99={p99:.2f} (target <= 1.0)")
+        for rate in (int(r) for r in a.rates.split(",")):
+            for bulk in [None] + ([a.bulk] if a.bulk else []):
+                print(f"## rate={rate}/s bulk={bulk or '-'}")
+                print(f"{'round':>5} {'tool':<9} {'p50_us':>9} {'p99_us':>9} {'VmHWM_KiB':>9} "
+                      f"{'cpu_us/sample':>13}  notes")
+                rows = {t: [] for t in tools}
+                with Bulk(pair, bulk):
+                    for k in range(a.pairs):
+                        order = tools if k % 2 == 0 else list(reversed(tools))
+                        for t in order:
+                            if t == "sockperf":
+                                r = run_sockperf(pair, a, rate)
+                            else:
+                                extra = ["--no-split"] if t == "nosplit" else []
+                                r = run_rtlat(pair, a, rate, tmp, extra)
+                            rows[t].append(r)
+                            print(f"{k:>5} {t:<9} {r[0]:>9.3f} {r[1]:>9.3f} {r[2]:>9} "
+                                  f"{r[3]:>13.3f}  {r[4]}", flush=True)
+                med = {t: [statistics.median(x[i] for x in rows[t]) for i in range(4)]
+                       for t in tools}
+                for t, target in (("rtlat", 1.05), ("nosplit", 1.0)):
+                    line = (f"RATIO rate={rate} bulk={bulk or '-'} {t + '/sockperf':<16} "
+                            f"p50={med[t][0] / med['sockperf'][0]:.2f} "
+                            f"p99={med[t][1] / med['sockperf'][1]:.2f} (target <= {target})")
+                    print(line)
+                    summary.append(line)
+                line = (f"MEMCPU rate={rate} bulk={bulk or '-'} VmHWM KiB rtlat={med['rtlat'][2]:.0f} "
+                        f"nosplit={med['nosplit'][2]:.0f} sockperf={med['sockperf'][2]:.0f}; "
+                        f"cpu us/sample rtlat={med['rtlat'][3]:.3f} nosplit={med['nosplit'][3]:.3f} "
+                        f"sockperf={med['sockperf'][3]:.3f}")
+                print(line, flush=True)
+                summary.append(line)
+    print("# summary")
+    for line in summary:
+        print(line)
 
 
 if __name__ == "__main__":

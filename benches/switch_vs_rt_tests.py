@@ -82,11 +82,16 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import NoReturn
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+# The peak RSS of a run is GNU time's %M (the command's ru_maxrss): a
+# process's ru_maxrss keeps the peak of the process it was forked from, so the
+# os.wait4 of this script (a Python interpreter, ~15 MB) would hide it.
+GNU_TIME = "/usr/bin/time"
 DEFAULT_RTLAT = REPO_ROOT / "target" / "release" / "rtlat"
 
 # name, label, rt-tests program, extra rt-tests args, rtlat --via, extra rtlat args, has -S
@@ -177,15 +182,35 @@ class RunFailed(Exception):
     pass
 
 
-def run_logged(cmd: list[str], timeout: float, log: Path) -> tuple[int, float]:
+def run_logged(cmd: list[str], timeout: float, log: Path) -> tuple[int, float, int]:
+    """Run cmd to completion; return (exit code, wall s, peak RSS kB).
+
+    The peak RSS is the command's VmHWM when it ended (kB), as GNU time reports it.
+    """
     with open(log, "wb") as out:
         t0 = time.monotonic()
+        rss_file = log.with_suffix(".rss")
+        timed = [GNU_TIME, "-f", "%M", "-o", str(rss_file), *cmd] if os.access(GNU_TIME, os.X_OK) else cmd
+        p = subprocess.Popen(timed, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
+        killer = threading.Timer(timeout, p.kill)
+        killer.start()
         try:
-            r = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                               timeout=timeout)
-        except subprocess.TimeoutExpired:
+            _, status, ru = os.wait4(p.pid, 0)
+        finally:
+            timed_out = not killer.is_alive()
+            killer.cancel()
+        p.returncode = os.waitstatus_to_exitcode(status)
+        if timed_out:
             raise RunFailed(f"{cmd[0]} did not finish within {timeout:.0f} s")
-        return r.returncode, time.monotonic() - t0
+        return p.returncode, time.monotonic() - t0, peak_rss(rss_file)
+
+
+def peak_rss(path: Path) -> int:
+    """The command's VmHWM (kB) as GNU time wrote it; 0 without GNU time."""
+    try:
+        return int(path.read_text().split()[-1])
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 def tail(path: Path, n: int = 5) -> str:
@@ -201,7 +226,7 @@ def run_rt_tests(exe: str, extra: list[str], args: argparse.Namespace, tmp: Path
     place = ["-S"] if args.smp else ["-a", str(args.cpu), "-t", "1"]
     cmd = [exe, f"-p{args.priority}", f"-i{args.interval}", "-d0", *place, *extra,
            "-D", str(args.seconds), "-q", f"--json={out}"]
-    code, wall = run_logged(cmd, timeout=args.seconds * 3 + 60, log=log)
+    code, wall, rss = run_logged(cmd, timeout=args.seconds * 3 + 60, log=log)
     if code != 0:
         raise RunFailed(f"{Path(exe).name} exited {code}: {tail(log)}")
     try:
@@ -217,7 +242,8 @@ def run_rt_tests(exe: str, extra: list[str], args: argparse.Namespace, tmp: Path
         raise RunFailed(f"{Path(exe).name} recorded no samples")
     avg = sum(p["avg_us"] * p["samples"] for p in per) / samples
     return {"cmd": cmd, "samples": samples, "avg_us": avg, "max_us": max(p["max_us"] for p in per),
-            "min_us": min(p["min_us"] for p in per), "pairs": per, "lost": None, "wall_s": wall}
+            "min_us": min(p["min_us"] for p in per), "pairs": per, "lost": None, "wall_s": wall,
+            "rss_kb": rss}
 
 
 def run_rtlat(exe: Path, via: str, extra: list[str], variant: str, args: argparse.Namespace,
@@ -229,7 +255,7 @@ def run_rtlat(exe: Path, via: str, extra: list[str], variant: str, args: argpars
            "--quiet", "--json", str(out)]
     if variant == "equal":
         cmd += ["--waker-priority", str(args.priority)]
-    code, wall = run_logged(cmd, timeout=args.seconds * 3 + 60, log=log)
+    code, wall, rss = run_logged(cmd, timeout=args.seconds * 3 + 60, log=log)
     if code != 0:
         raise RunFailed(f"rtlat exited {code}: {tail(log)}")
     try:
@@ -241,7 +267,7 @@ def run_rtlat(exe: Path, via: str, extra: list[str], variant: str, args: argpars
                for i, t in enumerate(data["threads"])]
         res = {"cmd": cmd, "samples": int(total["samples"]), "avg_us": total["avg_ns"] / 1000.0,
                "max_us": total["max_ns"] / 1000.0, "min_us": total["min_ns"] / 1000.0,
-               "pairs": per, "lost": data.get("details", {}).get("lost"), "wall_s": wall,
+               "pairs": per, "lost": data.get("details", {}).get("lost"), "wall_s": wall, "rss_kb": rss,
                "warm": data.get("config", {}).get("warm")}
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise RunFailed(f"rtlat JSON {out} unreadable: {e}")
@@ -302,7 +328,7 @@ def main() -> int:
                       for v in args.variants))
     print(flush=True)
 
-    header = f"{'case':<20} {'tool':<12} {'pair':>4} {'samples':>8} {'min us':>8} {'avg us':>8} {'max us':>9} {'lost':>6}"
+    header = f"{'case':<20} {'tool':<12} {'pair':>4} {'samples':>8} {'min us':>8} {'avg us':>8} {'max us':>9} {'lost':>6} {'VmHWM kB':>9}"
     runs: list[dict] = []
     failed = False
     tools_for = lambda c: [c[2]] + [VARIANTS[v] for v in args.variants]
@@ -331,7 +357,7 @@ def main() -> int:
                     runs.append(r)
                     lost = "-" if r["lost"] is None else str(r["lost"])
                     print(f"{label:<20} {tool:<12} {k:>4} {r['samples']:>8} {r['min_us']:>8.2f} "
-                          f"{r['avg_us']:>8.2f} {r['max_us']:>9.1f} {lost:>6}", flush=True)
+                          f"{r['avg_us']:>8.2f} {r['max_us']:>9.1f} {lost:>6} {r['rss_kb']:>9}", flush=True)
 
     print()
     summary = []
@@ -343,7 +369,9 @@ def main() -> int:
             continue
         b_avg = statistics.fmean(r["avg_us"] for r in base)
         b_max = statistics.fmean(r["max_us"] for r in base)
-        print(f"# mean {prog:<12} {label}: avg {b_avg:.2f} us, max {b_max:.1f} us over {len(base)} runs")
+        b_rss = statistics.fmean(r["rss_kb"] for r in base)
+        print(f"# mean {prog:<12} {label}: avg {b_avg:.2f} us, max {b_max:.1f} us, "
+              f"VmHWM {b_rss:.0f} kB over {len(base)} runs")
         for v in args.variants:
             tool = VARIANTS[v]
             mine = [r for r in runs if r["case"] == name and r["tool"] == tool]
@@ -352,14 +380,16 @@ def main() -> int:
                 continue
             m_avg = statistics.fmean(r["avg_us"] for r in mine)
             m_max = statistics.fmean(r["max_us"] for r in mine)
-            ra, rm = ratio(m_avg, b_avg), ratio(m_max, b_max)
-            print(f"# mean {tool:<12} {label}: avg {m_avg:.2f} us, max {m_max:.1f} us over {len(mine)} runs")
+            m_rss = statistics.fmean(r["rss_kb"] for r in mine)
+            ra, rm, rr = ratio(m_avg, b_avg), ratio(m_max, b_max), ratio(m_rss, b_rss)
+            print(f"# mean {tool:<12} {label}: avg {m_avg:.2f} us, max {m_max:.1f} us, "
+                  f"VmHWM {m_rss:.0f} kB over {len(mine)} runs")
             print(f"RATIO {label} {tool}/{prog} avg_latency={fmt_ratio(ra)} (target <= 1.0) "
-                  f"max_latency={fmt_ratio(rm)} (information only)")
+                  f"max_latency={fmt_ratio(rm)} (information only) vmhwm={fmt_ratio(rr)}")
             summary.append({"case": name, "label": label, "rt_tests": prog, "rtlat_variant": v,
-                            "rt_tests_mean": {"avg_us": b_avg, "max_us": b_max},
-                            "rtlat_mean": {"avg_us": m_avg, "max_us": m_max},
-                            "ratio_of_means": {"avg_latency": ra, "max_latency": rm}})
+                            "rt_tests_mean": {"avg_us": b_avg, "max_us": b_max, "rss_kb": b_rss},
+                            "rtlat_mean": {"avg_us": m_avg, "max_us": m_max, "rss_kb": m_rss},
+                            "ratio_of_means": {"avg_latency": ra, "max_latency": rm, "vmhwm": rr}})
 
     if args.json is not None:
         doc = {"settings": {"pairs": args.pairs, "seconds": args.seconds, "interval_us": args.interval,

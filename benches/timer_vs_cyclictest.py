@@ -3,7 +3,7 @@
 
 What it measures
 ----------------
-For each period (default 1000 us and 200 us) it runs both tools back to back,
+For each period (default 1000 us and 100 us) it runs both tools back to back,
 --pairs times (default 3), and compares:
 
 * average wake-up latency (cycle-weighted over all threads),
@@ -16,6 +16,10 @@ For each period (default 1000 us and 200 us) it runs both tools back to back,
   wakes every 10 ms even with -q; rtlat rewrites its result file every 5 s).
   The fixed start-up cost is amortised over seconds*1e6/period*ncpu samples,
   so short runs (--seconds 2) inflate it for both tools.
+* peak resident memory (VmHWM): GNU time's %M for the command (its ru_maxrss;
+  not this script's os.wait4, which would carry the Python parent's peak).
+  It includes the code the kernel maps for each binary (rtlat's is larger
+  than cyclictest's); benches/memory.py compares it on one CPU.
 
 It prints one row per run, then per period the ratio of means
 (mean rtlat value / mean cyclictest value over the pairs) and the per-pair
@@ -88,6 +92,10 @@ from pathlib import Path
 from typing import NoReturn
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+# The peak RSS of a run is GNU time's %M (the command's ru_maxrss): a
+# process's ru_maxrss keeps the peak of the process it was forked from, so the
+# os.wait4 of this script (a Python interpreter, ~15 MB) would hide it.
+GNU_TIME = "/usr/bin/time"
 DEFAULT_RTLAT = REPO_ROOT / "target" / "release" / "rtlat"
 TOOLS = ("cyclictest", "rtlat")
 
@@ -139,8 +147,8 @@ def parse_args() -> argparse.Namespace:
                     help="interleaved cyclictest/rtlat pairs per period [default: 3]")
     ap.add_argument("--seconds", type=positive_float, default=10.0,
                     help="length of each run; loops = seconds*1e6/period_us [default: 10]")
-    ap.add_argument("--periods", type=parse_periods, default=[1000, 200],
-                    help="comma-separated periods in us [default: 1000,200]")
+    ap.add_argument("--periods", type=parse_periods, default=[1000, 100],
+                    help="comma-separated periods in us [default: 1000,100]")
     ap.add_argument("--cyclictest-ns", action="store_true",
                     help="run cyclictest with -N (nanosecond samples) to remove its ~0.5 us truncation bias")
     ap.add_argument("--json", type=Path, default=None, metavar="OUT",
@@ -164,15 +172,19 @@ def resolve_rtlat(arg: Path | None) -> Path:
     return DEFAULT_RTLAT
 
 
-def run_measured(cmd: list[str], timeout: float, log: Path) -> tuple[int, float, float, float]:
-    """Run cmd to completion; return (exit code, user s, system s, wall s).
+def run_measured(cmd: list[str], timeout: float, log: Path) -> tuple[int, float, float, float, int]:
+    """Run cmd to completion; return (exit code, user s, system s, wall s, peak RSS kB).
+
+    The peak RSS is the command's VmHWM when it ended (kB), as GNU time reports it.
 
     The child is reaped with os.wait4 so its rusage (all of its threads, and any
     children it waited for) is exactly this run's CPU time.
     """
     with open(log, "wb") as out:
         t0 = time.monotonic()
-        p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
+        rss_file = log.with_suffix(".rss")
+        timed = [GNU_TIME, "-f", "%M", "-o", str(rss_file), *cmd] if os.access(GNU_TIME, os.X_OK) else cmd
+        p = subprocess.Popen(timed, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
         killer = threading.Timer(timeout, p.kill)
         killer.start()
         try:
@@ -182,7 +194,15 @@ def run_measured(cmd: list[str], timeout: float, log: Path) -> tuple[int, float,
         wall = time.monotonic() - t0
     code = os.waitstatus_to_exitcode(status)
     p.returncode = code  # reaped here; keep Popen from waiting again
-    return code, ru.ru_utime, ru.ru_stime, wall
+    return code, ru.ru_utime, ru.ru_stime, wall, peak_rss(rss_file)
+
+
+def peak_rss(path: Path) -> int:
+    """The command's VmHWM (kB) as GNU time wrote it; 0 without GNU time."""
+    try:
+        return int(path.read_text().split()[-1])
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 def tail(path: Path, n: int = 5) -> str:
@@ -204,7 +224,7 @@ def run_cyclictest(exe: str, period_us: int, loops: int, tmp: Path, tag: str, ns
     if nsecs:
         cmd.append("-N")
     cmd += ["-l", str(loops), f"--json={out}"]
-    code, ut, st, wall = run_measured(cmd, timeout=loops * period_us / 1e6 * 3 + 60, log=log)
+    code, ut, st, wall, rss = run_measured(cmd, timeout=loops * period_us / 1e6 * 3 + 60, log=log)
     if code != 0:
         raise RunFailed(f"cyclictest exited {code}: {tail(log)}")
     try:
@@ -224,7 +244,7 @@ def run_cyclictest(exe: str, period_us: int, loops: int, tmp: Path, tag: str, ns
         raise RunFailed("cyclictest recorded no samples")
     avg = sum(t["avg_us"] * t["samples"] for t in per) / samples
     return {"cmd": cmd, "samples": samples, "avg_us": avg, "max_us": max(t["max_us"] for t in per),
-            "threads": per, "user_s": ut, "sys_s": st, "wall_s": wall}
+            "threads": per, "user_s": ut, "sys_s": st, "wall_s": wall, "rss_kb": rss}
 
 
 def run_rtlat(exe: Path, period_us: int, loops: int, tmp: Path, tag: str) -> dict:
@@ -232,7 +252,7 @@ def run_rtlat(exe: Path, period_us: int, loops: int, tmp: Path, tag: str) -> dic
     log = tmp / f"{tag}.log"
     cmd = [str(exe), "timer", "--period", f"{period_us}us", "--loops", str(loops),
            "--quiet", "--json", str(out)]
-    code, ut, st, wall = run_measured(cmd, timeout=loops * period_us / 1e6 * 3 + 60, log=log)
+    code, ut, st, wall, rss = run_measured(cmd, timeout=loops * period_us / 1e6 * 3 + 60, log=log)
     if code != 0:
         raise RunFailed(f"rtlat exited {code}: {tail(log)}")
     try:
@@ -252,7 +272,7 @@ def run_rtlat(exe: Path, period_us: int, loops: int, tmp: Path, tag: str) -> dic
     if samples == 0:
         raise RunFailed("rtlat recorded no samples")
     return {"cmd": cmd, "samples": samples, "avg_us": avg, "max_us": mx, "threads": per,
-            "user_s": ut, "sys_s": st, "wall_s": wall,
+            "user_s": ut, "sys_s": st, "wall_s": wall, "rss_kb": rss,
             "self_reported_measuring_cpu_time_ns": data.get("measuring_cpu_time_ns"),
             "overruns": total.get("overruns")}
 
@@ -293,7 +313,8 @@ def main() -> int:
     print("# cpu ns/sample = child user+sys CPU time (os.wait4, includes start-up) / samples of all threads")
     print(flush=True)
 
-    header = f"{'tool':<10} {'period':>7} {'pair':>4} {'samples':>9} {'avg us':>8} {'max us':>8} {'cpu ns/sample':>13} {'wall s':>7}"
+    header = (f"{'tool':<10} {'period':>7} {'pair':>4} {'samples':>9} {'avg us':>8} {'max us':>8} "
+              f"{'cpu ns/sample':>13} {'VmHWM kB':>9} {'wall s':>7}")
     runs: list[dict] = []
     failed = False
     with tempfile.TemporaryDirectory(prefix="rtlat-vs-ct-") as td:
@@ -321,7 +342,8 @@ def main() -> int:
                     note = "" if r["samples"] == expected else f"  (expected {expected} samples)"
                     runs.append(r)
                     print(f"{tool:<10} {period:>5}us {k:>4} {r['samples']:>9} {r['avg_us']:>8.2f} "
-                          f"{r['max_us']:>8.1f} {r['cpu_ns_per_sample']:>13.0f} {r['wall_s']:>7.2f}{note}",
+                          f"{r['max_us']:>8.1f} {r['cpu_ns_per_sample']:>13.0f} {r['rss_kb']:>9} "
+                          f"{r['wall_s']:>7.2f}{note}",
                           flush=True)
 
     print()
@@ -332,25 +354,28 @@ def main() -> int:
             print(f"RATIO period={period}us n/a (a tool has no successful run)")
             continue
         means = {t: {m: statistics.fmean(r[m] for r in by[t].values())
-                     for m in ("avg_us", "max_us", "cpu_ns_per_sample")} for t in TOOLS}
+                     for m in ("avg_us", "max_us", "cpu_ns_per_sample", "rss_kb")} for t in TOOLS}
         rat = {m: ratio(means["rtlat"][m], means["cyclictest"][m]) for m in means["rtlat"]}
         pairs = sorted(set(by["rtlat"]) & set(by["cyclictest"]))
         per_pair = [{"pair": k, **{m: ratio(by["rtlat"][k][m], by["cyclictest"][k][m])
-                                   for m in ("avg_us", "max_us", "cpu_ns_per_sample")}} for k in pairs]
+                                   for m in ("avg_us", "max_us", "cpu_ns_per_sample", "rss_kb")}} for k in pairs]
         for t in TOOLS:
             m = means[t]
             print(f"# mean {t:<10} period={period}us over {len(by[t])} runs: avg {m['avg_us']:.2f} us, "
-                  f"max {m['max_us']:.1f} us, cpu {m['cpu_ns_per_sample']:.0f} ns/sample")
+                  f"max {m['max_us']:.1f} us, cpu {m['cpu_ns_per_sample']:.0f} ns/sample, "
+                  f"VmHWM {m['rss_kb']:.0f} kB")
         print("# per-pair rtlat/cyclictest: " + "; ".join(
             f"pair {p['pair']}: avg {fmt_ratio(p['avg_us'])} cpu {fmt_ratio(p['cpu_ns_per_sample'])} "
-            f"max {fmt_ratio(p['max_us'])}" for p in per_pair))
+            f"max {fmt_ratio(p['max_us'])} VmHWM {fmt_ratio(p['rss_kb'])}" for p in per_pair))
         print(f"RATIO period={period}us avg_latency={fmt_ratio(rat['avg_us'])} "
               f"cpu_per_sample={fmt_ratio(rat['cpu_ns_per_sample'])} (target <= 1.0) "
-              f"max_latency={fmt_ratio(rat['max_us'])} (information only)")
+              f"max_latency={fmt_ratio(rat['max_us'])} (information only) "
+              f"vmhwm={fmt_ratio(rat['rss_kb'])} (target <= 1.5 on one CPU, see benches/memory.py)")
         summary.append({"period_us": period, "means": means,
                         "ratio_of_means": {"avg_latency": rat["avg_us"],
                                            "cpu_per_sample": rat["cpu_ns_per_sample"],
-                                           "max_latency": rat["max_us"]},
+                                           "max_latency": rat["max_us"],
+                                           "vmhwm": rat["rss_kb"]},
                         "per_pair": per_pair})
 
     if args.json is not None:

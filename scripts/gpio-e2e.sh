@@ -10,15 +10,47 @@
 # sequence numbers continuous, irq <= user), the in-guest error checks, and a
 # kernel log free of WARNING/BUG/Oops.
 #
+# Then the small board: the first flavour boots once more with little memory
+# ($RTLAT_E2E_SMALL_MEM MiB, no modules) and runs `rtlat timer` and `rtlat
+# switch` for 5 s each with their defaults; both results must be complete,
+# with samples.
+#
+# Then, in the same boots, the kernel responder of kmod/ (tests/fixtures/irq/
+# guest-kmod.sh): built against each flavour's headers (and cross-built for
+# arm64 and armhf, without warnings), installed by DKMS, loaded with insmod,
+# `irq target --reply-from thread` and `kthread` answer every edge, `irq` is
+# refused on gpio-sim (its chip can sleep) with exit 3, rmmod after each.
+#
+# And per flavour a timerlat boot (no modules, $RTLAT_E2E_TLAT_SMP CPUs,
+# tests/fixtures/irq/guest-timerlat.sh): on PREEMPT_RT `rtlat timer --context
+# irq,thread --duration 20s` with a busy loop on the last CPU; per CPU both
+# series, every period a sample or a counted overrun (+-1 %), irq <= thread
+# for every matched pair, schema-valid, tracefs settings identical before and
+# after (also after a SIGKILLed run followed by a new one). On the generic
+# kernel `--context irq` must exit 3 naming CONFIG_TIMERLAT_TRACER. Then one
+# more timerlat boot of Debian 12's 6.12 PREEMPT_RT kernel (timerlat_fd):
+# `--context irq,thread,user`, all three series, thread <= user per pair.
+# Both kernels of each boot run `timer --split` (>= 99 % of samples matched).
+#
 # Environment:
+#   RTLAT_E2E_PARTS     what runs: irq (the user-space GPIO scenarios), kmod
+#                       (the kernel responder; both in the GPIO boot), timerlat
+#                       (its own boot), small (the small board's boot)
+#                       ["irq kmod timerlat small"]
+#   RTLAT_E2E_KMOD_EDGES edges per responder mode [200]
 #   RTLAT_E2E_CACHE     downloads and builds kept between runs [~/.cache/rtlat-e2e]
 #   RTLAT_E2E_FLAVOURS  kernel flavours to boot ["amd64 rt-amd64"]
 #   RTLAT_E2E_EDGES     edges per scenario (at least 100) [120]
+#   RTLAT_E2E_SMALL_MEM the small board's memory in MiB, 0 to skip that boot [92]
+#   RTLAT_E2E_TLAT_SMP  CPUs of the timerlat boots [2]
+#   RTLAT_E2E_RT612     boot the 6.12 PREEMPT_RT kernel for `--context user` [1]
 #   RTLAT_E2E_BIN       a static x86_64 rtlat to use instead of building one
 #   RTLAT_E2E_OUT       where console logs and results go [${CARGO_TARGET_DIR:-target}/gpio-e2e]
-# `scripts/gpio-e2e.sh --check FLAVOUR` only re-checks $RTLAT_E2E_OUT/console-FLAVOUR.log.
+# `scripts/gpio-e2e.sh --check NAME` only re-checks $RTLAT_E2E_OUT/console-NAME.log
+# (NAME: a flavour, tlat-FLAVOUR or small).
 # Needs: qemu-system-x86, busybox-static, cpio, xz-utils, make, gcc, python3,
-# apt-get (for `apt-get download`), cargo (rtlat is linked statically against glibc).
+# apt-get (for `apt-get download`), cargo (rtlat is linked statically against glibc);
+# for the responder also dkms, curl, file, gcc-aarch64-linux-gnu, gcc-arm-linux-gnueabihf.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD
@@ -32,6 +64,12 @@ KVER=6.1.192-3
 CACHE=${RTLAT_E2E_CACHE:-$HOME/.cache/rtlat-e2e}
 FLAVOURS=${RTLAT_E2E_FLAVOURS:-amd64 rt-amd64}
 EDGES=${RTLAT_E2E_EDGES:-120}
+PARTS=${RTLAT_E2E_PARTS:-irq kmod timerlat small}
+KMOD_EDGES=${RTLAT_E2E_KMOD_EDGES:-200}
+# The least Debian's generic kernel boots with and runs both in, found by
+# trying in 4 MiB steps (docs/kernel-e2e.md): at 88 MiB it boots but the OOM
+# killer ends timer or switch, at 84 MiB and below the kernel itself runs out.
+SMALL_MEM=${RTLAT_E2E_SMALL_MEM:-92}
 PERIOD=20ms
 OUT=${RTLAT_E2E_OUT:-${CARGO_TARGET_DIR:-$REPO/target}/gpio-e2e}
 BOOT_TIMEOUT=600
@@ -43,162 +81,90 @@ die() {
     exit 1
 }
 
+has_part() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
+
 # Check one flavour's console log; prints the figures; fails on any problem.
 check() {
-    python3 - "$1" "$OUT/console-$1.log" "$EDGES" "$REPO/docs/result-schema.json" "$OUT" << 'PY'
-import json, re, sys
-flavour, path, edges, schema_path, out = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
-text = open(path, encoding="utf-8", errors="replace").read().replace("\r", "")
-problems = []
-def bad(msg):
-    problems.append(msg)
-
-files, cur, buf, dmesg, in_dmesg = {}, None, [], [], False
-for line in text.split("\n"):
-    if line.startswith("E2E-FILE-BEGIN "):
-        cur, buf = line.split(" ", 1)[1].strip(), []
-    elif line.startswith("E2E-FILE-END "):
-        files[cur], cur = "\n".join(buf), None
-    elif cur is not None:
-        buf.append(line)
-    elif line.startswith("E2E-DMESG-BEGIN"):
-        in_dmesg = True
-    elif line.startswith("E2E-DMESG-END"):
-        in_dmesg = False
-    elif in_dmesg:
-        dmesg.append(line)
-    elif line.startswith("E2E-CHECK ") and " FAIL " in line:
-        bad(line[len("E2E-CHECK "):])
-
-results = [l for l in text.split("\n") if l.startswith("E2E-RESULT")]
-if not results:
-    bad("no E2E-RESULT marker: the guest did not finish (see %s)" % path)
-elif results[-1].strip() != "E2E-RESULT PASS":
-    bad(results[-1].strip())
-if not dmesg:
-    bad("no kernel log captured")
-for l in dmesg:
-    if re.search(r"WARNING:|BUG[: ]|Oops|Call Trace|general protection", l):
-        bad("kernel log: " + l.strip())
-
-try:
-    import jsonschema
-    schema = json.load(open(schema_path))
-except Exception:
-    jsonschema = None
-
-def load(name):
-    if name not in files:
-        bad(name + " missing")
-        return None
-    try:
-        r = json.loads(files[name])
-    except ValueError as e:
-        bad("%s is not JSON: %s" % (name, e))
-        return None
-    open("%s/%s-%s" % (out, flavour, name), "w").write(files[name])
-    if jsonschema is not None:
-        try:
-            jsonschema.Draft202012Validator(schema).validate(r)
-        except jsonschema.ValidationError as e:
-            bad("%s does not match the schema: %s" % (name, e.message))
-    if not r.get("complete"):
-        bad(name + " is incomplete")
-    return r
-
-def series(r, name):
-    for t in r["threads"]:
-        if t["name"] == name:
-            return t["summary"]
-    bad("no series " + name)
-    return {"samples": 0, "min_ns": 0, "avg_ns": 0, "max_ns": 0, "percentiles": []}
-
-def expect(name, what, got, want):
-    if got != want:
-        bad("%s: %s is %r, expected %r" % (name, what, got, want))
-
-def clean(name, d):
-    for k in ("missed", "missed_idle", "lost_events", "repeated_edges", "unexpected_edges", "timestamp_errors"):
-        expect(name, k, d.get(k), 0)
-    expect(name, "seqno_continuous", d.get("seqno_continuous"), True)
-    if d.get("first_seqno") is not None and d.get("last_seqno") is not None:
-        expect(name, "seqno span", d["last_seqno"] - d["first_seqno"] + 1, d["edges_seen"])
-
-figures = []
-def fig(role, s):
-    p = {q["p"]: q["ns"] for q in s.get("percentiles", [])}
-    figures.append("  %-9s %-15s n=%-4d min %9.1f  p50 %9.1f  avg %9.1f  max %9.1f us" % (
-        role, s_name, s["samples"], s["min_ns"] / 1e3, p.get(50.0, 0) / 1e3, s["avg_ns"] / 1e3, s["max_ns"] / 1e3))
-
-t = load("target.json")
-if t:
-    d = t["details"]
-    expect("target", "answered", d.get("answered"), edges)
-    expect("target", "edges_seen", d.get("edges_seen"), edges)
-    clean("target", d)
-    for s_name in ("kernel_to_user", "user_to_reply"):
-        s = series(t, s_name)
-        expect("target", s_name + " samples", s["samples"], edges)
-        fig("target", s)
-    share = d.get("own_share_of_response")
-    if isinstance(share, (int, float)):
-        figures.append("  target    rtlat's own share of the response (event read -> reply written): %.1f %%" % (share * 100))
-h = load("host.json")
-if h:
-    d = h["details"]
-    expect("host", "edges_driven", d.get("edges_driven"), edges)
-    expect("host", "edges_seen", d.get("edges_seen"), edges)
-    clean("host", d)
-    s_name = "roundtrip"
-    s = series(h, s_name)
-    expect("host", "roundtrip samples", s["samples"], edges)
-    fig("host", s)
-for name, n, seen in (("loopback.json", edges, edges), ("rising.json", edges // 2, edges)):
-    lb = load(name)
-    if not lb:
-        continue
-    d = lb["details"]
-    role = name[:-5]
-    expect(role, "edges_driven", d.get("edges_driven"), n)
-    expect(role, "edges_seen", d.get("edges_seen"), seen)
-    clean(role, d)
-    irq, user = series(lb, "irq"), series(lb, "user")
-    for s_name in ("irq", "user", "wake"):
-        s = series(lb, s_name)
-        expect(role, s_name + " samples", s["samples"], n)
-        fig(role, s)
-    # irq <= user per edge (timestamp_errors counts violations); so for every order statistic too.
-    for k in ("min_ns", "max_ns"):
-        if irq[k] > user[k]:
-            bad("%s: irq %s %d > user %d" % (role, k, irq[k], user[k]))
-    for a, b in zip(irq["percentiles"], user["percentiles"]):
-        if a["ns"] > b["ns"]:
-            bad("%s: irq p%s > user" % (role, a["p"]))
-
-sr = load("serial.json")
-if sr:
-    d = sr["details"]
-    expect("serial", "edges_driven", d.get("edges_driven"), 5)
-    expect("serial", "missed", d.get("missed"), 5)
-    expect("serial", "edges_seen", d.get("edges_seen"), 0)
-    expect("serial", "series", [t["name"] for t in sr["threads"]], ["user"])
-
-print("gpio-e2e: %s: figures (emulated guest: compare relatively, not absolutely)" % flavour)
-print("\n".join(figures))
-if problems:
-    for p in problems:
-        print("gpio-e2e: %s: FAIL: %s" % (flavour, p))
-    sys.exit(1)
-print("gpio-e2e: %s: PASS (%d edges per role, kernel log clean)" % (flavour, edges))
-PY
+    E2E_PARTS=$PARTS python3 "$REPO/tests/fixtures/irq/check-gpio.py" "$1" "$OUT/console-$1.log" "$EDGES" \
+        "$REPO/docs/result-schema.json" "$OUT"
 }
 
+# The kernel responder (kmod/) for one flavour: build, into the initramfs, checks.
+. "$REPO/scripts/gpio-e2e-kmod.sh"
+
+# ---- timer --context (timerlat): tests/fixtures/irq/guest-timerlat.sh ----
+# Per flavour one more boot, without modules, with RTLAT_E2E_TLAT_SMP CPUs
+# [2] (a busy loop takes the last): console-tlat-FLAVOUR.log.
+TLAT_SMP=${RTLAT_E2E_TLAT_SMP:-2}
+# Debian's rtla (the kernel's own timerlat front end) and its libraries,
+# unpacked once into the cache, for the timerlat boots.
+RTLA=$CACHE/build/rtla
+prepare_rtla() {
+    [ -f "$RTLA/.done" ] && return 0
+    local p pkgs=(rtla libtracefs1 libtraceevent1) missing=()
+    for p in "${pkgs[@]}"; do compgen -G "$CACHE/debs/${p}_*.deb" > /dev/null || missing+=("$p"); done
+    if [ ${#missing[@]} -gt 0 ]; then
+        log "downloading ${missing[*]}"
+        (cd "$CACHE/debs" && apt-get download -q "${APT_OPTS[@]}" "${missing[@]}" > /dev/null) || return 1
+    fi
+    rm -rf "$RTLA"
+    mkdir -p "$RTLA/x"
+    for p in "${pkgs[@]}"; do dpkg-deb -x "$(compgen -G "$CACHE/debs/${p}_*.deb" | head -1)" "$RTLA/x"; done
+    [ -x "$RTLA/x/usr/bin/rtla" ] && touch "$RTLA/.done"
+}
+# Debian 12's 6.12 PREEMPT_RT kernel (timerlat_fd, Linux 6.5+) for the
+# `--context user` boot: only its vmlinuz (the boot loads no module), as
+# flavour rt612 ($CACHE/build/$KVER/rt612/vmlinuz).
+prepare_rt612() {
+    local W=$CACHE/build/$KVER/rt612 pkg f
+    [ -f "$W/vmlinuz" ] && return 0
+    pkg=$(apt-cache search --names-only '^linux-image-6\.12\.[0-9]+\+deb12-rt-amd64-unsigned$' |
+        cut -d' ' -f1 | sort -V | tail -1)
+    [ -n "$pkg" ] || return 1
+    f=$(compgen -G "$CACHE/debs/${pkg}_*.deb" | head -1)
+    if [ -z "$f" ]; then
+        log "downloading $pkg"
+        (cd "$CACHE/debs" && apt-get download -q "${APT_OPTS[@]}" "$pkg" > /dev/null) || return 1
+        f=$(compgen -G "$CACHE/debs/${pkg}_*.deb" | head -1)
+    fi
+    mkdir -p "$W/tree"
+    dpkg-deb --fsys-tarfile "$f" | tar -x -C "$W/tree" --wildcards './boot/vmlinuz-*' || return 1
+    cp "$W"/tree/boot/vmlinuz-* "$W/vmlinuz" && rm -rf "$W/tree"
+}
+# Put rtla with every library ldd lists and the dynamic loader into ROOT.
+stage_rtla() { # root
+    local x=$RTLA/x a b c rest
+    mkdir -p "$1/lib/x86_64-linux-gnu" "$1/lib64"
+    cp "$x/usr/bin/rtla" "$1/bin/rtla"
+    LD_LIBRARY_PATH=$x/usr/lib/x86_64-linux-gnu ldd "$x/usr/bin/rtla" | while read -r a b c rest; do
+        case "$a" in /*) cp -L "$a" "$1/lib64/" ;; esac
+        case "$c" in /*) cp -L "$c" "$1/lib/x86_64-linux-gnu/" ;; esac
+    done
+}
+
+# Check the timerlat results of one flavour's console log.
+check_timerlat() {
+    python3 "$REPO/tests/fixtures/irq/check-timerlat.py" "$1" "$OUT/console-tlat-$1.log" \
+        "$REPO/docs/result-schema.json" "$OUT"
+}
+# ---- end of timer --context ----
+
 if [ "${1:-}" = --check ]; then
-    check "${2:?--check FLAVOUR}"
-    exit
+    st=0
+    case "${2:?--check FLAVOUR}" in
+    tlat-*) { check "$2" && check_timerlat "${2#tlat-}"; } || st=1 ;;
+    *)
+        check "$2" || st=1
+        if [ "$2" != small ] && has_part kmod; then check_responder "$2" || st=1; fi
+        ;;
+    esac
+    exit $st
 fi
 
 [ "$EDGES" -ge 100 ] || die "RTLAT_E2E_EDGES must be at least 100"
+case "$SMALL_MEM" in
+'' | *[!0-9]*) die "RTLAT_E2E_SMALL_MEM must be a number of MiB (0 skips the small board)" ;;
+esac
 for tool in qemu-system-x86_64 dpkg-deb apt-get make gcc cpio gzip xz python3; do
     command -v $tool > /dev/null || die "$tool is missing (apt-get install qemu-system-x86 busybox-static cpio xz-utils make gcc python3)"
 done
@@ -297,6 +263,15 @@ build_flavour() {
 }
 
 for f in $FLAVOURS; do build_flavour "$f"; done
+if has_part kmod; then
+    for f in $FLAVOURS; do build_responder "$f"; done
+    cross_responder
+fi
+if has_part timerlat; then prepare_rtla || die "cannot download rtla, libtracefs1, libtraceevent1 (run apt-get update)"; fi
+RT612=${RTLAT_E2E_RT612:-1}
+if has_part timerlat && [ "$RT612" = 1 ]; then
+    prepare_rt612 || die "cannot download Debian 12's 6.12 PREEMPT_RT kernel (linux-image-6.12.*+deb12-rt-amd64-unsigned; run apt-get update, or RTLAT_E2E_RT612=0)"
+fi
 
 # A static rtlat for the guest.
 if [ -n "${RTLAT_E2E_BIN:-}" ]; then
@@ -315,9 +290,12 @@ else
 fi
 is_static "$BIN" || die "$BIN is not a statically linked executable"
 
-# Boot one flavour; the console goes to $OUT/console-$f.log.
-boot() {
-    local f=$1 W=$CACHE/build/$KVER/$f
+# Boot one flavour as NAME with MEM MiB; the console goes to $OUT/console-NAME.log.
+# MODE gpio: the GPIO tests with the modules; small: the small board (no
+# modules; timer and switch only); tlat: timer --context (no modules,
+# $TLAT_SMP CPUs).
+boot() { # flavour name mem mode
+    local f=$1 name=$2 mem=$3 mode=$4 W=$CACHE/build/$KVER/$1
     local R
     R=$(mktemp -d)
     chmod 755 "$R"
@@ -325,30 +303,60 @@ boot() {
     cp "$BUSYBOX" "$R/bin/busybox"
     ln -s busybox "$R/bin/sh"
     if command -v strip > /dev/null; then strip -o "$R/bin/rtlat" "$BIN"; else cp "$BIN" "$R/bin/rtlat"; fi
-    cp "$W/mod/irq_sim.ko" "$W/mod/gpio-sim.ko" "$R/lib/"
-    [ -f "$W/configfs.ko" ] && cp "$W/configfs.ko" "$R/lib/"
+    if [ "$mode" = gpio ]; then
+        cp "$W/mod/irq_sim.ko" "$W/mod/gpio-sim.ko" "$R/lib/"
+        [ -f "$W/configfs.ko" ] && cp "$W/configfs.ko" "$R/lib/"
+        has_part kmod && responder_into "$f" "$R"
+    fi
     cp "$REPO/tests/fixtures/irq/guest-init.sh" "$R/init"
     chmod 755 "$R/init"
-    printf 'EDGES=%s\nPERIOD=%s\n' "$EDGES" "$PERIOD" > "$R/etc/e2e.conf"
+    if [ "$mode" = tlat ]; then
+        cp "$REPO/tests/fixtures/irq/guest-timerlat.sh" "$R/etc/timerlat.sh"
+        stage_rtla "$R"
+    fi
+    printf 'EDGES=%s\nPERIOD=%s\nSMALL=%s\nTLAT=%s\nPARTS="%s"\nKMOD_EDGES=%s\n' "$EDGES" "$PERIOD" \
+        "$([ "$mode" = small ] && echo 1 || echo 0)" "$([ "$mode" = tlat ] && echo 1 || echo 0)" \
+        "$PARTS" "$KMOD_EDGES" > "$R/etc/e2e.conf"
     printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/sh\n' > "$R/etc/passwd"
     printf 'root:x:0:\nnogroup:x:65534:\n' > "$R/etc/group"
-    (cd "$R" && find . | cpio -o -H newc --quiet | gzip -1) > "$OUT/initrd-$f.cpio.gz"
+    (cd "$R" && find . | cpio -o -H newc --quiet | gzip -1) > "$OUT/initrd-$name.cpio.gz"
     rm -rf "$R"
-    log "$f: booting Linux $KABI-$f under qemu (tcg)"
-    local rc=0
-    timeout $BOOT_TIMEOUT qemu-system-x86_64 -accel tcg -m 512 -smp 1 -display none -monitor none \
-        -serial stdio -serial null -no-reboot -kernel "$W/vmlinuz" -initrd "$OUT/initrd-$f.cpio.gz" \
-        -append "console=ttyS0 panic=-1 quiet loglevel=3" < /dev/null > "$OUT/console-$f.log" 2>&1 || rc=$?
-    [ $rc = 124 ] && log "$f: the guest did not finish within ${BOOT_TIMEOUT}s"
-    log "$f: guest done (qemu rc=$rc)"
+    local cpu="-accel tcg -smp 1"
+    # The timerlat boot: more CPUs, one of them busy (multi-threaded TCG).
+    [ "$mode" = tlat ] && cpu="-accel tcg,thread=multi -cpu max -smp $TLAT_SMP"
+    local kernel="Linux $KABI-$f"
+    [ "$f" = rt612 ] && kernel="Debian 12's 6.12 PREEMPT_RT kernel"
+    log "$name: booting $kernel under qemu (${cpu#-accel }, $mem MiB)"
+    local rc=0 t0
+    t0=$(date +%s)
+    timeout $BOOT_TIMEOUT qemu-system-x86_64 $cpu -m "$mem" -display none -monitor none \
+        -serial stdio -serial null -no-reboot -kernel "$W/vmlinuz" -initrd "$OUT/initrd-$name.cpio.gz" \
+        -append "console=ttyS0 panic=-1 quiet loglevel=3 noirqdebug" < /dev/null > "$OUT/console-$name.log" 2>&1 || rc=$?
+    [ $rc = 124 ] && log "$name: the guest did not finish within ${BOOT_TIMEOUT}s"
+    log "$name: guest done in $(($(date +%s) - t0))s (qemu rc=$rc)"
 }
-
 
 status=0
 for f in $FLAVOURS; do
-    boot "$f"
-    check "$f" || status=1
+    if has_part irq || has_part kmod; then
+        boot "$f" "$f" 512 gpio
+        check "$f" || status=1
+        if has_part kmod; then check_responder "$f" || status=1; fi
+    fi
+    if has_part timerlat; then
+        boot "$f" "tlat-$f" 512 tlat
+        { check "tlat-$f" && check_timerlat "$f"; } || status=1
+    fi
 done
+if has_part timerlat && [ "$RT612" = 1 ]; then
+    boot rt612 tlat-rt612 512 tlat
+    { check tlat-rt612 && check_timerlat rt612; } || status=1
+fi
+if has_part small && [ "$SMALL_MEM" != 0 ]; then
+    set -- $FLAVOURS
+    boot "$1" small "$SMALL_MEM" small
+    check small || status=1
+fi
 log "done in $(($(date +%s) - T0))s; logs and results in $OUT"
 [ $status = 0 ] || die "see the lines above and $OUT/console-*.log"
 echo "gpio-e2e: PASS"

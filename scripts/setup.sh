@@ -3,7 +3,9 @@
 #  - the packages of scripts/packages.txt (the one list) that are missing:
 #    installed as root (apt-get update first, non-interactive); otherwise the
 #    exact command to run is printed and the tests carry on without them;
-#  - rustfmt and clippy, through rustup, if cargo lacks them.
+#  - rustfmt and clippy, through rustup, if cargo lacks them;
+#  - cargo-deb (for scripts/deb.sh and its tests), from crates.io, if missing:
+#    installed here, once, rather than by two tests at the same time.
 # Exit status: 0 when everything is there (or cannot be installed without root
 # outside CI), 1 when an installation failed, or something is missing under CI=true.
 set -euo pipefail
@@ -54,6 +56,17 @@ if [ -n "$need" ]; then
     else
         say "missing rust components:$need (run: rustup component add$need)"
         status=1
+    fi
+fi
+
+# --- cargo tools ----------------------------------------------------------------------
+if ! cargo deb --version >/dev/null 2>&1; then
+    version=$(sed -n 's/^CARGO_DEB_VERSION=//p' scripts/deb.sh)
+    if cargo install cargo-deb --locked --version "$version" >/dev/null 2>&1; then
+        say "installed cargo-deb $version"
+    else
+        say "FAILED: cargo install cargo-deb --locked --version $version (the deb tests need it)"
+        in_ci && status=1
     fi
 fi
 

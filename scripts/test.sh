@@ -113,6 +113,8 @@ cargo fmt --check
 done_stage
 stage="clippy"
 cargo clippy --all-targets --locked -- -D warnings
+# The board build (Cargo.toml [features]: without host-tools) is linted too.
+cargo clippy --all-targets --locked --no-default-features -- -D warnings
 done_stage
 
 # --- unit and integration tests ---------------------------------------------------------

@@ -4,18 +4,29 @@
 //! benchmark, through the real-time runtime (`sys`), into per-thread recorders
 //! (`stats`), and out as a self-describing result (`result`) rendered by the
 //! renderers (`render`). All `unsafe` code lives in `sys`.
+//!
+//! The `host-tools` feature (default) adds what only a workstation needs:
+//! `import`, `suite`, and in `render` the SVG, HTML, LAVA and comparison
+//! output. Without it (`--no-default-features`) the board build measures and
+//! reports as text. The `kernel-trace` feature (default) adds the timer
+//! measurements read from the kernel's trace (`timer --context`, `--split`).
 
 pub mod bench;
 pub mod check;
 pub mod cli;
 pub mod engine;
 pub mod error;
+#[cfg(feature = "host-tools")]
 pub mod import;
 pub mod load;
+pub mod metrics;
 pub mod outfile;
+pub mod remote;
 pub mod render;
 pub mod result;
 pub mod stats;
+#[cfg(feature = "host-tools")]
+pub mod suite;
 pub mod sys;
 pub mod sysinfo;
 pub mod units;

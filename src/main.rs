@@ -1,15 +1,13 @@
 //! rtlat: parse, dispatch, and the only place outcomes and errors become
 //! the documented exit codes.
 
-use clap::error::ErrorKind;
+use clap::error::{ContextKind, ErrorKind};
 use clap::Parser;
 use rtlat::bench::net::NetConfig;
 use rtlat::bench::timer::TimerConfig;
-use rtlat::cli::{meta, Cli, Command};
+use rtlat::cli::{Cli, Command};
 use rtlat::error::{exit, Error, Outcome};
-use rtlat::import::ImportConfig;
 use rtlat::load::LoadCommand;
-use rtlat::render::compare::CompareConfig;
 use rtlat::render::ReportConfig;
 
 fn main() {
@@ -20,6 +18,14 @@ fn main() {
             ErrorKind::DisplayHelp
             | ErrorKind::DisplayVersion
             | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
+            ErrorKind::InvalidSubcommand if host_tool(&e).is_some() => {
+                let name = host_tool(&e).unwrap_or_default();
+                eprintln!(
+                    "rtlat: '{name}' is not in this board build of rtlat (built without the \
+                     host-tools feature): run it with the full build, e.g. on a workstation"
+                );
+                std::process::exit(exit::USAGE);
+            }
             _ => {
                 // One line: clap's first line, and where to look.
                 let rendered = e.render().to_string();
@@ -53,17 +59,44 @@ fn main() {
         Command::Load(args) => {
             LoadCommand::try_from(&args).and_then(|c| rtlat::load::run(&c, argv))
         }
+        #[cfg(feature = "host-tools")]
+        Command::Suite(args) => {
+            rtlat::suite::SuiteConfig::try_from(&args).and_then(|c| rtlat::suite::run(&c))
+        }
+        #[cfg(feature = "host-tools")]
+        Command::Compare(args) if args.by_board => rtlat::suite::BoardsConfig::try_from(&args)
+            .and_then(|c| rtlat::suite::compare_boards(&c)),
         Command::Report(args) => {
             ReportConfig::try_from(&args).and_then(|c| rtlat::render::run_report(&c))
         }
-        Command::Compare(args) => {
-            CompareConfig::try_from(&args).and_then(|c| rtlat::render::compare::run(&c))
+        #[cfg(feature = "host-tools")]
+        Command::Compare(args) => rtlat::render::compare::CompareConfig::try_from(&args)
+            .and_then(|c| rtlat::render::compare::run(&c)),
+        #[cfg(feature = "host-tools")]
+        Command::Import(args) => {
+            rtlat::import::ImportConfig::try_from(&args).and_then(|c| rtlat::import::run(&c))
         }
-        Command::Import(args) => ImportConfig::try_from(&args).and_then(|c| rtlat::import::run(&c)),
-        Command::Completions(args) => meta::completions(&args).map(|()| Outcome::Success),
-        Command::Man(args) => meta::man(&args).map(|()| Outcome::Success),
+        #[cfg(feature = "host-tools")]
+        Command::Completions(args) => {
+            rtlat::cli::meta::completions(&args).map(|()| Outcome::Success)
+        }
+        #[cfg(feature = "host-tools")]
+        Command::Man(args) => rtlat::cli::meta::man(&args).map(|()| Outcome::Success),
     };
     std::process::exit(exit_code(outcome));
+}
+
+/// The subcommand asked for, when it is one only the full build has (a board
+/// build does not know it).
+fn host_tool(e: &clap::Error) -> Option<String> {
+    match e.get(ContextKind::InvalidSubcommand)? {
+        clap::error::ContextValue::String(name)
+            if rtlat::cli::HOST_TOOLS.contains(&name.as_str()) =>
+        {
+            Some(name.clone())
+        }
+        _ => None,
+    }
 }
 
 /// The exit code of a command; its error, or an environment failure after

@@ -119,12 +119,45 @@ macro_rules! outln {
     };
 }
 
+/// Room a new file needs at least when its size is not known yet (a result
+/// file of one thread is larger).
+pub const MIN_ROOM: u64 = 16 << 10;
+
 /// The destination of an output file, checked before any work: exit 4 with
-/// the fix when it cannot be written.
+/// the fix when it cannot be written, or when its file system has less than
+/// [`MIN_ROOM`] free.
 pub fn checked(path: &Path) -> crate::error::Result<Destination> {
+    checked_with_room(path, MIN_ROOM)
+}
+
+/// [`checked`], with room for at least `bytes` (e.g. the first save of a
+/// result; a device or FIFO is not checked for room).
+pub fn checked_with_room(path: &Path, bytes: u64) -> crate::error::Result<Destination> {
     Destination::of(path)
         .and_then(|d| d.check().map(|()| d))
+        .and_then(|d| d.check_room(bytes).map(|()| d))
         .map_err(|e| write_error(path, e))
+}
+
+impl Destination {
+    /// ENOSPC when a new file of `bytes` (written beside the old one, as an
+    /// atomic replacement is) does not fit in the directory's file system.
+    fn check_room(&self, bytes: u64) -> io::Result<()> {
+        let Destination::Replace(path) = self else {
+            return Ok(());
+        };
+        let st = rustix::fs::statvfs(split(path).0)?;
+        // Root may use the blocks reserved for it.
+        let blocks = if rustix::process::geteuid().is_root() {
+            st.f_bfree
+        } else {
+            st.f_bavail
+        };
+        if blocks.saturating_mul(st.f_frsize.max(1)) < bytes {
+            return Err(io::Error::from_raw_os_error(libc::ENOSPC));
+        }
+        Ok(())
+    }
 }
 
 /// The one error line of an output file that cannot be written (exit 4).

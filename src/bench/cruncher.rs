@@ -111,7 +111,8 @@ pub fn calibrate(work_ns: u64, runs: u32, period: u64) -> Calibration {
 /// run's memory locking and DMA latency request held, on a thread of its own,
 /// before the measurement starts.
 fn calibrate_on_cpu(cfg: &CruncherConfig) -> Result<Calibration> {
-    let _held = engine::rt::Runtime::setup(&cfg.setup.rt, 1)?;
+    // The run's own setup (later) sizes the reporter's heap.
+    let _held = engine::rt::Runtime::setup(&cfg.setup.rt, 0)?;
     let (rt, cpu, work, runs, period) = (
         cfg.setup.rt.clone(),
         cfg.cpu,
@@ -217,15 +218,15 @@ pub fn run(cfg: &CruncherConfig, argv: Vec<String>) -> Result<Outcome> {
     spec.finish = Some(Box::new(move |r: &mut RunResult| {
         let ended = CruncherDetails {
             beyond_tolerance: Some(beyond.load(Ordering::Acquire).into()),
-            stretch: Some(stretch(r.total.max_ns, ideal)),
+            stretch: Some(stretch(r.total.max_ns.max(0) as u64, ideal)),
             ..calibrated
         };
         r.details.extend(ended.to_map());
         let floor = ideal.saturating_sub((ideal as f64 * tol).round() as u64);
-        if r.total.samples > 0 && r.total.min_ns < floor {
+        if r.total.samples > 0 && r.total.min_ns < crate::stats::summary::signed(floor) {
             r.notes.push(format!(
                 "the fastest run ({} us) beat the calibrated ideal ({} us) by more than the tolerance: this CPU's speed varies (frequency scaling, an SMT sibling, a hypervisor); fix the CPU frequency or raise --calibration-runs",
-                us(r.total.min_ns),
+                us(r.total.min_ns.max(0) as u64),
                 us(ideal)
             ));
         }
@@ -239,7 +240,7 @@ pub fn run(cfg: &CruncherConfig, argv: Vec<String>) -> Result<Outcome> {
         cal.runs,
         cal.iterations,
         us(cal.slowest_ns),
-        stretch(r.total.max_ns, ideal),
+        stretch(r.total.max_ns.max(0) as u64, ideal),
         beyond.unwrap_or(0),
         r.total.samples,
         cfg.tolerance * 100.0

@@ -1,6 +1,9 @@
 //! The individual checks: one [`Factor`] per aspect of the system, judged
 //! from a [`SystemInfo`] and the probed [`Permissions`].
 
+#[cfg(feature = "kernel-trace")]
+use crate::bench::timer::contexts;
+use crate::sys::tracefs::Capabilities;
 use crate::sysinfo::{SystemInfo, PREEMPT_UNKNOWN};
 use crate::units::{format_cpu_list, parse_ranges};
 
@@ -317,6 +320,58 @@ fn timer_migration(sys: &SystemInfo) -> Factor {
     }
 }
 
+/// A build without the kernel's trace (the board build) measures only user space.
+#[cfg(not(feature = "kernel-trace"))]
+pub fn timer_contexts(_caps: &Capabilities) -> Factor {
+    Factor::info(
+        "timer contexts",
+        "user only in this build: timer --context and --split read the kernel's trace, which the board build leaves out (the kernel-trace feature)",
+    )
+}
+
+/// Which levels `timer --context` can measure on this kernel: the timerlat
+/// tracer gives the IRQ handler and a kernel thread; `timerlat_fd` (Linux
+/// 6.5) wakes rtlat's user threads by the same timer.
+#[cfg(feature = "kernel-trace")]
+pub fn timer_contexts(caps: &Capabilities) -> Factor {
+    const NAME: &str = "timer contexts";
+    const FIX: &str = "boot a kernel with CONFIG_TIMERLAT_TRACER, e.g. a PREEMPT_RT distribution kernel (Debian's linux-image-rt-amd64)";
+    let Some(root) = &caps.root else {
+        return Factor::info(
+            NAME,
+            "unknown: tracefs is not mounted or not readable (run as root to see; `timer --context` mounts it)",
+        );
+    };
+    let can = contexts::measurable(caps);
+    let split = if caps.hrtimer_events {
+        "; timer --split splits each user sample into its irq and scheduling parts (hrtimer events)"
+    } else {
+        "; no timer:hrtimer_* events, so no timer --split"
+    };
+    if can.is_empty() {
+        return Factor::info(
+            NAME,
+            format!(
+                "user only: no timerlat tracer in {}/available_tracers (CONFIG_TIMERLAT_TRACER), so no irq or thread{split}",
+                root.display()
+            ),
+        )
+        .fix(FIX);
+    }
+    let detail = if caps.timerlat_fd {
+        format!(
+            "irq, thread, and user (timer --context {}: user through timerlat_fd, woken by the same timer): timerlat tracer{split}",
+            can.join(",")
+        )
+    } else {
+        format!(
+            "irq, thread, and user (timer --context {} and plain timer): timerlat tracer; no timerlat_fd (Linux 6.5+) for user by the same timer{split}",
+            can.join(",")
+        )
+    };
+    Factor::good(NAME, detail)
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::tests::{assert_fixes, fixture, granted, refused, verdict};
@@ -436,6 +491,68 @@ mod tests {
         assert_verdicts(&f, &[("RT scheduling", Warn), ("memory locking", Warn)]);
         let m = f.iter().find(|x| x.name == "memory locking").unwrap();
         assert!(m.detail.contains("64 KiB"), "{}", m.detail);
+    }
+
+    /// A captured tracefs: `available_tracers`, and `timerlat_fd` if `fd`.
+    #[cfg(feature = "kernel-trace")]
+    fn tracefs(tracers: &str, fd: bool) -> (tempfile::TempDir, Capabilities) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("available_tracers"), tracers).unwrap();
+        if fd {
+            let cpu0 = dir.path().join("osnoise/per_cpu/cpu0");
+            std::fs::create_dir_all(&cpu0).unwrap();
+            std::fs::write(cpu0.join("timerlat_fd"), "").unwrap();
+        }
+        let caps = Capabilities::of(dir.path());
+        (dir, caps)
+    }
+
+    #[test]
+    #[cfg(feature = "kernel-trace")]
+    fn timer_contexts_follow_the_tracers() {
+        // Debian 12's generic 6.1: no timerlat tracer.
+        let (_d, generic) = tracefs("blk function_graph function nop\n", false);
+        let f = timer_contexts(&generic);
+        assert_eq!(f.verdict, Info);
+        assert!(f.detail.starts_with("user only"), "{}", f.detail);
+        assert!(f.detail.contains("CONFIG_TIMERLAT_TRACER"), "{}", f.detail);
+        assert!(f.fix.as_deref().unwrap().contains("PREEMPT_RT"));
+        assert!(f.detail.contains("no timer --split"), "{}", f.detail);
+        // With the hrtimer events (every distribution kernel): --split.
+        for e in ["hrtimer_start", "hrtimer_expire_entry"] {
+            let d = _d.path().join("events/timer").join(e);
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(d.join("enable"), "0").unwrap();
+        }
+        let f = timer_contexts(&Capabilities::of(_d.path()));
+        assert!(f.detail.contains("timer --split splits"), "{}", f.detail);
+        // Its PREEMPT_RT 6.1: timerlat, no timerlat_fd.
+        let (_d, rt61) = tracefs("timerlat osnoise hwlat blk function nop\n", false);
+        let f = timer_contexts(&rt61);
+        assert_eq!(f.verdict, Good);
+        assert!(
+            f.detail.starts_with("irq, thread, and user"),
+            "{}",
+            f.detail
+        );
+        assert!(f.detail.contains("no timerlat_fd"), "{}", f.detail);
+        // 6.12 PREEMPT_RT: timerlat_fd too, so user by the same timer.
+        let (_d, rt612) = tracefs("timerlat osnoise nop\n", true);
+        let f = timer_contexts(&rt612);
+        assert_eq!(f.verdict, Good);
+        assert!(
+            f.detail
+                .starts_with("irq, thread, and user (timer --context irq,thread,user:"),
+            "{}",
+            f.detail
+        );
+        // A name that merely contains "timerlat" is not the tracer.
+        let (_d, odd) = tracefs("timerlat_x nop\n", false);
+        assert_eq!(timer_contexts(&odd).verdict, Info);
+        // No tracefs to read.
+        let f = timer_contexts(&Capabilities::default());
+        assert_eq!(f.verdict, Info);
+        assert!(f.detail.starts_with("unknown"), "{}", f.detail);
     }
 
     #[test]

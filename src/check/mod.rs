@@ -5,7 +5,8 @@
 //! [`Permissions`], so every verdict is testable with captured systems.
 //!
 //! Here the verdicts, the probe of permissions, the report and [`run`];
-//! the individual checks are in `factors`.
+//! the individual checks are in `factors`, the kernel responder's (kmod/)
+//! in `responder`.
 
 use crate::error::{Error, Outcome};
 
@@ -15,6 +16,7 @@ use crate::sys::probe;
 use crate::sysinfo::SystemInfo;
 
 mod factors;
+mod responder;
 
 pub use factors::assess;
 
@@ -177,7 +179,11 @@ struct Report<'a> {
 pub fn run(json: bool) -> crate::error::Result<Outcome> {
     let system = SystemInfo::collect();
     let perms = Permissions::probe();
-    let factors = assess(&system, &perms);
+    let mut factors = assess(&system, &perms);
+    factors.push(responder::factor(&responder::probe()));
+    factors.push(factors::timer_contexts(
+        &crate::sys::tracefs::Capabilities::probe(),
+    ));
     let text = if json {
         let mut t = serde_json::to_string_pretty(&Report {
             system: &system,

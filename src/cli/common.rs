@@ -73,6 +73,9 @@ pub struct OutputArgs {
     /// Exit 1 if any latency exceeds DURATION (results are written first)
     #[arg(long, value_name = "DURATION", value_parser = positive_duration)]
     pub max_latency: Option<u64>,
+    /// Serve live metrics for Prometheus at http://ADDR:PORT/metrics during the run (no default address)
+    #[arg(long, value_name = "ADDR:PORT", value_parser = listen_addr)]
+    pub metrics_listen: Option<std::net::SocketAddr>,
 }
 
 impl RtArgs {
@@ -228,6 +231,7 @@ impl MeasureArgs {
             break_threshold_ns,
             interval_ns: self.output.interval,
             save_every_ns: self.output.save_every,
+            metrics_listen: self.output.metrics_listen,
         }
     }
 }
@@ -241,6 +245,13 @@ pub fn positive_duration(s: &str) -> std::result::Result<u64, String> {
         ));
     }
     Ok(ns)
+}
+
+/// `--metrics-listen`: an explicit IP address and port.
+pub(crate) fn listen_addr(s: &str) -> std::result::Result<std::net::SocketAddr, String> {
+    s.parse().map_err(|_| {
+        format!("'{s}' is not ADDR:PORT; give an IP address and a port, e.g. 127.0.0.1:9464 or [::1]:9464")
+    })
 }
 
 fn dma_latency(s: &str) -> std::result::Result<DmaArg, String> {

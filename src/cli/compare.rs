@@ -2,6 +2,7 @@
 
 use crate::error::Error;
 use crate::render::compare::{CompareConfig, Metric, TableFormat};
+use crate::suite::BoardsConfig;
 use std::path::PathBuf;
 
 const COMPARE_EXAMPLES: &str = "\
@@ -15,7 +16,8 @@ Examples:
   rtlat compare *.json --format markdown > table.md
   rtlat compare new.json --baseline old.json --fail-if-worse 10%        exit 1 if max got >10% worse
   rtlat compare new.json --baseline old.json --fail-if-worse 5% --metric p99.99
-  rtlat compare a.json b.json --svg overlay.svg                         histograms overlaid";
+  rtlat compare a.json b.json --svg overlay.svg                         histograms overlaid
+  rtlat compare --by-board board-a board-b --format markdown            suite directories, a row per board";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum FormatArg {
@@ -58,6 +60,9 @@ pub struct CompareArgs {
     /// Write the results' histograms overlaid (and their percentile curves) as SVG
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
+    /// The arguments are suite directories (rtlat suite --out): one row per board, columns per step
+    #[arg(long, conflicts_with_all = ["baseline", "svg"])]
+    pub by_board: bool,
 }
 
 /// `10%`, `10` or `2.5%` as a percentage.
@@ -82,6 +87,16 @@ impl TryFrom<&CompareArgs> for CompareConfig {
             fail_if_worse: a.fail_if_worse,
             metric: a.metric.clone(),
             svg: a.svg.clone(),
+        })
+    }
+}
+
+impl TryFrom<&CompareArgs> for BoardsConfig {
+    type Error = Error;
+    fn try_from(a: &CompareArgs) -> Result<Self, Error> {
+        Ok(BoardsConfig {
+            dirs: a.results.clone(),
+            format: a.format.into(),
         })
     }
 }

@@ -14,14 +14,19 @@ Formats:
   rtla-timerlat     rtla timerlat hist output
   jitterdebugger    jitterdebugger's results.json
   sockperf          sockperf ping-pong --full-log FILE
-Without --from, the format is told from the file's first lines.
+Without --from, the format is told from the file's first lines (and said on
+stderr); a --from that does not fit names the format that does. Lines before
+the output (a shell prompt and the command) are skipped with a note. A cut
+histogram is refused; a line log without its closing summary is imported as
+an incomplete result.
 Imported results record their source in config and notes; their precision is
 the tool's (1 us for the histogram tools), kept in rtlat's histogram buckets.
 
 Examples:
   cyclictest -m -p80 -i1000 -t -a -q -h 400 -D 60 --json=ct.json
   rtlat import --from cyclictest-json ct.json -o ct-result.json
-  rtlat compare ct-result.json rtlat.json";
+  rtlat compare ct-result.json rtlat.json
+  ssh board cat latency.log | rtlat import - --load 'hackbench -l 100000' -o xeno.json";
 
 /// The formats `--from` names (each a [`Format`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -59,9 +64,12 @@ pub struct ImportArgs {
     /// The format of FILE [default: told from its first lines]
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub from: Option<FormatArg>,
-    /// The other tool's output
+    /// The other tool's output ('-': standard input)
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
+    /// The load the run had, as you declare it (recorded as declared, not measured), e.g. "stress-ng --cpu 4"
+    #[arg(long, value_name = "TEXT")]
+    pub load: Option<String>,
     /// Where to write the rtlat result
     #[arg(long, short, value_name = "RESULT.json")]
     pub output: PathBuf,
@@ -80,6 +88,7 @@ impl TryFrom<&ImportArgs> for ImportConfig {
         Ok(ImportConfig {
             format: a.from.map(FormatArg::format),
             file: a.file.clone(),
+            load: a.load.clone(),
             output: a.output.clone(),
             label: a.label.clone(),
             quiet: a.quiet,

@@ -3,10 +3,12 @@
 
 use super::common::{positive_duration, MeasureArgs};
 use crate::bench::irq::{
-    Backend, Bias, EventClock, IrqConfig, Measured, Role, SimConfig, DEFAULT_PERIOD_NS,
+    Backend, Bias, EventClock, IrqConfig, Measured, ReplyFrom, Role, SimConfig, DEFAULT_PERIOD_NS,
     DEFAULT_TIMEOUT_NS,
 };
 use crate::error::Error;
+use crate::remote::peer::Board;
+use crate::remote::Target;
 use std::path::PathBuf;
 
 pub const IRQ_HELP: &str = "\
@@ -21,7 +23,11 @@ Examples:
   rtlat irq loopback --backend sim --count 10000 --json i.json
   rtlat irq loopback --chip gpiochip0 --out 17 --in 27 --period 1ms --duration 60s
   rtlat irq target --out gpiochip0:5 --in gpiochip0:6 --json target.json
+  rtlat irq target --out gpiochip0:5 --in gpiochip0:6 --reply-from kthread --policy other
+                                             the kernel responder (kmod/) replies, from a kernel thread
   rtlat irq host --out GPIO5 --in GPIO6 --rate 1000 --count 100000 --policy other
+  rtlat irq host --out GPIO5 --in GPIO6 --target ssh://root@board --target-arg=--out=GPIO6 --target-arg=--in=GPIO5
+                                             starts (and stops) irq target on the board itself
   rtlat irq loopback --backend serial --port /dev/ttyUSB0 --out rts --in cts";
 
 /// `rtlat irq`: one of the three roles.
@@ -51,6 +57,18 @@ pub enum BackendArg {
     Serial,
     /// An in-process simulated wire with a configurable delay and jitter
     Sim,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReplyFromArg {
+    /// rtlat's measuring thread (the GPIO character device)
+    User,
+    /// The kernel responder's threaded interrupt handler (kmod/, /dev/rtlat-responder)
+    Thread,
+    /// A kernel thread of the responder at a SCHED_FIFO priority, woken by the handler
+    Kthread,
+    /// The responder's hard interrupt handler (needs a GPIO chip that cannot sleep)
+    Irq,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -139,6 +157,34 @@ pub struct RoleArgs {
     /// Simulated wire: drop every Nth kernel event, as an overflowing event buffer would (tests)
     #[arg(long, hide = true, value_name = "N", value_parser = clap::value_parser!(u64).range(2..))]
     pub sim_lose_every: Option<u64>,
+    /// target: where the reply is issued from; thread, kthread and irq need the rtlat-responder kernel module (docs/irq.md)
+    #[arg(long, value_enum, default_value = "user")]
+    pub reply_from: ReplyFromArg,
+    /// target --reply-from kthread: SCHED_FIFO priority of the kernel thread [default: 50]
+    #[arg(long, value_name = "1-99", value_parser = clap::value_parser!(u32).range(1..=99))]
+    pub reply_priority: Option<u32>,
+    /// host: start `rtlat irq target` on this board over ssh for the run (same backend, edges and, with sim, period), stop it at the end and merge its series as target/…
+    #[arg(long, value_name = "ssh://[user@]host[:port]", value_parser = Target::parse)]
+    pub target: Option<Target>,
+    /// An option of the board's `irq target`, e.g. `--target-arg=--out=gpiochip0:5` (its lines; repeatable)
+    #[arg(
+        long,
+        value_name = "ARG",
+        allow_hyphen_values = true,
+        requires = "target"
+    )]
+    pub target_arg: Vec<String>,
+    /// An option for ssh, e.g. `StrictHostKeyChecking=no` (passed as -o; repeatable)
+    #[arg(long, value_name = "OPTION", requires = "target")]
+    pub ssh_option: Vec<String>,
+    /// rtlat on the board
+    #[arg(
+        long,
+        value_name = "PATH",
+        default_value = "rtlat",
+        requires = "target"
+    )]
+    pub remote_rtlat: String,
     #[command(flatten)]
     pub common: MeasureArgs,
 }
@@ -255,6 +301,18 @@ impl TryFrom<&IrqArgs> for IrqConfig {
                 seed: a.sim_seed,
                 lose_every: a.sim_lose_every,
             }),
+            reply_from: match a.reply_from {
+                ReplyFromArg::User => ReplyFrom::User,
+                ReplyFromArg::Thread => ReplyFrom::Thread,
+                ReplyFromArg::Kthread => ReplyFrom::Kthread,
+                ReplyFromArg::Irq => ReplyFrom::Irq,
+            },
+            reply_priority: a.reply_priority,
+            target: a
+                .target
+                .clone()
+                .map(|t| Board::new(t, a.ssh_option.clone(), a.remote_rtlat.clone())),
+            target_args: a.target_arg.clone(),
             setup: a.common.setup_with(rt)?,
         })
     }
@@ -268,9 +326,31 @@ fn validate(role: Role, a: &RoleArgs) -> Result<(), Error> {
             "--period/--rate do not apply to a target: it answers the host's edges (drop them)",
         ));
     }
+    if role != Role::Host && a.target.is_some() {
+        return Err(Error::usage(
+            "--target applies to irq host (it starts irq target on that board): drop it",
+        ));
+    }
     if role == Role::Target && a.timeout.is_some() {
         return Err(Error::usage(
             "--timeout does not apply to a target: it waits for the host's edges (drop it)",
+        ));
+    }
+    if a.reply_from != ReplyFromArg::User {
+        if role != Role::Target {
+            return Err(Error::usage(
+                "--reply-from applies to irq target (the board that answers): drop it",
+            ));
+        }
+        if a.backend != BackendArg::Gpio {
+            return Err(Error::usage(
+                "--reply-from thread/kthread/irq answers on GPIO lines: use --backend gpio",
+            ));
+        }
+    }
+    if a.reply_priority.is_some() && a.reply_from != ReplyFromArg::Kthread {
+        return Err(Error::usage(
+            "--reply-priority is the kernel thread's priority: it needs --reply-from kthread",
         ));
     }
     let gpio_only = a.chip.is_some() || a.bias.is_some() || a.debounce.is_some();

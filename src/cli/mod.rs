@@ -6,26 +6,35 @@ use clap::{Parser, Subcommand};
 
 pub mod check;
 pub mod common;
+#[cfg(feature = "host-tools")]
 pub mod compare;
 pub mod cruncher;
+#[cfg(feature = "host-tools")]
 pub mod import;
 pub mod irq;
 pub mod length;
 pub mod load;
+#[cfg(feature = "host-tools")]
 pub mod meta;
 pub mod net;
 pub mod report;
+#[cfg(feature = "host-tools")]
+pub mod suite;
 pub mod switch;
 pub mod timer;
 
 pub use check::CheckArgs;
 pub use common::{positive_duration, DmaArg, LoadOpts, OutputArgs, PolicyArg, RtArgs};
+#[cfg(feature = "host-tools")]
 pub use compare::CompareArgs;
 pub use cruncher::CruncherArgs;
+#[cfg(feature = "host-tools")]
 pub use import::ImportArgs;
 pub use load::LoadArgs;
 pub use net::NetArgs;
 pub use report::ReportArgs;
+#[cfg(feature = "host-tools")]
+pub use suite::SuiteArgs;
 pub use switch::SwitchArgs;
 pub use timer::{ClockArg, TimerArgs};
 
@@ -68,19 +77,30 @@ pub enum Command {
     Irq(irq::IrqArgs),
     /// Run the load generators on their own
     Load(LoadArgs),
+    /// A battery of runs into one directory (resumable), here or on several boards over ssh
+    #[cfg(feature = "host-tools")]
+    Suite(SuiteArgs),
     /// Text summary, SVG plots and a self-contained HTML report of result files
     Report(ReportArgs),
     /// Compare result files side by side (text, Markdown, CSV); regression checks
+    #[cfg(feature = "host-tools")]
     Compare(CompareArgs),
     /// Turn other tools' output (cyclictest, Xenomai, rtla, jitterdebugger, sockperf) into a result
+    #[cfg(feature = "host-tools")]
     Import(ImportArgs),
+    #[cfg(feature = "host-tools")]
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
     #[command(after_help = "Example:\n  rtlat completions bash > /etc/bash_completion.d/rtlat")]
     Completions(meta::CompletionsArgs),
+    #[cfg(feature = "host-tools")]
     /// Write the man pages (rtlat.1, rtlat-timer.1, …) into a directory
     #[command(after_help = "Example:\n  rtlat man /usr/local/share/man/man1 && man rtlat-timer")]
     Man(meta::ManArgs),
 }
+
+/// The subcommands only the full build has (feature `host-tools`); a board
+/// build (`--no-default-features`) names them when asked for one.
+pub const HOST_TOOLS: &[&str] = &["suite", "compare", "import", "completions", "man"];
 
 #[cfg(test)]
 mod tests {
@@ -90,5 +110,20 @@ mod tests {
     #[test]
     fn cli_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn host_tools_are_exactly_the_subcommands_a_board_build_leaves_out() {
+        let cmd = Cli::command();
+        for name in HOST_TOOLS {
+            let built = cmd.find_subcommand(name).is_some();
+            assert_eq!(built, cfg!(feature = "host-tools"), "{name}");
+        }
+        // The measuring subcommands and `report` are in every build.
+        for name in [
+            "timer", "check", "switch", "cruncher", "net", "irq", "load", "report",
+        ] {
+            assert!(cmd.find_subcommand(name).is_some(), "{name}");
+        }
     }
 }

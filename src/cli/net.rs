@@ -2,7 +2,7 @@
 //! configurations of [`crate::bench::net`].
 
 use super::common::{positive_duration, MeasureArgs};
-use crate::bench::net::ping::{session_id, BulkPlan};
+use crate::bench::net::ping::{session_id, BulkPlan, Path};
 use crate::bench::net::wire::{HEADER, MAX_DATAGRAM};
 use crate::bench::net::{
     parse_byte_rate, parse_rate, resolve, Common, NetConfig, PingConfig, ServeConfig, Timestamps,
@@ -12,6 +12,8 @@ use crate::engine::Setup;
 use crate::engine::{RtConfig, RunControl};
 use crate::error::{Error, Result};
 use crate::load::LoadPlan;
+use crate::remote::peer::Board;
+use crate::remote::Target;
 use clap::{Args, Subcommand, ValueEnum};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
@@ -57,7 +59,8 @@ Examples:
 const PING_HELP: &str = "\
 Per packet: rtt = user receive of the reply - user time before the send;
 tx = kernel TX timestamp - user time before the send; rx = user receive -
-kernel RX timestamp; server_rx and turnaround come from the reply. All on
+kernel RX timestamp; server_rx and turnaround come from the reply (not
+with --echo: an echo service returns the request unchanged). All on
 CLOCK_REALTIME, the clock of the kernel's software timestamps.
 A reply that never arrives is lost; one later than --timeout is late (still
 measured). Exit 3 when the server stopped answering (results are written).
@@ -66,7 +69,15 @@ Examples:
   rtlat net ping 10.0.0.1:7357
   rtlat net ping 10.0.0.1:7357 --rate 10000/s --count 100000 --json net.json
   rtlat net ping '[fd00::1]:7357' --period 500us --size 1000
-  rtlat net ping 10.0.0.1:7357 --bulk 4MB/s          background UDP to 10.0.0.1:7358 meanwhile";
+  rtlat net ping 10.0.0.1:7357 --bulk 4MB/s          background UDP to 10.0.0.1:7358 meanwhile
+  rtlat net ping --echo 10.0.0.9:7                   against a board's UDP echo service (RFC 862)
+  rtlat net ping 10.0.0.1:7357 --no-split            round trip only, as sockperf measures
+  rtlat net ping 10.0.0.1:7357 --serve-on ssh://root@10.0.0.1
+                                                     starts (and stops) the server there itself
+
+One thread sends each request and takes its reply itself (then reads the TX
+timestamp), unless --overlap or a period under 50us asks for two threads (a
+sender and a receiver). The result's config.path says which ran.";
 
 /// Which kernel timestamps to use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -133,8 +144,41 @@ pub struct PingArgs {
     /// Local address to send from [default: any address of the server's family]
     #[arg(long, value_name = "ADDR")]
     pub bind: Option<String>,
+    /// The server is a plain UDP echo service (RFC 862), not `rtlat net serve`: round trip and local TX/RX only
+    #[arg(long)]
+    pub echo: bool,
+    /// Two threads, a sender and a receiver, so requests may overlap (a reply may come after the next request)
+    #[arg(long)]
+    pub overlap: bool,
+    /// Round trip only: no kernel timestamps, no TX/RX split (as sockperf measures)
+    #[arg(long, conflicts_with = "timestamps")]
+    pub no_split: bool,
+    /// Busy-poll the device queue up to USEC microseconds in each receive (SO_BUSY_POLL)
+    #[arg(long, value_name = "USEC", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub busy_poll: Option<u32>,
+    #[command(flatten)]
+    pub peer: PeerArgs,
     #[command(flatten)]
     pub side: SideArgs,
+}
+
+/// `--serve-on` and the ssh options that go with it.
+#[derive(Debug, Args)]
+pub struct PeerArgs {
+    /// Start `rtlat net serve` on this board over ssh for the run (on the address and port pinged), stop it at the end and keep its result
+    #[arg(long, value_name = "ssh://[user@]host[:port]", value_parser = Target::parse, conflicts_with = "echo")]
+    pub serve_on: Option<Target>,
+    /// An option for ssh, e.g. `StrictHostKeyChecking=no` (passed as -o; repeatable)
+    #[arg(long, value_name = "OPTION", requires = "serve_on")]
+    pub ssh_option: Vec<String>,
+    /// rtlat on the board
+    #[arg(
+        long,
+        value_name = "PATH",
+        default_value = "rtlat",
+        requires = "serve_on"
+    )]
+    pub remote_rtlat: String,
 }
 
 /// What both sides take: the kernel timestamps, the CPU, the measuring options.
@@ -289,6 +333,11 @@ fn bulk_plan(a: &PingArgs, peer: SocketAddr) -> Result<Option<BulkPlan>> {
     let bytes_per_s = parse_byte_rate(text).map_err(Error::usage)?;
     let target = match &a.bulk_target {
         Some(t) => resolve(t, "--bulk-target")?,
+        None if a.echo => {
+            return Err(Error::usage(
+                "--bulk with --echo needs --bulk-target HOST:PORT (an echo service has no bulk sink: it would send the traffic back)",
+            ))
+        }
         None => {
             let port = peer.port().checked_add(1).ok_or_else(|| {
                 Error::usage("the server port is 65535: give --bulk-target HOST:PORT")
@@ -348,6 +397,15 @@ impl TryFrom<&PingArgs> for PingConfig {
             timeout_ns: a.timeout,
             session: session_id(),
             bulk,
+            path: Path::choose(period_ns, a.overlap),
+            split: !a.no_split,
+            echo: a.echo,
+            busy_poll_us: a.busy_poll,
+            serve_on: a
+                .peer
+                .serve_on
+                .clone()
+                .map(|t| Board::new(t, a.peer.ssh_option.clone(), a.peer.remote_rtlat.clone())),
             common: common(
                 &a.side,
                 rt,

@@ -1,7 +1,7 @@
 //! `rtlat report`: the text summary, SVG plots and an HTML page of result files.
 
 use crate::error::Error;
-use crate::render::ReportConfig;
+use crate::render::{ReportConfig, ReportFormat};
 use std::path::PathBuf;
 
 const REPORT_EXAMPLES: &str = "\
@@ -9,7 +9,17 @@ Examples:
   rtlat report r.json                               the text summary
   rtlat report r.json --svg r.svg                   histogram, latency over time, percentiles
   rtlat report idle.json load.json --html report.html
-                                                    one self-contained HTML page (no network)";
+                                                    one self-contained HTML page (no network)
+  rtlat report r.json --format lava > cases.sh      LAVA test cases (run in LAVA's test shell)";
+
+/// What `rtlat report` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FormatArg {
+    /// The text summary
+    Text,
+    /// One `lava-test-case NAME --result pass|fail --measurement VALUE --units us` line per figure; a maximum above the run's --max-latency fails
+    Lava,
+}
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = REPORT_EXAMPLES)]
@@ -26,6 +36,9 @@ pub struct ReportArgs {
     /// Do not print the text summary
     #[arg(long, short)]
     pub quiet: bool,
+    /// What to print on stdout
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: FormatArg,
 }
 
 impl TryFrom<&ReportArgs> for ReportConfig {
@@ -36,6 +49,10 @@ impl TryFrom<&ReportArgs> for ReportConfig {
             svg: a.svg.clone(),
             html: a.html.clone(),
             quiet: a.quiet,
+            format: match a.format {
+                FormatArg::Text => ReportFormat::Text,
+                FormatArg::Lava => ReportFormat::Lava,
+            },
         })
     }
 }

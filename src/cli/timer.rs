@@ -1,6 +1,7 @@
 //! `rtlat timer` options.
 
 use super::common::{positive_duration, MeasureArgs};
+use crate::bench::timer::lines::Ctx;
 use crate::bench::timer::TimerConfig;
 use crate::engine::RtConfig;
 use crate::error::Error;
@@ -20,7 +21,9 @@ Examples:
   rtlat timer --period 200us --cpus 0,2-3 --duration 5m --json r.json
   rtlat timer --loops 100000 --max-latency 100us      exit 1 if any sample exceeds 100 us
   rtlat timer --break-threshold 500us                 stop and mark the kernel trace at the first sample above 500 us
-  rtlat timer --policy deadline --period 1ms --dl-runtime 100us";
+  rtlat timer --policy deadline --period 1ms --dl-runtime 100us
+  rtlat timer --context irq,thread --duration 20s     the kernel's timer IRQ and kernel-thread latency (timerlat tracer)
+  rtlat timer --split --duration 1m                   each sample split into its IRQ and scheduling parts";
 
 /// The shortest period a timer thread is given: below it every period would
 /// be an overrun, and the run would measure its own overhead.
@@ -30,6 +33,13 @@ pub const MIN_PERIOD_NS: u64 = 10_000;
 pub enum ClockArg {
     Monotonic,
     Realtime,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ContextArg {
+    Irq,
+    Thread,
+    User,
 }
 
 #[derive(Debug, Args)]
@@ -52,6 +62,17 @@ pub struct TimerArgs {
     /// Stop at the first sample above DURATION, mark the kernel trace and stop tracing
     #[arg(long, value_name = "DURATION", value_parser = positive_duration)]
     pub break_threshold: Option<u64>,
+    /// Measure in kernel contexts with the timerlat tracer instead: irq,thread (kernels with CONFIG_TIMERLAT_TRACER, e.g. PREEMPT_RT); user adds rtlat threads woken by the same timer through timerlat_fd (Linux 6.5)
+    #[arg(
+        long,
+        value_name = "CONTEXTS",
+        value_delimiter = ',',
+        conflicts_with = "synthetic"
+    )]
+    pub context: Vec<ContextArg>,
+    /// Split each sample into its IRQ part (timer expiry → hard handler) and its scheduling part (handler → thread running), as series cpuN/irq and cpuN/sched, from the kernel's hrtimer trace events (root, tracefs)
+    #[arg(long, conflicts_with_all = ["synthetic", "context"])]
+    pub split: bool,
     /// Deterministic synthetic samples from SEED instead of real sleeps (for tests)
     #[arg(long, hide = true, value_name = "SEED")]
     pub synthetic: Option<u64>,
@@ -68,6 +89,31 @@ impl TryFrom<&TimerArgs> for TimerConfig {
                 crate::units::human_duration(a.period),
                 crate::units::human_duration(MIN_PERIOD_NS),
                 crate::units::human_duration(MIN_PERIOD_NS)
+            )));
+        }
+        let mut contexts = Vec::new();
+        for c in &a.context {
+            let c = match c {
+                ContextArg::Irq => Ctx::Irq,
+                ContextArg::Thread => Ctx::Thread,
+                ContextArg::User => Ctx::User,
+            };
+            if !contexts.contains(&c) {
+                contexts.push(c);
+            }
+        }
+        if !cfg!(feature = "kernel-trace") && (!contexts.is_empty() || a.split) {
+            return Err(Error::usage(format!(
+                "{} reads the kernel's trace, which this build leaves out (the board build); use the full build, or build with --features kernel-trace",
+                if a.split { "--split" } else { "--context" }
+            )));
+        }
+        if !contexts.is_empty()
+            && (a.period % 1000 != 0 || !(100_000..=1_000_000_000).contains(&a.period))
+        {
+            return Err(Error::usage(format!(
+                "--period {} with --context: the timerlat tracer takes whole microseconds from 100us to 1s",
+                crate::units::human_duration(a.period)
             )));
         }
         let online = sysinfo::online_cpus();
@@ -89,6 +135,8 @@ impl TryFrom<&TimerArgs> for TimerConfig {
                 ClockArg::Realtime => Clock::Realtime,
             },
             synthetic_seed: a.synthetic,
+            contexts,
+            split: a.split,
             setup: a.common.setup_with(rt)?,
         })
     }

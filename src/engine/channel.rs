@@ -11,6 +11,10 @@ pub struct Channel {
     pub series: SeriesBuilder,
     /// The latest finished interval, for live output.
     pub last: Option<IntervalStats>,
+    /// Whether the result's `total` merges this series (false for a series
+    /// of another quantity beside the main ones, e.g. a timer's IRQ-context
+    /// latency beside its thread latency).
+    pub in_total: bool,
 }
 
 impl Channel {
@@ -20,6 +24,7 @@ impl Channel {
             cpu,
             collector,
             series: SeriesBuilder::new(interval_ns),
+            in_total: true,
             last: None,
         }
     }

@@ -22,6 +22,10 @@ pub struct RunControl {
     pub interval_ns: u64,
     /// How often the result file is rewritten during the run.
     pub save_every_ns: u64,
+    /// Serve live metrics for Prometheus here (`--metrics-listen`); not a
+    /// measurement setting, so not recorded.
+    #[serde(skip)]
+    pub metrics_listen: Option<std::net::SocketAddr>,
 }
 
 /// Where a run's output goes.

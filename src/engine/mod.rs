@@ -6,6 +6,7 @@
 
 pub mod channel;
 pub mod control;
+pub mod crew;
 pub mod live;
 pub mod rt;
 pub mod run;
@@ -14,5 +15,6 @@ pub mod save;
 pub use crate::sys::signals::StopFlag;
 pub use channel::Channel;
 pub use control::{OutputConfig, RunControl, Setup};
+pub use crew::{Worker, WorkerEnd};
 pub use rt::RtConfig;
-pub use run::{execute, Finished, Finisher, RunSpec, Worker, WorkerEnd};
+pub use run::{execute, Finished, Finisher, RunSpec};

@@ -10,9 +10,14 @@ pub const DEFAULT_PRIORITY: i32 = 80;
 /// Stack each measuring thread touches before its first sample.
 pub const PREFAULT_STACK: usize = 64 * 1024;
 
-/// Heap kept resident for the reporter under mlockall (see `sys::mem::reserve_heap`).
-const HEAP_RESERVE_BASE: usize = 4 << 20;
-const HEAP_RESERVE_PER_THREAD: usize = 1 << 20;
+/// Heap the reporter may need besides its series (see [`reporter_heap`]).
+const HEAP_RESERVE_BASE: usize = 128 << 10;
+/// Reporter heap per measured series, besides its points: the histograms a
+/// save merges and records.
+const HEAP_RESERVE_PER_CHANNEL: usize = 64 << 10;
+/// Reporter heap per series point and copy of it in the result (a result
+/// point, and the allocator's share).
+const HEAP_RESERVE_PER_POINT: usize = 56;
 
 /// The fix named whenever real-time privileges are missing.
 pub const PRIVILEGE_FIX: &str =
@@ -65,13 +70,13 @@ impl RtConfig {
     /// The tuning record for the result, given each thread's CPU and phase.
     pub fn tuning(&self, affinity: Vec<Option<usize>>, phase_offsets_ns: Vec<u64>) -> Tuning {
         Tuning {
-            mlock: self.mlock,
-            dma_latency_us: self.dma_latency,
-            policy: self.policy(),
-            priority: match self.sched {
+            mlock: Some(self.mlock),
+            dma_latency_us: Some(self.dma_latency),
+            policy: Some(self.policy()),
+            priority: Some(match self.sched {
                 Sched::Fifo(p) | Sched::Rr(p) => p,
                 _ => 0,
-            },
+            }),
             deadline: match self.sched {
                 Sched::Deadline {
                     runtime_ns,
@@ -90,6 +95,19 @@ impl RtConfig {
     }
 }
 
+/// The heap the reporter needs at its peak (a save of the result when every
+/// series holds all its points), pre-faulted under mlockall so that its
+/// resident size stays flat for the whole run: sized from the run, not fixed.
+/// `channels` series of `points` points each (the interval count of the run,
+/// at most the series' budget); a save holds one copy of each in the result,
+/// three with an idle phase first (`phases` 2: the whole run and each phase).
+pub fn reporter_heap(channels: usize, points: usize, phases: usize) -> usize {
+    let points = points.min(crate::stats::series::SERIES_POINTS + 1);
+    let copies = 2 * phases.max(1) - 1;
+    HEAP_RESERVE_BASE
+        + channels * (HEAP_RESERVE_PER_CHANNEL + points * HEAP_RESERVE_PER_POINT * copies)
+}
+
 /// Process-wide state held for the run: locked memory and the PM QoS request.
 #[derive(Debug)]
 pub struct Runtime {
@@ -98,11 +116,12 @@ pub struct Runtime {
 }
 
 impl Runtime {
-    /// Lock memory and hold the DMA latency request. Call after all buffers exist.
-    /// `threads` sizes the reporter's heap reserve.
-    pub fn setup(cfg: &RtConfig, threads: usize) -> Result<Runtime> {
+    /// Lock memory and hold the DMA latency request. Call after all buffers
+    /// exist. `reserve` bytes of heap are kept resident for the reporter
+    /// (see [`reporter_heap`]).
+    pub fn setup(cfg: &RtConfig, reserve: usize) -> Result<Runtime> {
         let locked = if cfg.mlock {
-            sys::mem::reserve_heap(HEAP_RESERVE_BASE + HEAP_RESERVE_PER_THREAD * threads);
+            sys::mem::reserve_heap(reserve);
             sys::mem::lock_all().map_err(|e| {
                 Error::env(format!(
                     "cannot lock memory (mlockall: {e}); {PRIVILEGE_FIX}, or raise 'ulimit -l', or pass --no-mlock"

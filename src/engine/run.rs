@@ -4,14 +4,14 @@
 
 use super::channel::Channel;
 use super::control::{OutputConfig, RunControl, Setup};
+use super::crew::{Crew, Worker};
 use super::live::Live;
 use super::rt::{self, RtConfig, Runtime};
 use super::save::Saver;
 use crate::error::{Error, Outcome, Result};
 use crate::load::{LoadPlan, RunningLoads};
 use crate::result::{
-    self, Benchmark, BreakEvent, EndReason, Phase, RunResult, ThreadResult, Thresholds, Tool,
-    Tuning,
+    self, Benchmark, EndReason, Phase, RunResult, ThreadResult, Thresholds, Tool, Tuning,
 };
 use crate::stats::recorder::Totals;
 use crate::stats::{Collector, Histogram, Summary};
@@ -19,11 +19,7 @@ use crate::sys::signals::{SignalWatch, StopFlag};
 use crate::sys::{self, clock::Clock};
 use crate::sysinfo::SystemInfo;
 use serde::Serialize;
-use std::sync::mpsc;
-use std::thread;
 
-/// Stack of a measuring thread (locked under mlockall, so kept small).
-const THREAD_STACK: usize = 256 * 1024;
 /// Time between the end of setup and the start of the measurement.
 const START_DELAY_NS: u64 = 20_000_000;
 /// How often the reporter checks for the end of the run.
@@ -41,8 +37,10 @@ fn thread_results<'a>(
         .iter()
         .map(|c| {
             let (t, h) = view(&c.collector);
-            total_hist.merge(h);
-            totals.merge(t);
+            if c.in_total {
+                total_hist.merge(h);
+                totals.merge(t);
+            }
             let mut series = c.series.to_series();
             series
                 .points
@@ -65,11 +63,15 @@ fn thread_results<'a>(
 /// Fill `result.threads`, `result.total` and, when the run is split at
 /// `phase_at` ns (`--idle-first`), `result.phases` from the channels.
 pub fn fill_result(result: &mut RunResult, channels: &[Channel], phase_at: Option<u64>) {
+    // The previous copies go before the new ones are built (the reporter's
+    // heap holds one copy of the series, see `rt::reporter_heap`).
+    result.threads.clear();
+    result.phases.clear();
     let (threads, total) = thread_results(channels, |c| (c.totals(), c.histogram()), (0, u64::MAX));
     result.threads = threads;
     result.total = total;
     if let Some(at) = phase_at {
-        let end = result.duration_ns.max(at);
+        let end = result.duration_ns.unwrap_or(0).max(at);
         result.phases = [("idle", 0, at), ("load", at, end)]
             .into_iter()
             .enumerate()
@@ -96,14 +98,41 @@ pub fn fill_result(result: &mut RunResult, channels: &[Channel], phase_at: Optio
     }
 }
 
-/// Collect every channel and print the live view.
-pub fn tick(channels: &mut [Channel], live: &mut Live, elapsed_ns: u64, remaining_ns: Option<u64>) {
+/// Collect every channel and print the live view: interval lines up to what
+/// every channel has finished (all of them when `last`), the table.
+/// `elapsed_ns` is real time (None in a simulation, whose time is its own).
+pub fn tick(
+    channels: &mut [Channel],
+    live: &mut Live,
+    elapsed_ns: Option<u64>,
+    remaining_ns: Option<u64>,
+    last: bool,
+) {
     let mut scratch = Vec::new();
     for (i, c) in channels.iter_mut().enumerate() {
         c.collect(&mut scratch);
-        live.intervals(i, &c.name, &scratch);
+        live.intervals(i, &scratch);
     }
-    live.refresh(channels, elapsed_ns, remaining_ns);
+    let names: Vec<&str> = channels.iter().map(|c| c.name.as_str()).collect();
+    live.print_intervals(&names, elapsed_ns, last);
+    live.refresh(channels, elapsed_ns.unwrap_or(0), remaining_ns);
+}
+
+/// Hand the metrics endpoint, if any, what the live view was just given.
+fn publish(
+    metrics: Option<&crate::metrics::Server>,
+    channels: &[Channel],
+    loads: &[serde_json::Value],
+    elapsed_ns: u64,
+) {
+    if let Some(m) = metrics {
+        let series = channels.iter().map(|c| {
+            let col = &c.collector;
+            let last_max = c.last.map(|iv| iv.max);
+            (c.name.as_str(), col.totals(), col.histogram(), last_max)
+        });
+        m.publish(series, loads, elapsed_ns);
+    }
 }
 
 /// Everything about a run except its measuring threads.
@@ -184,21 +213,6 @@ impl RunSpec {
     }
 }
 
-/// A measuring thread: set up by the harness (affinity, policy, stack), then
-/// `body` runs from the common start time until its own end or `stop`.
-pub struct Worker {
-    pub name: String,
-    pub cpu: Option<usize>,
-    #[allow(clippy::type_complexity)]
-    pub body: Box<dyn FnOnce(u64, &StopFlag) -> WorkerEnd + Send>,
-}
-
-/// How a measuring thread ended (the engine measures its CPU time).
-#[derive(Debug, Default)]
-pub struct WorkerEnd {
-    pub brk: Option<BreakEvent>,
-}
-
 /// A finished run: its result and how it ended.
 pub struct Finished {
     pub result: RunResult,
@@ -215,7 +229,8 @@ pub fn execute(
     clock: libc::clockid_t,
 ) -> Result<Finished> {
     // A result file that cannot be written ends the run before it measures.
-    let mut saver = Saver::new(spec.output.json.as_ref())?;
+    let mut result = first_result(&spec);
+    let mut saver = Saver::new(spec.output.json.as_ref(), &result)?;
     let stop = StopFlag::default();
     let signals = SignalWatch::start(stop.clone()).map_err(|e| {
         Error::env(format!(
@@ -223,13 +238,31 @@ pub fn execute(
         ))
         .because(e)
     })?;
-    let mut result = first_result(&spec);
+    let metrics = match spec.control.metrics_listen {
+        Some(addr) => Some(crate::metrics::Server::start(addr, &result)?),
+        None => None,
+    };
+    if spec.idle_first_ns().is_some() {
+        // Before the memory is locked: the per-phase histograms.
+        for c in &mut channels {
+            c.collector.split_phases();
+        }
+    }
     let runtime = if spec.synthetic {
         None
     } else {
-        Some(Runtime::setup(&spec.rt, workers.len())?)
+        let points = spec.control.duration_ns.map_or(usize::MAX, |d| {
+            usize::try_from(d / spec.control.interval_ns.max(1)).unwrap_or(usize::MAX)
+        });
+        let phases = if spec.idle_first_ns().is_some() { 2 } else { 1 };
+        let points = points.saturating_add(2);
+        for c in &mut channels {
+            c.series.reserve_points(points);
+        }
+        let reserve = rt::reporter_heap(channels.len(), points, phases);
+        Some(Runtime::setup(&spec.rt, reserve)?)
     };
-    let crew = Crew::spawn(workers, &spec, &stop)?;
+    let crew = Crew::spawn(workers, &spec, &stop, clock)?;
 
     // Loads start after the real-time setup and before the first sample
     // (or, with an idle phase first, when the idle phase ends).
@@ -250,6 +283,10 @@ pub fn execute(
 
     // Go: every worker gets the same start time, a little in the future.
     let delay = if spec.synthetic { 0 } else { START_DELAY_NS };
+    // The reporter's clock is read at the same moment as the workers': the
+    // first save below (an fsync) must not shorten the recorded duration.
+    let mono = Clock::Monotonic.id();
+    let mono_start = sys::clock::now_ns(mono) + delay;
     let start = if spec.synthetic {
         0
     } else {
@@ -272,9 +309,10 @@ pub fn execute(
     saver.save(&result);
     if !spec.output.quiet {
         crate::outln!("{}", crate::render::text::start_line(&result));
+        if let Some(m) = &metrics {
+            crate::outln!("metrics: http://{}/metrics", m.addr);
+        }
     }
-    let mono = Clock::Monotonic.id();
-    let mono_start = sys::clock::now_ns(mono) + delay;
     let mut report = Report {
         spec: &spec,
         channels: &mut channels,
@@ -285,6 +323,7 @@ pub fn execute(
         stop: &stop,
         mono,
         mono_start,
+        metrics: metrics.as_ref(),
     };
     report.until_done(&crew);
     let end_mono = sys::clock::now_ns(mono);
@@ -304,20 +343,30 @@ pub fn execute(
     let caught = signals.caught();
     drop(signals);
 
-    tick(
-        &mut channels,
-        &mut live,
-        end_mono.saturating_sub(mono_start),
-        Some(0),
-    );
+    let elapsed = (!spec.synthetic).then(|| end_mono.saturating_sub(mono_start));
+    tick(&mut channels, &mut live, elapsed, Some(0), true);
     fill_result(&mut result, &channels, spec.idle_first_ns());
-    result.duration_ns = if spec.synthetic {
+    let duration_ns = if spec.synthetic {
         simulated_duration(&result, spec.control.duration_ns)
     } else {
-        end_mono.saturating_sub(mono_start)
+        // The span the periods covered. A run that reached its --duration
+        // by itself covered exactly that (every period until the end is a
+        // sample or a counted overrun); otherwise from the common start to
+        // the last measuring thread's end (not when the reporter, polling,
+        // noticed it).
+        let measured = ended
+            .last_end
+            .map(|end| end.saturating_sub(start))
+            .unwrap_or_else(|| end_mono.saturating_sub(mono_start));
+        match spec.control.duration_ns {
+            Some(d) if spec.control.loops.is_none() && !stop.is_set() && ended.brk.is_none() => d,
+            _ => measured,
+        }
     };
+    result.duration_ns = Some(duration_ns);
+    publish(metrics.as_ref(), &channels, &result.loads, duration_ns);
     if let Some(load) = result.phases.get_mut(1) {
-        load.end_ns = result.duration_ns.max(load.start_ns);
+        load.end_ns = duration_ns.max(load.start_ns);
     }
     result.end_reason = if ended.brk.is_some() {
         EndReason::Break
@@ -332,7 +381,7 @@ pub fn execute(
     let exceeded = spec
         .control
         .max_latency_ns
-        .is_some_and(|m| result.total.max_ns > m);
+        .is_some_and(|m| result.total.max_ns > crate::stats::summary::signed(m));
     result.thresholds.max_latency_exceeded = exceeded;
     result.thresholds.break_event = ended.brk;
     if let Some(finish) = spec.finish {
@@ -359,7 +408,7 @@ fn first_result(spec: &RunSpec) -> RunResult {
         label: spec.output.label.clone(),
         command_line: spec.command_line.clone(),
         start_time_utc: String::new(),
-        duration_ns: 0,
+        duration_ns: Some(0),
         complete: false,
         end_reason: EndReason::Running,
         config: spec.config.clone(),
@@ -397,141 +446,6 @@ fn simulated_duration(result: &RunResult, duration_ns: Option<u64>) -> u64 {
     })
 }
 
-/// The measuring threads, from their setup to their end.
-struct Crew {
-    /// Each thread ends with its worker's end and the CPU time it used measuring.
-    handles: Vec<thread::JoinHandle<(WorkerEnd, u64)>>,
-    starts: Vec<mpsc::Sender<Option<u64>>>,
-}
-
-/// What the measuring threads left when they ended.
-struct CrewEnd {
-    cpu_time_ns: u64,
-    /// The earliest break, if any thread broke.
-    brk: Option<BreakEvent>,
-    panicked: bool,
-}
-
-impl Crew {
-    /// Spawn the workers; each sets itself up (affinity, policy, stack) and
-    /// reports. Returns once all are ready, or the first setup error after
-    /// every thread has ended.
-    fn spawn(workers: Vec<Worker>, spec: &RunSpec, stop: &StopFlag) -> Result<Crew> {
-        let n = workers.len();
-        let mut crew = Crew {
-            handles: Vec::with_capacity(n),
-            starts: Vec::with_capacity(n),
-        };
-        let (ready_tx, ready_rx) = mpsc::channel::<Result<()>>();
-        for w in workers {
-            let (start_tx, start_rx) = mpsc::channel::<Option<u64>>();
-            let ready = ready_tx.clone();
-            let stop = stop.clone();
-            let rt = spec.rt.clone();
-            let synthetic = spec.synthetic;
-            let Worker { name, cpu, body } = w;
-            let spawned = thread::Builder::new()
-                .name(name)
-                .stack_size(THREAD_STACK)
-                .spawn(move || -> (WorkerEnd, u64) {
-                    let set = if synthetic {
-                        Ok(())
-                    } else {
-                        rt::enter_rt_thread(&rt, cpu)
-                    };
-                    let failed = set.is_err();
-                    let _ = ready.send(set);
-                    if failed {
-                        return (WorkerEnd::default(), 0);
-                    }
-                    match start_rx.recv() {
-                        Ok(Some(start)) => {
-                            let cpu0 = sys::thread_cpu_time_ns();
-                            let end = body(start, &stop);
-                            (end, sys::thread_cpu_time_ns().saturating_sub(cpu0))
-                        }
-                        _ => (WorkerEnd::default(), 0),
-                    }
-                });
-            match spawned {
-                Ok(handle) => {
-                    crew.handles.push(handle);
-                    crew.starts.push(start_tx);
-                }
-                Err(e) => {
-                    crew.abort();
-                    return Err(
-                        Error::env(format!("cannot start a measuring thread: {e}")).because(e)
-                    );
-                }
-            }
-        }
-        drop(ready_tx);
-        let mut setup_error = None;
-        for _ in 0..crew.handles.len() {
-            match ready_rx.recv() {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => {
-                    setup_error.get_or_insert(e);
-                }
-                Err(_) => {
-                    setup_error.get_or_insert(Error::env("a measuring thread died during setup"));
-                }
-            }
-        }
-        match setup_error {
-            Some(e) => {
-                crew.abort();
-                Err(e)
-            }
-            None => Ok(crew),
-        }
-    }
-
-    /// Release every worker at `start`.
-    fn go(&self, start: u64) {
-        for s in &self.starts {
-            let _ = s.send(Some(start));
-        }
-    }
-
-    fn all_finished(&self) -> bool {
-        self.handles.iter().all(|h| h.is_finished())
-    }
-
-    /// Tell every worker not to start, and wait for them.
-    fn abort(self) {
-        for s in &self.starts {
-            let _ = s.send(None);
-        }
-        for h in self.handles {
-            let _ = h.join();
-        }
-    }
-
-    fn join(self) -> CrewEnd {
-        let mut end = CrewEnd {
-            cpu_time_ns: 0,
-            brk: None,
-            panicked: false,
-        };
-        for h in self.handles {
-            match h.join() {
-                Ok((w, cpu_ns)) => {
-                    end.cpu_time_ns += cpu_ns;
-                    if let Some(b) = w.brk {
-                        if end.brk.as_ref().is_none_or(|x| b.at_ns < x.at_ns) {
-                            end.brk = Some(b);
-                        }
-                    }
-                }
-                Err(_) => end.panicked = true,
-            }
-        }
-        end
-    }
-}
-
 /// The reporter's side of a running measurement: live output, interval
 /// records, periodic saves, and loads started after an idle phase.
 struct Report<'a> {
@@ -544,6 +458,7 @@ struct Report<'a> {
     stop: &'a StopFlag,
     mono: libc::clockid_t,
     mono_start: u64,
+    metrics: Option<&'a crate::metrics::Server>,
 }
 
 impl Report<'_> {
@@ -557,7 +472,10 @@ impl Report<'_> {
             spec.control.interval_ns
         };
         let save_ns = spec.control.save_every_ns;
-        let mut next_tick = self.mono_start + tick_ns;
+        // Ticks fall a quarter interval after each interval's end, when every
+        // thread with a shorter period has finished the interval.
+        let lag = if spec.synthetic { 0 } else { tick_ns / 4 };
+        let mut next_tick = self.mono_start + tick_ns + lag;
         let mut next_save = self.mono_start + save_ns;
         let mut load_at = match (&spec.load_plan, spec.idle_first_ns()) {
             (Some(_), Some(idle)) => self.mono_start + idle,
@@ -572,11 +490,16 @@ impl Report<'_> {
             if now >= next_tick {
                 let elapsed = now.saturating_sub(self.mono_start);
                 let remaining = spec.control.duration_ns.map(|d| d.saturating_sub(elapsed));
-                tick(self.channels, self.live, elapsed, remaining);
+                let real = (!spec.synthetic).then_some(elapsed);
+                tick(self.channels, self.live, real, remaining, false);
+                if self.metrics.is_some() {
+                    let loads = self.loads.as_ref().map(|l| l.records()).unwrap_or_default();
+                    publish(self.metrics, self.channels, &loads, elapsed);
+                }
                 next_tick += tick_ns * (1 + (now - next_tick) / tick_ns);
             }
             if now >= next_save {
-                self.result.duration_ns = now.saturating_sub(self.mono_start);
+                self.result.duration_ns = Some(now.saturating_sub(self.mono_start));
                 fill_result(self.result, self.channels, spec.idle_first_ns());
                 if let Some(l) = self.loads.as_ref() {
                     self.result.loads = l.records();
@@ -607,5 +530,43 @@ impl Report<'_> {
                 self.stop.set();
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::recorder;
+
+    /// A series kept apart from the total (a timer's IRQ-context latency beside
+    /// its thread latency) is in the result's threads, not in its total.
+    #[test]
+    fn the_total_merges_only_the_series_in_it() {
+        let mut channels = Vec::new();
+        for (name, latency, in_total) in [("cpu0/irq", 1_000, false), ("cpu0/thread", 5_000, true)]
+        {
+            let (mut rec, col) = recorder::pair(1_000_000);
+            for i in 0..10 {
+                rec.record(latency + i, i * 1_000, 0);
+            }
+            rec.finish();
+            let mut c = Channel::new(name.into(), Some(0), col, 1_000_000);
+            c.in_total = in_total;
+            let mut finished = Vec::new();
+            c.collector.collect(&mut finished);
+            channels.push(c);
+        }
+        fn all(c: &Collector) -> (&Totals, &Histogram) {
+            (c.totals(), c.histogram())
+        }
+        let (threads, total) = thread_results(&channels, all, (0, u64::MAX));
+        assert_eq!(threads.len(), 2);
+        drop(threads);
+        assert_eq!(total.samples, 10, "only the thread series");
+        assert_eq!(total.min_ns, 5_000);
+        channels[0].in_total = true;
+        let (_, total) = thread_results(&channels, all, (0, u64::MAX));
+        assert_eq!(total.samples, 20);
+        assert_eq!(total.min_ns, 1_000);
     }
 }

@@ -15,10 +15,15 @@ pub struct Saver {
 
 impl Saver {
     /// Check the destination before the run starts: one that cannot be
-    /// written ends the run before it measures (exit 4, with the fix).
-    pub fn new(path: Option<&PathBuf>) -> Result<Saver> {
+    /// written, or has no room for `first` (the result as first saved), ends
+    /// the run before it measures (exit 4, with the fix).
+    pub fn new(path: Option<&PathBuf>, first: &RunResult) -> Result<Saver> {
         let target = match path {
-            Some(p) => Some((p.clone(), outfile::checked(p)?)),
+            Some(p) => {
+                let size = serde_json::to_vec_pretty(first).map_or(0, |v| v.len() as u64 + 1);
+                let room = size.max(outfile::MIN_ROOM);
+                Some((p.clone(), outfile::checked_with_room(p, room)?))
+            }
             None => None,
         };
         Ok(Saver {

@@ -75,6 +75,9 @@ pub struct Settings {
     pub histogram: Option<u64>,
     pub nsecs: bool,
     pub laptop: bool,
+    /// `-d`: each thread's interval is this much longer than the one before
+    /// (500 µs by default; cyclictest sets it to 0 with a histogram).
+    pub distance_us: u64,
 }
 
 pub fn settings(cmdline: &str) -> Settings {
@@ -98,6 +101,14 @@ pub fn settings(cmdline: &str) -> Settings {
         loops: num("-l", "--loops").filter(|&l| l > 0),
         duration_s: option(&t, "-D", "--duration").and_then(duration_secs),
         histogram: num("-h", "--histogram").or_else(|| num("-H", "--histofall")),
+        distance_us: if num("-h", "--histogram")
+            .or_else(|| num("-H", "--histofall"))
+            .is_some()
+        {
+            0
+        } else {
+            num("-d", "--distance").unwrap_or(500)
+        },
         nsecs: flag(&t, 'N', "--nsecs"),
         laptop: t.contains(&"--laptop"),
     }
@@ -224,6 +235,7 @@ pub fn parse(text: &str) -> Parsed<Imported> {
         }
     }
 
+    let builds_len = builds.len();
     let start = root
         .get("start_time")
         .map(|n| n.str("start_time"))
@@ -238,10 +250,10 @@ pub fn parse(text: &str) -> Parsed<Imported> {
         imp.start_time_utc = rfc3339_utc(s as u64, 0);
     }
     let period_ns = set.period_us.saturating_mul(1000);
-    imp.duration_ns = match (start, end) {
+    imp.duration_ns = Some(match (start, end) {
         (Some(s), Some(e)) if e >= s => (e - s) as u64 * 1_000_000_000,
         _ => longest.saturating_mul(period_ns),
-    };
+    });
     imp.end_reason = if set.loops.is_some() {
         EndReason::Loops
     } else if set.duration_s.is_some() {
@@ -258,6 +270,25 @@ pub fn parse(text: &str) -> Parsed<Imported> {
     }
     imp.command_line = cmdline.split_whitespace().map(str::to_string).collect();
     imp.config.insert("period_ns".into(), period_ns.into());
+    if builds_len > 1 && set.distance_us > 0 {
+        let periods: Vec<u64> = (0..builds_len as u64)
+            .map(|i| {
+                set.period_us
+                    .saturating_add(i.saturating_mul(set.distance_us))
+                    .saturating_mul(1000)
+            })
+            .collect();
+        let why = format!(
+            "cyclictest's -d distance, {} µs{}",
+            set.distance_us,
+            if set.distance_us == 500 {
+                " by default"
+            } else {
+                ""
+            }
+        );
+        super::cyclictest_hist::thread_periods(&mut imp, periods, &why);
+    }
     if let Some(v) = &version {
         imp.config
             .insert("tool".into(), format!("cyclictest {v}").into());
@@ -271,14 +302,14 @@ pub fn parse(text: &str) -> Parsed<Imported> {
     if let Some(c) = rc {
         imp.config.insert("return_code".into(), c.into());
     }
-    imp.tuning.policy = crate::result::Policy::from_name(&set.policy).unwrap_or_default();
-    imp.tuning.priority = if matches!(set.policy.as_str(), "fifo" | "rr") {
+    imp.tuning.policy = crate::result::Policy::from_name(&set.policy);
+    imp.tuning.priority = Some(if matches!(set.policy.as_str(), "fifo" | "rr") {
         set.priority
     } else {
         0
-    };
-    imp.tuning.mlock = set.mlock;
-    imp.tuning.dma_latency_us = (!set.laptop).then_some(0);
+    });
+    imp.tuning.mlock = Some(set.mlock);
+    imp.tuning.dma_latency_us = Some((!set.laptop).then_some(0));
     imp.notes.push(if set.laptop {
         "cyclictest ran with --laptop: /dev/cpu_dma_latency was left alone".into()
     } else {
@@ -288,8 +319,10 @@ pub fn parse(text: &str) -> Parsed<Imported> {
         imp.notes
             .push("no start_time in the input: the start is unknown".into());
     }
-    imp.notes
-        .push("cyclictest does not record when the maximum happened (max at #0 is unknown)".into());
+    imp.notes.push(
+        "cyclictest does not record when the maximum happened (where it happened is unknown)"
+            .into(),
+    );
     imp.threads = builds;
     Ok(imp)
 }

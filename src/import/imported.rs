@@ -2,8 +2,9 @@
 //! into the total, the source named in config and notes, a default label.
 
 use super::{Format, ParseError, Parsed, ThreadBuild};
-use crate::result::{Benchmark, EndReason, Policy};
+use crate::result::{Benchmark, EndReason};
 use crate::result::{RunResult, Thresholds, Tool, Tuning};
+use crate::stats::histogram::Overflow;
 use crate::stats::recorder::Totals;
 use crate::stats::{Histogram, Summary};
 use crate::sysinfo::SystemInfo;
@@ -19,7 +20,10 @@ pub struct Imported {
     pub system: SystemInfo,
     pub command_line: Vec<String>,
     pub start_time_utc: String,
-    pub duration_ns: u64,
+    /// `None`: the source does not record how long the run took.
+    pub duration_ns: Option<u64>,
+    /// False when the input stops before the tool's closing summary (a killed run, a crashed board).
+    pub complete: bool,
     pub end_reason: EndReason,
     /// Tool-specific settings (period_ns, the tool's version …).
     pub config: serde_json::Map<String, serde_json::Value>,
@@ -41,13 +45,12 @@ impl Imported {
             system: SystemInfo::default(),
             command_line: Vec::new(),
             start_time_utc: String::new(),
-            duration_ns: 0,
+            duration_ns: None,
+            complete: true,
             end_reason: EndReason::Duration,
             config: serde_json::Map::new(),
-            tuning: Tuning {
-                policy: Policy::Other,
-                ..Default::default()
-            },
+            // Unknown until a parser that knows sets it.
+            tuning: Tuning::default(),
             details: serde_json::Map::new(),
             notes: Vec::new(),
             precision_ns: 1000,
@@ -87,6 +90,10 @@ impl Imported {
         let mut avg_weighted = 0f64;
         let mut avg_samples = 0u64;
         let mut total_has_hist = true;
+        // Signed extremes, overflow and where the maximum was, from the threads' summaries.
+        let mut extremes: Option<(i64, i64)> = None;
+        let mut overflows = Vec::new();
+        let mut max_at = None;
         let mut seen = std::collections::BTreeSet::new();
         for tb in self.threads {
             if !seen.insert(tb.name.clone()) {
@@ -103,6 +110,17 @@ impl Imported {
                     total_has_hist = false;
                 }
                 total_hist.merge(&hist);
+                overflows.extend(t.histogram.overflow);
+                if t.summary.samples > 0 {
+                    let s = &t.summary;
+                    if extremes.is_none_or(|(_, hi)| s.max_ns > hi) {
+                        max_at = Some((s.max_sample, s.max_at_ns));
+                    }
+                    extremes = Some(match extremes {
+                        Some((lo, hi)) => (lo.min(s.min_ns), hi.max(s.max_ns)),
+                        None => (s.min_ns, s.max_ns),
+                    });
+                }
                 avg_weighted += t.summary.avg_ns as f64 * t.summary.samples as f64;
                 avg_samples = avg_samples.saturating_add(t.summary.samples);
             }
@@ -122,13 +140,19 @@ impl Imported {
             &total_totals,
             if total_has_hist { &total_hist } else { &empty },
         );
+        if let Some((lo, hi)) = extremes {
+            (total.min_ns, total.max_ns) = (lo, hi);
+        }
         if avg_samples > 0 {
-            total.avg_ns = (avg_weighted / avg_samples as f64).round() as u64;
+            total.avg_ns = (avg_weighted / avg_samples as f64).round() as i64;
             total.avg_ns = total.avg_ns.clamp(total.min_ns, total.max_ns);
         }
-        if !total_has_hist {
-            total.stddev_ns = 0;
+        (total.max_sample, total.max_at_ns) = max_at.unwrap_or_default();
+        let overflow = Overflow::merged(overflows);
+        if !total_has_hist || overflow.is_some() {
+            total.stddev_ns = None;
         }
+        total.mark_bounds(overflow.map_or(0, |o| o.count));
         if !self.total_of.is_empty() {
             notes.push(format!("total merges {}", self.total_of.join(", ")));
         }
@@ -171,7 +195,7 @@ impl Imported {
             command_line: self.command_line,
             start_time_utc: self.start_time_utc,
             duration_ns: self.duration_ns,
-            complete: true,
+            complete: self.complete,
             end_reason: self.end_reason,
             config: serde_json::Value::Object(config),
             system: self.system,

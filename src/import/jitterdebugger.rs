@@ -89,8 +89,11 @@ pub fn parse(text: &str) -> Parsed<Imported> {
         );
         imp.threads.push(b);
     }
-    imp.tuning.policy = crate::result::Policy::Fifo;
-    imp.tuning.priority = 80;
+    imp.tuning.policy = Some(crate::result::Policy::Fifo);
+    imp.tuning.priority = Some(80);
+    imp.tuning.mlock = Some(true);
+    imp.tuning.dma_latency_us = Some(Some(0));
+    imp.notes.push("jitterdebugger always locks memory (mlockall) and holds /dev/cpu_dma_latency at 0 (recorded as such; it is not in its output)".into());
     imp.notes.push("jitterdebugger's results.json has no period, priority or start time; its threads run SCHED_FIFO 80 unless -p was given (recorded as 80)".into());
     Ok(imp)
 }

@@ -50,6 +50,7 @@ pub struct Lines<R> {
     reader: R,
     number: usize,
     buf: Vec<u8>,
+    cut: bool,
 }
 
 impl<R: BufRead> Lines<R> {
@@ -58,7 +59,14 @@ impl<R: BufRead> Lines<R> {
             reader,
             number: 0,
             buf: Vec::new(),
+            cut: false,
         }
+    }
+
+    /// Whether the last line returned had no line end: the input stops inside
+    /// it (a cut file), since the tools end every line they print.
+    pub fn cut(&self) -> bool {
+        self.cut
     }
 
     /// The next line (without its end), or `None` at the end of the input.
@@ -80,6 +88,7 @@ impl<R: BufRead> Lines<R> {
                 ),
             ));
         }
+        self.cut = self.buf.last() != Some(&b'\n');
         while matches!(self.buf.last(), Some(b'\n' | b'\r')) {
             self.buf.pop();
         }
@@ -87,6 +96,69 @@ impl<R: BufRead> Lines<R> {
             ParseError::at(self.number, "expected text, found bytes that are not UTF-8")
         })?;
         Ok(Some((self.number, strip_ansi(text))))
+    }
+}
+
+/// The lines before a tool's output that are not part of it (the shell prompt
+/// and command of a pasted output): skipped, remembered for a note, bounded.
+#[derive(Debug, Default)]
+pub struct Preamble {
+    /// The first few skipped lines, as they were.
+    lines: Vec<String>,
+    count: usize,
+}
+
+/// How many lines before the output are skipped before the input is refused.
+pub const PREAMBLE_LINES: usize = 20;
+
+impl Preamble {
+    /// Skip line `n` (`text`), or refuse it with `expected` once too many lines came before the output.
+    pub fn skip(&mut self, n: usize, text: &str, expected: &str) -> Parsed<()> {
+        self.count += 1;
+        if self.count > PREAMBLE_LINES {
+            return Err(ParseError::at(
+                n,
+                format!(
+                    "expected {expected} within the first {PREAMBLE_LINES} lines, found {}",
+                    found(text)
+                ),
+            ));
+        }
+        if self.lines.len() < 3 {
+            self.lines.push(text.to_string());
+        }
+        Ok(())
+    }
+
+    /// The skipped lines as a note, if any.
+    pub fn note(&self) -> Option<String> {
+        (self.count > 0).then(|| {
+            format!(
+                "{} line(s) before the output were not part of it and were skipped: {}{}",
+                self.count,
+                self.lines
+                    .iter()
+                    .map(|l| found(l))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                if self.count > self.lines.len() {
+                    ", …"
+                } else {
+                    ""
+                }
+            )
+        })
+    }
+
+    /// The words of a skipped command line that runs `tool` (`root@board:~# rtla timerlat hist -b 10`).
+    pub fn command(&self, tool: &str) -> Option<Vec<String>> {
+        self.lines.iter().find_map(|c| {
+            let words: Vec<&str> = c.split_whitespace().collect();
+            let at = words
+                .iter()
+                .position(|w| w.rsplit('/').next() == Some(tool))?;
+            Some(words[at..].iter().map(|w| w.to_string()).collect())
+        })
     }
 }
 

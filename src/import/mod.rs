@@ -109,8 +109,10 @@ pub fn by_name(name: &str) -> Option<&'static Format> {
 pub struct ImportConfig {
     /// The input's format; `None`: detected from its first lines.
     pub format: Option<&'static Format>,
-    /// The other tool's output.
+    /// The other tool's output; `-`: standard input.
     pub file: PathBuf,
+    /// The load the run had, as declared by the user (not measured).
+    pub load: Option<String>,
     /// Where the rtlat result goes.
     pub output: PathBuf,
     pub label: Option<String>,
@@ -128,9 +130,22 @@ pub fn parse(
     format.read.read(input)?.into_result(format, file, label)
 }
 
-pub fn run(cfg: &ImportConfig) -> Result<Outcome> {
-    let dest = crate::outfile::checked(&cfg.output)?;
+/// A declared load as the result records it: named, not measured.
+pub fn declared_load(text: &str) -> serde_json::Value {
+    serde_json::json!({
+        "name": text,
+        "spec": text,
+        "declared": true,
+        "measured": false,
+    })
+}
+
+/// The input: a file, or standard input for `-`.
+fn open_input(cfg: &ImportConfig) -> Result<(String, Box<dyn Read>)> {
     let path = &cfg.file;
+    if path.as_os_str() == "-" {
+        return Ok(("stdin".into(), Box::new(std::io::stdin())));
+    }
     let meta = std::fs::metadata(path)
         .map_err(|e| Error::usage(format!("cannot read {}: {e}", path.display())).because(e))?;
     if meta.is_dir() {
@@ -146,38 +161,68 @@ pub fn run(cfg: &ImportConfig) -> Result<Outcome> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    // The head is read once, looked at when the format is not given, then parsed with the rest.
+    Ok((name, Box::new(file)))
+}
+
+/// The format to read the input as: the one given, checked against what the
+/// head looks like, or the one detected (said on stderr).
+fn choose(cfg: &ImportConfig, shown: &str, head: &[u8]) -> Result<&'static Format> {
+    let detected = detect(&String::from_utf8_lossy(head));
+    match (cfg.format, detected) {
+        (Some(f), Some(d)) if f.name != d.name => Err(Error::usage(format!(
+            "{shown} does not look like {} but like {}: give --from {} (or leave --from out)",
+            f.describe, d.describe, d.name
+        ))),
+        (Some(f), _) => Ok(f),
+        (None, Some(d)) => Ok(d),
+        (None, None) => {
+            let names: Vec<&str> = FORMATS.iter().map(|f| f.name).collect();
+            Err(Error::usage(format!(
+                "{shown}: cannot tell which tool wrote it; give --from FORMAT ({})",
+                names.join(", ")
+            )))
+        }
+    }
+}
+
+pub fn run(cfg: &ImportConfig) -> Result<Outcome> {
+    let dest = crate::outfile::checked(&cfg.output)?;
+    let (name, input) = open_input(cfg)?;
+    let shown = if name == "stdin" {
+        "standard input".to_string()
+    } else {
+        cfg.file.display().to_string()
+    };
+    // The head is read once, looked at to tell or check the format, then parsed with the rest.
     let mut head = Vec::new();
-    let mut file = std::io::BufReader::new(file);
-    (&mut file)
+    let mut input = std::io::BufReader::with_capacity(1 << 16, input);
+    (&mut input)
         .take(detect::HEAD as u64)
         .read_to_end(&mut head)
-        .map_err(|e| Error::usage(format!("cannot read {}: {e}", path.display())).because(e))?;
-    let format = match cfg.format {
-        Some(f) => f,
-        None => detect(&String::from_utf8_lossy(&head)).ok_or_else(|| {
-            let names: Vec<&str> = FORMATS.iter().map(|f| f.name).collect();
-            Error::usage(format!(
-                "{}: cannot tell which tool wrote it; give --from FORMAT ({})",
-                path.display(),
-                names.join(", ")
-            ))
-        })?,
-    };
-    let mut reader = std::io::BufReader::new(std::io::Cursor::new(head).chain(file));
-    let result = parse(format, &mut reader, &name, cfg.label.clone()).map_err(|e| {
+        .map_err(|e| Error::usage(format!("cannot read {shown}: {e}")).because(e))?;
+    let format = choose(cfg, &shown, &head)?;
+    let mut reader = std::io::BufReader::new(std::io::Cursor::new(head).chain(input));
+    let mut result = parse(format, &mut reader, &name, cfg.label.clone()).map_err(|e| {
         let what = format.describe;
         if e.line == 0 {
-            Error::usage(format!("{}: not valid {what}: {}", path.display(), e.msg))
+            Error::usage(format!("{shown}: not valid {what}: {}", e.msg))
         } else {
-            Error::usage(format!(
-                "{}:{}: not valid {what}: {}",
-                path.display(),
-                e.line,
-                e.msg
-            ))
+            Error::usage(format!("{shown}:{}: not valid {what}: {}", e.line, e.msg))
         }
     })?;
+    if cfg.format.is_none() {
+        // Said once the input has read as that format (a refusal names the format itself).
+        eprintln!(
+            "rtlat import: {shown} read as {} ({})",
+            format.name, format.describe
+        );
+    }
+    if let Some(load) = &cfg.load {
+        result.loads = vec![declared_load(load)];
+        result
+            .notes
+            .push(format!("load declared at import (not measured): {load}"));
+    }
     let json = serde_json::to_vec_pretty(&result)
         .map_err(|e| Error::io(format!("cannot encode the result: {e}")).because(e))?;
     write_output(&cfg.output, &json)?;

@@ -19,13 +19,16 @@
 //!
 //! Rows are the bucket's lower value (index × bucket size), all-zero rows are
 //! skipped, `over:` counts samples beyond the histogram, averages are
-//! truncated to whole units, `-` marks a column without samples. Thread
-//! latency (`Thr-NNN`) becomes thread `cpuN` (what cyclictest measures), IRQ
-//! latency `irq-cpuN`, user-space latency (`-u`) `usr-cpuN`; the total merges
-//! the `cpuN` threads.
+//! truncated to whole units, `-` marks a column without samples. The series
+//! are named as `timer --context` names its own, so both compare side by
+//! side: thread latency (`Thr-NNN`) `cpuN/thread`, IRQ latency `cpuN/irq`,
+//! user-space latency (`-u`) `cpuN/user`; the total merges the user series
+//! where rtla measured them, else the thread series.
 
+use super::lines::Preamble;
 use super::{detect, Format, Input, Reader};
 use super::{parse_u64, Imported, ParseError, Parsed, ThreadBuild};
+use crate::stats::summary::signed;
 
 fn values(n: usize, rest: &str, columns: usize, what: &str) -> Parsed<Vec<Option<u64>>> {
     let v: Vec<Option<u64>> = rest
@@ -84,16 +87,57 @@ pub static FORMAT: Format = Format {
     read: Reader::Lines(parse),
 };
 
+/// One column of the histogram: its thread, and its lowest and highest non-empty rows.
+struct Column {
+    kind: String,
+    cpu: usize,
+    build: ThreadBuild,
+    low: Option<u64>,
+    high: Option<u64>,
+}
+
+/// The summary rows rtla always prints after the histogram (unless `--no-summary`).
+const NAMES: [&str; 5] = ["over:", "count:", "min:", "avg:", "max:"];
+
+const EXPECTED: &str = "rtla timerlat hist output ('# RTLA timerlat histogram', then an 'Index IRQ-000 Thr-000 …' line)";
+
+/// `-b N`/`--bucket-size N` and `-E N`/`--entries N` of an rtla command line.
+fn hist_options(words: &[String]) -> (Option<u64>, Option<u64>) {
+    let t: Vec<&str> = words.iter().map(String::as_str).collect();
+    let num = |s: &str, l: &str| {
+        super::cyclictest_json::option(&t, s, l).and_then(|v| parse_u64(v).filter(|&v| v > 0))
+    };
+    (num("-b", "--bucket-size"), num("-E", "--entries"))
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
 pub fn parse(lines: &mut Input) -> Parsed<Imported> {
     let mut scale = 1000u64;
     let mut secs = None;
-    let mut header: Option<(usize, Vec<(String, usize)>)> = None;
-    let mut rows: Vec<(usize, u64, Vec<u64>)> = Vec::new();
-    let mut stats: [Option<(usize, Vec<Option<u64>>)>; 5] = Default::default();
-    const NAMES: [&str; 5] = ["over:", "count:", "min:", "avg:", "max:"];
+    let mut cols: Vec<Column> = Vec::new();
+    let mut header_line = None;
+    let mut preamble = Preamble::default();
+    let mut last_index: Option<u64> = None;
+    let mut rows_gcd = 0u64;
+    let mut stats: [SummaryRow; 5] = Default::default();
+    let mut last = 0;
+    let mut started = false;
+    let mut summary_done = false;
     while let Some((n, raw)) = lines.next_line()? {
+        last = n;
+        if lines.cut() {
+            return Err(ParseError::at(n, "expected a whole line, found the input ending inside this one (no line end): the output looks cut; import the whole output"));
+        }
         let t = raw.trim();
-        if t.is_empty() {
+        if t.is_empty() || summary_done {
+            // After the summary: the all-CPU summary (we merge ourselves) and rtla's closing messages.
             continue;
         }
         if let Some(c) = t.strip_prefix('#') {
@@ -103,17 +147,20 @@ pub fn parse(lines: &mut Input) -> Parsed<Imported> {
             } else if let Some(d) = c.strip_prefix("Duration:") {
                 secs = duration(d);
             }
+            started |= c.starts_with("RTLA timerlat");
+            if !started && !c.starts_with("RTLA") {
+                preamble.skip(n, t, EXPECTED)?;
+            }
             continue;
         }
-        let Some((_, cols)) = &header else {
+        if header_line.is_none() {
             if let Some(rest) = t.strip_prefix("Index") {
-                let mut cols = Vec::new();
                 for tok in rest.split_whitespace() {
                     let parsed = tok.split_once('-').and_then(|(k, c)| {
                         let cpu = parse_u64(c)? as usize;
                         matches!(k, "IRQ" | "Thr" | "Usr").then(|| (k.to_string(), cpu))
                     });
-                    cols.push(parsed.ok_or_else(|| {
+                    let (kind, cpu) = parsed.ok_or_else(|| {
                         ParseError::at(
                             n,
                             format!(
@@ -121,7 +168,14 @@ pub fn parse(lines: &mut Input) -> Parsed<Imported> {
                                 super::found(tok)
                             ),
                         )
-                    })?);
+                    })?;
+                    cols.push(Column {
+                        build: ThreadBuild::new(name(&kind, cpu), Some(cpu)),
+                        kind,
+                        cpu,
+                        low: None,
+                        high: None,
+                    });
                 }
                 if cols.is_empty() {
                     return Err(ParseError::at(
@@ -129,26 +183,29 @@ pub fn parse(lines: &mut Input) -> Parsed<Imported> {
                         "expected at least one column after Index",
                     ));
                 }
-                header = Some((n, cols));
+                header_line = Some(n);
+                started = true;
                 continue;
             }
-            if t.starts_with("rtla timerlat hit stop tracing") || t.starts_with("Saving trace") {
+            if !started {
+                preamble.skip(n, t, EXPECTED)?;
                 continue;
             }
             return Err(ParseError::at(
                 n,
-                format!("expected rtla timerlat hist output ('# RTLA timerlat histogram', then an 'Index IRQ-000 Thr-000 …' line), found {}", super::found(t)),
+                format!("expected {EXPECTED}, found {}", super::found(t)),
             ));
-        };
-        let columns = cols.len();
-        if t.starts_with("ALL:") {
-            break; // the all-CPU summary follows; we merge ourselves.
         }
+        let columns = cols.len();
         if let Some(i) = NAMES.iter().position(|name| t.starts_with(name)) {
-            stats[i] = Some((n, values(n, &t[NAMES[i].len()..], columns, NAMES[i])?));
-            if i == 4 {
-                break; // max: is the last per-column line.
+            if i > 0 && stats[i - 1].is_none() || stats[i].is_some() {
+                return Err(ParseError::at(
+                    n,
+                    format!("expected the summary rows in rtla's order (over:, count:, min:, avg:, max:), found {}", super::found(t)),
+                ));
             }
+            stats[i] = Some((n, values(n, &t[NAMES[i].len()..], columns, NAMES[i])?));
+            summary_done = i == 4;
             continue;
         }
         if stats.iter().any(|s| s.is_some()) {
@@ -162,78 +219,217 @@ pub fn parse(lines: &mut Input) -> Parsed<Imported> {
         }
         let mut it = t.split_whitespace();
         let index = it.next().and_then(parse_u64);
-        let counts: Option<Vec<u64>> = it.map(parse_u64).collect();
-        let (Some(index), Some(counts)) = (index, counts) else {
+        let mut counts = 0;
+        let Some(index) = index else {
             return Err(ParseError::at(n, format!("expected a histogram row (the bucket, then {columns} counts) or over:, found {}", super::found(t))));
         };
-        if counts.len() != columns {
+        if last_index.is_some_and(|l| l >= index) {
+            return Err(ParseError::at(n, "expected buckets in increasing order"));
+        }
+        last_index = Some(index);
+        rows_gcd = gcd(rows_gcd, index);
+        for tok in it {
+            let c = counts;
+            counts += 1;
+            let Some(col) = cols.get_mut(c) else { continue };
+            let v = parse_u64(tok).ok_or_else(|| ParseError::at(n, format!("expected a histogram row (the bucket, then {columns} counts) or over:, found {}", super::found(t))))?;
+            if v > 0 {
+                col.build
+                    .add(index.saturating_mul(scale), v)
+                    .map_err(|e| ParseError::at(n, e.msg))?;
+                col.low.get_or_insert(index);
+                col.high = Some(index);
+            }
+        }
+        if counts != columns {
             return Err(ParseError::at(
                 n,
+                format!("expected {columns} counts after the bucket, found {counts}"),
+            ));
+        }
+    }
+    if header_line.is_none() {
+        return Err(ParseError::at(last, format!("expected an 'Index IRQ-000 Thr-000 …' header line (rtla timerlat hist output without --no-header/--no-index), but the input ends at line {last} without one")));
+    }
+    if let Some(missing) = NAMES.iter().zip(&stats).find(|(_, s)| s.is_none()) {
+        return Err(ParseError::at(
+            last,
+            format!(
+                "expected rtla's summary rows (over:, count:, min:, avg:, max:) after the histogram, but the input ends at line {last} without '{}': the output looks cut (or was printed with --no-summary); import the whole output",
+                missing.0
+            ),
+        ));
+    }
+    let (given_width, given_entries) = preamble
+        .command("rtla")
+        .map(|w| hist_options(&w))
+        .unwrap_or((None, None));
+    let inferred = rows_gcd > 1 && given_width.is_none();
+    let width = given_width.unwrap_or(rows_gcd.max(1));
+    let highest = last_index.unwrap_or(0);
+    if highest % width != 0 || rows_gcd % width != 0 {
+        return Err(ParseError::at(
+            0,
+            format!(
+                "expected every bucket to be a multiple of the bucket size {width} (-b), found {}",
+                rows_gcd
+            ),
+        ));
+    }
+    // rtla's default is 256 entries; more rows than that say -E was larger.
+    // Columns with samples beyond the range bound it from above: their max is past it.
+    let overflow_max = (0..cols.len())
+        .filter(|&c| stat_of(&stats, 0, c).unwrap_or(0) > 0)
+        .filter_map(|c| stat_of(&stats, 4, c))
+        .min();
+    let default_fits = highest / width < 256 && overflow_max.is_none_or(|m| m >= 256 * width);
+    let entries = given_entries.or(default_fits.then_some(256));
+    if let Some(e) = entries {
+        if highest / width >= e {
+            return Err(ParseError::at(
+                0,
                 format!(
-                    "expected {columns} counts after the bucket, found {}",
-                    counts.len()
+                    "expected buckets below {} ({e} entries of {width}), found {highest}",
+                    e.saturating_mul(width)
                 ),
             ));
         }
-        if rows.last().is_some_and(|r| r.1 >= index) {
-            return Err(ParseError::at(n, "expected buckets in increasing order"));
-        }
-        rows.push((n, index, counts));
     }
-    let Some((_, cols)) = header else {
-        return Err(ParseError::at(0, "expected an 'Index IRQ-000 Thr-000 …' header line (rtla timerlat hist output without --no-header/--no-index)"));
-    };
-    let limit = rows.last().map(|r| r.1.saturating_add(1)).unwrap_or(0);
+    let limit = entries.map_or(highest.saturating_add(width), |e| e.saturating_mul(width));
     let mut imp = Imported::new(crate::result::Benchmark::Timer);
+    imp.notes.extend(preamble.note());
+    imp.precision_ns = width.saturating_mul(scale);
     if scale == 1 {
-        imp.precision_ns = 1;
         imp.unit = "ns";
     }
-    let name = |kind: &str, cpu: usize| match kind {
-        "Thr" => format!("cpu{cpu}"),
-        "IRQ" => format!("irq-cpu{cpu}"),
-        _ => format!("usr-cpu{cpu}"),
+    let stat = |i: usize, c: usize| stat_of(&stats, i, c);
+    let line_of = |i: usize| stats[i].as_ref().map_or(0, |(n, _)| *n);
+    // The total is the level closest to user space, as `timer --context`'s:
+    // user (`-u`) where rtla measured it, else the timerlat thread.
+    let main = if cols.iter().any(|c| c.kind == "Usr") {
+        "Usr"
+    } else {
+        "Thr"
     };
-    let stat = |i: usize, c: usize| stats[i].as_ref().and_then(|(_, v)| v[c]);
-    for (c, (kind, cpu)) in cols.iter().enumerate() {
-        let mut b = ThreadBuild::new(name(kind, *cpu), Some(*cpu));
-        for (n, index, counts) in &rows {
-            b.add(index.saturating_mul(scale), counts[c])
-                .map_err(|e| ParseError::at(*n, e.msg))?;
-        }
+    let threads: Vec<String> = cols
+        .iter()
+        .filter(|c| c.kind == main)
+        .map(|c| name(&c.kind, c.cpu))
+        .collect();
+    for (c, col) in cols.into_iter().enumerate() {
+        let Column {
+            kind,
+            cpu,
+            mut build,
+            low,
+            high,
+        } = col;
         let over = stat(0, c).unwrap_or(0);
-        let expected = b.recorded().saturating_add(over);
-        if let Some((n, v)) = &stats[1] {
-            let count = v[c].unwrap_or(0);
-            if count != expected {
-                return Err(ParseError::at(*n, format!("expected count {expected} for {kind}-{cpu:03} (its rows plus over:), found {count}")));
-            }
+        let expected = build.recorded().saturating_add(over);
+        let count = stat(1, c).unwrap_or(0);
+        if count != expected {
+            return Err(ParseError::at(line_of(1), format!("expected count {expected} for {kind}-{cpu:03} (its rows plus over:), found {count}")));
         }
-        b.count = Some(expected);
-        b.overflow_at_ns = Some(limit.saturating_mul(scale));
+        check_extremes(
+            &kind,
+            cpu,
+            stat(2, c),
+            stat(4, c),
+            low,
+            high,
+            over,
+            limit,
+            width,
+            [line_of(2), line_of(4)],
+        )?;
+        build.count = Some(expected);
+        build.overflow_at_ns = Some(limit.saturating_mul(scale));
         if expected > 0 {
-            b.min_ns = stat(2, c).map(|v| v.saturating_mul(scale));
-            b.max_ns = stat(4, c).map(|v| v.saturating_mul(scale));
-            if over > 0 {
-                b.avg_ns = stat(3, c).map(|v| v as f64 * scale as f64);
+            build.min_ns = stat(2, c).map(|v| signed(v.saturating_mul(scale)));
+            build.max_ns = stat(4, c).map(|v| signed(v.saturating_mul(scale)));
+            if over > 0 || width > 1 {
+                build.avg_ns = stat(3, c).map(|v| v as f64 * scale as f64);
             }
         }
-        imp.threads.push(b);
+        imp.threads.push(build);
     }
-    if cols.iter().any(|(k, _)| k == "Thr") {
-        imp.total_of = cols
-            .iter()
-            .filter(|(k, _)| k == "Thr")
-            .map(|(k, c)| name(k, *c))
-            .collect();
-    }
-    imp.duration_ns = secs.unwrap_or(0).saturating_mul(1_000_000_000);
+    imp.total_of = threads;
+    imp.duration_ns = secs.map(|s| s.saturating_mul(1_000_000_000));
     imp.config
         .insert("tool".into(), "rtla timerlat hist".into());
-    imp.notes.push("rtla's histogram output names no host, kernel, period or policy; cpuN is the timerlat thread latency (Thr), irq-cpuN the IRQ latency".into());
+    imp.config.insert(
+        "histogram_bucket_ns".into(),
+        width.saturating_mul(scale).into(),
+    );
+    if let Some(e) = entries {
+        imp.config.insert("histogram_entries".into(), e.into());
+    }
+    imp.notes.push(format!(
+        "rtla's histogram: buckets of {width} {}{}, {}",
+        if scale == 1 { "ns" } else { "µs" },
+        match (given_width, inferred) {
+            (Some(_), _) => " (-b, from the command line before the output)",
+            (None, true) => " (told from the printed rows: every one is a multiple of it)",
+            (None, false) => " (rtla's default; no -b in the input)",
+        },
+        match (given_entries, entries) {
+            (Some(e), _) => format!("{e} entries (-E, from the command line)"),
+            (None, Some(e)) => format!("{e} entries (rtla's default; no -E in the input)"),
+            (None, None) => format!("not rtla's default 256 entries (-E not in the input): the range is at least {limit}{}", overflow_max.map(|m| format!(" and at most {m}")).unwrap_or_default()),
+        }
+    ));
+    imp.notes.push("rtla's histogram output names no host, kernel, period or policy; cpuN/thread is the timerlat thread latency (Thr), cpuN/irq the IRQ latency, cpuN/user the user-space latency (Usr)".into());
     if secs.is_none() {
         imp.notes
             .push("no '# Duration:' line: the duration is unknown".into());
     }
     Ok(imp)
+}
+
+/// A summary row as read: its line and a value per column (`-`: none).
+type SummaryRow = Option<(usize, Vec<Option<u64>>)>;
+
+/// Summary row `i` (over:, count:, min:, avg:, max:) of column `c`.
+fn stat_of(stats: &[SummaryRow; 5], i: usize, c: usize) -> Option<u64> {
+    stats[i]
+        .as_ref()
+        .and_then(|(_, v)| v.get(c).copied().flatten())
+}
+
+/// The series names of `timer --context`, so that both compare side by side.
+fn name(kind: &str, cpu: usize) -> String {
+    match kind {
+        "Thr" => format!("cpu{cpu}/thread"),
+        "IRQ" => format!("cpu{cpu}/irq"),
+        _ => format!("cpu{cpu}/user"),
+    }
+}
+
+/// rtla counts a value in the bucket `value / width` (or `over:` past the range) and
+/// prints min and max of the same values: they must fall in the lowest and highest non-empty rows.
+#[allow(clippy::too_many_arguments)]
+fn check_extremes(
+    kind: &str,
+    cpu: usize,
+    min: Option<u64>,
+    max: Option<u64>,
+    low: Option<u64>,
+    high: Option<u64>,
+    over: u64,
+    limit: u64,
+    width: u64,
+    [min_line, max_line]: [usize; 2],
+) -> Parsed<()> {
+    let bucket = |v: u64| v / width * width;
+    if let (Some(min), Some(low)) = (min, low) {
+        if bucket(min) != low {
+            return Err(ParseError::at(min_line, format!("expected min of {kind}-{cpu:03} in its lowest non-empty bucket ({low}), found {min}")));
+        }
+    }
+    match (max, high) {
+        (Some(max), Some(high)) if over == 0 && bucket(max) != high => Err(ParseError::at(max_line, format!("expected max of {kind}-{cpu:03} in its highest non-empty bucket ({high}), found {max}"))),
+        (Some(max), _) if over > 0 && max < limit => Err(ParseError::at(max_line, format!("expected max of {kind}-{cpu:03} beyond the histogram's range ({limit}, as over: counts {over}), found {max}"))),
+        (Some(max), Some(high)) if max < high => Err(ParseError::at(max_line, format!("expected max of {kind}-{cpu:03} at least its highest non-empty bucket ({high}), found {max}"))),
+        _ => Ok(()),
+    }
 }

@@ -78,16 +78,27 @@ pub fn parse(lines: &mut Input) -> Parsed<Imported> {
     let (mut dropped, mut duplicated, mut reordered) = (None, None, None);
     let mut valid_runtime = None;
     let (mut sent, mut received) = (None, None);
+    let mut preamble = super::lines::Preamble::default();
+    let mut started = false;
+    let mut cut_line = None;
     while let Some((n, raw)) = lines.next_line()? {
+        if lines.cut() && in_data {
+            // The log stops inside this row: the rows before it are what is known.
+            cut_line = Some(n);
+            break;
+        }
         let t = raw.trim();
         if t.is_empty() || t.bytes().all(|c| c == b'-') {
+            started |= !t.is_empty();
             continue;
         }
         if let Some(p) = t.strip_prefix("test was performed using the following parameters:") {
+            started = true;
             params = Some(p.trim().to_string());
             continue;
         }
         if let Some(s) = t.strip_prefix("sockperf:") {
+            started = true;
             if s.contains("dropped messages") {
                 dropped = number_after(s, "dropped messages");
                 duplicated = number_after(s, "duplicated messages");
@@ -106,6 +117,10 @@ pub fn parse(lines: &mut Input) -> Parsed<Imported> {
         }
         if t.starts_with("packet,") {
             in_data = true;
+            continue;
+        }
+        if !in_data && !started {
+            preamble.skip(n, t, "sockperf --full-log output ('sockperf: …' lines, then 'packet, txTime(sec), rxTime(sec), latency(usec)')")?;
             continue;
         }
         if !in_data {
@@ -156,9 +171,29 @@ pub fn parse(lines: &mut Input) -> Parsed<Imported> {
             "expected packet rows after 'packet, txTime(sec), rxTime(sec), latency(usec)' (run sockperf ping-pong with --full-log FILE)",
         ));
     }
+    imp.notes.extend(preamble.note());
+    if let Some(r) = received {
+        if index > r {
+            return Err(ParseError::at(0, format!("expected at most {r} packet rows (ReceivedMessages of the [Valid Duration] line), found {index}")));
+        }
+        if index < r {
+            imp.complete = false;
+            imp.end_reason = crate::result::EndReason::Running;
+            imp.notes.push(format!(
+                "the log stops after {index} of the {r} packets sockperf received{}: the figures cover the rows present",
+                cut_line.map(|n| format!(" (line {n} is cut off)")).unwrap_or_default()
+            ));
+        }
+    } else {
+        imp.notes.push("no '[Valid Duration]' line with ReceivedMessages: whether every packet row is present cannot be checked".into());
+    }
     b.max_at = worst.map(|w| (w.1, w.2));
     b.series = series.to_series();
-    imp.duration_ns = valid_runtime.unwrap_or(last_tx - first_tx.unwrap_or(last_tx));
+    imp.duration_ns = Some(
+        valid_runtime
+            .filter(|_| imp.complete)
+            .unwrap_or(last_tx - first_tx.unwrap_or(last_tx)),
+    );
     imp.threads.push(b);
     for (k, v) in [
         ("lost", dropped),
@@ -234,7 +269,7 @@ mod tests {
         s.push(&sample(0, u64::MAX - 1));
         s.push(&sample(1, u64::MAX - 1));
         let p = &s.to_series().points[0];
-        assert_eq!((p.samples, p.max_ns), (2, u64::MAX - 1));
+        assert_eq!((p.samples, p.max_ns), (2, i64::MAX));
         assert!(p.avg_ns <= p.max_ns);
     }
 }

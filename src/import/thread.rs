@@ -5,7 +5,9 @@
 use super::json::Node;
 use super::{parse_u64, ParseError, Parsed};
 use crate::result::{Series, ThreadResult};
+use crate::stats::histogram::Overflow;
 use crate::stats::recorder::Totals;
+use crate::stats::summary::signed;
 use crate::stats::{Histogram, Summary};
 
 /// One thread being rebuilt from another tool's figures.
@@ -19,8 +21,10 @@ pub struct ThreadBuild {
     sum_sq: u128,
     /// The number of samples the tool reports (≥ the histogram's count).
     pub count: Option<u64>,
-    pub min_ns: Option<u64>,
-    pub max_ns: Option<u64>,
+    /// The tool's extremes, signed: a tool may report negative latencies
+    /// (Xenomai's anticipation); its histogram then counts |latency|.
+    pub min_ns: Option<i64>,
+    pub max_ns: Option<i64>,
     pub avg_ns: Option<f64>,
     pub stddev_ns: Option<f64>,
     /// Where samples beyond the tool's histogram are placed: the range's limit.
@@ -88,8 +92,11 @@ impl ThreadBuild {
         bad_key: impl Fn(&str) -> String,
     ) -> Parsed<Option<u64>> {
         if self.count.is_some_and(|c| c > 0) {
-            self.min_ns = Some(t.field("min", what)?.u64("min")?.saturating_mul(scale));
-            self.max_ns = Some(t.field("max", what)?.u64("max")?.saturating_mul(scale));
+            let extreme = |key: &str| -> Parsed<i64> {
+                Ok(signed(t.field(key, what)?.u64(key)?.saturating_mul(scale)))
+            };
+            self.min_ns = Some(extreme("min")?);
+            self.max_ns = Some(extreme("max")?);
             let avg = t.field("avg", what)?.num("avg")?;
             if avg < 0.0 {
                 return Err(ParseError::at(
@@ -120,7 +127,9 @@ impl ThreadBuild {
         self.samples
     }
 
-    /// The thread as a result entry; overflow samples are placed and explained in `notes`.
+    /// The thread as a result entry; overflow samples are placed and explained
+    /// in `notes` and recorded in the histogram's `overflow`; what the tool
+    /// does not give (stddev, where the maximum was) stays unknown.
     pub fn finish(
         mut self,
         unit: &str,
@@ -137,8 +146,12 @@ impl ThreadBuild {
                 ),
             ));
         }
-        let min = self.min_ns.or((in_hist > 0).then_some(self.hist.min));
-        let max = self.max_ns.or((in_hist > 0).then_some(self.hist.max));
+        let min = self
+            .min_ns
+            .or((in_hist > 0).then_some(signed(self.hist.min)));
+        let max = self
+            .max_ns
+            .or((in_hist > 0).then_some(signed(self.hist.max)));
         if let (Some(lo), Some(hi)) = (min, max) {
             if n > 0 && lo > hi {
                 return Err(ParseError::at(
@@ -150,8 +163,13 @@ impl ThreadBuild {
                 ));
             }
         }
+        // The histogram counts |latency|: its top is the largest magnitude.
+        let top = match (min, max) {
+            (Some(lo), Some(hi)) if lo < 0 => Some(lo.unsigned_abs().max(hi.unsigned_abs())),
+            (_, hi) => hi.map(|h| h.max(0) as u64),
+        };
         if in_hist > 0 {
-            if let Some(hi) = self.max_ns {
+            if let (Some(_), Some(hi)) = (self.max_ns, top) {
                 if self.hist.max > hi.saturating_add(999) {
                     return Err(ParseError::at(
                         0,
@@ -164,13 +182,14 @@ impl ThreadBuild {
             }
         }
         let overflow = n - in_hist;
+        let mut beyond = None;
         if in_hist == 0 && n > 0 {
             notes.push(format!(
                 "{}: the input has no histogram, only count/min/avg/max: no percentiles or distribution",
                 self.name
             ));
         } else if overflow > 0 {
-            let hi = max.unwrap_or(self.hist.max);
+            let hi = top.unwrap_or(self.hist.max);
             let limit = self.overflow_at_ns.unwrap_or(hi).min(hi);
             self.add(hi, 1)?;
             self.add(limit, overflow - 1)?;
@@ -182,13 +201,24 @@ impl ThreadBuild {
                 show(limit, unit),
                 trim_float(pct, 3)
             ));
+            beyond = Some(Overflow {
+                from_ns: limit,
+                count: overflow,
+            });
         }
+        let (lo, hi) = match (min, max) {
+            (Some(lo), Some(_)) if lo < 0 => (0, top.unwrap_or(0)),
+            _ => (
+                min.unwrap_or(0).max(0) as u64,
+                max.unwrap_or(0).max(0) as u64,
+            ),
+        };
         let totals = Totals {
             samples: if in_hist == 0 { n } else { self.samples },
             sum: self.sum.min(u64::MAX as u128) as u64,
             sum_sq: self.sum_sq,
-            min: min.unwrap_or(0),
-            max: max.unwrap_or(0),
+            min: lo,
+            max: hi,
             max_index: self.max_at.map(|m| m.0).unwrap_or(0),
             max_time: self.max_at.map(|m| m.1).unwrap_or(0),
             overruns: self.overruns,
@@ -198,23 +228,37 @@ impl ThreadBuild {
             self.hist.set_extremes(totals.min, totals.max);
         }
         let mut summary = Summary::from_parts(&totals, &self.hist);
+        summary.max_sample = self.max_at.map(|m| m.0);
+        summary.max_at_ns = self.max_at.map(|m| m.1);
         if n > 0 {
+            summary.min_ns = min.unwrap_or(summary.min_ns);
+            summary.max_ns = max.unwrap_or(summary.max_ns);
             if in_hist == 0 {
                 summary.avg_ns = 0;
+                summary.stddev_ns = None;
+            }
+            if let Some(b) = beyond {
+                summary.stddev_ns = None;
+                summary.mark_bounds(b.count);
+                for p in summary.percentiles.iter_mut().filter(|p| p.bound) {
+                    p.ns = p.ns.max(b.from_ns);
+                }
             }
             if let Some(avg) = self.avg_ns {
-                summary.avg_ns = avg.round().clamp(0.0, u64::MAX as f64) as u64;
+                summary.avg_ns = avg.round().clamp(i64::MIN as f64, i64::MAX as f64) as i64;
             }
             if let Some(sd) = self.stddev_ns {
-                summary.stddev_ns = sd.round().clamp(0.0, u64::MAX as f64) as u64;
+                summary.stddev_ns = Some(sd.round().clamp(0.0, u64::MAX as f64) as u64);
             }
             summary.avg_ns = summary.avg_ns.clamp(summary.min_ns, summary.max_ns);
         }
+        let mut histogram = self.hist.to_record();
+        histogram.overflow = beyond;
         let thread = ThreadResult {
             name: self.name,
             cpu: self.cpu,
             summary,
-            histogram: self.hist.to_record(),
+            histogram,
             series: self.series,
         };
         Ok((thread, totals, self.hist))
@@ -258,6 +302,19 @@ mod tests {
         assert_eq!(h.samples, 1010);
         assert_eq!(totals.samples, 1010);
         assert_eq!(r.summary.max_ns, 5_000_000);
+        assert_eq!(
+            r.histogram.overflow,
+            Some(Overflow {
+                from_ns: 100_000,
+                count: 10
+            })
+        );
+        // 10 of 1010 beyond: p99 (rank 1000) is in range, p99.9 (rank 1009) a bound.
+        let p = |q: f64| r.summary.percentile_of(q).cloned().expect("percentile");
+        assert!(!p(99.0).bound && p(99.9).bound);
+        assert!(p(99.9).ns >= 100_000);
+        assert_eq!(r.summary.stddev_ns, None);
+        assert_eq!(r.summary.max_sample, None);
         assert_eq!(h.count(crate::stats::histogram::index_of(5_000_000)), 1);
         assert_eq!(h.count(crate::stats::histogram::index_of(100_000)), 9);
         assert!(notes[0].contains("10 of 1010"), "{notes:?}");

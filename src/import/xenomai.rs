@@ -16,9 +16,10 @@
 //! cells, its last cell collecting everything beyond; the `min`/`max`
 //! histograms hold per-second extremes and are not imported.
 
+use super::lines::Preamble;
 use super::{detect, Format, Input, Reader};
 use super::{field, parse_u64, parse_us, Imported, ParseError, Parsed, ThreadBuild};
-use crate::result::SeriesPoint;
+use crate::stats::{IntervalStats, SeriesBuilder};
 
 struct Row {
     line: usize,
@@ -126,188 +127,37 @@ pub static FORMAT: Format = Format {
     read: Reader::Lines(parse),
 };
 
-pub fn parse(lines: &mut Input) -> Parsed<Imported> {
-    let (mut period_us, mut mode, mut prio, mut cpu) = (None, None, None, None);
-    let mut rows: Vec<Row> = Vec::new();
-    let mut cells: Vec<(usize, u64, u64)> = Vec::new();
-    let mut hss_avg: Option<(u64, f64, f64)> = None;
-    let mut rts: Option<(usize, Totals)> = None;
-    let mut other_histograms = false;
-    while let Some((n, raw)) = lines.next_line()? {
-        let t = raw.trim();
-        let t = t.strip_prefix("^C").unwrap_or(t).trim();
-        if t.is_empty() || PROSE.iter().any(|p| t.starts_with(p)) {
-            continue;
-        }
-        if let Some(h) = t.strip_prefix("==") {
-            let h = h.trim();
-            if let Some(p) = h.strip_prefix("Sampling period:") {
-                period_us = Some(count_field(
-                    n,
-                    p.trim().trim_end_matches("us").trim(),
-                    "the sampling period",
-                )?);
-            } else if let Some(m) = h.strip_prefix("Test mode:") {
-                mode = Some(m.trim().to_string());
-            }
-            continue;
-        }
-        let Some((code, rest)) = t.split_once('|') else {
-            return Err(ParseError::at(
-                n,
-                format!(
-                    "expected a Xenomai latency line (RTT|, RTD|, HSD|, HSS|, RTS| …), found {}",
-                    super::found(t)
-                ),
-            ));
-        };
-        let f: Vec<&str> = rest.split('|').map(str::trim).collect();
-        match code {
-            "RTH" | "HSH" | "---" => {}
-            "RTT" => rtt(n, rest, &mut period_us, &mut mode, &mut prio, &mut cpu)?,
-            "RTD" => {
-                // 7 fields since Xenomai 3 (msw), 6 before.
-                let msw_col = match f.len() {
-                    7 => true,
-                    6 => false,
-                    k => return Err(ParseError::at(n, format!("expected 6 or 7 '|'-separated fields after RTD (min, avg, max, overruns, [msw,] best, worst), found {k}"))),
-                };
-                rows.push(Row {
-                    line: n,
-                    min: us_field(n, f[0], "lat min")?,
-                    avg: us_field(n, f[1], "lat avg")?,
-                    max: us_field(n, f[2], "lat max")?,
-                    overruns: count_field(n, f[3], "the overrun count")?,
-                    msw: if msw_col {
-                        count_field(n, f[4], "the mode switch count")?
-                    } else {
-                        0
-                    },
-                });
-            }
-            "HSD" => {
-                if f.len() < 3 {
-                    return Err(ParseError::at(
-                        n,
-                        "expected 'HSD|  kind| from - to | samples'",
-                    ));
-                }
-                let from = f[1].split('-').next().and_then(parse_u64);
-                let (Some(from), Some(hits)) = (from, parse_u64(f[2])) else {
-                    return Err(ParseError::at(n, format!("expected 'HSD|  kind| from - to | samples' with whole numbers, found {}", super::found(t))));
-                };
-                match f[0] {
-                    "avg" => {
-                        if cells.last().is_some_and(|c| c.1 >= from) {
-                            return Err(ParseError::at(
-                                n,
-                                "expected HSD cells in increasing order",
-                            ));
-                        }
-                        cells.push((n, from, hits));
-                    }
-                    "min" | "max" => other_histograms = true,
-                    k => {
-                        return Err(ParseError::at(
-                            n,
-                            format!(
-                                "expected min, avg or max after HSD|, found {}",
-                                super::found(k)
-                            ),
-                        ))
-                    }
-                }
-            }
-            "HSS" => {
-                if f.len() < 4 {
-                    return Err(ParseError::at(
-                        n,
-                        "expected 'HSS|  kind| samples| average| stddev'",
-                    ));
-                }
-                if f[0] == "avg" {
-                    let samples = count_field(n, f[1], "the HSS sample count")?;
-                    let avg: f64 = f[2]
-                        .parse()
-                        .map_err(|_| ParseError::at(n, "expected the HSS average as a number"))?;
-                    let sd: f64 = f[3]
-                        .parse()
-                        .map_err(|_| ParseError::at(n, "expected the HSS stddev as a number"))?;
-                    if avg.is_finite() && sd.is_finite() {
-                        hss_avg = Some((samples, avg, sd));
-                    }
-                }
-            }
-            "RTS" => {
-                let (msw, time) = match f.len() {
-                    6 => (count_field(n, f[4], "the mode switch count")?, f[5]),
-                    5 => (0, f[4]),
-                    k => return Err(ParseError::at(n, format!("expected 5 or 6 '|'-separated fields after RTS (min, avg, max, overruns, [msw,] actual/requested time), found {k}"))),
-                };
-                let (actual, requested) = match time.split_once('/') {
-                    Some((a, r)) => (Some(hms(n, a)?), Some(hms(n, r)?)),
-                    None => (Some(hms(n, time)?), None),
-                };
-                rts = Some((
-                    n,
-                    Totals {
-                        min: us_field(n, f[0], "lat min")?,
-                        avg: us_field(n, f[1], "lat avg")?,
-                        max: us_field(n, f[2], "lat max")?,
-                        overruns: count_field(n, f[3], "the overrun count")?,
-                        msw,
-                        actual_s: actual,
-                        requested_s: requested,
-                    },
-                ));
-            }
-            other => {
-                return Err(ParseError::at(n, format!("expected a Xenomai latency line (RTT|, RTD|, HSD|, HSS|, RTS| …), found {}", super::found(&format!("{other}|")))));
-            }
+/// The RTD rows seen so far, folded as they come (nothing kept per row).
+struct RowLog {
+    series: SeriesBuilder,
+    rows: u64,
+    min: i64,
+    max: i64,
+    avg_sum: i128,
+    overruns: u64,
+    msw: u64,
+    /// Row number and value of the first row holding the largest max.
+    worst: Option<(u64, i64)>,
+    negative: bool,
+}
+
+impl RowLog {
+    fn new() -> Self {
+        RowLog {
+            series: SeriesBuilder::new(1_000_000_000),
+            rows: 0,
+            min: i64::MAX,
+            max: i64::MIN,
+            avg_sum: 0,
+            overruns: 0,
+            msw: 0,
+            worst: None,
+            negative: false,
         }
     }
-    if rows.is_empty() && rts.is_none() {
-        return Err(ParseError::at(
-            0,
-            "expected RTD or RTS lines (the output of Xenomai's latency)",
-        ));
-    }
-    let Some(period_us) = period_us.filter(|&p| p > 0) else {
-        return Err(ParseError::at(
-            0,
-            "expected the period ('== Sampling period: N us' or an RTT line)",
-        ));
-    };
-    let period_ns = period_us.saturating_mul(1000);
-    let per_second = (1_000_000_000 / period_ns).max(1);
 
-    let mut imp = Imported::new(crate::result::Benchmark::Timer);
-    let mut b = ThreadBuild::new(
-        cpu.map(|c| format!("cpu{c}"))
-            .unwrap_or_else(|| "thread0".into()),
-        cpu,
-    );
-    let (min, avg, max, overruns, msw) = match &rts {
-        Some((_, t)) => (t.min, t.avg, t.max, t.overruns, t.msw),
-        None => (
-            rows.iter().map(|r| r.min).min().unwrap_or(0),
-            rows.iter().map(|r| r.avg).sum::<i64>() / rows.len().max(1) as i64,
-            rows.iter().map(|r| r.max).max().unwrap_or(0),
-            rows.last().map(|r| r.overruns).unwrap_or(0),
-            rows.last().map(|r| r.msw).unwrap_or(0),
-        ),
-    };
-    let negative = min < 0 || rows.iter().any(|r| r.min < 0);
-    let clamp = |v: i64| v.max(0) as u64;
-    b.min_ns = Some(clamp(min));
-    b.max_ns = Some(clamp(max));
-    b.avg_ns = Some(clamp(avg) as f64);
-    b.overruns = overruns;
-
-    let mut prev = 0u64;
-    let mut worst_row = None;
-    for (i, r) in rows.iter().enumerate() {
-        if r.overruns < prev {
+    fn push(&mut self, r: &Row, per_second: u64) -> Parsed<()> {
+        if r.overruns < self.overruns {
             return Err(ParseError::at(
                 r.line,
                 "expected the overrun total to never decrease",
@@ -316,81 +166,433 @@ pub fn parse(lines: &mut Input) -> Parsed<Imported> {
         if r.min > r.max {
             return Err(ParseError::at(r.line, "expected lat min ≤ lat max"));
         }
-        b.series.points.push(SeriesPoint {
-            t_ns: i as u64 * 1_000_000_000,
+        // The series holds what the result model can (no negative values yet).
+        let clamp = |v: i64| v.max(0) as u64;
+        self.series.push(&IntervalStats {
+            index: self.rows,
             samples: per_second,
-            min_ns: clamp(r.min),
-            avg_ns: clamp(r.avg).clamp(clamp(r.min), clamp(r.max)),
-            max_ns: clamp(r.max),
-            overruns: r.overruns - prev,
+            min: clamp(r.min),
+            max: clamp(r.max),
+            sum: clamp(r.avg)
+                .clamp(clamp(r.min), clamp(r.max))
+                .saturating_mul(per_second),
+            overruns: r.overruns - self.overruns,
         });
-        prev = r.overruns;
-        if worst_row.is_none() && r.max >= max {
-            worst_row = Some(i as u64);
+        if self.worst.is_none_or(|w| r.max > w.1) {
+            self.worst = Some((self.rows, r.max));
         }
+        self.negative |= r.min < 0;
+        self.min = self.min.min(r.min);
+        self.max = self.max.max(r.max);
+        self.avg_sum += r.avg as i128;
+        self.overruns = r.overruns;
+        self.msw = r.msw;
+        self.rows += 1;
+        Ok(())
     }
-    b.max_at = worst_row.map(|i| (i * per_second, i * 1_000_000_000));
 
-    if !cells.is_empty() {
-        let hits: u64 = cells.iter().fold(0u64, |a, c| a.saturating_add(c.2));
-        let last = cells[cells.len() - 1].1;
-        // The last cell also holds everything beyond the histogram: when the maximum lies past it, it is the overflow.
-        let overflow_cell = clamp(max) >= last.saturating_add(1).saturating_mul(1000);
-        let used = if overflow_cell {
-            &cells[..cells.len() - 1]
-        } else {
-            &cells[..]
-        };
-        for (n, from, h) in used {
-            b.add(from.saturating_mul(1000), *h)
-                .map_err(|e| ParseError::at(*n, e.msg))?;
-        }
-        b.count = Some(hits);
-        if overflow_cell {
-            b.overflow_at_ns = Some(last.saturating_mul(1000));
-        }
-        if let Some((_, _, sd)) = hss_avg {
-            b.stddev_ns = Some(sd * 1000.0);
-        }
-    } else {
-        let secs = rts
-            .as_ref()
-            .and_then(|(_, t)| t.actual_s)
-            .filter(|_| rows.is_empty())
-            .unwrap_or(rows.len() as u64);
-        b.count = Some(secs.saturating_mul(per_second));
-        imp.notes.push("no HSD histogram in the input (run latency with -h): only per-second min/avg/max are known".into());
+    fn avg(&self) -> i64 {
+        (self.avg_sum / self.rows.max(1) as i128) as i64
     }
-    imp.duration_ns = rts
-        .as_ref()
-        .and_then(|(_, t)| t.actual_s)
-        .unwrap_or(rows.len() as u64)
-        .saturating_mul(1_000_000_000);
-    if let Some(req) = rts.as_ref().and_then(|(_, t)| t.requested_s) {
+}
+
+/// What `parse` saw, line by line.
+#[derive(Default)]
+struct Seen {
+    period_us: Option<u64>,
+    mode: Option<String>,
+    prio: Option<i32>,
+    cpu: Option<usize>,
+    /// The avg histogram: its cells, all but the last added, and the last (maybe the overflow cell).
+    hist: Option<ThreadBuild>,
+    hist_hits: u64,
+    last_cell: Option<(usize, u64, u64)>,
+    hss_avg: Option<(usize, u64, f64)>,
+    rts: Option<(usize, Totals)>,
+    other_histograms: bool,
+    started: bool,
+}
+
+impl Seen {
+    fn cell(&mut self, n: usize, from: u64, hits: u64) -> Parsed<()> {
+        if self.last_cell.is_some_and(|c| c.1 >= from) {
+            return Err(ParseError::at(n, "expected HSD cells in increasing order"));
+        }
+        let hist = self
+            .hist
+            .get_or_insert_with(|| ThreadBuild::new("hist", None));
+        if let Some((m, f, h)) = self.last_cell.replace((n, from, hits)) {
+            hist.add(f.saturating_mul(1000), h)
+                .map_err(|e| ParseError::at(m, e.msg))?;
+        }
+        self.hist_hits = self.hist_hits.saturating_add(hits);
+        Ok(())
+    }
+}
+
+const EXPECTED: &str =
+    "Xenomai latency output ('== Sampling period: N us', RTT|, RTD|, HSD|, HSS|, RTS| lines)";
+
+pub fn parse(lines: &mut Input) -> Parsed<Imported> {
+    let mut seen = Seen::default();
+    let mut log = RowLog::new();
+    let mut preamble = Preamble::default();
+    let mut cut_line = None;
+    while let Some((n, raw)) = lines.next_line()? {
+        if lines.cut() {
+            // The input stops inside this line: a log cut short; the lines before it are what is known.
+            cut_line = Some(n);
+            break;
+        }
+        let t = raw.trim();
+        let t = t.strip_prefix("^C").unwrap_or(t).trim();
+        if t.is_empty() || PROSE.iter().any(|p| t.starts_with(p)) {
+            continue;
+        }
+        if let Some(h) = t.strip_prefix("==") {
+            let h = h.trim();
+            if let Some(p) = h.strip_prefix("Sampling period:") {
+                seen.period_us = Some(count_field(
+                    n,
+                    p.trim().trim_end_matches("us").trim(),
+                    "the sampling period",
+                )?);
+            } else if let Some(m) = h.strip_prefix("Test mode:") {
+                seen.mode = Some(m.trim().to_string());
+            }
+            seen.started = true;
+            continue;
+        }
+        let code = t.split_once('|');
+        let Some((code, rest)) = code.filter(|(c, _)| CODES.contains(c)) else {
+            if !seen.started {
+                preamble.skip(n, t, EXPECTED)?;
+                continue;
+            }
+            return Err(ParseError::at(
+                n,
+                format!(
+                    "expected a Xenomai latency line (RTT|, RTD|, HSD|, HSS|, RTS| …), found {}",
+                    super::found(t)
+                ),
+            ));
+        };
+        seen.started = true;
+        line(n, code, rest, &mut seen, &mut log)?;
+    }
+    finish(seen, log, preamble, cut_line)
+}
+
+const CODES: [&str; 8] = ["RTH", "HSH", "---", "RTT", "RTD", "HSD", "HSS", "RTS"];
+
+/// One `CODE|rest` line.
+fn line(n: usize, code: &str, rest: &str, seen: &mut Seen, log: &mut RowLog) -> Parsed<()> {
+    let f: Vec<&str> = rest.split('|').map(str::trim).collect();
+    match code {
+        "RTT" => rtt(
+            n,
+            rest,
+            &mut seen.period_us,
+            &mut seen.mode,
+            &mut seen.prio,
+            &mut seen.cpu,
+        )?,
+        "RTD" => {
+            // 7 fields since Xenomai 3 (msw), 6 before.
+            let msw_col = match f.len() {
+                7 => true,
+                6 => false,
+                k => return Err(ParseError::at(n, format!("expected 6 or 7 '|'-separated fields after RTD (min, avg, max, overruns, [msw,] best, worst), found {k}"))),
+            };
+            let Some(period_us) = seen.period_us.filter(|&p| p > 0) else {
+                return Err(ParseError::at(
+                    n,
+                    "expected the period ('== Sampling period: N us' or an RTT line) before the first RTD line",
+                ));
+            };
+            if seen.rts.is_some() || seen.last_cell.is_some() {
+                return Err(ParseError::at(
+                    n,
+                    "expected no RTD line after the closing HSD/RTS lines",
+                ));
+            }
+            let row = Row {
+                line: n,
+                min: us_field(n, f[0], "lat min")?,
+                avg: us_field(n, f[1], "lat avg")?,
+                max: us_field(n, f[2], "lat max")?,
+                overruns: count_field(n, f[3], "the overrun count")?,
+                msw: if msw_col {
+                    count_field(n, f[4], "the mode switch count")?
+                } else {
+                    0
+                },
+            };
+            log.push(&row, per_second(period_us))?;
+        }
+        "HSD" => {
+            if f.len() < 3 {
+                return Err(ParseError::at(
+                    n,
+                    "expected 'HSD|  kind| from - to | samples'",
+                ));
+            }
+            let from = f[1].split('-').next().and_then(parse_u64);
+            let (Some(from), Some(hits)) = (from, parse_u64(f[2])) else {
+                return Err(ParseError::at(
+                    n,
+                    format!(
+                        "expected 'HSD|  kind| from - to | samples' with whole numbers, found {}",
+                        super::found(rest)
+                    ),
+                ));
+            };
+            match f[0] {
+                "avg" => seen.cell(n, from, hits)?,
+                "min" | "max" => seen.other_histograms = true,
+                k => {
+                    return Err(ParseError::at(
+                        n,
+                        format!(
+                            "expected min, avg or max after HSD|, found {}",
+                            super::found(k)
+                        ),
+                    ))
+                }
+            }
+        }
+        "HSS" => {
+            if f.len() < 4 {
+                return Err(ParseError::at(
+                    n,
+                    "expected 'HSS|  kind| samples| average| stddev'",
+                ));
+            }
+            if f[0] == "avg" {
+                let samples = count_field(n, f[1], "the HSS sample count")?;
+                let sd: f64 = f[3]
+                    .parse()
+                    .ok()
+                    .filter(|v: &f64| v.is_finite() && *v >= 0.0)
+                    .ok_or_else(|| ParseError::at(n, "expected the HSS stddev as a number"))?;
+                seen.hss_avg = Some((n, samples, sd));
+            }
+        }
+        "RTS" => {
+            let (msw, time) = match f.len() {
+                6 => (count_field(n, f[4], "the mode switch count")?, f[5]),
+                5 => (0, f[4]),
+                k => return Err(ParseError::at(n, format!("expected 5 or 6 '|'-separated fields after RTS (min, avg, max, overruns, [msw,] actual/requested time), found {k}"))),
+            };
+            let (actual, requested) = match time.split_once('/') {
+                Some((a, r)) => (Some(hms(n, a)?), Some(hms(n, r)?)),
+                None => (Some(hms(n, time)?), None),
+            };
+            seen.rts = Some((
+                n,
+                Totals {
+                    min: us_field(n, f[0], "lat min")?,
+                    avg: us_field(n, f[1], "lat avg")?,
+                    max: us_field(n, f[2], "lat max")?,
+                    overruns: count_field(n, f[3], "the overrun count")?,
+                    msw,
+                    actual_s: actual,
+                    requested_s: requested,
+                },
+            ));
+        }
+        _ => {} // RTH, HSH, ---: headers
+    }
+    Ok(())
+}
+
+fn per_second(period_us: u64) -> u64 {
+    (1_000_000 / period_us.max(1)).max(1)
+}
+
+fn finish(
+    seen: Seen,
+    log: RowLog,
+    preamble: Preamble,
+    cut_line: Option<usize>,
+) -> Parsed<Imported> {
+    if log.rows == 0 && seen.rts.is_none() {
+        return Err(ParseError::at(
+            0,
+            "expected RTD or RTS lines (the output of Xenomai's latency)",
+        ));
+    }
+    let Some(period_us) = seen.period_us.filter(|&p| p > 0) else {
+        return Err(ParseError::at(
+            0,
+            "expected the period ('== Sampling period: N us' or an RTT line)",
+        ));
+    };
+    let period_ns = period_us.saturating_mul(1000);
+    let per_second = per_second(period_us);
+    let mut imp = Imported::new(crate::result::Benchmark::Timer);
+    imp.notes.extend(preamble.note());
+    let cpu = seen.cpu;
+    let mut b = ThreadBuild::new(
+        cpu.map(|c| format!("cpu{c}"))
+            .unwrap_or_else(|| "thread0".into()),
+        cpu,
+    );
+    let rts = seen.rts.as_ref().map(|(n, t)| (*n, t));
+    let (min, avg, max, overruns, msw) = match rts {
+        Some((n, t)) => {
+            // The closing summary covers every row printed before it.
+            if log.rows > 0 && (t.min > log.min || t.max < log.max || t.overruns < log.overruns) {
+                return Err(ParseError::at(n, format!(
+                    "expected the RTS line to cover its RTD lines (min ≤ {}, max ≥ {}, overruns ≥ {}), found min {}, max {}, overruns {}",
+                    us(log.min), us(log.max), log.overruns, us(t.min), us(t.max), t.overruns
+                )));
+            }
+            (t.min, t.avg, t.max, t.overruns, t.msw)
+        }
+        None => (log.min, log.avg(), log.max, log.overruns, log.msw),
+    };
+    let negative = min < 0 || log.negative;
+    b.min_ns = Some(min);
+    b.max_ns = Some(max);
+    b.avg_ns = Some(avg as f64);
+    b.overruns = overruns;
+    b.series = log.series.to_series();
+    b.max_at = log
+        .worst
+        .filter(|w| w.1 >= max)
+        .map(|(i, _)| (i * per_second, i * 1_000_000_000));
+
+    match (rts, seen.hist) {
+        (Some(_), Some(mut hist)) => {
+            // The last cell also holds everything beyond the histogram: when the maximum lies past it, it is the overflow.
+            let (n, last, hits) = seen.last_cell.expect("a histogram has a last cell");
+            let overflow_cell = max.max(0) as u64 >= last.saturating_add(1).saturating_mul(1000);
+            if !overflow_cell {
+                hist.add(last.saturating_mul(1000), hits)
+                    .map_err(|e| ParseError::at(n, e.msg))?;
+            } else {
+                hist.overflow_at_ns = Some(last.saturating_mul(1000));
+            }
+            if let Some((m, count, _)) = seen.hss_avg {
+                if count != seen.hist_hits {
+                    return Err(ParseError::at(m, format!(
+                        "expected the HSS avg sample count to be the sum of the HSD avg cells ({}), found {count}",
+                        seen.hist_hits
+                    )));
+                }
+            }
+            hist.name = b.name.clone();
+            hist.cpu = b.cpu;
+            hist.count = Some(seen.hist_hits);
+            hist.min_ns = b.min_ns;
+            hist.max_ns = b.max_ns;
+            hist.avg_ns = b.avg_ns;
+            hist.overruns = b.overruns;
+            hist.series = std::mem::replace(
+                &mut b.series,
+                crate::result::Series {
+                    interval_ns: 1_000_000_000,
+                    points: Vec::new(),
+                },
+            );
+            hist.max_at = b.max_at;
+            b = hist;
+        }
+        (Some((_, t)), None) => {
+            let secs = t.actual_s.filter(|_| log.rows == 0).unwrap_or(log.rows);
+            b.count = Some(secs.saturating_mul(per_second));
+            imp.notes.push("no HSD histogram in the input (run latency with -h): only per-second min/avg/max are known".into());
+        }
+        (None, _) => {
+            b.count = Some(log.rows.saturating_mul(per_second));
+            imp.complete = false;
+            imp.end_reason = crate::result::EndReason::Running;
+            imp.notes.push(format!(
+                "the input stops before latency's closing RTS line{} (a run killed or a machine that stopped): the figures cover the {} RTD line(s) present, one per second",
+                cut_line.map(|n| format!(" (line {n} is cut off)")).unwrap_or_default(),
+                log.rows
+            ));
+        }
+    }
+    if let Some((_, count, sd)) = seen.hss_avg.filter(|_| rts.is_some()) {
+        b.stddev_ns = Some(sd * 1000.0);
+        if b.recorded() == 0 {
+            b.count = Some(count);
+        }
+        imp.notes.push(format!("{count} samples and the stddev are latency's own statistics (its HSS avg line, computed over 1 µs cells)"));
+    }
+    imp.duration_ns = Some(
+        rts.and_then(|(_, t)| t.actual_s)
+            .unwrap_or(log.rows)
+            .saturating_mul(1_000_000_000),
+    );
+    if let Some(req) = rts.and_then(|(_, t)| t.requested_s) {
         imp.config.insert(
             "requested_duration_ns".into(),
             req.saturating_mul(1_000_000_000).into(),
         );
     }
     imp.config.insert("period_ns".into(), period_ns.into());
-    if let Some(m) = &mode {
+    if let Some(m) = &seen.mode {
         imp.config.insert("test_mode".into(), m.clone().into());
     }
     imp.config.insert("histogram_cell_ns".into(), 1000.into());
     imp.details.insert("mode_switches".into(), msw.into());
-    imp.tuning.policy = crate::result::Policy::Fifo;
-    imp.tuning.priority = prio.unwrap_or(99).clamp(1, 99);
+    imp.tuning.policy = Some(crate::result::Policy::Fifo);
+    imp.tuning.priority = Some(seen.prio.unwrap_or(99).clamp(1, 99));
     imp.tuning.affinity = vec![cpu];
     imp.notes.push("Xenomai latency prints no host, kernel or start time; HSD cells are read as 1 µs (the default -B 1000)".into());
-    if other_histograms {
+    if seen.other_histograms {
         imp.notes.push("the HSD min/max histograms (per-second extremes) are not imported; the avg histogram holds every sample".into());
     }
     if negative {
-        imp.notes.push("Xenomai reported negative latencies (wake-ups before the deadline, from its timer anticipation); they are counted as 0, and the histogram holds absolute values".into());
+        imp.notes.push(format!("Xenomai reported negative latencies (wake-ups before the deadline, from its timer anticipation; min {} µs); the histogram holds absolute values, as latency's does", us(min)));
     }
     if msw > 0 {
         imp.notes.push(format!("{msw} mode switch(es) during sampling: some peaks may come from the task leaving real-time mode"));
     }
     imp.threads.push(b);
     Ok(imp)
+}
+
+/// ns as µs with 3 decimals, as latency prints them.
+fn us(ns: i64) -> String {
+    format!("{:.3}", ns as f64 / 1000.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::import::Lines;
+
+    fn read(text: &str) -> Parsed<Imported> {
+        let mut bytes = text.as_bytes();
+        let mut input: &mut dyn std::io::BufRead = &mut bytes;
+        parse(&mut Lines::new(&mut input))
+    }
+
+    #[test]
+    fn negative_latencies_are_kept_signed() {
+        let imp = read(&String::from_utf8_lossy(&crate::import::fuzz::fixture(
+            "xenomai-latency-s-prompt.txt",
+        )))
+        .unwrap();
+        let t = &imp.threads[0];
+        assert_eq!(t.min_ns, Some(-412));
+        assert_eq!(t.max_ns, Some(9_775));
+        assert_eq!(t.count, Some(50_000));
+        assert_eq!(t.stddev_ns, Some(529.0));
+        assert!(imp.complete);
+    }
+
+    #[test]
+    fn a_log_without_its_rts_line_is_incomplete() {
+        let text = "== Sampling period: 1000 us\nRTD|      1.000|      2.000|      3.000|       0|     0|      1.000|      3.000\nRTD|     -1.000|      2.000|      4.000|       0|     0|     -1.000|      4.000\nRTD|      1.0";
+        let imp = read(text).unwrap();
+        assert!(!imp.complete);
+        assert_eq!(imp.threads[0].count, Some(2000));
+        assert_eq!(imp.threads[0].min_ns, Some(-1000));
+        assert!(imp.notes.iter().any(|n| n.contains("line 4 is cut off")));
+    }
 }

@@ -86,7 +86,7 @@ pub struct RunningLoads {
 
 /// This executable: by its path while that exists (so the host is named like
 /// it), else through /proc/self/exe (the binary was replaced or deleted).
-fn this_exe() -> PathBuf {
+pub fn this_exe() -> PathBuf {
     match std::env::current_exe() {
         Ok(p) if p.is_file() => p,
         _ => PathBuf::from("/proc/self/exe"),

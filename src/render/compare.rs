@@ -2,7 +2,7 @@
 //! ([`Benchmark::compare_columns`]), as text, Markdown or CSV; and the
 //! regression check against a baseline.
 
-use super::describe::{loads_of, primary, thread_of};
+use super::describe::{loads_of, percentile_cell, primary, thread_of, us_signed};
 use super::loaded::{load, load_all};
 use super::table::{self, Align, Col};
 use super::{benchmarks_of, svg::CompareSvg, write_output, Loaded, Render};
@@ -109,7 +109,10 @@ impl Metric {
             Metric::Min => Ok(s.min_ns as f64),
             Metric::Avg => Ok(s.avg_ns as f64),
             Metric::Max => Ok(s.max_ns as f64),
-            Metric::Stddev => Ok(s.stddev_ns as f64),
+            Metric::Stddev => s
+                .stddev_ns
+                .map(|v| v as f64)
+                .ok_or_else(|| missing("stddev (its source does not give one)")),
             Metric::Percentile(p) => s.percentile(*p).map(|v| v as f64).ok_or_else(|| {
                 missing(&format!(
                     "{} ({} samples are too few)",
@@ -127,7 +130,7 @@ impl Metric {
 
     fn show(&self, v: f64) -> String {
         if self.is_latency() {
-            format!("{} us", us(v.max(0.0) as u64))
+            format!("{} us", us_signed(v.round() as i64))
         } else if *self == Metric::Stretch {
             format!("{v:.3}")
         } else {
@@ -174,7 +177,7 @@ fn summary_of(l: &Loaded, src: Source) -> Option<Summary> {
 }
 
 /// A cell as text; `None` is shown as `-` (empty in CSV).
-fn cell(l: &Loaded, get: Get, csv: bool) -> Option<String> {
+pub(crate) fn cell(l: &Loaded, get: Get, csv: bool) -> Option<String> {
     match get {
         Get::Of(src, stat) => {
             let s = summary_of(l, src)?;
@@ -182,21 +185,23 @@ fn cell(l: &Loaded, get: Get, csv: bool) -> Option<String> {
                 return None;
             }
             Some(match stat {
-                Figure::Min => us(s.min_ns),
-                Figure::Avg => us(s.avg_ns),
-                Figure::Max => us(s.max_ns),
-                Figure::P(p) => us(s.percentile(p)?),
+                Figure::Min => us_signed(s.min_ns),
+                Figure::Avg => us_signed(s.avg_ns),
+                Figure::Max => us_signed(s.max_ns),
+                Figure::P(p) => percentile_cell(s.percentile_of(p)?),
                 Figure::Overruns => s.overruns.to_string(),
             })
         }
         Get::Lost => lost(l).map(|v| v.to_string()),
         Get::Missed => detail_u64(l, "missed").map(|v| v.to_string()),
-        Get::Duration if l.result.duration_ns == 0 => None,
-        Get::Duration => Some(if csv {
-            format!("{:.3}", l.result.duration_ns as f64 / 1e9)
-        } else {
-            secs(l.result.duration_ns)
-        }),
+        Get::Duration => {
+            let d = l.result.duration_ns.filter(|&d| d > 0)?;
+            Some(if csv {
+                format!("{:.3}", d as f64 / 1e9)
+            } else {
+                secs(d)
+            })
+        }
         Get::Ideal => detail_u64(l, "ideal_ns").map(us),
         Get::Stretch => stretch(l).map(|v| format!("{v:.3}")),
         Get::BeyondTolerance => detail_u64(l, "beyond_tolerance").map(|v| v.to_string()),

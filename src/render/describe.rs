@@ -4,8 +4,10 @@
 use super::loaded::one_line;
 use crate::result::model::MainSeries;
 use crate::result::{RunResult, ThreadResult};
+use crate::stats::histogram::Overflow;
+use crate::stats::summary::Percentile;
 use crate::stats::{Histogram, Summary};
-use crate::units::human_duration;
+use crate::units::{human_duration, secs, us};
 
 /// The machine in one line: host, kernel (preempt model), CPU model, CPUs, arch, hypervisor.
 pub fn machine_of(r: &RunResult) -> String {
@@ -91,9 +93,73 @@ pub fn detail_value(v: &serde_json::Value) -> String {
     }
 }
 
-/// The scheduling of a run: `SCHED_FIFO 80`, `SCHED_OTHER`.
-pub fn policy_of(r: &RunResult) -> String {
-    r.tuning.policy.label(r.tuning.priority)
+/// The scheduling of a run: `SCHED_FIFO 80`, `SCHED_OTHER`; `None` when the
+/// result does not record the policy (an import whose source does not say).
+pub fn policy_of(r: &RunResult) -> Option<String> {
+    let p = r.tuning.policy?;
+    Some(match r.tuning.priority {
+        Some(prio) => p.label(prio),
+        None => format!("SCHED_{}", p.name().to_uppercase()),
+    })
+}
+
+/// `on`/`off`, `None` when unknown.
+pub fn mlock_of(r: &RunResult) -> Option<&'static str> {
+    r.tuning.mlock.map(|m| if m { "on" } else { "off" })
+}
+
+/// The value held on /dev/cpu_dma_latency (`0us`, `off`); `None` when unknown.
+pub fn dma_of(r: &RunResult) -> Option<String> {
+    r.tuning
+        .dma_latency_us
+        .map(|d| d.map(|v| format!("{v}us")).unwrap_or_else(|| "off".into()))
+}
+
+/// How long the run took (`20.000s`), `None` when the result does not say.
+pub fn duration_of(r: &RunResult) -> Option<String> {
+    r.duration_ns.map(secs)
+}
+
+/// What the table cells show for what a result does not record.
+pub const UNKNOWN: &str = "-";
+
+/// A signed latency in µs with three decimals: `-1.250`, `12.000`.
+pub fn us_signed(ns: i64) -> String {
+    if ns < 0 {
+        format!("-{}", us(ns.unsigned_abs()))
+    } else {
+        us(ns as u64)
+    }
+}
+
+/// A summary's min, avg and max in µs; [`UNKNOWN`] without samples.
+pub fn extremes_of(s: &Summary) -> [String; 3] {
+    if s.samples == 0 {
+        return [UNKNOWN, UNKNOWN, UNKNOWN].map(String::from);
+    }
+    [s.min_ns, s.avg_ns, s.max_ns].map(us_signed)
+}
+
+/// An optional value in µs, [`UNKNOWN`] when absent.
+pub fn us_or_unknown(ns: Option<u64>) -> String {
+    ns.map(us).unwrap_or_else(|| UNKNOWN.into())
+}
+
+/// A percentile in µs, `≥ 12.000` when it is a lower bound (it falls among
+/// the samples beyond an imported histogram's range).
+pub fn percentile_cell(p: &Percentile) -> String {
+    if p.bound {
+        format!("≥ {}", us(p.ns))
+    } else {
+        us(p.ns)
+    }
+}
+
+/// Percentile `p` of a summary as a cell, [`UNKNOWN`] when it has none.
+pub fn percentile_of(s: &Summary, p: f64) -> String {
+    s.percentile_of(p)
+        .map(percentile_cell)
+        .unwrap_or_else(|| UNKNOWN.into())
 }
 
 /// The period of a run, if its configuration has one: `1ms`.
@@ -106,7 +172,13 @@ pub fn period_of(r: &RunResult) -> Option<String> {
 
 /// A thread's histogram rebuilt from its record (checked by [`super::check`]).
 pub fn histogram_of(t: &ThreadResult) -> Histogram {
-    Histogram::from_record(&t.histogram, t.summary.min_ns, t.summary.max_ns).unwrap_or_default()
+    let (lo, hi) = t.summary.histogram_range();
+    Histogram::from_record(&t.histogram, lo, hi).unwrap_or_default()
+}
+
+/// The samples beyond the imported histograms' range of threads, merged.
+pub fn overflow_of(threads: &[&ThreadResult]) -> Option<Overflow> {
+    Overflow::merged(threads.iter().filter_map(|t| t.histogram.overflow))
 }
 
 /// The first of `names` that the result has a thread of.
@@ -132,11 +204,7 @@ pub fn primary(r: &RunResult) -> (String, Vec<&ThreadResult>, Summary) {
             None => all(),
         },
         MainSeries::Prefixed { prefix, name } => {
-            let ts: Vec<&ThreadResult> = r
-                .threads
-                .iter()
-                .filter(|t| t.name.starts_with(prefix))
-                .collect();
+            let ts = leveled(r, prefix);
             if ts.is_empty() {
                 all()
             } else {
@@ -145,6 +213,28 @@ pub fn primary(r: &RunResult) -> (String, Vec<&ThreadResult>, Summary) {
         }
         MainSeries::All => all(),
     }
+}
+
+/// The threads named `PREFIXn` (a plain timer's `cpu0`), or, in a result of
+/// kernel contexts (`timer --context`, rtla imports), those of the level
+/// closest to user space: `PREFIXn/user`, else `PREFIXn/thread` — never the
+/// IRQ-context series beside them.
+fn leveled<'r>(r: &'r RunResult, prefix: &str) -> Vec<&'r ThreadResult> {
+    let level_of = |name: &'r str| -> Option<&'r str> {
+        let rest = name.strip_prefix(prefix)?;
+        let (n, level) = rest.split_once('/').unwrap_or((rest, ""));
+        (!n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())).then_some(level)
+    };
+    ["user", "thread", ""]
+        .iter()
+        .map(|want| {
+            r.threads
+                .iter()
+                .filter(|t| level_of(&t.name) == Some(*want))
+                .collect::<Vec<_>>()
+        })
+        .find(|ts| !ts.is_empty())
+        .unwrap_or_default()
 }
 
 /// Threads merged into one histogram.

@@ -3,8 +3,11 @@
 //! JSON. No script, stylesheet, font or image is fetched: the page has no
 //! `http://` or `https://` reference at all.
 
-use super::describe::{detail_value, load_name, loads_of, machine_of, policy_of};
-use super::svg::{escape, report_plots};
+use super::describe::{
+    detail_value, duration_of, extremes_of, load_name, loads_of, machine_of, percentile_of,
+    policy_of, us_or_unknown, UNKNOWN,
+};
+use super::svg::{escape, has_series, report_plots};
 use super::text::{exceeded, max_at, shown_percentiles};
 use super::{Loaded, Render};
 use crate::load::human_rate;
@@ -127,7 +130,7 @@ fn section(o: &mut String, i: usize, l: &Loaded) {
             ("tool", format!("{} {}", r.tool.name, r.tool.version)),
             ("command line", r.command_line.join(" ")),
             ("start (UTC)", r.start_time_utc.clone()),
-            ("duration", secs(r.duration_ns)),
+            ("duration", duration_of(r).unwrap_or_else(|| UNKNOWN.into())),
             (
                 "end",
                 format!(
@@ -215,13 +218,20 @@ fn section(o: &mut String, i: usize, l: &Loaded) {
     kv(
         o,
         &[
-            ("policy", policy_of(r)),
-            ("mlock", t.mlock.to_string()),
+            ("policy", policy_of(r).unwrap_or_else(|| UNKNOWN.into())),
+            (
+                "mlock",
+                t.mlock
+                    .map(|m| m.to_string())
+                    .unwrap_or_else(|| UNKNOWN.into()),
+            ),
             (
                 "cpu_dma_latency",
-                t.dma_latency_us
-                    .map(|v| format!("{v} us"))
-                    .unwrap_or_else(|| "off".into()),
+                match t.dma_latency_us {
+                    Some(Some(v)) => format!("{v} us"),
+                    Some(None) => "off".into(),
+                    None => UNKNOWN.into(),
+                },
             ),
             (
                 "affinity",
@@ -324,6 +334,12 @@ fn section(o: &mut String, i: usize, l: &Loaded) {
     }
 
     let _ = writeln!(o, "<h3>Plots</h3>");
+    if !has_series(r) {
+        let _ = writeln!(
+            o,
+            "<p>No plot over time: this result has no per-interval series (its source records none).</p>"
+        );
+    }
     for p in report_plots(l) {
         o.push_str(&p.inline());
     }
@@ -361,19 +377,16 @@ fn summary_table(o: &mut String, first: &str, rows: &[(&str, &Summary)]) {
     }
     let _ = writeln!(o, "<th>overruns</th><th>max at</th></tr>");
     for (name, s) in rows {
+        let [min, avg, max] = extremes_of(s);
         let _ = write!(
             o,
-            "<tr><td class=\"k\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
+            "<tr><td class=\"k\">{}</td><td>{}</td><td>{min}</td><td>{avg}</td><td>{max}</td><td>{}</td>",
             escape(name),
             s.samples,
-            us(s.min_ns),
-            us(s.avg_ns),
-            us(s.max_ns),
-            us(s.stddev_ns)
+            us_or_unknown(s.stddev_ns)
         );
         for &p in &ps {
-            let v = s.percentile(p).map(us).unwrap_or_else(|| "-".into());
-            let _ = write!(o, "<td>{v}</td>");
+            let _ = write!(o, "<td>{}</td>", escape(&percentile_of(s, p)));
         }
         let _ = writeln!(
             o,

@@ -127,8 +127,18 @@ pub fn check(r: &RunResult) -> std::result::Result<(), String> {
             grand_total = grand_total
                 .checked_add(sum)
                 .ok_or_else(|| format!("{}: histogram counts overflow", at(&t.name)))?;
-            Histogram::from_record(&t.histogram, t.summary.min_ns, t.summary.max_ns)
+            let (lo, hi) = t.summary.histogram_range();
+            Histogram::from_record(&t.histogram, lo, hi)
                 .map_err(|e| format!("{}: {e}", at(&t.name)))?;
+            if let Some(o) = t.histogram.overflow {
+                if o.count > sum {
+                    return Err(format!(
+                        "{}: {} samples beyond the histogram's range, but it holds {sum}",
+                        at(&t.name),
+                        o.count
+                    ));
+                }
+            }
             if t.series.points.len() > 1 << 20 {
                 return Err(format!("{}: more than 2^20 series points", at(&t.name)));
             }
@@ -143,11 +153,14 @@ fn check_summary(s: &Summary) -> std::result::Result<(), String> {
         return Err(format!("min {} ns is above max {} ns", s.min_ns, s.max_ns));
     }
     let mut prev: Option<(f64, u64)> = None;
+    // Percentiles come from the histogram, which counts |latency| when the
+    // source gave negative ones.
+    let (lo, hi) = s.histogram_range();
     for p in &s.percentiles {
         if !(p.p > 0.0 && p.p <= 100.0) {
             return Err(format!("percentile {} is outside (0, 100]", p.p));
         }
-        if s.samples > 0 && (p.ns > s.max_ns || p.ns < s.min_ns) {
+        if s.samples > 0 && (p.ns > hi || p.ns < lo) {
             return Err(format!(
                 "p{} = {} ns is outside min {} .. max {} ns",
                 p.p, p.ns, s.min_ns, s.max_ns

@@ -18,17 +18,25 @@
 //! anywhere: every reader checks what it uses and fails with one line
 //! (exit 2), never a panic.
 
+// The board build (no `host-tools`) keeps the text report only.
+#[cfg(feature = "host-tools")]
+pub mod boards;
+#[cfg(feature = "host-tools")]
 pub mod compare;
 pub mod describe;
+#[cfg(feature = "host-tools")]
 pub mod html;
+#[cfg(feature = "host-tools")]
+pub mod lava;
 pub mod loaded;
+#[cfg(feature = "host-tools")]
 pub mod svg;
 pub mod table;
 pub mod text;
 
-#[cfg(test)]
+#[cfg(all(test, feature = "host-tools"))]
 mod testdata;
-#[cfg(test)]
+#[cfg(all(test, feature = "host-tools"))]
 mod tests;
 
 pub use loaded::{check, label_of, load, load_all, one_line, Loaded, MAX_RESULT_BYTES};
@@ -68,24 +76,69 @@ pub struct ReportConfig {
     pub html: Option<PathBuf>,
     /// No text summary on stdout.
     pub quiet: bool,
+    /// What goes to stdout.
+    pub format: ReportFormat,
+}
+
+/// What `rtlat report` prints.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ReportFormat {
+    /// The text summary.
+    #[default]
+    Text,
+    /// One `lava-test-case` line per figure ([`lava`]).
+    Lava,
 }
 
 /// `rtlat report`: the SVG and HTML files asked for, then the text reports.
 pub fn run_report(cfg: &ReportConfig) -> Result<Outcome> {
-    for path in [&cfg.svg, &cfg.html].into_iter().flatten() {
+    let (files, stdout) = renderers(cfg)?;
+    for (path, _) in &files {
         crate::outfile::checked(path)?;
     }
     let loaded = load_all(&cfg.results)?;
     let results: Vec<&Loaded> = loaded.iter().collect();
-    let files: [(&Option<PathBuf>, &dyn Render); 2] =
-        [(&cfg.svg, &svg::SvgReport), (&cfg.html, &html::HtmlReport)];
     for (path, renderer) in files {
-        if let Some(path) = path {
-            write_output(path, renderer.render(&results).as_bytes())?;
-        }
+        write_output(path, renderer.render(&results).as_bytes())?;
     }
     if !cfg.quiet {
-        crate::outfile::print(&text::TextReport.render(&results));
+        crate::outfile::print(&stdout.render(&results));
     }
     Ok(Outcome::Success)
+}
+
+/// The files `report` writes with their renderers, and what it prints.
+type Renderers<'a> = (Vec<(&'a Path, &'static dyn Render)>, &'static dyn Render);
+
+#[cfg(feature = "host-tools")]
+fn renderers(cfg: &ReportConfig) -> Result<Renderers<'_>> {
+    let files: [(&Option<PathBuf>, &'static dyn Render); 2] =
+        [(&cfg.svg, &svg::SvgReport), (&cfg.html, &html::HtmlReport)];
+    let files = files
+        .into_iter()
+        .filter_map(|(p, r)| Some((p.as_deref()?, r)))
+        .collect();
+    let stdout: &'static dyn Render = match cfg.format {
+        ReportFormat::Text => &text::TextReport,
+        ReportFormat::Lava => &lava::LavaReport,
+    };
+    Ok((files, stdout))
+}
+
+/// The board build renders text only; anything else is refused before work.
+#[cfg(not(feature = "host-tools"))]
+fn renderers(cfg: &ReportConfig) -> Result<Renderers<'_>> {
+    let asked = [
+        (cfg.svg.is_some(), "--svg"),
+        (cfg.html.is_some(), "--html"),
+        (cfg.format == ReportFormat::Lava, "--format lava"),
+    ];
+    match asked.into_iter().find(|(on, _)| *on) {
+        Some((_, what)) => Err(crate::error::Error::usage(format!(
+            "{what} is not in this board build of rtlat (built without the host-tools \
+             feature): copy the result file to a machine with the full build and run \
+             'rtlat report' there"
+        ))),
+        None => Ok((Vec::new(), &text::TextReport)),
+    }
 }

@@ -60,18 +60,19 @@ pub fn thread(
         let start = at / 1_000_000_000 * 1_000_000_000;
         match points.last_mut() {
             Some(p) if p.t_ns == start => {
-                let total = p.avg_ns * p.samples + v;
+                let (v, n) = (v as i64, p.samples as i64);
+                let total = p.avg_ns * n + v;
                 p.samples += 1;
-                p.avg_ns = total / p.samples;
+                p.avg_ns = total / (n + 1);
                 p.min_ns = p.min_ns.min(v);
                 p.max_ns = p.max_ns.max(v);
             }
             _ => points.push(SeriesPoint {
                 t_ns: start,
                 samples: 1,
-                min_ns: v,
-                avg_ns: v,
-                max_ns: v,
+                min_ns: v as i64,
+                avg_ns: v as i64,
+                max_ns: v as i64,
                 overruns: 0,
             }),
         }
@@ -159,16 +160,16 @@ fn base(
             "20s".into(),
         ],
         start_time_utc: "2026-01-05T10:00:00.000Z".into(),
-        duration_ns,
+        duration_ns: Some(duration_ns),
         complete: true,
         end_reason: EndReason::Duration,
         config: json!({ "period_ns": period_ns, "duration_ns": duration_ns }),
         system: system(host),
         tuning: Tuning {
-            mlock: true,
-            dma_latency_us: Some(0),
-            policy: Policy::Fifo,
-            priority: 80,
+            mlock: Some(true),
+            dma_latency_us: Some(Some(0)),
+            policy: Some(Policy::Fifo),
+            priority: Some(80),
             deadline: None,
             affinity: threads.iter().map(|t| t.0.cpu).collect(),
             phase_offsets_ns: (0..n as u64).map(|i| i * period_ns / n as u64).collect(),

@@ -2,7 +2,10 @@
 //! summary), and the text report of a result file (`rtlat report`).
 //! Measuring threads never format text; only these functions do.
 
-use super::describe::{detail_value, loads_of, machine_of, period_of, policy_of};
+use super::describe::{
+    detail_value, dma_of, duration_of, extremes_of, loads_of, machine_of, mlock_of, percentile_of,
+    period_of, policy_of, us_or_unknown, UNKNOWN,
+};
 use super::table::{self, Col};
 use super::{Loaded, Render};
 use crate::result::{RunResult, ThreadResult};
@@ -10,27 +13,22 @@ use crate::stats::summary::{label, supported, Summary, PERCENTILES};
 use crate::units::{human_duration, secs, us};
 use std::fmt::Write;
 
-/// The settings of a run in one phrase: `2 thread(s), period 1ms, SCHED_FIFO 80, mlock on, dma_latency 0us`.
+/// The settings of a run in one phrase: `2 thread(s), period 1ms, SCHED_FIFO 80, mlock on, dma_latency 0us`;
+/// what the result does not record is left out.
 pub fn settings(r: &RunResult) -> String {
     let t = &r.tuning;
-    let dma = t
-        .dma_latency_us
-        .map(|v| format!("{v}us"))
-        .unwrap_or_else(|| "off".into());
-    let period = period_of(r)
-        .map(|p| format!(", period {p}"))
-        .unwrap_or_default();
     // Measuring threads (one entry of `affinity` each), not series.
     let threads = if t.affinity.is_empty() {
         r.threads.len()
     } else {
         t.affinity.len()
     };
-    format!(
-        "{threads} thread(s){period}, {}, mlock {}, dma_latency {dma}",
-        policy_of(r),
-        if t.mlock { "on" } else { "off" },
-    )
+    let mut parts = vec![format!("{threads} thread(s)")];
+    parts.extend(period_of(r).map(|p| format!("period {p}")));
+    parts.extend(policy_of(r));
+    parts.extend(mlock_of(r).map(|m| format!("mlock {m}")));
+    parts.extend(dma_of(r).map(|d| format!("dma_latency {d}")));
+    parts.join(", ")
 }
 
 /// The line printed when a run starts.
@@ -52,11 +50,13 @@ pub fn summary(r: &RunResult) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "rtlat {}: {}, {} in {}{}",
+        "rtlat {}: {}, {}{}{}",
         r.benchmark,
         settings(r),
         if r.complete { "ended" } else { "INCOMPLETE" },
-        secs(r.duration_ns),
+        duration_of(r)
+            .map(|d| format!(" in {d}"))
+            .unwrap_or_default(),
         if r.end_reason.as_asked() {
             String::new()
         } else {
@@ -77,6 +77,10 @@ pub fn summary(r: &RunResult) -> String {
     }
     for l in &r.loads {
         let name = l.get("name").and_then(|v| v.as_str()).unwrap_or("?");
+        if l.get("declared").and_then(|v| v.as_bool()) == Some(true) {
+            let _ = writeln!(s, "load {name}: declared, not measured");
+            continue;
+        }
         let rate = l
             .get("achieved_rate")
             .and_then(|v| v.as_f64())
@@ -144,12 +148,15 @@ pub fn shown_percentiles(samples: u64) -> Vec<f64> {
         .collect()
 }
 
-/// `#12 (+0.013s)`, or `-` without samples: where the maximum was.
+/// `#12 (+0.013s)`, or `-` without samples or when the result does not
+/// record it: where the maximum was.
 pub fn max_at(m: &Summary) -> String {
-    if m.samples > 0 {
-        format!("#{} (+{})", m.max_sample, secs(m.max_at_ns))
-    } else {
-        "-".into()
+    match (m.max_sample, m.max_at_ns) {
+        _ if m.samples == 0 => UNKNOWN.into(),
+        (Some(i), Some(at)) => format!("#{i} (+{})", secs(at)),
+        (Some(i), None) => format!("#{i}"),
+        (None, Some(at)) => format!("+{}", secs(at)),
+        (None, None) => UNKNOWN.into(),
     }
 }
 
@@ -181,18 +188,10 @@ pub fn summary_table(threads: &[ThreadResult], total: Option<&Summary>) -> Strin
     head.push("overruns".into());
     head.push("max at".into());
     let row = |name: &str, m: &Summary| {
-        let mut r = vec![
-            name.to_string(),
-            m.samples.to_string(),
-            us(m.min_ns),
-            us(m.avg_ns),
-            us(m.max_ns),
-            us(m.stddev_ns),
-        ];
-        r.extend(
-            ps.iter()
-                .map(|&p| m.percentile(p).map(us).unwrap_or_else(|| "-".into())),
-        );
+        let mut r = vec![name.to_string(), m.samples.to_string()];
+        r.extend(extremes_of(m));
+        r.push(us_or_unknown(m.stddev_ns));
+        r.extend(ps.iter().map(|&p| percentile_of(m, p)));
         r.push(m.overruns.to_string());
         r.push(max_at(m));
         r

@@ -12,6 +12,7 @@ pub mod schema;
 pub use model::{Benchmark, EndReason, Policy};
 
 use crate::stats::histogram::HistogramRecord;
+use crate::stats::summary::signed;
 use crate::stats::Summary;
 use crate::sysinfo::SystemInfo;
 use serde::{Deserialize, Serialize};
@@ -43,8 +44,9 @@ pub struct RunResult {
     /// RFC 3339 UTC time of the first sample.
     #[schemars(extend("pattern" = "^(|\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z)$"))]
     pub start_time_utc: String,
-    /// From the first sample to the end (or to the last rewrite while running).
-    pub duration_ns: u64,
+    /// From the first sample to the end (or to the last rewrite while running);
+    /// `null` when the source of an import does not record it.
+    pub duration_ns: Option<u64>,
     /// False while running and when the run was killed before it could finish.
     pub complete: bool,
     /// `running`, `duration`, `loops`, `signal`, `break`, `error`.
@@ -106,25 +108,43 @@ impl Tool {
     }
 }
 
-/// The real-time tuning the run applied, recorded whether on or off.
+/// The real-time tuning the run applied, recorded whether on or off. An rtlat
+/// run records every field; an import leaves `null` (or, for
+/// `dma_latency_us`, leaves the field out) what its source does not record.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Tuning {
-    /// mlockall(MCL_CURRENT|MCL_FUTURE) was in force.
-    pub mlock: bool,
-    /// Value held on /dev/cpu_dma_latency in µs; `null` when off.
+    /// mlockall(MCL_CURRENT|MCL_FUTURE) was in force; `null`: unknown.
+    pub mlock: Option<bool>,
+    /// Value held on /dev/cpu_dma_latency in µs; `null` when off. The field
+    /// absent: unknown (an import whose source does not say).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
     #[schemars(extend("minimum" = 0))]
-    pub dma_latency_us: Option<i32>,
-    /// `fifo`, `rr`, `deadline`, `other`.
-    pub policy: Policy,
-    /// Static priority for fifo/rr; 0 otherwise.
+    pub dma_latency_us: Option<Option<i32>>,
+    /// `fifo`, `rr`, `deadline`, `other`; `null`: unknown.
+    pub policy: Option<Policy>,
+    /// Static priority for fifo/rr; 0 otherwise; `null`: unknown.
     #[schemars(extend("minimum" = 0, "maximum" = 99))]
-    pub priority: i32,
+    pub priority: Option<i32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deadline: Option<DeadlineParams>,
     /// Per thread: the CPU it was pinned to, `null` when not pinned.
     pub affinity: Vec<Option<usize>>,
     /// Wake-up offset of each thread within the period (ns).
     pub phase_offsets_ns: Vec<u64>,
+}
+
+/// A field that is present: its value, `null` included (`Some(None)`); an
+/// absent field is `None` through `#[serde(default)]`.
+fn present<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(d).map(Some)
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
@@ -186,9 +206,9 @@ pub struct SeriesPoint {
     /// Start of the interval, ns after the start of the run.
     pub t_ns: u64,
     pub samples: u64,
-    pub min_ns: u64,
-    pub avg_ns: u64,
-    pub max_ns: u64,
+    pub min_ns: i64,
+    pub avg_ns: i64,
+    pub max_ns: i64,
     pub overruns: u64,
 }
 
@@ -204,9 +224,9 @@ impl crate::stats::SeriesBuilder {
                 .map(|p| SeriesPoint {
                     t_ns: p.index * interval_ns,
                     samples: p.samples,
-                    min_ns: p.min,
-                    avg_ns: p.avg(),
-                    max_ns: p.max,
+                    min_ns: signed(p.min),
+                    avg_ns: signed(p.avg()),
+                    max_ns: signed(p.max),
                     overruns: p.overruns,
                 })
                 .collect(),

@@ -22,8 +22,10 @@ pub enum Benchmark {
 pub enum MainSeries {
     /// The first of these threads the result has; else every thread merged.
     FirstOf(&'static [&'static str]),
-    /// The threads whose names start with the prefix (timer: `cpu*`, not
-    /// rtla's `irq-cpu*`) merged under a name; else every thread merged.
+    /// The threads named prefix + a number (timer: `cpuN`), or of kernel
+    /// contexts the level closest to user space (`cpuN/user`, else
+    /// `cpuN/thread`, never `cpuN/irq`), merged under a name; else every
+    /// thread merged.
     Prefixed {
         prefix: &'static str,
         name: &'static str,

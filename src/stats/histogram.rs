@@ -152,6 +152,26 @@ impl Histogram {
             .map(|(i, &c)| (i, c))
     }
 
+    /// The histogram without its `n` highest samples (taken from the top
+    /// bucket down): what lies in a tool's range when `n` were beyond it.
+    pub fn without_top(&self, n: u64) -> Histogram {
+        let mut h = self.clone();
+        let mut left = n.min(h.samples);
+        for i in (0..BUCKETS).rev() {
+            if left == 0 {
+                break;
+            }
+            let take = h.counts[i].min(left);
+            h.counts[i] -= take;
+            h.samples -= take;
+            left -= take;
+        }
+        if let Some((i, _)) = h.nonzero().last() {
+            h.max = h.max.min(upper_bound(i));
+        }
+        h
+    }
+
     /// The serialisable form: non-empty buckets only.
     pub fn to_record(&self) -> HistogramRecord {
         HistogramRecord {
@@ -164,6 +184,7 @@ impl Histogram {
                     count: c,
                 })
                 .collect(),
+            overflow: None,
         }
     }
 
@@ -203,6 +224,30 @@ pub struct HistogramRecord {
     #[schemars(extend("const" = "log-linear-ns-v1"))]
     pub scheme: String,
     pub buckets: Vec<Bucket>,
+    /// Samples an imported tool counted beyond its own histogram's range:
+    /// they are in `buckets` at the range's limit (the maximum at its exact
+    /// value), so statistics that rest on them are bounds. Absent: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overflow: Option<Overflow>,
+}
+
+/// Samples beyond an imported histogram's range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Overflow {
+    /// The range's limit: every one of these samples is at least this.
+    pub from_ns: u64,
+    #[schemars(range(min = 1))]
+    pub count: u64,
+}
+
+impl Overflow {
+    /// Overflows merged: their counts added, from the lowest limit.
+    pub fn merged(all: impl IntoIterator<Item = Overflow>) -> Option<Overflow> {
+        all.into_iter().reduce(|a, b| Overflow {
+            from_ns: a.from_ns.min(b.from_ns),
+            count: a.count.saturating_add(b.count),
+        })
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -320,6 +365,36 @@ mod tests {
         assert!(Histogram::from_record(&bad, 1, 2).is_ok());
         bad.buckets[0].low_ns = 70_001;
         assert!(Histogram::from_record(&bad, 1, 2).is_err());
+    }
+
+    #[test]
+    fn without_top_leaves_the_range_below() {
+        let mut h = Histogram::new();
+        for v in [1000u64, 2000, 3000, 100_000, 100_000, 5_000_000] {
+            h.record(v);
+        }
+        let low = h.without_top(3);
+        assert_eq!(low.samples, 3);
+        assert_eq!(low.count(index_of(100_000)), 0);
+        assert!(low.max < 100_000);
+        assert_eq!(h.without_top(10).samples, 0);
+        let o = Overflow::merged([
+            Overflow {
+                from_ns: 9,
+                count: 2,
+            },
+            Overflow {
+                from_ns: 5,
+                count: 1,
+            },
+        ]);
+        assert_eq!(
+            o,
+            Some(Overflow {
+                from_ns: 5,
+                count: 3
+            })
+        );
     }
 
     #[test]

@@ -10,6 +10,7 @@ pub mod recorder;
 pub mod seqlock;
 pub mod series;
 pub mod summary;
+pub mod tap;
 
 pub use histogram::Histogram;
 pub use recorder::{Collector, IntervalStats, Recorder};

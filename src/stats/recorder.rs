@@ -10,7 +10,7 @@
 use super::histogram::{index_of, Histogram, BUCKETS};
 use super::seqlock::SeqCell;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// Finished intervals kept for the reporter; it drains them every interval,
 /// so this only overflows if the reporter stalls for this many intervals.
@@ -146,8 +146,11 @@ pub const PHASES: usize = 2;
 
 /// What a recorder and its collector share.
 struct Shared {
-    /// Per phase: samples not yet drained by the collector.
-    delta: [Box<[AtomicU32]>; PHASES],
+    /// Per phase: samples not yet drained by the collector. Phase 1's
+    /// exists only in a run split in two ([`Collector::split_phases`]): 29 KB
+    /// per thread that a run of one phase does not hold.
+    delta0: Arc<[AtomicU32]>,
+    delta1: OnceLock<Arc<[AtomicU32]>>,
     /// Per phase: the exact running statistics.
     totals: [SeqCell<10>; PHASES],
     ring: [SeqCell<6>; RING],
@@ -159,10 +162,17 @@ struct Shared {
     phase_at: SeqCell<1>,
 }
 
-/// Create a connected recorder/collector pair. All memory is allocated here.
+/// A phase's delta counts, every bucket written (resident before mlockall).
+fn new_delta() -> Arc<[AtomicU32]> {
+    (0..BUCKETS).map(|_| AtomicU32::new(0)).collect()
+}
+
+/// Create a connected recorder/collector pair. All memory is allocated here
+/// (and in [`Collector::split_phases`], before the run).
 pub fn pair(interval_ns: u64) -> (Recorder, Collector) {
     let shared = Arc::new(Shared {
-        delta: std::array::from_fn(|_| (0..BUCKETS).map(|_| AtomicU32::new(0)).collect()),
+        delta0: new_delta(),
+        delta1: OnceLock::new(),
         totals: std::array::from_fn(|_| SeqCell::default()),
         ring: std::array::from_fn(|_| SeqCell::default()),
         head: AtomicU32::new(0),
@@ -172,6 +182,7 @@ pub fn pair(interval_ns: u64) -> (Recorder, Collector) {
     shared.phase_at.write(&[u64::MAX]);
     (
         Recorder {
+            delta: Arc::clone(&shared.delta0),
             shared: Arc::clone(&shared),
             totals: Totals::default(),
             interval: IntervalStats::default(),
@@ -186,7 +197,7 @@ pub fn pair(interval_ns: u64) -> (Recorder, Collector) {
         },
         Collector {
             shared,
-            phase_hist: std::array::from_fn(|_| Histogram::new()),
+            phase_hist: None,
             phase_totals: [Totals::default(); PHASES],
             histogram: Histogram::new(),
             totals: Totals::default(),
@@ -198,6 +209,8 @@ pub fn pair(interval_ns: u64) -> (Recorder, Collector) {
 
 /// The measuring thread's side.
 pub struct Recorder {
+    /// The current phase's delta counts.
+    delta: Arc<[AtomicU32]>,
     shared: Arc<Shared>,
     /// Statistics of the current phase.
     totals: Totals,
@@ -223,7 +236,7 @@ impl Recorder {
         if at >= self.next_event {
             self.boundary(at);
         }
-        self.shared.delta[self.phase][index_of(latency)].fetch_add(1, Ordering::Relaxed);
+        self.delta[index_of(latency)].fetch_add(1, Ordering::Relaxed);
         let t = &mut self.totals;
         if t.samples == 0 || latency < t.min {
             t.min = latency;
@@ -250,6 +263,14 @@ impl Recorder {
         self.shared.totals[self.phase].write(&self.totals.to_words());
     }
 
+    /// Overruns without a sample of their own (periods a source reports as
+    /// missed after the last sample of the run).
+    pub fn add_overruns(&mut self, overruns: u64) {
+        self.totals.overruns += overruns;
+        self.interval.overruns += overruns;
+        self.shared.totals[self.phase].write(&self.totals.to_words());
+    }
+
     /// The first sample, an interval end or the phase change.
     #[cold]
     fn boundary(&mut self, at: u64) {
@@ -264,6 +285,9 @@ impl Recorder {
         if self.phase == 0 && at >= self.phase_at {
             self.phase = 1;
             self.totals = Totals::default();
+            if let Some(d) = self.shared.delta1.get() {
+                self.delta = Arc::clone(d);
+            }
         }
         self.next_event = if self.phase == 0 {
             self.interval_end.min(self.phase_at)
@@ -317,7 +341,9 @@ pub const PACE_LIMIT: u32 = (RING / 2) as u32;
 /// The reporter's side: owns the full histograms of one thread.
 pub struct Collector {
     shared: Arc<Shared>,
-    phase_hist: [Histogram; PHASES],
+    /// Per phase, only in a run split in two ([`Collector::split_phases`]):
+    /// a run of one phase keeps no copy of its whole-run histogram.
+    phase_hist: Option<Box<[Histogram; PHASES]>>,
     phase_totals: [Totals; PHASES],
     /// The whole run: both phases merged.
     histogram: Histogram,
@@ -328,8 +354,17 @@ pub struct Collector {
 }
 
 impl Collector {
+    /// Keep a histogram per phase besides the whole run's: call before the
+    /// memory is locked, in a run that [`Collector::set_phase_boundary`] will split.
+    pub fn split_phases(&mut self) {
+        self.shared.delta1.get_or_init(new_delta);
+        if self.phase_hist.is_none() {
+            self.phase_hist = Some(Box::new(std::array::from_fn(|_| Histogram::new())));
+        }
+    }
+
     /// Split the run at `at_ns` after its start: samples from then on go to
-    /// phase 1. Call before the run starts.
+    /// phase 1. Call before the run starts, after [`Collector::split_phases`].
     pub fn set_phase_boundary(&self, at_ns: u64) {
         self.shared.phase_at.write(&[at_ns]);
     }
@@ -340,18 +375,25 @@ impl Collector {
         let mut merged = Totals::default();
         for p in 0..PHASES {
             let (words, _) = self.shared.totals[p].read();
-            for (i, cell) in self.shared.delta[p].iter().enumerate() {
+            let delta = if p == 0 {
+                Some(&self.shared.delta0)
+            } else {
+                self.shared.delta1.get()
+            };
+            for (i, cell) in delta.iter().flat_map(|d| d.iter()).enumerate() {
                 if cell.load(Ordering::Relaxed) != 0 {
                     let n = cell.swap(0, Ordering::Relaxed) as u64;
-                    self.phase_hist[p].add_to_bucket(i, n);
+                    if let Some(h) = &mut self.phase_hist {
+                        h[p].add_to_bucket(i, n);
+                    }
                     self.histogram.add_to_bucket(i, n);
                 }
             }
             let t = Totals::from_words(words);
-            if t.samples > 0 {
+            if let (Some(h), true) = (&mut self.phase_hist, t.samples > 0) {
                 // Buckets drained after the snapshot may hold a newer, larger sample;
                 // the exact extremes catch up on the next collection.
-                self.phase_hist[p].set_extremes(t.min, t.max);
+                h[p].set_extremes(t.min, t.max);
             }
             self.phase_totals[p] = t;
             merged.merge(&t);
@@ -384,9 +426,16 @@ impl Collector {
         &self.totals
     }
 
-    /// One phase (0: before the boundary, 1: after).
+    /// One phase (0: before the boundary, 1: after). In a run not split
+    /// ([`Collector::split_phases`]) phase 0 is the whole run and there is no
+    /// phase 1.
     pub fn phase(&self, p: usize) -> (&Totals, &Histogram) {
-        (&self.phase_totals[p], &self.phase_hist[p])
+        debug_assert!(
+            p == 0 || self.phase_hist.is_some(),
+            "phase {p} of a run not split"
+        );
+        let h = self.phase_hist.as_ref().map_or(&self.histogram, |h| &h[p]);
+        (&self.phase_totals[p], h)
     }
 }
 
@@ -439,6 +488,19 @@ mod tests {
     }
 
     #[test]
+    fn overruns_without_a_sample_reach_the_totals() {
+        let (mut rec, mut col) = pair(1_000);
+        let mut out = Vec::new();
+        rec.record(10, 0, 1);
+        rec.add_overruns(3);
+        rec.finish();
+        col.collect(&mut out);
+        assert_eq!(col.totals().samples, 1);
+        assert_eq!(col.totals().overruns, 4);
+        assert_eq!(out.iter().map(|iv| iv.overruns).sum::<u64>(), 4);
+    }
+
+    #[test]
     fn max_is_located_by_index_and_time() {
         let (mut rec, _col) = pair(1_000_000);
         for (i, lat) in [5u64, 9, 100, 7].iter().enumerate() {
@@ -451,6 +513,7 @@ mod tests {
     #[test]
     fn a_phase_boundary_splits_the_statistics_without_losing_samples() {
         let (mut rec, mut col) = pair(1_000);
+        col.split_phases();
         col.set_phase_boundary(5_000);
         for i in 0..100u64 {
             // 100 ns apart: samples 0..50 before the boundary, 50..100 after.

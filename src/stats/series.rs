@@ -36,15 +36,32 @@ impl SeriesBuilder {
         }
         if self.points.len() > SERIES_POINTS {
             self.shift += 1;
-            let mut merged: Vec<IntervalStats> = Vec::with_capacity(SERIES_POINTS / 2 + 1);
-            for p in &self.points {
+            // Merge neighbours in place: the series never reallocates.
+            let mut kept = 0;
+            for i in 0..self.points.len() {
+                let p = self.points[i];
                 let idx = p.index >> 1;
-                match merged.last_mut() {
-                    Some(m) if m.index == idx => m.merge(p),
-                    _ => merged.push(IntervalStats { index: idx, ..*p }),
+                if kept > 0 && self.points[kept - 1].index == idx {
+                    self.points[kept - 1].merge(&p);
+                } else {
+                    self.points[kept] = IntervalStats { index: idx, ..p };
+                    kept += 1;
                 }
             }
-            self.points = merged;
+            self.points.truncate(kept);
+        }
+    }
+
+    /// Make room for the points a run will hold (at most the budget plus
+    /// the one that triggers a merge) and touch it, so that the series
+    /// neither reallocates nor faults in new pages during the run.
+    pub fn reserve_points(&mut self, points: usize) {
+        let n = points.min(SERIES_POINTS + 1);
+        let len = self.points.len();
+        if n > len {
+            self.points.reserve_exact(n - len);
+            self.points.resize(n, IntervalStats::default());
+            self.points.truncate(len);
         }
     }
 
@@ -56,5 +73,38 @@ impl SeriesBuilder {
     /// The points, oldest first; `index` counts intervals of [`Self::interval_ns`].
     pub fn points(&self) -> &[IntervalStats] {
         &self.points
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_series_merges_in_place_without_reallocating() {
+        let mut s = SeriesBuilder::new(1000);
+        s.reserve_points(usize::MAX);
+        let cap = s.points.capacity();
+        assert_eq!(cap, SERIES_POINTS + 1);
+        for index in 0..3 * SERIES_POINTS as u64 {
+            s.push(&IntervalStats {
+                index,
+                samples: 2,
+                min: index,
+                max: index + 1,
+                sum: 2 * index,
+                overruns: 0,
+            });
+        }
+        assert_eq!(s.points.capacity(), cap, "the series reallocated");
+        assert_eq!(s.interval_ns(), 4000);
+        assert!(s.points().len() <= SERIES_POINTS);
+        let total: u64 = s.points().iter().map(|p| p.samples).sum();
+        assert_eq!(total, 6 * SERIES_POINTS as u64);
+        // Each point covers 4 base intervals: min of the first, max of the last.
+        assert_eq!(
+            (s.points()[1].index, s.points()[1].min, s.points()[1].max),
+            (1, 4, 8)
+        );
     }
 }

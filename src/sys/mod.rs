@@ -7,10 +7,12 @@
 //! - [`pm`]: the `/dev/cpu_dma_latency` request held for a run;
 //! - [`signals`]: blocking and waiting for SIGINT/SIGTERM;
 //! - [`trace`]: markers in the kernel's trace buffer (tracefs);
+//! - [`tracefs`]: rtlat's own tracefs instance, its settings saved and restored, its `trace_pipe`;
 //! - [`process`]: the one child-process type: fork/exec and forked tasks of the loads, forked wakees, reaping;
 //! - [`shm`]: anonymous mappings: words shared with forked children, a buffer they do not inherit;
 //! - [`ipc`]: wake-up mechanisms (futex, eventfd, pipe, semaphores, mqueue, signal);
-//! - [`probe`]: harmless probes of what the system permits (for `rtlat check`).
+//! - [`probe`]: harmless probes of what the system permits (for `rtlat check`);
+//! - [`responder`]: `/dev/rtlat-responder`, the kernel-side GPIO responder of kmod/.
 
 pub mod clock;
 pub mod ipc;
@@ -19,11 +21,13 @@ pub mod net;
 pub mod pm;
 pub mod probe;
 pub mod process;
+pub mod responder;
 pub mod sched;
 pub mod serial;
 pub mod shm;
 pub mod signals;
 pub mod trace;
+pub mod tracefs;
 
 use std::io;
 

@@ -288,6 +288,13 @@ impl TsSocket {
         self.set_opt(libc::SOL_SOCKET, libc::SO_RCVTIMEO, &tv)
     }
 
+    /// Busy-poll the device queue for up to `us` µs in a blocking receive
+    /// (SO_BUSY_POLL; above `net.core.busy_read` it needs CAP_NET_ADMIN).
+    pub fn set_busy_poll(&self, us: u32) -> io::Result<()> {
+        let v = us.min(i32::MAX as u32) as libc::c_int;
+        self.set_opt(libc::SOL_SOCKET, libc::SO_BUSY_POLL, &v)
+    }
+
     /// Socket buffer sizes (the kernel doubles and caps them; best effort).
     pub fn set_buffers(&self, bytes: usize) {
         let v = bytes.min(i32::MAX as usize) as libc::c_int;

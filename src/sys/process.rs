@@ -514,6 +514,27 @@ pub fn kill(pid: Pid, sig: i32) -> io::Result<()> {
     Ok(())
 }
 
+/// The child `cmd` will start receives SIGKILL when the thread that spawns
+/// it ends (PR_SET_PDEATHSIG), so a killed `rtlat suite` leaves no step or
+/// ssh client running; a child whose parent is already gone does not start.
+pub fn die_with_spawner(cmd: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    let parent = std::process::id();
+    // SAFETY: the hook runs in the forked child before exec and makes only
+    // async-signal-safe system calls (prctl, getppid); it allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            if libc::getppid() as u32 != parent {
+                return Err(io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            Ok(())
+        });
+    }
+}
+
 /// Send `sig` to every process of the process group `pgid`.
 pub fn kill_group(pgid: Pid, sig: i32) -> io::Result<()> {
     if pgid <= 1 {
@@ -583,12 +604,26 @@ mod tests {
     use super::*;
     use std::os::fd::AsFd;
 
+    /// Under qemu-user (scripts/cross.sh) a child forked from the test
+    /// harness's many threads runs qemu's translator, which can wait forever
+    /// on a lock another thread held at the fork: these tests skip there.
+    fn forks_hang_under_qemu(test: &str) -> bool {
+        let emulated = std::env::var_os("RTLAT_TEST_EMULATOR").is_some();
+        if emulated {
+            eprintln!("skipped {test} under qemu-user: a child forked from a multi-threaded qemu-user process can deadlock in the emulator");
+        }
+        emulated
+    }
+
     fn this_pid() -> Pid {
         std::process::id() as Pid
     }
 
     #[test]
     fn exec_runs_and_is_reaped_with_its_status() {
+        if forks_hang_under_qemu("exec_runs_and_is_reaped_with_its_status") {
+            return;
+        }
         let null = std::fs::File::open("/dev/null").unwrap();
         let img = ExecImage::new(
             OsStr::new("/bin/sh"),
@@ -610,6 +645,9 @@ mod tests {
 
     #[test]
     fn forked_receiver_counts_messages_and_is_killed() {
+        if forks_hang_under_qemu("forked_receiver_counts_messages_and_is_killed") {
+            return;
+        }
         let counters = crate::sys::shm::SharedWords::new(1).unwrap();
         let (a, b) = std::os::unix::net::UnixStream::pair().unwrap();
         let mut rx = fork_task(
@@ -641,6 +679,9 @@ mod tests {
 
     #[test]
     fn a_dropped_child_is_killed_and_reaped() {
+        if forks_hang_under_qemu("a_dropped_child_is_killed_and_reaped") {
+            return;
+        }
         let img = ExecImage::new(
             OsStr::new("/bin/sh"),
             &["sh".into(), "-c".into(), "sleep 30".into()],

@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// tracefs mount points, newest first.
-const TRACEFS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
+pub(crate) const TRACEFS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
 
 /// Open handles on `trace_marker` and `tracing_on`, taken before the first sample
 /// so that a break costs no path lookup.
@@ -57,7 +57,7 @@ impl Tracer {
     }
 }
 
-fn mount_tracefs(dir: &Path) -> bool {
+pub(crate) fn mount_tracefs(dir: &Path) -> bool {
     use rustix::mount::{mount, MountFlags};
     mount("nodev", dir, "tracefs", MountFlags::empty(), None).is_ok()
 }

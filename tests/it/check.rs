@@ -58,3 +58,58 @@ fn check_text_prints_one_line_per_factor() {
         .count();
     assert_eq!(verdict_lines, n, "{text}");
 }
+
+/// The "timer contexts" factor says what this kernel's tracefs offers, and
+/// `timer --context` agrees: where check finds no timerlat tracer, asking
+/// for the IRQ context exits 3 naming CONFIG_TIMERLAT_TRACER.
+#[test]
+fn check_says_which_timer_contexts_this_kernel_can_measure() {
+    let out = rtlat().args(["check", "--json"]).output().expect("runs");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let f = v["factors"]
+        .as_array()
+        .expect("factors")
+        .iter()
+        .find(|f| f["name"] == "timer contexts")
+        .expect("a timer contexts factor")
+        .clone();
+    let detail = f["detail"].as_str().expect("detail");
+    let tracers = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
+        .iter()
+        .find_map(|d| std::fs::read_to_string(format!("{d}/available_tracers")).ok());
+    match &tracers {
+        None => assert!(detail.starts_with("unknown"), "{f}"),
+        Some(t) if t.split_whitespace().any(|x| x == "timerlat") => {
+            assert_eq!(f["verdict"], "good", "{f}");
+            assert!(detail.starts_with("irq, thread, and user"), "{f}");
+        }
+        Some(_) => {
+            assert_eq!(f["verdict"], "info", "{f}");
+            assert!(detail.contains("CONFIG_TIMERLAT_TRACER"), "{f}");
+        }
+    }
+    if tracers.is_some() {
+        let hrtimer = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
+            .iter()
+            .any(|d| {
+                std::path::Path::new(d)
+                    .join("events/timer/hrtimer_start")
+                    .is_dir()
+            });
+        assert_eq!(detail.contains("timer --split splits"), hrtimer, "{f}");
+    }
+    let measurable = tracers.is_some_and(|t| t.split_whitespace().any(|x| x == "timerlat"));
+    if !measurable {
+        let out = rtlat()
+            .args(["timer", "--context", "irq", "--duration", "1s", "--quiet"])
+            .output()
+            .expect("runs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains("CONFIG_TIMERLAT_TRACER") || err.contains("tracefs"),
+            "{err}"
+        );
+    }
+}

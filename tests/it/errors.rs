@@ -77,28 +77,6 @@ fn help_and_version() {
     );
 }
 
-/// A copy of the binary that an unprivileged user can execute.
-fn unprivileged_copy(dir: &std::path::Path) -> std::path::PathBuf {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777)).expect("chmod dir");
-    let copy = dir.join("rtlat");
-    std::fs::copy(bin(), &copy).expect("copy binary");
-    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    copy
-}
-
-fn as_nobody(exe: &std::path::Path) -> std::process::Command {
-    let mut c = std::process::Command::new("setpriv");
-    c.args([
-        "--reuid=65534",
-        "--regid=65534",
-        "--clear-groups",
-        "--inh-caps=-all",
-    ]);
-    c.arg(exe);
-    c
-}
-
 #[test]
 fn missing_privileges_exit_3_naming_the_fix() {
     if !require_root("missing_privileges_exit_3_naming_the_fix") {

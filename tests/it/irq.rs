@@ -442,3 +442,113 @@ fn missing_devices_give_one_line_naming_the_fix_and_exit_3() {
         assert!(out.stdout.is_empty(), "{args:?} started a run");
     }
 }
+
+#[test]
+fn reply_from_the_kernel_without_the_module_names_the_build_and_exits_3() {
+    if Path::new("/dev/rtlat-responder").exists() {
+        eprintln!("skipped: the rtlat-responder module is loaded here");
+        return;
+    }
+    for mode in ["thread", "kthread", "irq"] {
+        let out = rtlat()
+            .args(["irq", "target", "--reply-from", mode])
+            .args(["--chip", "gpiochip97", "--in", "0", "--out", "1"])
+            .args(UNPRIV)
+            .output()
+            .expect("runs");
+        let lines = stderr_lines(&out);
+        assert_eq!(out.status.code(), Some(3), "{mode}: {lines:?}");
+        assert_eq!(lines.len(), 1, "{mode} printed {lines:?}");
+        let l = &lines[0];
+        assert!(
+            l.contains("rtlat-responder kernel module is not loaded"),
+            "{l}"
+        );
+        assert!(
+            l.contains("scripts/kmod-build.sh") && l.contains("dkms install"),
+            "{l}"
+        );
+        assert!(l.contains(&format!("--reply-from {mode}")), "{l}");
+        assert!(out.stdout.is_empty(), "{mode} started a run");
+    }
+}
+
+#[test]
+fn reply_from_options_outside_a_gpio_target_are_usage_errors() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &[
+                "irq",
+                "loopback",
+                "--backend",
+                "sim",
+                "--reply-from",
+                "thread",
+            ],
+            "irq target",
+        ),
+        (
+            &[
+                "irq",
+                "target",
+                "--backend",
+                "sim",
+                "--reply-from",
+                "kthread",
+            ],
+            "--backend gpio",
+        ),
+        (
+            &[
+                "irq",
+                "target",
+                "--in",
+                "0",
+                "--out",
+                "1",
+                "--reply-from",
+                "thread",
+                "--reply-priority",
+                "10",
+            ],
+            "--reply-from kthread",
+        ),
+        (
+            &[
+                "irq",
+                "target",
+                "--in",
+                "0",
+                "--out",
+                "1",
+                "--reply-from",
+                "kthread",
+                "--reply-priority",
+                "0",
+            ],
+            "0",
+        ),
+        (
+            &[
+                "irq",
+                "target",
+                "--in",
+                "0",
+                "--out",
+                "1",
+                "--reply-from",
+                "isr",
+            ],
+            "isr",
+        ),
+    ];
+    for (args, text) in cases {
+        let out = rtlat().args(*args).output().expect("runs");
+        let lines = stderr_lines(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {lines:?}");
+        assert!(
+            lines.iter().any(|l| l.contains(text)),
+            "{args:?}: {lines:?}"
+        );
+    }
+}

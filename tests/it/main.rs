@@ -4,16 +4,24 @@
 mod check;
 mod cross;
 mod cruncher;
+mod deb;
 mod errors;
+mod import;
 mod irq;
+mod lava;
 mod load;
 mod meta;
+mod metrics;
 mod net;
 mod outputs;
+mod peer;
 mod report;
 mod signals;
 #[path = "../support/snapshot.rs"]
 mod snapshot;
+mod split;
+mod sshd;
+mod suite;
 mod switch;
 mod timer;
 mod util;

@@ -8,7 +8,7 @@ use crate::util::*;
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::net::UdpSocket;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::mpsc;
@@ -721,6 +721,19 @@ fn bad_inputs_give_one_line_and_exit_2() {
         &["net", "serve", "--listen", "127.0.0.1:65535"],
         &["net", "serve", "--max-size", "20"],
         &["net", "serve", "--listen", "nonsense"],
+        &["net", "ping", "127.0.0.1:7357", "--busy-poll", "0"],
+        &["net", "ping", "127.0.0.1:7357", "--busy-poll", "-5"],
+        &["net", "ping", "127.0.0.1:7357", "--busy-poll", "soon"],
+        &["net", "ping", "127.0.0.1:7357", "--busy-poll", "2000000"],
+        &["net", "ping", "127.0.0.1:7", "--echo", "--bulk", "1MB/s"],
+        &[
+            "net",
+            "ping",
+            "127.0.0.1:7357",
+            "--no-split",
+            "--timestamps",
+            "hardware",
+        ],
     ];
     for args in cases {
         let out = rtlat().args(*args).output().expect("runs");
@@ -792,16 +805,6 @@ fn an_unresolvable_host_exits_2() {
     );
 }
 
-/// A copy of the binary that an unprivileged user can execute.
-fn unprivileged_copy(dir: &Path) -> PathBuf {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777)).expect("chmod dir");
-    let copy = dir.join("rtlat");
-    std::fs::copy(bin(), &copy).expect("copy binary");
-    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    copy
-}
-
 #[test]
 fn without_privileges_ping_and_serve_exit_3_naming_the_fix() {
     if !require_root("without_privileges_ping_and_serve_exit_3_naming_the_fix") {
@@ -827,17 +830,7 @@ fn without_privileges_ping_and_serve_exit_3_naming_the_fix() {
             "1s",
         ][..],
     ] {
-        let out = Command::new("setpriv")
-            .args([
-                "--reuid=65534",
-                "--regid=65534",
-                "--clear-groups",
-                "--inh-caps=-all",
-            ])
-            .arg(&exe)
-            .args(args)
-            .output()
-            .expect("setpriv runs");
+        let out = as_nobody(&exe).args(args).output().expect("setpriv runs");
         let lines = stderr_lines(&out);
         assert_eq!(out.status.code(), Some(3), "{args:?}: {lines:?}");
         assert_eq!(lines.len(), 1, "{args:?}: {lines:?}");
@@ -846,4 +839,171 @@ fn without_privileges_ping_and_serve_exit_3_naming_the_fix() {
             "{lines:?}"
         );
     }
+}
+
+/// The result's series names, in order.
+fn series_names(r: &Value) -> Vec<&str> {
+    r["threads"]
+        .as_array()
+        .expect("threads")
+        .iter()
+        .map(|t| t["name"].as_str().expect("name"))
+        .collect()
+}
+
+fn notes(r: &Value) -> String {
+    r["notes"]
+        .as_array()
+        .expect("notes")
+        .iter()
+        .filter_map(|n| n.as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A process the test started, killed (by its pid) on drop.
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn echo_service_gives_round_trip_and_local_split_without_server_series() {
+    let name = "echo_service_gives_round_trip_and_local_split_without_server_series";
+    if !require_root(name) {
+        return;
+    }
+    let _turn = measuring();
+    if !runs_under_emulation(name, NO_TIMESTAMPING) {
+        return;
+    }
+    if Command::new("socat").arg("-V").output().is_err() {
+        assert!(!in_ci(), "{name}: CI installs socat (scripts/packages.txt)");
+        skip(name, "socat is not installed (apt-get install socat)");
+        return;
+    }
+    let net = Netns::new();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pj = dir.path().join("ping.json");
+    // A plain UDP echo service (RFC 862): socat hands each datagram through a
+    // pipe and back; reading the pipe in blocks of the datagram size keeps
+    // every reply exactly its request. Real-time, like the client, so the
+    // shared machine's builds do not starve it.
+    let listen = format!("UDP-LISTEN:7,bind={},rcvbuf=1048576", net.a4);
+    let echo = Command::new("ip")
+        .args(["netns", "exec", &net.a, "chrt", "-f", "80", "socat"])
+        .args(["-b", "64", "-T", "120", &listen, "PIPE"])
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("socat starts");
+    let _echo = Killed(echo);
+    std::thread::sleep(Duration::from_millis(300));
+    let target = format!("{}:7", net.a4);
+    let out = net
+        .exec(&net.b, &["net", "ping", "--echo", &target])
+        .args(["--rate", "10000/s", "--count", "20000", "--quiet", "--json"])
+        .arg(&pj)
+        .output()
+        .expect("ping runs");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("no server-side series"), "{stdout}");
+    let r = load(&pj);
+    assert_eq!(r["complete"], true);
+    assert_eq!(r["config"]["echo"], true);
+    assert_eq!(series_names(&r), ["rtt", "tx", "rx"]);
+    let d = &r["details"];
+    assert_eq!(
+        (u(d, "sent"), u(d, "answered"), u(d, "lost")),
+        (20_000, 20_000, 0)
+    );
+    assert_eq!(u(d, "bad_replies"), 0);
+    assert_eq!(d["server_series"], false);
+    assert_eq!(
+        u(d, "server_rx_missing"),
+        0,
+        "not counted against an echo service"
+    );
+    let s = |n: &str| &thread(&r, n)["summary"];
+    assert_eq!(u(s("rtt"), "samples"), 20_000);
+    assert_eq!(u(s("tx"), "samples") + u(d, "tx_missing"), 20_000);
+    assert_eq!(u(s("rx"), "samples") + u(d, "rx_missing"), 20_000);
+    assert!(u(s("tx"), "samples") > 0 && u(s("rx"), "samples") > 0);
+    assert!(notes(&r).contains("plain echo service"), "{}", notes(&r));
+    assert_schema_valid(&pj);
+}
+
+#[test]
+fn the_path_follows_period_and_overlap_and_no_split_keeps_the_round_trip_only() {
+    let name = "the_path_follows_period_and_overlap_and_no_split_keeps_the_round_trip_only";
+    if !require_root(name) {
+        return;
+    }
+    let _turn = measuring();
+    if !runs_under_emulation(name, NO_TIMESTAMPING) {
+        return;
+    }
+    let net = Netns::new();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let listen = format!("{}:7357", net.a4);
+    let server = Server::spawn(net.exec(&net.a, &[]).args(serve_args(
+        &listen,
+        &dir.path().join("serve.json"),
+        &[],
+    )));
+    let ping = |tag: &str, extra: &[&str]| -> Value {
+        let pj = dir.path().join(format!("{tag}.json"));
+        let out = net
+            .exec(
+                &net.b,
+                &["net", "ping", &listen, "--count", "2000", "--json"],
+            )
+            .arg(&pj)
+            .args(extra)
+            .output()
+            .expect("ping runs");
+        assert_eq!(out.status.code(), Some(0), "{tag}: {}", show(&out));
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        let r = load(&pj);
+        let path = r["config"]["path"].as_str().expect("path").to_string();
+        assert_eq!(r["details"]["path"], path.as_str(), "{tag}");
+        assert!(text.contains(&format!("{path} path")), "{tag}: {text}");
+        assert_eq!(u(&r["details"], "lost"), 0, "{tag}");
+        r
+    };
+    // A normal period: one thread; one worker ran (its CPU time is recorded).
+    let r = ping("normal", &["--rate", "5000/s"]);
+    assert_eq!(r["config"]["path"], "one-thread");
+    assert_eq!(
+        series_names(&r),
+        ["rtt", "tx", "rx", "server_rx", "turnaround"]
+    );
+    assert!(u(&thread(&r, "tx")["summary"], "samples") > 0);
+    // Asked to overlap, or a period too short for a round trip: two threads.
+    let r = ping("overlap", &["--rate", "5000/s", "--overlap"]);
+    assert_eq!(r["config"]["path"], "two-thread");
+    assert!(notes(&r).contains("--overlap"), "{}", notes(&r));
+    let r = ping("short", &["--period", "20us", "--timeout", "100ms"]);
+    assert_eq!(r["config"]["path"], "two-thread");
+    assert!(notes(&r).contains("shorter than a round trip"));
+    // --no-split: the round trip only, no timestamps asked for or read.
+    let r = ping("nosplit", &["--rate", "5000/s", "--no-split"]);
+    assert_eq!(series_names(&r), ["rtt"]);
+    assert_eq!(r["config"]["split"], false);
+    assert_eq!(u(&r["details"], "tx_stamps"), 0);
+    assert_eq!(u(&r["details"], "rx_missing"), 0);
+    assert_eq!(u(&r["details"], "tx_missing"), 0);
+    assert!(!notes(&r).contains("timestamps missing"), "{}", notes(&r));
+    assert_eq!(r["details"]["server_series"], false);
+    assert_eq!(u(&thread(&r, "rtt")["summary"], "samples"), 2000);
+    // --busy-poll is set on the socket and recorded.
+    let r = ping("busy", &["--rate", "5000/s", "--busy-poll", "50"]);
+    assert_eq!(r["config"]["busy_poll_us"], 50);
+    assert!(notes(&r).contains("busy polling 50us"), "{}", notes(&r));
+    let (code, _) = server.stop(2);
+    assert_eq!(code, Some(0));
 }

@@ -279,6 +279,16 @@ fn a_closed_stdout_is_no_panic_and_the_result_is_still_written() {
             ],
             None,
         ),
+        (
+            "report --format lava",
+            vec![
+                "report".into(),
+                result.clone().into(),
+                "--format".into(),
+                "lava".into(),
+            ],
+            None,
+        ),
         ("check", vec!["check".into()], None),
         (
             "completions",
@@ -315,4 +325,82 @@ fn a_closed_stdout_is_no_panic_and_the_result_is_still_written() {
             assert!(len > 100, "{what}: {} not written", f.display());
         }
     }
+}
+
+/// A tmpfs of 64 kB mounted on `dir` (root only), unmounted when dropped.
+struct SmallFs(PathBuf);
+
+impl SmallFs {
+    fn mount(dir: &Path) -> Option<SmallFs> {
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=64k", "rtlat-test"])
+            .arg(dir)
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then(|| SmallFs(dir.to_path_buf()))
+    }
+}
+
+impl Drop for SmallFs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_full_file_system_is_refused_before_measuring() {
+    if !require_root("a_full_file_system_is_refused_before_measuring") {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tmp");
+    let dir = tmp.path().join("small");
+    std::fs::create_dir(&dir).expect("mkdir");
+    let Some(_fs) = SmallFs::mount(&dir) else {
+        assert!(!in_ci(), "CI must be able to mount a tmpfs");
+        skip(
+            "a_full_file_system_is_refused_before_measuring",
+            "cannot mount a tmpfs",
+        );
+        return;
+    };
+    // Fill it: writing stops at ENOSPC.
+    let mut fill = std::fs::File::create(dir.join("fill")).expect("create");
+    let block = vec![7u8; 4096];
+    while std::io::Write::write_all(&mut fill, &block).is_ok() {}
+    drop(fill);
+    let dest = dir.join("r.json");
+    let started = Instant::now();
+    let out = rtlat()
+        .args([
+            "timer",
+            "--policy",
+            "other",
+            "--no-mlock",
+            "--dma-latency",
+            "off",
+            "--duration",
+            "60s",
+            "--json",
+        ])
+        .arg(&dest)
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(4), "{out:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    let lines = stderr_lines(&out);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(
+        lines[0].contains("r.json") && lines[0].contains("free some space"),
+        "{lines:?}"
+    );
+    assert!(!dest.exists());
+    // With room again, the same destination is taken.
+    std::fs::remove_file(dir.join("fill")).expect("rm");
+    let out = synthetic_timer(&dest).output().expect("runs");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(dest.exists());
 }

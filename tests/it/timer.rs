@@ -319,6 +319,10 @@ fn resident_memory_stays_flat_during_a_run() {
             "100us",
             "--duration",
             "8s",
+            // 8 000 intervals: the series fills its 4 096 points and merges
+            // (at ~4.1 s) between the two readings.
+            "--interval",
+            "1ms",
             "--save-every",
             "1s",
             "--quiet",
@@ -333,8 +337,8 @@ fn resident_memory_stays_flat_during_a_run() {
     std::thread::sleep(std::time::Duration::from_millis(6000));
     let late = vm_rss_kb(child.id()).expect("rss at 7.5 s");
     assert!(child.wait().expect("wait").success());
-    // Locked memory only grows if something allocates beyond the reserve:
-    // allow one page of slack per thread stack guard.
+    // Locked memory only grows if something allocates beyond the reserve
+    // sized for the run: allow one page of slack per thread stack guard.
     assert!(late <= early + 64, "RSS grew from {early} kB to {late} kB");
 }
 
@@ -429,4 +433,149 @@ fn load_options_are_validated() {
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         assert_eq!(stderr_lines(&out).len(), 1, "{args:?}");
     }
+}
+
+/// The times of the `interval t=…s` lines of a piped run, in output order.
+fn interval_times(stdout: &[u8]) -> Vec<f64> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .filter_map(|l| l.strip_prefix("interval t="))
+        .map(|l| {
+            l.split('s')
+                .next()
+                .and_then(|t| t.parse().ok())
+                .unwrap_or_else(|| panic!("bad interval line {l:?}"))
+        })
+        .collect()
+}
+
+fn assert_in_time_order(times: &[f64], what: &str) {
+    assert!(times.len() >= 8, "{what}: {} interval lines", times.len());
+    for w in times.windows(2) {
+        assert!(w[0] <= w[1], "{what}: t={} printed before t={}", w[0], w[1]);
+    }
+}
+
+#[test]
+fn piped_interval_lines_come_out_in_time_order() {
+    // A simulation runs each thread far ahead of the others: the strongest case.
+    let out = rtlat()
+        .args([
+            "timer",
+            "--synthetic",
+            "3",
+            "--cpus",
+            "0,1",
+            "--loops",
+            "200000",
+            "--period",
+            "100us",
+        ])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    let times = interval_times(&out.stdout);
+    assert!(
+        times.len() >= 2 * 20,
+        "20 s simulated, 2 threads: {}",
+        times.len()
+    );
+    assert_in_time_order(&times, "synthetic");
+
+    if !require_root("piped_interval_lines_come_out_in_time_order") {
+        return;
+    }
+    let _turn = measuring();
+    let out = rtlat()
+        .args([
+            "timer",
+            "--period",
+            "1ms",
+            "--duration",
+            "3s",
+            "--interval",
+            "100ms",
+        ])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    assert_in_time_order(&interval_times(&out.stdout), "real");
+}
+
+#[test]
+fn the_recorded_duration_is_the_span_the_periods_cover() {
+    if !require_root("the_recorded_duration_is_the_span_the_periods_cover") {
+        return;
+    }
+    let _turn = measuring();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("d.json");
+    let out = rtlat()
+        .args([
+            "timer", "--cpus", "0", "--period", "1ms", "--loops", "1000", "--quiet", "--json",
+        ])
+        .arg(&json)
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    let r = load(&json);
+    let duration = r["duration_ns"].as_u64().expect("duration") as f64;
+    // 1 000 samples cover 1 000 periods, plus the periods an overrun skipped.
+    let overruns = r["total"]["overruns"].as_u64().expect("overruns") as f64;
+    let span = (1000.0 + overruns) * 1e6;
+    assert!(
+        (duration - span).abs() <= 0.01 * 1e9,
+        "duration {duration} ns for a span of {span} ns"
+    );
+}
+
+/// `field` (kB) of /proc/PID/status.
+fn status_kb(pid: u32, field: &str) -> Option<u64> {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()?
+        .lines()
+        .find(|l| l.starts_with(field))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+#[test]
+fn a_one_cpu_run_holds_little_memory() {
+    if !require_root("a_one_cpu_run_holds_little_memory") {
+        return;
+    }
+    let _turn = measuring();
+    if !runs_under_emulation(
+        "a_one_cpu_run_holds_little_memory",
+        "the memory is qemu-user's, not the run's",
+    ) {
+        return;
+    }
+    let mut child = std::process::Command::new(bin())
+        .args(["timer", "--cpus", "0", "--duration", "3s", "--quiet"])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn");
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    let pid = child.id();
+    let (hwm, file, locked) = (
+        status_kb(pid, "VmHWM:").expect("VmHWM"),
+        status_kb(pid, "RssFile:").expect("RssFile"),
+        status_kb(pid, "VmLck:").expect("VmLck"),
+    );
+    assert!(child.wait().expect("wait").success());
+    // Memory is locked (the whole address space is marked), yet only what
+    // the run touches is resident. The resident code (RssFile) is the
+    // binary's and libc's as the kernel maps them (a debug build's is far
+    // larger than a release build's), so the bound is on the rest: the
+    // heap, the stacks, the buffers. A fixed heap reserve (4 MB + 1 MB per
+    // thread before) or fully populated thread stacks would exceed it.
+    assert!(locked > 0, "memory not locked");
+    let rest = hwm.saturating_sub(file);
+    assert!(
+        rest <= 2048,
+        "peak resident {hwm} kB, of which {file} kB code and files: {rest} kB beyond them"
+    );
 }

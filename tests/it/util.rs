@@ -155,20 +155,27 @@ pub fn assert_schema_valid(path: &Path) {
     );
 }
 
-/// The summary invariants every result must keep.
+/// The summary invariants every result must keep. Latencies are signed (an
+/// import may hold negative ones, whose histogram and percentiles count
+/// |latency|, as Xenomai's does).
 pub fn assert_summary_invariants(s: &Value) {
     let g = |k: &str| {
-        s[k].as_u64()
+        s[k].as_i64()
             .unwrap_or_else(|| panic!("summary lacks {k}: {s}"))
     };
     let (min, avg, max) = (g("min_ns"), g("avg_ns"), g("max_ns"));
     assert!(g("samples") > 0, "no samples: {s}");
     assert!(min <= avg && avg <= max, "min {min} avg {avg} max {max}");
-    let ps: Vec<u64> = s["percentiles"]
+    let (min, max) = if min < 0 {
+        (0, min.abs().max(max.abs()))
+    } else {
+        (min, max)
+    };
+    let ps: Vec<i64> = s["percentiles"]
         .as_array()
         .expect("percentiles")
         .iter()
-        .map(|p| p["ns"].as_u64().expect("ns"))
+        .map(|p| p["ns"].as_i64().expect("ns"))
         .collect();
     assert!(!ps.is_empty(), "no percentiles in {s}");
     assert!(min <= ps[0], "min > p50");
@@ -221,5 +228,30 @@ pub fn synthetic_timer(dest: &Path) -> Command {
         "--json",
     ])
     .arg(dest);
+    c
+}
+
+/// A copy of the rtlat binary that an unprivileged user (nobody) can run,
+/// in `dir` (made world-accessible): the binary under target/ may sit in a
+/// directory that user cannot enter.
+pub fn unprivileged_copy(dir: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777)).expect("chmod dir");
+    let copy = dir.join("rtlat");
+    std::fs::copy(bin(), &copy).expect("copy binary");
+    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    copy
+}
+
+/// `exe` run as nobody (uid and gid 65534), without groups or capabilities.
+pub fn as_nobody(exe: &Path) -> std::process::Command {
+    let mut c = std::process::Command::new("setpriv");
+    c.args([
+        "--reuid=65534",
+        "--regid=65534",
+        "--clear-groups",
+        "--inh-caps=-all",
+    ]);
+    c.arg(exe);
     c
 }

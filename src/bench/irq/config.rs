@@ -40,6 +40,31 @@ pub enum Backend {
     Sim,
 }
 
+/// Where a target's reply is issued from: rtlat's measuring thread, or the
+/// kernel responder of kmod/ (`/dev/rtlat-responder`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReplyFrom {
+    User,
+    /// The threaded interrupt handler.
+    Thread,
+    /// A kernel thread at a SCHED_FIFO priority, woken by the handler.
+    Kthread,
+    /// The hard interrupt handler.
+    Irq,
+}
+
+impl ReplyFrom {
+    pub fn name(self) -> &'static str {
+        match self {
+            ReplyFrom::User => "user",
+            ReplyFrom::Thread => "thread",
+            ReplyFrom::Kthread => "kthread",
+            ReplyFrom::Irq => "irq",
+        }
+    }
+}
+
 /// Which edges are measured (`edge` in the configuration).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -132,6 +157,17 @@ pub struct IrqConfig {
     pub cpu: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sim: Option<SimConfig>,
+    /// target: where the reply is issued from (user: rtlat itself).
+    pub reply_from: ReplyFrom,
+    /// target --reply-from kthread: the kernel thread's SCHED_FIFO priority.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reply_priority: Option<u32>,
+    /// host: the board `rtlat irq target` is started on for the run (`--target`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<crate::remote::peer::Board>,
+    /// Further options of the board's `irq target` (`--target-arg`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub target_args: Vec<String>,
     #[serde(skip)]
     pub setup: Setup,
 }

@@ -21,6 +21,8 @@ mod config;
 mod drive;
 mod host;
 mod loopback;
+mod peer;
+pub mod responder;
 mod target;
 #[cfg(test)]
 mod testing;
@@ -28,21 +30,24 @@ mod testing;
 pub use account::{EdgeAccount, EdgeCounts};
 pub use backend::{Edge, EdgeBackend};
 pub use config::{
-    Backend, Bias, EventClock, IrqConfig, Measured, Role, SimConfig, DEFAULT_PERIOD_NS,
+    Backend, Bias, EventClock, IrqConfig, Measured, ReplyFrom, Role, SimConfig, DEFAULT_PERIOD_NS,
     DEFAULT_TIMEOUT_NS,
 };
 use drive::{drive, Plan, RealTime, Recorders, Session};
 
 use crate::engine::{self, Channel, RunSpec, StopFlag, Worker, WorkerEnd};
 use crate::error::{Error, Outcome, Result};
-use crate::result::details::irq::IrqDetails;
+use crate::result::details::irq::{IrqDetails, ResponderCounts};
 use crate::result::details::Details;
 use crate::result::RunResult;
 use crate::stats::recorder;
 use std::sync::{Arc, Mutex};
 
 /// Series names of a role: the recorders are created in this order.
-fn series_names(role: Role, kernel_ts: bool) -> &'static [&'static str] {
+fn series_names(role: Role, kernel_ts: bool, reply: ReplyFrom) -> &'static [&'static str] {
+    if role == Role::Target && reply != ReplyFrom::User {
+        return responder::SERIES;
+    }
     match (role, kernel_ts) {
         (Role::Loopback, true) => &["irq", "user", "wake"],
         (Role::Loopback, false) => &["user"],
@@ -88,10 +93,13 @@ pub fn account_line(role: Role, r: &EdgeCounts) -> String {
 struct Ended {
     counts: EdgeCounts,
     error: Option<String>,
+    /// A kernel reply: the responder's counters when the measuring ended.
+    responder: Option<ResponderCounts>,
 }
 
 /// The result's details for the edge account.
-fn details(result: &RunResult, role: Role, r: &EdgeCounts) -> IrqDetails {
+fn details(result: &RunResult, role: Role, end: &Ended) -> IrqDetails {
+    let r = &end.counts;
     // Target: rtlat's own share of the response, event read -> reply written.
     let avg = |name: &str| {
         result
@@ -110,6 +118,7 @@ fn details(result: &RunResult, role: Role, r: &EdgeCounts) -> IrqDetails {
         edges: r.clone(),
         seqno_continuous: r.lost_events == 0 && r.first_seqno.is_some(),
         own_share_of_response,
+        responder: end.responder,
     }
 }
 
@@ -117,7 +126,7 @@ fn details(result: &RunResult, role: Role, r: &EdgeCounts) -> IrqDetails {
 /// of a run ended by an error.
 fn finish_result(result: &mut RunResult, role: Role, end: &Ended) {
     let r = &end.counts;
-    let map = details(result, role, r).to_map();
+    let map = details(result, role, end).to_map();
     result.details.extend(map);
     let problems = r.missed + r.missed_idle + r.lost_events + r.repeated_edges;
     if problems > 0 {
@@ -142,6 +151,12 @@ fn notes(cfg: &IrqConfig, kernel_ts: bool) -> Vec<String> {
             "no kernel event timestamps on this backend: only user-space times are measured".into(),
         );
     }
+    if cfg.role == Role::Target && cfg.reply_from != ReplyFrom::User {
+        notes.push(format!(
+            "the kernel responder replied (--reply-from {}): edge_to_reply = interrupt handler entry -> output set, in the kernel; rtlat only collected the records, woken after each reply",
+            cfg.reply_from.name()
+        ));
+    }
     if cfg.event_clock == EventClock::Hte {
         notes.push("HTE timestamps are compared with CLOCK_MONOTONIC: samples outside [write, read] are counted as timestamp_errors".into());
     }
@@ -161,6 +176,9 @@ fn notes(cfg: &IrqConfig, kernel_ts: bool) -> Vec<String> {
 /// Run `rtlat irq` end to end.
 pub fn run(cfg: &IrqConfig, command_line: Vec<String>) -> Result<Outcome> {
     let role = cfg.role;
+    // host --target: the board answers before the first edge is driven.
+    let remote = Arc::new(Mutex::new(peer::start(cfg)?));
+    let remote_trouble: Arc<Mutex<Option<String>>> = Arc::new(Mutex::new(None));
     let mut backend = backend::open(cfg)?;
     let kernel_ts = backend.kernel_timestamps();
     let start_level = backend
@@ -172,9 +190,13 @@ pub fn run(cfg: &IrqConfig, command_line: Vec<String>) -> Result<Outcome> {
         .threads(vec![cfg.cpu], vec![0]);
     spec.notes = notes(cfg, kernel_ts);
     spec.details.insert("role".into(), role.name().into());
+    if role == Role::Target {
+        spec.details
+            .insert("reply_from".into(), cfg.reply_from.name().into());
+    }
 
     let report: Arc<Mutex<Option<Ended>>> = Arc::new(Mutex::new(None));
-    let names = series_names(role, kernel_ts);
+    let names = series_names(role, kernel_ts, cfg.reply_from);
     let mut channels = Vec::with_capacity(names.len());
     let mut recs = Vec::with_capacity(names.len());
     for name in names {
@@ -219,6 +241,9 @@ pub fn run(cfg: &IrqConfig, command_line: Vec<String>) -> Result<Outcome> {
                 let b = backend.as_mut();
                 match role {
                     Role::Loopback => drive(b, &mut time, s, loopback::record),
+                    Role::Target if plan_cfg.reply_from != ReplyFrom::User => {
+                        responder::measure(b, &mut time, s)
+                    }
                     Role::Target => target::measure(b, &mut time, s),
                     Role::Host => drive(b, &mut time, s, host::record),
                 }
@@ -226,6 +251,7 @@ pub fn run(cfg: &IrqConfig, command_line: Vec<String>) -> Result<Outcome> {
             recs.finish();
             let ended = Ended {
                 counts: acct.r,
+                responder: backend.responder_counts(),
                 error: res
                     .err()
                     .map(|e| format!("edge backend failed during the run: {e}")),
@@ -237,20 +263,46 @@ pub fn run(cfg: &IrqConfig, command_line: Vec<String>) -> Result<Outcome> {
         }),
     };
     let fin = Arc::clone(&report);
+    let (remote_f, trouble_f, fin_cfg) = (
+        Arc::clone(&remote),
+        Arc::clone(&remote_trouble),
+        cfg.clone(),
+    );
     spec.finish = Some(Box::new(move |result: &mut RunResult| {
         if let Some(end) = fin.lock().ok().and_then(|g| g.clone()) {
             finish_result(result, role, &end);
         }
+        if let Some(p) = remote_f.lock().ok().and_then(|mut g| g.take()) {
+            let trouble = peer::finish(p, &fin_cfg, result);
+            if let Ok(mut g) = trouble_f.lock() {
+                *g = trouble;
+            }
+        }
     }));
-    let outcome = engine::execute(spec, channels, vec![worker], clock)?;
+    let outcome = engine::execute(spec, channels, vec![worker], clock);
+    // On an early error the target never stopped: dropping it ends it.
+    drop(remote.lock().ok().and_then(|mut g| g.take()));
+    let outcome = outcome?;
     let end = report
         .lock()
         .ok()
         .and_then(|g| g.clone())
         .unwrap_or_default();
     crate::outln!("{}", account_line(role, &end.counts));
+    if let Some(c) = end.responder {
+        crate::outln!(
+            "kernel responder: {} edges seen, {} answered, {} coalesced, {} records dropped",
+            c.responder_seen,
+            c.responder_answered,
+            c.responder_coalesced,
+            c.responder_dropped
+        );
+    }
     if let Some(e) = end.error {
         return Ok(Outcome::EnvironmentFailed(e));
     }
-    Ok(outcome.outcome)
+    match remote_trouble.lock().ok().and_then(|mut g| g.take()) {
+        Some(t) => Ok(Outcome::EnvironmentFailed(t)),
+        None => Ok(outcome.outcome),
+    }
 }

@@ -69,18 +69,20 @@ fn block_signals() -> Result<()> {
         .map_err(|e| Error::env(format!("cannot block signals: {e}")).because(e))
 }
 
-/// Turn on the kernel timestamps of `ts` (TX ones too with `tx`), large
-/// buffers, and receives that return every [`RECV_SLICE_NS`].
-fn prepare_socket(sock: &TsSocket, ts: Timestamps, tx: bool) -> Result<()> {
-    let stamping = match ts {
-        Timestamps::Software => Stamping::Software,
-        Timestamps::Hardware => Stamping::Hardware,
-    };
-    sock.enable_timestamps(stamping.flags(tx)).map_err(|e| {
-        Error::env(format!(
-            "the kernel refused socket timestamps (SO_TIMESTAMPING: {e}); a Linux kernel of 4.0 or later is needed"
-        ))
-    })?;
+/// Turn on the kernel timestamps of `ts` if any (TX ones too with `tx`),
+/// large buffers, and receives that return every [`RECV_SLICE_NS`].
+fn prepare_socket(sock: &TsSocket, ts: Option<Timestamps>, tx: bool) -> Result<()> {
+    if let Some(ts) = ts {
+        let stamping = match ts {
+            Timestamps::Software => Stamping::Software,
+            Timestamps::Hardware => Stamping::Hardware,
+        };
+        sock.enable_timestamps(stamping.flags(tx)).map_err(|e| {
+            Error::env(format!(
+                "the kernel refused socket timestamps (SO_TIMESTAMPING: {e}); a Linux kernel of 4.0 or later is needed"
+            ))
+        })?;
+    }
     sock.set_buffers(1 << 20);
     sock.set_recv_timeout(RECV_SLICE_NS)
         .map_err(|e| Error::env(format!("cannot set a receive timeout: {e}")).because(e))

@@ -168,7 +168,7 @@ fn bind_error(what: &str, addr: &SocketAddr, e: io::Error) -> Error {
 /// The reflector's socket, with RX timestamps on.
 fn open_socket(cfg: &ServeConfig) -> Result<TsSocket> {
     let sock = TsSocket::bind(&cfg.listen).map_err(|e| bind_error("--listen", &cfg.listen, e))?;
-    prepare_socket(&sock, cfg.common.timestamps, false)?;
+    prepare_socket(&sock, Some(cfg.common.timestamps), false)?;
     Ok(sock)
 }
 

@@ -4,14 +4,15 @@
 pub mod plots;
 pub mod writer;
 
-pub use plots::{histogram_plot, percentile_plot, timeline_plot, Figure, MAX_SERIES};
+pub use plots::{histogram_plot, percentile_plot, timeline_plot, Curve, Figure, MAX_SERIES};
 pub use writer::{document, escape, Plot};
 
-use super::describe::{histogram_of, loads_of, machine_of, merged, period_of, policy_of, primary};
+use super::describe::{
+    duration_of, histogram_of, loads_of, machine_of, merged, overflow_of, period_of, policy_of,
+    primary,
+};
 use super::{benchmarks_of, Loaded, Render};
 use crate::result::{RunResult, ThreadResult};
-use crate::stats::Histogram;
-use crate::units::secs;
 use plots::drawn;
 
 /// The plots of results, stacked in one SVG document.
@@ -33,17 +34,17 @@ impl Render for CompareSvg {
     }
 }
 
-/// `SCHED_FIFO 80, period 1ms, 20000 samples in 20.000s`.
+/// `SCHED_FIFO 80, period 1ms, 20000 samples in 20.000s`; what the result
+/// does not record is left out.
 fn settings_of(r: &RunResult) -> String {
-    let mut parts = vec![policy_of(r)];
+    let mut parts: Vec<String> = policy_of(r).into_iter().collect();
     if let Some(p) = period_of(r) {
         parts.push(format!("period {p}"));
     }
-    parts.push(format!(
-        "{} samples in {}",
-        r.total.samples,
-        secs(r.duration_ns)
-    ));
+    parts.push(match duration_of(r) {
+        Some(d) => format!("{} samples in {d}", r.total.samples),
+        None => format!("{} samples", r.total.samples),
+    });
     if let Some(src) = r.config.get("imported_from").and_then(|v| v.as_str()) {
         parts.push(format!("imported from {src}"));
     }
@@ -59,23 +60,32 @@ fn subtitle_of(r: &RunResult) -> String {
     )
 }
 
-/// The plots of one result: histogram, latency over time, latency by
-/// percentile, and, when the run had phases, a histogram per phase.
+/// Whether a thread of the result has points over time (imports of
+/// histogram-only formats have none).
+pub fn has_series(r: &RunResult) -> bool {
+    r.threads
+        .iter()
+        .any(|t| t.series.points.iter().any(|p| p.samples > 0))
+}
+
+/// The plots of one result: histogram, latency over time (when the result
+/// has a series), latency by percentile, and, when the run had phases, a
+/// histogram per phase.
 pub fn report_plots(l: &Loaded) -> Vec<Plot> {
     let r = &l.result;
     let what = r.benchmark.title();
     let quantity = r.benchmark.quantity();
     let sub = subtitle_of(r);
     let (threads, left_out) = drawn(&r.threads);
-    let mut series: Vec<(String, Histogram)> = threads
+    let mut series: Vec<Curve> = threads
         .iter()
-        .map(|t| (t.name.clone(), histogram_of(t)))
+        .map(|t| Curve::new(t.name.clone(), histogram_of(t), t.histogram.overflow))
         .collect();
     let per_thread = series.len();
     // The percentile plot adds the threads' merged figure.
     let (_, prim, _) = primary(r);
     if prim.len() > 1 {
-        series.push(("all".into(), merged(&prim)));
+        series.push(Curve::new("all", merged(&prim), overflow_of(&prim)));
     }
     let figure = |title: &str, series, left_out| Figure {
         title: format!("{what} {title} — {}", l.label),
@@ -84,18 +94,26 @@ pub fn report_plots(l: &Loaded) -> Vec<Plot> {
         series,
         left_out,
     };
-    let mut plots = vec![
-        histogram_plot(&figure("histogram", &series[..per_thread], left_out)),
-        timeline_plot(r, format!("{what} over time — {}", l.label), sub.clone()),
-        percentile_plot(&figure("by percentile", &series, left_out)),
-    ];
+    let mut plots = vec![histogram_plot(&figure(
+        "histogram",
+        &series[..per_thread],
+        left_out,
+    ))];
+    if has_series(r) {
+        plots.push(timeline_plot(
+            r,
+            format!("{what} over time — {}", l.label),
+            sub.clone(),
+        ));
+    }
+    plots.push(percentile_plot(&figure("by percentile", &series, left_out)));
     if !r.phases.is_empty() {
-        let phase_series: Vec<(String, Histogram)> = r
+        let phase_series: Vec<Curve> = r
             .phases
             .iter()
             .map(|p| {
                 let ts: Vec<&ThreadResult> = p.threads.iter().collect();
-                (p.name.clone(), merged(&ts))
+                Curve::new(p.name.clone(), merged(&ts), overflow_of(&ts))
             })
             .collect();
         plots.push(histogram_plot(&figure("by phase", &phase_series, 0)));
@@ -115,12 +133,12 @@ pub fn compare_plots(results: &[&Loaded]) -> Vec<Plot> {
             (&group[..], 0)
         };
         let mut what_series = String::new();
-        let series: Vec<(String, Histogram)> = shown
+        let series: Vec<Curve> = shown
             .iter()
             .map(|l| {
                 let (name, threads, _) = primary(&l.result);
                 what_series = name;
-                (l.label.clone(), merged(&threads))
+                Curve::new(l.label.clone(), merged(&threads), overflow_of(&threads))
             })
             .collect();
         let loads: Vec<String> = shown

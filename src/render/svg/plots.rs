@@ -3,7 +3,8 @@
 
 use super::writer::*;
 use crate::result::{RunResult, ThreadResult};
-use crate::stats::histogram::{representative, upper_bound};
+use crate::stats::histogram::{representative, upper_bound, Overflow};
+use crate::stats::summary::signed;
 use crate::stats::Histogram;
 use crate::units::{human_duration, us};
 use std::collections::BTreeMap;
@@ -115,6 +116,22 @@ impl Bins {
         }
     }
 
+    /// Where value `ns` stands on the axis.
+    fn x_of(&self, ns: u64) -> f64 {
+        match *self {
+            Bins::Linear { .. } => us_f(ns),
+            Bins::Log => us_f(ns.max(1)).log10(),
+        }
+    }
+
+    /// The end of the bin that holds `ns`.
+    fn x_after(&self, ns: u64) -> f64 {
+        match *self {
+            Bins::Linear { w, .. } => us_f(ns / w * w + w),
+            Bins::Log => self.x_of(ns) + 2f64.log10() / LOG_BINS_PER_OCTAVE,
+        }
+    }
+
     fn axis(&self, quantity: &str, lo: u64, hi: u64) -> Axis {
         match *self {
             Bins::Linear { w, from } => {
@@ -141,29 +158,69 @@ pub struct Figure<'a> {
     pub subtitle: String,
     /// What the values are (`latency`, `round trip` …).
     pub quantity: &'a str,
-    pub series: &'a [(String, Histogram)],
+    pub series: &'a [Curve],
     /// Series not drawn (named in the legend).
     pub left_out: usize,
 }
 
+/// One series of a histogram or percentile plot.
+#[derive(Debug, Clone)]
+pub struct Curve {
+    pub name: String,
+    pub hist: Histogram,
+    /// Samples beyond an imported histogram's range (drawn as a labelled band).
+    pub overflow: Option<Overflow>,
+}
+
+impl Curve {
+    pub fn new(name: impl Into<String>, hist: Histogram, overflow: Option<Overflow>) -> Curve {
+        Curve {
+            name: name.into(),
+            hist,
+            overflow,
+        }
+    }
+
+    /// Samples within the tool's range.
+    fn in_range(&self) -> u64 {
+        let beyond = self.overflow.map_or(0, |o| o.count);
+        self.hist.samples.saturating_sub(beyond)
+    }
+
+    /// The band's label: `≥ 100 µs: 9 samples beyond the tool's range`,
+    /// after the series' name when several series have one (`named`).
+    fn beyond_text(&self, o: &Overflow, named: bool) -> String {
+        format!(
+            "{}≥ {} µs: {} samples beyond the tool's range",
+            if named {
+                format!("{}: ", self.name)
+            } else {
+                String::new()
+            },
+            short_us(o.from_ns),
+            o.count
+        )
+    }
+}
+
 impl Figure<'_> {
     /// The series with samples, and the smallest minimum and largest maximum among them.
-    fn filled(&self) -> (Vec<&(String, Histogram)>, u64, u64) {
-        let filled: Vec<_> = self.series.iter().filter(|(_, h)| h.samples > 0).collect();
-        let lo = filled.iter().map(|(_, h)| h.min).min().unwrap_or(0);
-        let hi = filled.iter().map(|(_, h)| h.max).max().unwrap_or(1000);
+    fn filled(&self) -> (Vec<&Curve>, u64, u64) {
+        let filled: Vec<_> = self.series.iter().filter(|c| c.hist.samples > 0).collect();
+        let lo = filled.iter().map(|c| c.hist.min).min().unwrap_or(0);
+        let hi = filled.iter().map(|c| c.hist.max).max().unwrap_or(1000);
         (filled, lo, hi)
     }
 
     /// The plot with these axes and lines: the legend gets the series without
     /// samples and the count of those not drawn; "no samples" when none has any.
     fn plot(&self, (x, y): (Axis, Axis), lines: Vec<Line>, mut keys: Vec<Key>) -> Plot {
-        let empty = self.series.iter().all(|(_, h)| h.samples == 0);
+        let empty = self.series.iter().all(|c| c.hist.samples == 0);
         keys.extend(
             self.series
                 .iter()
-                .filter(|(_, h)| h.samples == 0)
-                .map(|(name, _)| Key::remark(name.clone(), Some("no samples".into()))),
+                .filter(|c| c.hist.samples == 0)
+                .map(|c| Key::remark(c.name.clone(), Some("no samples".into()))),
         );
         keys.extend(Key::not_drawn(self.left_out));
         Plot {
@@ -174,16 +231,22 @@ impl Figure<'_> {
             lines,
             keys,
             markers: Vec::new(),
+            bands: Vec::new(),
             empty: empty.then(|| "no samples".to_string()),
         }
     }
 }
 
+/// How many of the series have samples beyond a tool's range.
+fn overflowed(filled: &[&Curve]) -> usize {
+    filled.iter().filter(|c| c.overflow.is_some()).count()
+}
+
 /// The largest median of the series (0 when none has samples).
-fn bulk(filled: &[&(String, Histogram)]) -> u64 {
+fn bulk(filled: &[&Curve]) -> u64 {
     filled
         .iter()
-        .filter_map(|(_, h)| h.percentile(50.0))
+        .filter_map(|c| c.hist.percentile(50.0))
         .max()
         .unwrap_or(0)
 }
@@ -205,9 +268,14 @@ pub fn histogram_plot(f: &Figure) -> Plot {
     };
     let mut max_count = 1u64;
     let mut all_bins = Vec::new();
-    for (_, h) in &filled {
-        let b = bins.count(h);
+    for c in &filled {
+        // Samples beyond the tool's range are a band, not part of the line.
+        let b = match c.overflow {
+            Some(o) => bins.count(&c.hist.without_top(o.count)),
+            None => bins.count(&c.hist),
+        };
         max_count = max_count.max(b.values().copied().max().unwrap_or(1));
+        max_count = max_count.max(c.overflow.map_or(0, |o| o.count));
         all_bins.push(b);
     }
     let x = bins.axis(f.quantity, lo, hi);
@@ -217,7 +285,18 @@ pub fn histogram_plot(f: &Figure) -> Plot {
     y.min = base;
     let mut lines = Vec::new();
     let mut keys = Vec::new();
-    for (i, ((name, h), counts)) in filled.iter().zip(&all_bins).enumerate() {
+    let mut bands = Vec::new();
+    let named = overflowed(&filled) > 1;
+    for (i, (c, counts)) in filled.iter().zip(&all_bins).enumerate() {
+        let (name, h) = (&c.name, &c.hist);
+        if let Some(o) = c.overflow {
+            bands.push(Band {
+                x: (bins.x_of(o.from_ns), bins.x_after(h.max.max(o.from_ns))),
+                y: (base, (o.count as f64).log10().max(0.0)),
+                color: i,
+                text: c.beyond_text(&o, named),
+            });
+        }
         let mut pts = Vec::new();
         let mut prev_end: Option<u64> = None;
         for (&bin, &c) in counts {
@@ -248,7 +327,9 @@ pub fn histogram_plot(f: &Figure) -> Plot {
             i,
         ));
     }
-    f.plot((x, y), lines, keys)
+    let mut plot = f.plot((x, y), lines, keys);
+    plot.bands = bands;
+    plot
 }
 
 fn human_bin(w: u64) -> String {
@@ -273,29 +354,41 @@ fn wants_log(reference_ns: u64, hi_ns: u64) -> bool {
 
 /// A value axis in µs: log when asked; linear from 0, or from near the
 /// minimum when every value is above half the maximum.
-fn latency_axis(quantity: &str, lo_ns: u64, hi_ns: u64, log: bool) -> Axis {
-    if log {
-        let lo = (us_f(lo_ns).max(0.1)).log10();
-        let hi = us_f(hi_ns).max(0.1).log10();
+/// minimum when every value is above half the maximum, or from a negative
+/// minimum (a tool's anticipation) on a linear axis.
+fn latency_axis(quantity: &str, lo_ns: i64, hi_ns: i64, log: bool) -> Axis {
+    if log && lo_ns >= 0 {
+        let lo = (us_i(lo_ns).max(0.1)).log10();
+        let hi = us_i(hi_ns).max(0.1).log10();
         log_axis(&format!("{quantity} in µs (log scale)"), lo, hi, decade)
     } else {
-        let from = if lo_ns > hi_ns / 2 { us_f(lo_ns) } else { 0.0 };
-        let mut a = linear_axis(&format!("{quantity} in µs"), from, us_f(hi_ns).max(0.001));
-        a.min = a.min.max(0.0);
+        let from = if lo_ns < 0 || lo_ns > hi_ns / 2 {
+            us_i(lo_ns)
+        } else {
+            0.0
+        };
+        let mut a = linear_axis(&format!("{quantity} in µs"), from, us_i(hi_ns).max(0.001));
+        if lo_ns >= 0 {
+            a.min = a.min.max(0.0);
+        }
         a
     }
 }
 
-fn latency_value(ns: u64, log: bool) -> f64 {
+fn us_i(ns: i64) -> f64 {
+    ns as f64 / 1000.0
+}
+
+fn latency_value(ns: i64, log: bool) -> f64 {
     if log {
-        us_f(ns).max(0.1).log10()
+        us_i(ns).max(0.1).log10()
     } else {
-        us_f(ns)
+        us_i(ns)
     }
 }
 
 /// A point of the over-time plot: time in s, then min, avg and max in ns.
-type TimePoint = (f64, u64, u64, u64);
+type TimePoint = (f64, i64, i64, i64);
 
 /// Series points merged so that at most `MAX_POINTS` remain (min of mins, max of maxima, weighted mean).
 fn decimated(t: &ThreadResult) -> Vec<TimePoint> {
@@ -304,11 +397,11 @@ fn decimated(t: &ThreadResult) -> Vec<TimePoint> {
     let half = t.series.interval_ns / 2;
     pts.chunks(group)
         .map(|c| {
-            let samples: u128 = c.iter().map(|p| p.samples as u128).sum();
-            let weighted = c.iter().fold(0u128, |a, p| {
-                a.saturating_add(p.avg_ns as u128 * p.samples as u128)
+            let samples: i128 = c.iter().map(|p| i128::from(p.samples)).sum();
+            let weighted = c.iter().fold(0i128, |a, p| {
+                a.saturating_add(i128::from(p.avg_ns) * i128::from(p.samples))
             });
-            let avg = (weighted / samples.max(1)) as u64;
+            let avg = (weighted / samples.max(1)) as i64;
             let min = c.iter().map(|p| p.min_ns).min().unwrap_or(0);
             let max = c.iter().map(|p| p.max_ns).max().unwrap_or(0);
             let first = c.first().map(|p| p.t_ns).unwrap_or(0);
@@ -337,11 +430,11 @@ pub fn timeline_plot(r: &RunResult, title: String, subtitle: String) -> Plot {
         .flat_map(|(_, p)| p.iter().map(|q| q.1))
         .min()
         .unwrap_or(0);
-    let log = wants_log(r.total.avg_ns, hi);
+    let log = lo >= 0 && wants_log(r.total.avg_ns.max(0) as u64, hi.max(0) as u64);
     let t_end = series
         .iter()
         .flat_map(|(_, p)| p.iter().map(|q| q.0))
-        .fold(r.duration_ns as f64 / 1e9, f64::max);
+        .fold(r.duration_ns.unwrap_or(0) as f64 / 1e9, f64::max);
     let x = linear_axis("time since start in s", 0.0, t_end.max(0.001));
     let y = latency_axis(r.benchmark.quantity(), lo, hi, log);
     let mut lines = Vec::new();
@@ -411,14 +504,21 @@ pub fn timeline_plot(r: &RunResult, title: String, subtitle: String) -> Plot {
         lines,
         keys,
         markers,
+        bands: Vec::new(),
         empty: series
             .is_empty()
             .then(|| "no per-interval series in this result".to_string()),
     }
 }
 
-/// Step points of latency against −log10(1 − p), from a histogram.
-fn percentile_points(h: &Histogram, x_max: f64, log: bool) -> Vec<Option<(f64, f64)>> {
+/// Step points of latency against −log10(1 − p), from a histogram, up to
+/// the `in_range` lowest samples (those within a tool's range).
+fn percentile_points(
+    h: &Histogram,
+    x_max: f64,
+    log: bool,
+    in_range: u64,
+) -> Vec<Option<(f64, f64)>> {
     let n = h.samples;
     let mut pts = Vec::new();
     if n == 0 {
@@ -432,17 +532,21 @@ fn percentile_points(h: &Histogram, x_max: f64, log: bool) -> Vec<Option<(f64, f
             (-(1.0 - seen as f64 / n as f64).log10()).min(end)
         }
     };
+    let stop = x_of(in_range.min(n));
     let mut seen = 0u64;
     for (i, c) in h.nonzero() {
+        if seen >= in_range {
+            break;
+        }
         let x0 = x_of(seen);
         seen = seen.saturating_add(c);
-        let x1 = x_of(seen);
+        let x1 = x_of(seen).min(stop);
         let v = if seen >= n {
             h.max
         } else {
             representative(i).clamp(h.min, h.max)
         };
-        let y = latency_value(v, log);
+        let y = latency_value(signed(v), log);
         pts.push(Some((x0, y)));
         pts.push(Some((x1, y)));
     }
@@ -462,34 +566,61 @@ fn nines(k: i32) -> String {
 /// Latency by percentile: latency against 1 − p on a log axis, so the tail has room.
 pub fn percentile_plot(f: &Figure) -> Plot {
     let (filled, lo, hi) = f.filled();
-    let n_max = filled.iter().map(|(_, h)| h.samples).max().unwrap_or(10);
+    let n_max = filled.iter().map(|c| c.hist.samples).max().unwrap_or(10);
     let x_max = (n_max as f64).log10().ceil().clamp(1.0, 12.0);
     // (No samples: 0, which the log test takes as 1 µs.)
     let log = wants_log(bulk(&filled), hi);
     let mut x = log_axis("percentile (axis: 1 − p on a log scale)", 0.0, x_max, nines);
     x.ticks.retain(|(v, _)| *v <= x_max);
-    let y = latency_axis(f.quantity, lo, hi, log);
+    let y = latency_axis(f.quantity, signed(lo), signed(hi), log);
     let mut lines = Vec::new();
     let mut keys = Vec::new();
-    for (i, (name, h)) in filled.iter().enumerate() {
+    let mut bands = Vec::new();
+    let named = overflowed(&filled) > 1;
+    for (i, c) in filled.iter().enumerate() {
+        let (name, h) = (&c.name, &c.hist);
         let merged_series = name == "all";
+        let color = if merged_series { 8 } else { i };
+        let in_range = c.in_range();
         lines.push(Line {
-            color: if merged_series { 8 } else { i },
+            color,
             dash: Dash::Solid,
             width: if merged_series { 2.0 } else { 1.3 },
-            points: percentile_points(h, x_max, log),
+            points: percentile_points(h, x_max, log, in_range),
         });
+        if let Some(o) = c.overflow {
+            let from = percentile_points(h, x_max, log, in_range)
+                .last()
+                .copied()
+                .flatten()
+                .map_or(0.0, |p| p.0);
+            let end = (h.samples as f64).log10().min(x_max);
+            bands.push(Band {
+                x: (from, end.max(from)),
+                y: (
+                    latency_value(signed(o.from_ns), log),
+                    latency_value(signed(h.max.max(o.from_ns)), log),
+                ),
+                color,
+                text: c.beyond_text(&o, named),
+            });
+        }
+        // p99 among the samples beyond the range is a lower bound.
+        let rank99 = (0.99 * h.samples as f64).ceil() as u64;
+        let bound = if rank99 > in_range { "≥ " } else { "" };
         let p99 = h
             .percentile(99.0)
-            .map(short_us)
+            .map(|v| format!("{bound}{}", short_us(v)))
             .unwrap_or_else(|| "-".into());
         keys.push(Key::series(
             name.to_string(),
             Some(format!("p99 {p99} µs")),
-            if merged_series { 8 } else { i },
+            color,
         ));
     }
-    f.plot((x, y), lines, keys)
+    let mut plot = f.plot((x, y), lines, keys);
+    plot.bands = bands;
+    plot
 }
 
 #[cfg(test)]
@@ -525,7 +656,7 @@ mod tests {
         for v in 0..10_000u64 {
             h.record(20_000 + v % 5_000);
         }
-        let series = [("a".into(), h.clone())];
+        let series = [Curve::new("a", h.clone(), None)];
         let fig = Figure {
             title: "t".into(),
             subtitle: "s".into(),
@@ -536,7 +667,7 @@ mod tests {
         let near = histogram_plot(&fig);
         assert!(near.x.label.contains("200 ns bins"), "{}", near.x.label);
         h.record(25_000_000);
-        let series = [("a".into(), h)];
+        let series = [Curve::new("a", h, None)];
         let far = histogram_plot(&Figure {
             series: &series,
             ..fig
@@ -554,7 +685,7 @@ mod tests {
         for v in 1..=1000u64 {
             h.record(v * 1000);
         }
-        let pts = percentile_points(&h, 3.0, false);
+        let pts = percentile_points(&h, 3.0, false, h.samples);
         let last = pts.last().unwrap().unwrap();
         assert!((last.0 - 3.0).abs() < 1e-9);
         assert!((last.1 - 1000.0).abs() < 1e-9);

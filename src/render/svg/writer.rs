@@ -129,6 +129,17 @@ pub struct Marker {
     pub text: String,
 }
 
+/// A hatched region in axis coordinates with a label: what a plot must not
+/// pass for data (samples beyond an imported histogram's range).
+#[derive(Debug, Clone)]
+pub struct Band {
+    pub x: (f64, f64),
+    pub y: (f64, f64),
+    /// The series' colour, for the hatch.
+    pub color: usize,
+    pub text: String,
+}
+
 #[derive(Debug, Clone)]
 pub struct Plot {
     pub title: String,
@@ -138,6 +149,7 @@ pub struct Plot {
     pub lines: Vec<Line>,
     pub keys: Vec<Key>,
     pub markers: Vec<Marker>,
+    pub bands: Vec<Band>,
     /// Shown in the middle when there is nothing to draw.
     pub empty: Option<String>,
 }
@@ -365,6 +377,18 @@ impl Plot {
             let note = " font-size=\"10\" fill=\"#555555\"";
             text(o, (x + 3.0, TOP + 12.0), note, &truncate(&m.text, 40));
         }
+        // Labels stacked above the highest band, one line each.
+        let top = self
+            .bands
+            .iter()
+            .map(|b| self.py(b.y.1))
+            .fold(PLOT_BOTTOM, f64::min);
+        let count = self.bands.len();
+        for (row, b) in self.bands.iter().enumerate() {
+            let up = 12.0 * (count - 1 - row) as f64;
+            let label_y = (top - 4.0 - up).max(TOP + 10.0 + 12.0 * row as f64);
+            self.band(o, b, label_y);
+        }
         for series in &self.lines {
             let d = self.path(series);
             if d.is_empty() {
@@ -406,6 +430,45 @@ impl Plot {
             }
             y += 18.0;
         }
+    }
+
+    /// A band: a light fill, 45° hatch lines in the series' colour, a dashed
+    /// outline, and its label at height `label_y`.
+    fn band(&self, o: &mut String, b: &Band, label_y: f64) {
+        let (x0, x1) = (self.px(b.x.0), self.px(b.x.1).max(self.px(b.x.0) + 4.0));
+        let (y0, y1) = (self.py(b.y.1), self.py(b.y.0));
+        let (w, h) = (x1 - x0, (y1 - y0).max(2.0));
+        let color = PALETTE[b.color % PALETTE.len()];
+        let _ = writeln!(
+            o,
+            "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#fbe3d6\" stroke=\"{color}\" stroke-dasharray=\"3 2\"/>",
+            n(x0),
+            n(y0),
+            n(w),
+            n(h)
+        );
+        // Hatch: lines x + y = c through the rectangle, clipped to it.
+        let mut hatch = String::new();
+        let mut c = x0 + y0 + 6.0;
+        while c < x1 + y0 + h {
+            let (ax, ay) = ((c - y0).min(x1), y0.max(c - x1));
+            let (bx, by) = (x0.max(c - y0 - h), (c - x0).min(y0 + h));
+            if ax > bx {
+                let _ = write!(hatch, "M{},{} L{},{} ", n(ax), n(ay), n(bx), n(by));
+            }
+            c += 6.0;
+        }
+        if !hatch.is_empty() {
+            let _ = writeln!(
+                o,
+                "<path d=\"{}\" stroke=\"{color}\" stroke-width=\"0.8\" fill=\"none\"/>",
+                hatch.trim_end()
+            );
+        }
+        let right = x1 > (LEFT + PLOT_RIGHT) / 2.0;
+        let (at, anchor) = if right { (x1, "end") } else { (x0, "start") };
+        let label = format!(" font-size=\"10\" text-anchor=\"{anchor}\" fill=\"#8b1a1a\"");
+        text(o, (at, label_y), &label, &truncate(&b.text, 80));
     }
 
     /// SVG path data of a polyline, consecutive duplicate points dropped.
@@ -541,6 +604,7 @@ mod tests {
             lines: Vec::new(),
             keys: Vec::new(),
             markers: Vec::new(),
+            bands: Vec::new(),
             empty: None,
         };
         let line = Line {

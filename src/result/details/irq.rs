@@ -31,6 +31,20 @@ pub struct EdgeCounts {
     pub overruns: u64,
 }
 
+/// The kernel responder's own counters (`irq target --reply-from
+/// thread|kthread|irq`), read when the measuring ended.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResponderCounts {
+    /// Edges that entered the module's interrupt handler since it started.
+    pub responder_seen: u64,
+    /// Replies the module issued.
+    pub responder_answered: u64,
+    /// Edges that came before the previous one was answered (answered together).
+    pub responder_coalesced: u64,
+    /// Records lost because rtlat read them too late.
+    pub responder_dropped: u64,
+}
+
 /// The `details` of an irq result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct IrqDetails {
@@ -44,6 +58,9 @@ pub struct IrqDetails {
     /// (kernel timestamp → reply written), from the series averages.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub own_share_of_response: Option<f64>,
+    /// Target replying from the kernel: the module's counters.
+    #[serde(default, flatten, skip_serializing_if = "Option::is_none")]
+    pub responder: Option<ResponderCounts>,
 }
 
 impl Details for IrqDetails {}
@@ -63,12 +80,29 @@ mod tests {
             },
             seqno_continuous: false,
             own_share_of_response: None,
+            responder: None,
         };
         let m = d.to_map();
         assert_eq!(m["missed"], 2);
         assert_eq!(m["role"], "loopback");
         assert_eq!(m["last_seqno"], serde_json::Value::Null);
         assert!(!m.contains_key("own_share_of_response"));
+        assert!(!m.contains_key("responder_seen"));
         crate::result::details::keys_read_back(&d);
+        let k = IrqDetails {
+            responder: Some(ResponderCounts {
+                responder_seen: 5,
+                responder_answered: 4,
+                responder_coalesced: 1,
+                responder_dropped: 0,
+            }),
+            ..d
+        };
+        let m = k.to_map();
+        assert_eq!(
+            (&m["responder_seen"], &m["responder_coalesced"]),
+            (&5.into(), &1.into())
+        );
+        crate::result::details::keys_read_back(&k);
     }
 }

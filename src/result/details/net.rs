@@ -57,9 +57,22 @@ pub enum NetSide {
 pub struct PingDetails {
     #[serde(flatten)]
     pub counts: PingCounts,
+    /// Which path measured: `one-thread` (one thread sends and takes each
+    /// reply) or `two-thread` (a sender and a receiver); as `config.path`.
+    #[serde(default)]
+    pub path: String,
+    /// Whether the server's series (`server_rx`, `turnaround`) were
+    /// recorded: not against a plain echo service (`--echo`), nor with
+    /// `--no-split`.
+    #[serde(default = "yes")]
+    pub server_series: bool,
     /// The background traffic of `--bulk` (also in the result's `loads`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bulk: Option<BulkRecord>,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// Packet accounting of a ping run (all counts; times in ns).
@@ -239,6 +252,8 @@ mod tests {
             timestamping: Timestamps::Software,
             side: Some(NetSide::Ping(PingDetails {
                 counts: PingCounts::replies(5, 4, 0),
+                path: "one-thread".into(),
+                server_series: true,
                 bulk: Some(BulkRecord {
                     name: "net".into(),
                     kind: "bulk-udp".into(),
@@ -262,7 +277,8 @@ mod tests {
         assert_eq!(m["last_reply_at_ns"], Value::Null);
         assert_eq!(m["bulk"]["kind"], Value::from("bulk-udp"));
         assert_eq!(m["bulk"]["requested_bytes_per_s"], Value::Null);
-        assert_eq!(keys_read_back(&d).len(), 23);
+        assert_eq!(m["path"], Value::from("one-thread"));
+        assert_eq!(keys_read_back(&d).len(), 25);
         // Without bulk, and without the reply time: still a ping record.
         let mut m = d.to_map();
         m.remove("bulk");

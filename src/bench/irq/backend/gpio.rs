@@ -187,6 +187,37 @@ fn request_error(e: &gpiocdev::Error, r: &Resolved, what: &str, cfg: &IrqConfig)
     }
 }
 
+/// A line for the kernel responder (`--reply-from` thread/kthread/irq):
+/// its chip's label and offset, checked to exist and be free, and the line's
+/// level now (read through a short input request, released again).
+pub(crate) fn kernel_line(
+    spec: &str,
+    chip: Option<&str>,
+    what: &str,
+) -> Result<(String, u32, bool)> {
+    let r = resolve(spec, chip, what)?;
+    let info = open_chip(&r.chip)?
+        .info()
+        .map_err(|e| Error::env(format!("cannot read {}: {e}", r.chip.display())).because(e))?;
+    let req = Request::builder()
+        .on_chip(&r.chip)
+        .with_consumer(CONSUMER)
+        .with_line(r.offset)
+        .as_input()
+        .request()
+        .map_err(|e| {
+            Error::env(format!(
+                "cannot request GPIO line {} ({what}): {e}",
+                r.label
+            ))
+        })?;
+    let high = req
+        .value(r.offset)
+        .map_err(|e| Error::env(format!("cannot read GPIO line {} ({what}): {e}", r.label)))?
+        == Value::Active;
+    Ok((info.label, r.offset, high))
+}
+
 pub struct GpioBackend {
     input: Request,
     output: Request,

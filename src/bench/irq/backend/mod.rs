@@ -6,7 +6,9 @@ mod gpio;
 mod serial;
 mod sim;
 
-use super::config::{Backend, IrqConfig, Role, DEFAULT_PERIOD_NS};
+pub(crate) use gpio::kernel_line;
+
+use super::config::{Backend, IrqConfig, ReplyFrom, Role, DEFAULT_PERIOD_NS};
 use crate::error::Result;
 use std::io;
 
@@ -43,10 +45,22 @@ pub trait EdgeBackend {
     fn kernel_timestamps(&self) -> bool {
         false
     }
+    /// Replies issued by the kernel (the responder module): when the reply to
+    /// the edge `wait_edge` returned last was issued; `None` for rtlat's own.
+    fn kernel_reply_ns(&self) -> Option<u64> {
+        None
+    }
+    /// Replies issued by the kernel: the responder's counters now.
+    fn responder_counts(&self) -> Option<crate::result::details::irq::ResponderCounts> {
+        None
+    }
 }
 
 /// Open the backend the configuration names (before memory is locked).
 pub fn open(cfg: &IrqConfig) -> Result<Box<dyn EdgeBackend + Send>> {
+    if cfg.reply_from != ReplyFrom::User {
+        return Ok(Box::new(super::responder::KernelReply::open(cfg)?));
+    }
     Ok(match cfg.backend {
         Backend::Gpio => Box::new(gpio::GpioBackend::open(cfg)?),
         Backend::Serial => Box::new(serial::SerialBackend::open(cfg)?),

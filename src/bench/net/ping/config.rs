@@ -22,9 +22,59 @@ pub struct PingConfig {
     /// Chosen per run; replies of other runs are ignored.
     pub session: u32,
     pub bulk: Option<BulkPlan>,
+    /// Which threads measure (`--overlap` and the period choose; see [`Path::choose`]).
+    pub path: Path,
+    /// `false` with `--no-split`: the round trip only, no kernel timestamps requested.
+    pub split: bool,
+    /// The peer is a plain UDP echo service (`--echo`, RFC 862): it returns
+    /// each request unchanged, with no server-side figures.
+    pub echo: bool,
+    /// SO_BUSY_POLL on the socket (`--busy-poll`), µs.
+    pub busy_poll_us: Option<u32>,
+    /// The board `rtlat net serve` is started on for the run (`--serve-on`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub serve_on: Option<crate::remote::peer::Board>,
     /// Packets to send (`--count`), timestamps, CPU, output …
     #[serde(flatten)]
     pub common: Common,
+}
+
+/// Which threads measure a ping run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Path {
+    /// One thread sends each request and takes its reply itself, then reads
+    /// the TX timestamp from the error queue: two syscalls between the
+    /// timestamps of a round trip, no other wake-up.
+    OneThread,
+    /// A sender paced on the grid and a receiver blocked in `recvmsg`:
+    /// requests may overlap (a reply may come after the next request).
+    TwoThread,
+}
+
+/// Below this period the one-thread path is not chosen: a round trip over
+/// one Ethernet hop or a veth pair on a busy machine takes 20–50 µs, and the
+/// one-thread path needs each reply before the next request is due.
+pub const ONE_THREAD_MIN_PERIOD_NS: u64 = 50_000;
+
+impl Path {
+    /// Two threads when asked for (`--overlap`) or when the period leaves no
+    /// room for a round trip (below [`ONE_THREAD_MIN_PERIOD_NS`]); else one.
+    pub fn choose(period_ns: u64, overlap: bool) -> Path {
+        if overlap || period_ns < ONE_THREAD_MIN_PERIOD_NS {
+            Path::TwoThread
+        } else {
+            Path::OneThread
+        }
+    }
+
+    /// As in the result (`one-thread`, `two-thread`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Path::OneThread => "one-thread",
+            Path::TwoThread => "two-thread",
+        }
+    }
 }
 
 /// Background bulk UDP during the measurement (`--bulk`).

@@ -98,6 +98,12 @@ impl TxKeys {
         self.resync = true;
     }
 
+    /// Whether kernel key `key` is that of the latest datagram sent.
+    #[inline]
+    pub fn is_latest(&self, key: u32) -> bool {
+        self.next > 0 && key.wrapping_sub(self.offset) == self.next - 1
+    }
+
     /// The send time of the datagram with kernel key `key`, once.
     #[inline]
     pub fn take(&mut self, key: u32) -> Option<u64> {
@@ -143,6 +149,7 @@ mod tests {
         let mut k = TxKeys::new(8);
         k.sent(10);
         k.sent(20);
+        assert!(k.is_latest(1) && !k.is_latest(0));
         assert_eq!(k.take(1), Some(20));
         assert_eq!(k.take(1), None, "matched once");
         assert_eq!(k.take(0), Some(10));

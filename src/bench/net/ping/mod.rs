@@ -1,9 +1,19 @@
-//! `rtlat net ping`: two real-time threads on one connected UDP socket.
-//! The sender ([`send`]) sends a request every period on a fixed grid and
-//! reads the kernel's TX timestamps from the socket's error queue between
-//! sends; the receiver ([`receive`]) blocks in `recvmsg` and measures each
-//! reply the moment it lands, so a reply that never comes never delays the
-//! next send. Through a seqlock cell the sender publishes how many requests
+//! `rtlat net ping`: requests on one connected UDP socket, on one of two paths
+//! ([`Path::choose`] picks it; the result's `config.path` says which ran).
+//!
+//! The one-thread path ([`pingpong`], the usual one): one real-time thread
+//! sends a request, blocks in `recvmsg` for its reply, then reads the TX
+//! timestamp from the error queue without waiting — as lean as sockperf's
+//! ping-pong: two syscalls between the timestamps of a round trip.
+//!
+//! The two-thread path (`--overlap`, or a period below
+//! [`ONE_THREAD_MIN_PERIOD_NS`]): the sender ([`send`]) sends a request every
+//! period on a fixed grid and reads the TX timestamps between sends; the
+//! receiver ([`receive`]) blocks in `recvmsg` and measures each reply the
+//! moment it lands, so a reply that never comes never delays the next send
+//! (but each TX timestamp queued wakes the blocked receiver once more).
+//!
+//! On both, through a seqlock cell the sender publishes how many requests
 //! it attempted (before each send) and when it is done; the receiver reads
 //! it to reject replies to requests never sent and to know when to stop.
 //! [`ledger`] matches replies and TX timestamps to their requests;
@@ -17,18 +27,20 @@
 
 mod config;
 mod ledger;
+mod pingpong;
 mod receive;
 mod report;
 mod send;
+mod serve_on;
 
-pub use config::{session_id, BulkPlan, PingConfig};
+pub use config::{session_id, BulkPlan, Path, PingConfig, ONE_THREAD_MIN_PERIOD_NS};
 
-use super::{block_signals, prepare_socket, run_spec, MONOTONIC};
+use super::{block_signals, prepare_socket, run_spec, MONOTONIC, RECV_SLICE_NS};
 use crate::engine::{self, Channel, StopFlag, Worker, WorkerEnd};
 use crate::error::{Error, Outcome, Result};
 use crate::load::net::{BulkConfig, BulkSender};
 use crate::result::details::net::PingCounts;
-use crate::stats::recorder::{self, Recorder};
+use crate::stats::recorder;
 use crate::stats::seqlock::SeqCell;
 use crate::sys::net::TsSocket;
 use crate::units::human_duration;
@@ -100,7 +112,24 @@ fn open_socket(cfg: &PingConfig) -> Result<TsSocket> {
             cfg.peer.ip()
         ))
     })?;
-    prepare_socket(&sock, cfg.common.timestamps, true)?;
+    prepare_socket(&sock, cfg.split.then_some(cfg.common.timestamps), true)?;
+    if cfg.path == Path::OneThread {
+        // The one thread must get back to the next send slot: wait at most a
+        // period for a reply (the kernel rounds it up to a scheduler tick).
+        sock.set_recv_timeout(cfg.period_ns.min(RECV_SLICE_NS))
+            .map_err(|e| Error::env(format!("cannot set a receive timeout: {e}")).because(e))?;
+    }
+    if let Some(us) = cfg.busy_poll_us {
+        sock.set_busy_poll(us).map_err(|e| {
+            let fix = if e.raw_os_error() == Some(libc::EPERM) {
+                ": above net.core.busy_read it needs CAP_NET_ADMIN (run as root, or raise the sysctl)"
+            } else {
+                ""
+            };
+            Error::env(format!("--busy-poll {us}: the kernel refused SO_BUSY_POLL ({e}){fix}"))
+                .because(e)
+        })?;
+    }
     Ok(sock)
 }
 
@@ -127,8 +156,54 @@ fn worker(
     }
 }
 
+/// The series of a run, in the order of the result's `threads`: the
+/// round trip; TX and RX with the split; the server's with `rtlat net serve`.
+fn series(cfg: &PingConfig) -> &'static [&'static str] {
+    match (cfg.split, cfg.echo) {
+        (false, _) => &SERIES[..1],
+        (true, true) => &SERIES[..3],
+        (true, false) => &SERIES[..],
+    }
+}
+
+/// The first note: what is measured, and how.
+fn first_note(cfg: &PingConfig, local: std::net::SocketAddr) -> String {
+    let peer = if cfg.echo {
+        format!("the UDP echo service {}", cfg.peer)
+    } else {
+        cfg.peer.to_string()
+    };
+    let path = match cfg.path {
+        Path::OneThread => "one thread sends and takes each reply",
+        Path::TwoThread if cfg.period_ns < ONE_THREAD_MIN_PERIOD_NS => {
+            "two threads (a sender and a receiver: the period is shorter than a round trip may be)"
+        }
+        Path::TwoThread => "two threads (a sender and a receiver: --overlap)",
+    };
+    let split = if cfg.split {
+        format!(
+            "tx/rx from kernel {} timestamps",
+            cfg.common.timestamps.name()
+        )
+    } else {
+        "round trip only (--no-split: no kernel timestamps)".into()
+    };
+    let busy = cfg
+        .busy_poll_us
+        .map(|us| format!(", busy polling {us}us"))
+        .unwrap_or_default();
+    format!(
+        "ping {peer} from {local}: {} bytes every {}; {} path: {path}{busy}; {split}, every time on CLOCK_REALTIME",
+        cfg.size,
+        human_duration(cfg.period_ns),
+        cfg.path.name(),
+    )
+}
+
 /// Run `rtlat net ping`.
 pub fn run(cfg: &PingConfig, command_line: Vec<String>) -> Result<Outcome> {
+    // Before any signal is blocked: ssh must not inherit a blocked mask.
+    let remote_server = serve_on::start(cfg)?;
     block_signals()?;
     let sock = open_socket(cfg)?;
     let local = sock.local_addr().unwrap_or(cfg.bind);
@@ -138,39 +213,56 @@ pub fn run(cfg: &PingConfig, command_line: Vec<String>) -> Result<Outcome> {
 
     let win = window(cfg.timeout_ns, cfg.period_ns, cfg.common.control.loops);
     let interval = cfg.common.control.interval_ns;
-    let (mut recs, mut channels): (Vec<Recorder>, Vec<Channel>) = (Vec::new(), Vec::new());
-    for name in SERIES {
+    let (mut recs, mut channels) = (Vec::new(), Vec::new());
+    for name in series(cfg) {
         let (rec, col) = recorder::pair(interval);
-        recs.push(rec);
-        channels.push(Channel::new(name.into(), cfg.common.cpu, col, interval));
+        recs.push(Some(rec));
+        channels.push(Channel::new((*name).into(), cfg.common.cpu, col, interval));
     }
-    let [rtt, tx, rx, server_rx, turnaround]: [Recorder; 5] = recs
-        .try_into()
-        .map_err(|_| Error::env("internal: recorder missing"))?;
+    recs.resize_with(SERIES.len(), || None);
+    let mut take = |i: usize| recs[i].take();
+    let rtt = take(0).ok_or_else(|| Error::env("internal: recorder missing"))?;
+    let (tx, rx) = (take(1), take(2));
+    let server = take(3).zip(take(4)).map(|(a, b)| [a, b]);
     let progress = Arc::new(Progress::default());
     let sender = Sender::new(sock, tx, cfg, win, Arc::clone(&progress));
-    let receiver = Receiver::new(rsock, [rtt, rx, server_rx, turnaround], cfg, win, progress);
+    let receiver = Receiver::new(rsock, (rtt, rx, server), cfg, win, progress);
 
     let counts: Arc<Mutex<PingCounts>> = Arc::new(Mutex::new(PingCounts::default()));
     let bulk: Arc<Mutex<Option<BulkSender>>> = Arc::new(Mutex::new(None));
+    let threads = match cfg.path {
+        Path::OneThread => 1,
+        Path::TwoThread => 2,
+    };
     let mut spec = run_spec(
         serde_json::to_value(cfg).unwrap_or_default(),
         &cfg.common,
-        2,
-        format!(
-            "ping {} from {local}: {} bytes every {}; tx/rx from kernel {} timestamps, every time on CLOCK_REALTIME",
-            cfg.peer,
-            cfg.size,
-            human_duration(cfg.period_ns),
-            cfg.common.timestamps.name()
-        ),
+        threads,
+        first_note(cfg, local),
         command_line,
     )?;
-    spec.finish = Some(report::finisher(
-        Arc::clone(&counts),
-        Arc::clone(&bulk),
-        cfg.clone(),
-    ));
+    if cfg.echo {
+        spec.notes.push(format!(
+            "no server-side series (server_rx, turnaround): {} is a plain echo service, which returns each request unchanged",
+            cfg.peer
+        ));
+    }
+    let report = report::finisher(Arc::clone(&counts), Arc::clone(&bulk), cfg.clone());
+    // The server on the board stops when the measurement has ended, before
+    // the summary and the last save.
+    let remote_server = Arc::new(Mutex::new(remote_server));
+    let server_trouble: Arc<Mutex<Option<String>>> = Arc::new(Mutex::new(None));
+    let (server_f, trouble_f) = (Arc::clone(&remote_server), Arc::clone(&server_trouble));
+    let target = cfg.serve_on.as_ref().map(|b| b.ssh.target.to_string());
+    spec.finish = Some(Box::new(move |r: &mut crate::result::RunResult| {
+        report(r);
+        if let (Some(peer), Some(t)) = (server_f.lock().ok().and_then(|mut g| g.take()), &target) {
+            let trouble = serve_on::finish(peer, t, r);
+            if let Ok(mut g) = trouble_f.lock() {
+                *g = trouble;
+            }
+        }
+    }));
 
     let plan = Plan {
         period: cfg.period_ns,
@@ -180,12 +272,23 @@ pub fn run(cfg: &PingConfig, command_line: Vec<String>) -> Result<Outcome> {
         timeout: cfg.timeout_ns,
     };
     let pin = cfg.common.pin();
-    let sending = worker("rtlat-net-tx", pin, plan, &counts, move |p, stop| {
-        sender.run(p, stop)
-    });
-    let receiving = worker("rtlat-net-rx", pin, plan, &counts, move |p, stop| {
-        receiver.run(p, stop)
-    });
+    let workers = match cfg.path {
+        Path::OneThread => vec![worker(
+            "rtlat-net-ping",
+            pin,
+            plan,
+            &counts,
+            move |p, stop| pingpong::run(sender, receiver, p, stop),
+        )],
+        Path::TwoThread => vec![
+            worker("rtlat-net-tx", pin, plan, &counts, move |p, stop| {
+                sender.run(p, stop)
+            }),
+            worker("rtlat-net-rx", pin, plan, &counts, move |p, stop| {
+                receiver.run(p, stop)
+            }),
+        ],
+    };
 
     if let Some(b) = &cfg.bulk {
         let sender = BulkSender::start(BulkConfig {
@@ -197,15 +300,20 @@ pub fn run(cfg: &PingConfig, command_line: Vec<String>) -> Result<Outcome> {
             *g = Some(sender);
         }
     }
-    let outcome = engine::execute(spec, channels, vec![sending, receiving], MONOTONIC);
+    let outcome = engine::execute(spec, channels, workers, MONOTONIC);
     // On an early error the finisher never ran: stop the bulk traffic here.
     if let Some(b) = bulk.lock().ok().and_then(|mut g| g.take()) {
         b.stop();
     }
+    // On an early error the server never stopped: dropping it ends it.
+    drop(remote_server.lock().ok().and_then(|mut g| g.take()));
     let outcome = outcome?;
     let c = counts.lock().map(|g| g.derived()).unwrap_or_default();
-    match report::verdict(cfg, &c) {
-        Some(msg) => Ok(Outcome::EnvironmentFailed(msg)),
+    if let Some(msg) = report::verdict(cfg, &c) {
+        return Ok(Outcome::EnvironmentFailed(msg));
+    }
+    match server_trouble.lock().ok().and_then(|mut g| g.take()) {
+        Some(t) => Ok(Outcome::EnvironmentFailed(t)),
         None => Ok(outcome.outcome),
     }
 }

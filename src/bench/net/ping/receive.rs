@@ -1,8 +1,10 @@
-//! The receiving thread: blocks in `recvmsg`, takes CLOCK_REALTIME right
+//! The receiving side: blocks in `recvmsg`, takes CLOCK_REALTIME right
 //! after it returns, matches the reply to its request and records
 //! `rtt = user receive − user time before send()` (the send time comes back
 //! in the reply), `rx = user receive − kernel RX stamp`, and the server's RX
-//! latency and turnaround carried in the reply.
+//! latency and turnaround carried in the reply. The two-thread path runs it
+//! as its own thread ([`Receiver::run`]); the one-thread path calls
+//! [`Receiver::receive_one`] between sends.
 
 use super::super::wire::{self, Header};
 use super::super::{back_off, realtime_of, MONOTONIC, REALTIME};
@@ -12,7 +14,7 @@ use crate::engine::StopFlag;
 use crate::result::details::net::PingCounts;
 use crate::stats::recorder::Recorder;
 use crate::sys::clock::now_ns;
-use crate::sys::net::{Received, TsSocket};
+use crate::sys::net::{Ready, Received, TsSocket};
 use std::io;
 use std::sync::Arc;
 
@@ -20,9 +22,12 @@ use std::sync::Arc;
 pub(super) struct Receiver {
     sock: TsSocket,
     rtt: Recorder,
-    rx: Recorder,
-    server_rx: Recorder,
-    turnaround: Recorder,
+    /// `None` without the TX/RX split (`--no-split`).
+    rx: Option<Recorder>,
+    /// The server's series: `None` against an echo service or without the split.
+    server: Option<[Recorder; 2]>,
+    /// The peer is an echo service: the reply is the request unchanged.
+    echo: bool,
     replies: Replies,
     reply: Vec<u8>,
     progress: Arc<Progress>,
@@ -35,11 +40,11 @@ pub(super) struct Receiver {
 
 impl Receiver {
     /// The receiver of `cfg`'s replies on `sock`, recording into `rtt`,
-    /// `rx`, `server_rx` and `turnaround`; it tells apart replies to the
-    /// last `window` requests.
+    /// `rx` and the server's `server_rx` and `turnaround`; it tells apart
+    /// replies to the last `window` requests.
     pub(super) fn new(
         sock: TsSocket,
-        [rtt, rx, server_rx, turnaround]: [Recorder; 4],
+        (rtt, rx, server): (Recorder, Option<Recorder>, Option<[Recorder; 2]>),
         cfg: &PingConfig,
         window: usize,
         progress: Arc<Progress>,
@@ -48,8 +53,8 @@ impl Receiver {
             sock,
             rtt,
             rx,
-            server_rx,
-            turnaround,
+            server,
+            echo: cfg.echo,
             replies: Replies::new(window),
             reply: vec![0u8; cfg.size],
             progress,
@@ -64,46 +69,117 @@ impl Receiver {
     /// The thread's life: take replies until the sender is done and the
     /// last ones are in (or given up), close the series; returns its counts.
     pub(super) fn run(mut self, plan: &Plan, stop: &StopFlag) -> PingCounts {
+        self.start(plan);
+        loop {
+            self.receive_one(true);
+            let ([_, sent, done], _) = self.progress.read();
+            if done == 1 {
+                self.drain(sent, plan, stop);
+                break;
+            }
+        }
+        self.finish()
+    }
+
+    /// Note the run's start.
+    pub(super) fn start(&mut self, plan: &Plan) {
         self.start_real = realtime_of(plan.start);
-        receive_loop(&mut self, plan, stop);
-        for r in [
-            &mut self.rtt,
-            &mut self.rx,
-            &mut self.server_rx,
-            &mut self.turnaround,
-        ] {
+    }
+
+    /// Close the series; returns the counts.
+    pub(super) fn finish(mut self) -> PingCounts {
+        let ([attempts, _, _], _) = self.progress.read();
+        self.c.answered = self.replies.answered();
+        self.c.trailing_unanswered = self.replies.trailing_unanswered(attempts);
+        self.rtt.finish();
+        let server = self.server.iter_mut().flatten();
+        for r in self.rx.iter_mut().chain(server) {
             r.finish();
         }
         self.c
     }
 
+    /// Take one datagram and measure it, waiting (up to the receive timeout)
+    /// if `wait`; the sequence number of a first reply to a request.
     #[inline]
-    fn on_reply(&mut self, r: &Received, t_recv: u64) {
+    pub(super) fn receive_one(&mut self, wait: bool) -> Option<u64> {
+        match self.sock.recv(&mut self.reply, wait) {
+            Ok(got) => {
+                let t_recv = now_ns(REALTIME);
+                self.on_reply(&got, t_recv)
+            }
+            Err(e) => {
+                match e.kind() {
+                    io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted => {}
+                    io::ErrorKind::ConnectionRefused => self.c.refused += 1,
+                    _ => {
+                        self.c.recv_errors += 1;
+                        back_off();
+                    }
+                }
+                None
+            }
+        }
+    }
+
+    /// Sending is over: take replies until all `sent` are answered, or
+    /// `--timeout` has passed (less after a stop request).
+    pub(super) fn drain(&mut self, sent: u64, plan: &Plan, stop: &StopFlag) {
+        let since = now_ns(MONOTONIC);
+        let wait = if stop.is_set() {
+            plan.timeout.min(STOP_DRAIN_NS)
+        } else {
+            plan.timeout
+        };
+        while self.replies.answered() < sent && now_ns(MONOTONIC) < since + wait {
+            self.receive_one(true);
+        }
+    }
+
+    /// Wait up to `ns` (to the nanosecond) until a datagram or an error is
+    /// ready to be read.
+    #[inline]
+    pub(super) fn wait(&mut self, ns: u64) -> Ready {
+        self.sock.poll(ns).unwrap_or_else(|_| {
+            self.c.recv_errors += 1;
+            back_off();
+            Ready::default()
+        })
+    }
+
+    #[inline]
+    fn on_reply(&mut self, r: &Received, t_recv: u64) -> Option<u64> {
+        // An echo service returns the request itself.
+        let kind = if self.echo {
+            wire::KIND_REQUEST
+        } else {
+            wire::KIND_REPLY
+        };
         if r.truncated || r.len != self.reply.len() {
             self.c.bad_replies += 1;
-            return;
+            return None;
         }
         let h = match Header::parse(&self.reply[..r.len]) {
-            Ok(h) if h.kind == wire::KIND_REPLY && h.session == self.session => h,
+            Ok(h) if h.kind == kind && h.session == self.session => h,
             _ => {
                 self.c.bad_replies += 1;
-                return;
+                return None;
             }
         };
         let ([attempts, _, _], _) = self.progress.read();
         if h.seq >= attempts {
             self.c.bad_replies += 1;
-            return;
+            return None;
         }
         match self.replies.reply(h.seq) {
             Match::Fresh { reordered } => self.c.reordered += u64::from(reordered),
             Match::Duplicate => {
                 self.c.duplicated += 1;
-                return;
+                return None;
             }
             Match::Stale => {
                 self.c.stale += 1;
-                return;
+                return None;
             }
         }
         let at = t_recv.saturating_sub(self.start_real);
@@ -116,62 +192,29 @@ impl Receiver {
             }
             None => self.c.clock_anomalies += 1,
         }
-        let kernel = if self.hardware {
-            r.hardware_ns
-        } else {
-            r.software_ns
-        };
-        if kernel == 0 {
-            self.c.rx_missing += 1;
-        } else {
-            match t_recv.checked_sub(kernel) {
-                Some(rx) if rx <= self.timeout_ns => self.rx.record(rx, at, 0),
-                _ => self.c.clock_anomalies += 1,
-            }
-        }
-        if h.flags & wire::FLAG_SERVER_RX != 0 {
-            self.server_rx.record(h.server_rx_ns, at, 0);
-        } else {
-            self.c.server_rx_missing += 1;
-        }
-        self.turnaround.record(h.turnaround_ns, at, 0);
-    }
-}
-
-/// The receiver: every reply until the sender is done and the last replies
-/// are in, or `--timeout` after that (less after a stop request).
-fn receive_loop(r: &mut Receiver, plan: &Plan, stop: &StopFlag) {
-    let mut done_at: Option<u64> = None;
-    loop {
-        match r.sock.recv(&mut r.reply, true) {
-            Ok(got) => {
-                let t_recv = now_ns(REALTIME);
-                r.on_reply(&got, t_recv);
-            }
-            Err(e) => match e.kind() {
-                io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted => {}
-                io::ErrorKind::ConnectionRefused => r.c.refused += 1,
-                _ => {
-                    r.c.recv_errors += 1;
-                    back_off();
-                }
-            },
-        }
-        let ([_, sent, done], _) = r.progress.read();
-        if done == 1 {
-            let now = now_ns(MONOTONIC);
-            let since = *done_at.get_or_insert(now);
-            let wait = if stop.is_set() {
-                plan.timeout.min(STOP_DRAIN_NS)
+        if let Some(rx) = &mut self.rx {
+            let kernel = if self.hardware {
+                r.hardware_ns
             } else {
-                plan.timeout
+                r.software_ns
             };
-            if r.replies.answered() >= sent || now >= since + wait {
-                break;
+            if kernel == 0 {
+                self.c.rx_missing += 1;
+            } else {
+                match t_recv.checked_sub(kernel) {
+                    Some(d) if d <= self.timeout_ns => rx.record(d, at, 0),
+                    _ => self.c.clock_anomalies += 1,
+                }
             }
         }
+        if let Some([server_rx, turnaround]) = &mut self.server {
+            if h.flags & wire::FLAG_SERVER_RX != 0 {
+                server_rx.record(h.server_rx_ns, at, 0);
+            } else {
+                self.c.server_rx_missing += 1;
+            }
+            turnaround.record(h.turnaround_ns, at, 0);
+        }
+        Some(h.seq)
     }
-    let ([attempts, _, _], _) = r.progress.read();
-    r.c.answered = r.replies.answered();
-    r.c.trailing_unanswered = r.replies.trailing_unanswered(attempts);
 }

@@ -137,7 +137,11 @@ pub(super) fn finisher(
     cfg: PingConfig,
 ) -> Finisher {
     Box::new(move |r: &mut RunResult| {
-        let c = counts.lock().map(|g| g.derived()).unwrap_or_default();
+        let mut c = counts.lock().map(|g| g.derived()).unwrap_or_default();
+        if !cfg.split {
+            // No timestamps were asked for: none is missing.
+            c.tx_missing = 0;
+        }
         r.notes.push(packets_note(&c, cfg.timeout_ns));
         if c.tx_missing > 0 || c.rx_missing > 0 {
             r.notes.push(format!(
@@ -160,7 +164,12 @@ pub(super) fn finisher(
         }
         let details = NetDetails {
             timestamping: cfg.common.timestamps,
-            side: Some(NetSide::Ping(PingDetails { counts: c, bulk })),
+            side: Some(NetSide::Ping(PingDetails {
+                counts: c,
+                path: cfg.path.name().into(),
+                server_series: cfg.split && !cfg.echo,
+                bulk,
+            })),
         };
         r.details.extend(details.to_map());
     })
@@ -227,11 +236,16 @@ mod tests {
             "session",
             "cpu",
             "bulk",
+            "path",
+            "split",
+            "echo",
+            "busy_poll_us",
         ]
         .into();
         assert_eq!(keys, expected);
         assert_eq!(v["timestamps"], "software");
         assert_eq!(v["clock"], "realtime");
+        assert_eq!(v["path"], "one-thread");
     }
 
     fn test_cfg(peer: SocketAddr) -> PingConfig {
@@ -246,6 +260,11 @@ mod tests {
             timeout_ns: 1_000_000_000,
             session: 1,
             bulk: None,
+            path: super::super::Path::OneThread,
+            split: true,
+            echo: false,
+            busy_poll_us: None,
+            serve_on: None,
             common: Common {
                 control: RunControl {
                     loops: Some(100),

@@ -1,7 +1,9 @@
-//! The sending thread: one request per period on a fixed CLOCK_MONOTONIC
-//! grid, each stamped with CLOCK_REALTIME just before `send()`; between
-//! sends it reads the kernel's TX timestamps from the socket's error queue
-//! and records `tx = kernel TX stamp − user time before send()`.
+//! The sending side: one request per period on a fixed CLOCK_MONOTONIC
+//! grid ([`Grid`]), each stamped with CLOCK_REALTIME just before `send()`;
+//! it reads the kernel's TX timestamps from the socket's error queue and
+//! records `tx = kernel TX stamp − user time before send()`. The two-thread
+//! path's sender reads them right after each send; the one-thread path
+//! reads them after the reply is in (`pingpong`).
 
 use super::super::{back_off, realtime_of, wire, MONOTONIC, REALTIME};
 use super::ledger::TxKeys;
@@ -17,7 +19,8 @@ use std::sync::Arc;
 /// The sending thread: paced sends, TX timestamps from the error queue.
 pub(super) struct Sender {
     sock: TsSocket,
-    tx: Recorder,
+    /// `None` without the TX/RX split (`--no-split`).
+    tx: Option<Recorder>,
     keys: TxKeys,
     request: Vec<u8>,
     progress: Arc<Progress>,
@@ -28,7 +31,7 @@ pub(super) struct Sender {
     /// Send overruns not yet reported with a TX sample.
     pending_overruns: u64,
     attempts: u64,
-    c: PingCounts,
+    pub(super) c: PingCounts,
 }
 
 impl Sender {
@@ -36,7 +39,7 @@ impl Sender {
     /// matches TX timestamps of the last `window` datagrams.
     pub(super) fn new(
         sock: TsSocket,
-        tx: Recorder,
+        tx: Option<Recorder>,
         cfg: &PingConfig,
         window: usize,
         progress: Arc<Progress>,
@@ -59,15 +62,49 @@ impl Sender {
     /// The thread's life: send as `plan` says, wait a little for the last
     /// TX timestamps, close the series; returns its counts.
     pub(super) fn run(mut self, plan: &Plan, stop: &StopFlag) -> PingCounts {
+        self.start(plan);
+        let mut grid = Grid::new(plan);
+        while let Some(seq) = grid.due(stop) {
+            self.send(seq);
+            if self.tx.is_some() {
+                // Software TX timestamps are usually queued before send() returns.
+                self.take_tx_stamps(false);
+            }
+            grid.advance(&mut self);
+        }
+        self.finish(plan)
+    }
+
+    /// Note the run's start.
+    pub(super) fn start(&mut self, plan: &Plan) {
         self.start_real = realtime_of(plan.start);
-        send_loop(&mut self, plan, stop);
-        self.tx.finish();
+    }
+
+    /// Sending is over: tell the receiver, wait a little for the last TX
+    /// timestamps, close the series; returns the counts.
+    pub(super) fn finish(mut self, plan: &Plan) -> PingCounts {
+        self.progress.write(&[self.attempts, self.c.sent, 1]);
+        if self.tx.is_some() {
+            // Late TX timestamps (hardware, queued devices): wait a little for them.
+            let deadline = now_ns(MONOTONIC) + plan.timeout.min(TX_DRAIN_NS);
+            while self.c.tx_stamps + self.c.tx_unmatched < self.c.sent
+                && now_ns(MONOTONIC) < deadline
+            {
+                if self.take_tx_stamps(false) == 0 {
+                    back_off();
+                }
+            }
+        }
+        self.c.attempts = self.attempts;
+        if let Some(tx) = &mut self.tx {
+            tx.finish();
+        }
         self.c
     }
 
     /// Send request `seq` now.
     #[inline]
-    fn send(&mut self, seq: u64) {
+    pub(super) fn send(&mut self, seq: u64) {
         self.attempts = seq + 1;
         // Published before the send: its reply can never outrun it.
         self.progress.write(&[self.attempts, self.c.sent, 0]);
@@ -84,13 +121,18 @@ impl Sender {
                 self.c.refused += u64::from(e.kind() == io::ErrorKind::ConnectionRefused);
             }
         }
-        // Software TX timestamps are usually queued before send() returns.
-        self.take_tx_stamps();
     }
 
-    /// Read every queued TX timestamp; returns how many messages were read.
+    /// Whether TX timestamps are taken (not with `--no-split`).
+    pub(super) fn splits(&self) -> bool {
+        self.tx.is_some()
+    }
+
+    /// Read the queued TX timestamps, all of them or (`through_latest`) up
+    /// to that of the latest request: one read when it is the only one
+    /// queued. Returns how many messages were read.
     #[inline]
-    fn take_tx_stamps(&mut self) -> u32 {
+    pub(super) fn take_tx_stamps(&mut self, through_latest: bool) -> u32 {
         let mut n = 0;
         loop {
             match self.sock.recv_errqueue() {
@@ -109,6 +151,9 @@ impl Sender {
                     if ts != 0 {
                         self.on_tx(key, ts);
                     }
+                    if through_latest && self.keys.is_latest(key) {
+                        return n;
+                    }
                 }
                 Ok(ErrQueue::Other) => n += 1,
                 Err(_) => {
@@ -124,8 +169,9 @@ impl Sender {
         match self.keys.take(key) {
             Some(send_ns) if ts >= send_ns && ts - send_ns <= self.timeout_ns => {
                 let at = ts.saturating_sub(self.start_real);
-                self.tx
-                    .record(ts - send_ns, at, std::mem::take(&mut self.pending_overruns));
+                if let Some(tx) = &mut self.tx {
+                    tx.record(ts - send_ns, at, std::mem::take(&mut self.pending_overruns));
+                }
                 self.c.tx_stamps += 1;
             }
             _ => self.c.tx_unmatched += 1,
@@ -133,36 +179,56 @@ impl Sender {
     }
 }
 
-/// The sender: one request per period on a fixed grid from `plan.start`.
-fn send_loop(s: &mut Sender, plan: &Plan, stop: &StopFlag) {
-    let loops = plan.loops.unwrap_or(u64::MAX);
-    let end = plan.duration.map_or(u64::MAX, |d| plan.start + d);
-    let mut next = plan.start;
-    let mut seq = 0u64;
-    while seq < loops && next < end && !stop.is_set() {
-        crate::sys::clock::sleep_until(MONOTONIC, next);
-        if stop.is_set() {
-            break;
+/// The send slots: one per period on a fixed grid from the plan's start,
+/// until the count or the duration is reached or a stop is requested.
+pub(super) struct Grid {
+    next: u64,
+    seq: u64,
+    period: u64,
+    loops: u64,
+    end: u64,
+}
+
+impl Grid {
+    pub(super) fn new(plan: &Plan) -> Grid {
+        Grid {
+            next: plan.start,
+            seq: 0,
+            period: plan.period,
+            loops: plan.loops.unwrap_or(u64::MAX),
+            end: plan.duration.map_or(u64::MAX, |d| plan.start + d),
         }
-        s.send(seq);
-        seq += 1;
-        next += plan.period;
+    }
+
+    /// Sleep until the next slot; its sequence number, or `None` when the
+    /// run is over.
+    #[inline]
+    pub(super) fn due(&self, stop: &StopFlag) -> Option<u64> {
+        if self.seq >= self.loops || self.next >= self.end || stop.is_set() {
+            return None;
+        }
+        crate::sys::clock::sleep_until(MONOTONIC, self.next);
+        (!stop.is_set()).then_some(self.seq)
+    }
+
+    /// When the slot after the one just used is due (CLOCK_MONOTONIC).
+    #[inline]
+    pub(super) fn next_at(&self) -> u64 {
+        self.next + self.period
+    }
+
+    /// The slot was used: move to the next one; more than a period behind,
+    /// skip the missed slots (counted as overruns of `s`), stay on the grid.
+    #[inline]
+    pub(super) fn advance(&mut self, s: &mut Sender) {
+        self.seq += 1;
+        self.next += self.period;
         let now = now_ns(MONOTONIC);
-        if now >= next + plan.period {
-            // More than a period behind: skip the missed slots, stay on the grid.
-            let missed = (now - next) / plan.period;
+        if now >= self.next + self.period {
+            let missed = (now - self.next) / self.period;
             s.c.send_overruns += missed;
             s.pending_overruns += missed;
-            next += missed * plan.period;
+            self.next += missed * self.period;
         }
     }
-    s.progress.write(&[s.attempts, s.c.sent, 1]);
-    // Late TX timestamps (hardware, queued devices): wait a little for them.
-    let deadline = now_ns(MONOTONIC) + plan.timeout.min(TX_DRAIN_NS);
-    while s.c.tx_stamps + s.c.tx_unmatched < s.c.sent && now_ns(MONOTONIC) < deadline {
-        if s.take_tx_stamps() == 0 {
-            back_off();
-        }
-    }
-    s.c.attempts = s.attempts;
 }

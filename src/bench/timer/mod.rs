@@ -6,6 +6,24 @@
 //! A wake-up at or after the following period start is an overrun: the
 //! missed periods are counted and skipped, and the next wake stays on the
 //! original grid (start + k·period), so the schedule never drifts.
+//!
+//! `--context` measures the kernel's own levels instead ([`contexts`]).
+
+#[cfg(feature = "kernel-trace")]
+pub mod contexts;
+#[cfg(feature = "kernel-trace")]
+pub mod instance;
+pub mod lines;
+#[cfg(feature = "kernel-trace")]
+pub mod noise;
+#[cfg(feature = "kernel-trace")]
+pub mod pairing;
+#[cfg(feature = "kernel-trace")]
+pub mod raw;
+#[cfg(feature = "kernel-trace")]
+pub mod split;
+#[cfg(feature = "kernel-trace")]
+pub mod userlat;
 
 use crate::engine::Setup;
 use crate::engine::StopFlag;
@@ -13,6 +31,7 @@ use crate::engine::{self, Channel, Finished, RunControl, RunSpec, Worker, Worker
 use crate::error::Result;
 use crate::result::BreakEvent;
 use crate::stats::recorder::{self, Recorder};
+use crate::stats::tap::Tap;
 use crate::sys::{self, clock::Clock, trace::Tracer};
 use serde::Serialize;
 use std::sync::{Arc, Mutex};
@@ -27,6 +46,12 @@ pub struct TimerConfig {
     pub control: RunControl,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub synthetic_seed: Option<u64>,
+    /// Kernel contexts measured by the timerlat tracer instead of rtlat's threads.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub contexts: Vec<lines::Ctx>,
+    /// Each sample split into its IRQ and scheduling parts (`--split`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub split: bool,
     #[serde(skip)]
     pub setup: Setup,
 }
@@ -118,6 +143,7 @@ fn measure<W: Waker>(
     rec: &mut Recorder,
     plan: &Plan,
     stop: &StopFlag,
+    tap: Option<&Tap>,
 ) -> Option<BreakEvent> {
     let mut next = plan.first;
     let mut n: u64 = 0;
@@ -134,6 +160,9 @@ fn measure<W: Waker>(
         };
         let at = now.saturating_sub(plan.start);
         rec.record(latency, at, missed);
+        if let Some(t) = tap {
+            t.push(next, latency);
+        }
         w.pace(rec);
         if latency > threshold {
             stop.set();
@@ -152,8 +181,21 @@ fn measure<W: Waker>(
     None
 }
 
+/// Closes a tap when its measuring thread ends, however it ends.
+struct CloseOnDrop(Arc<Tap>);
+
+impl Drop for CloseOnDrop {
+    fn drop(&mut self) {
+        self.0.close();
+    }
+}
+
 /// Run the timer benchmark end to end.
 pub fn run(cfg: &TimerConfig, command_line: Vec<String>) -> Result<Finished> {
+    #[cfg(feature = "kernel-trace")]
+    if !cfg.contexts.is_empty() {
+        return contexts::run(cfg, command_line);
+    }
     let n = cfg.cpus.len();
     let pin = cfg.setup.rt.can_pin();
     let clock_id = cfg.clock.id();
@@ -192,6 +234,16 @@ pub fn run(cfg: &TimerConfig, command_line: Vec<String>) -> Result<Finished> {
     };
     let tracer = Arc::new(Mutex::new(tracer));
 
+    // Tracing is set up (and can fail) before anything is measured.
+    #[cfg(feature = "kernel-trace")]
+    let mut split = if cfg.split {
+        let s = split::Split::begin(&cfg.cpus, cfg.period_ns)?;
+        notes.extend(s.notes.iter().cloned());
+        Some(s)
+    } else {
+        None
+    };
+
     let mut spec = RunSpec::new("timer", cfg, &cfg.setup, &cfg.control, command_line)?.threads(
         cfg.cpus.iter().map(|&c| pin.then_some(c)).collect(),
         phases.clone(),
@@ -216,6 +268,13 @@ pub fn run(cfg: &TimerConfig, command_line: Vec<String>) -> Result<Finished> {
             col,
             cfg.control.interval_ns,
         ));
+        #[cfg(feature = "kernel-trace")]
+        let tap = split.as_mut().map(|s| {
+            channels.extend(s.channels(&name, pinned, cfg.control.interval_ns));
+            Arc::clone(&s.taps[i])
+        });
+        #[cfg(not(feature = "kernel-trace"))]
+        let tap: Option<Arc<Tap>> = None;
         let tracer = Arc::clone(&tracer);
         let (period, phase, duration, loops, brk, seed) = (
             cfg.period_ns,
@@ -238,14 +297,20 @@ pub fn run(cfg: &TimerConfig, command_line: Vec<String>) -> Result<Finished> {
                     loops,
                     break_threshold: brk,
                 };
+                let _closer = tap.map(|t| {
+                    t.set_writer(sys::sched::gettid());
+                    CloseOnDrop(t)
+                });
+                let tap = _closer.as_ref().map(|c| &*c.0);
                 let mut brk = match seed {
                     Some(s) => measure(
                         &mut SyntheticWaker::new(s, i, period),
                         &mut rec,
                         &plan,
                         stop,
+                        tap,
                     ),
-                    None => measure(&mut RealWaker(clock_id), &mut rec, &plan, stop),
+                    None => measure(&mut RealWaker(clock_id), &mut rec, &plan, stop, tap),
                 };
                 rec.finish();
                 if let Some(b) = brk.as_mut() {
@@ -262,6 +327,18 @@ pub fn run(cfg: &TimerConfig, command_line: Vec<String>) -> Result<Finished> {
                 WorkerEnd { brk }
             }),
         });
+    }
+    #[cfg(feature = "kernel-trace")]
+    if let Some(split) = split {
+        let (reader, finish, session) = split.into_reader(cfg.period_ns, phases);
+        workers.push(reader);
+        spec.finish = Some(finish);
+        let r = engine::execute(spec, channels, workers, clock_id);
+        // Restored already by the finisher; on an early error here.
+        if let Ok(mut s) = session.lock() {
+            s.restore();
+        }
+        return r;
     }
     engine::execute(spec, channels, workers, clock_id)
 }
@@ -298,7 +375,7 @@ mod tests {
         let (mut rec, mut col) = recorder::pair(1_000_000_000);
         // Period 1000: the second wake is 2500 late: 2 periods missed.
         let mut w = Scripted(vec![10, 2500, 20, 30], 0, Vec::new());
-        measure(&mut w, &mut rec, &plan(4, 1000), &StopFlag::default());
+        measure(&mut w, &mut rec, &plan(4, 1000), &StopFlag::default(), None);
         rec.finish();
         col.collect(&mut Vec::new());
         assert_eq!(col.totals().overruns, 2);
@@ -314,7 +391,7 @@ mod tests {
         let mut p = plan(100, 1000);
         p.break_threshold = Some(500);
         let stop = StopFlag::default();
-        let b = measure(&mut w, &mut rec, &p, &stop).expect("break");
+        let b = measure(&mut w, &mut rec, &p, &stop, None).expect("break");
         assert_eq!((b.sample, b.latency_ns), (2, 900));
         assert!(stop.is_set());
         assert_eq!(rec.totals().samples, 3);
@@ -327,7 +404,7 @@ mod tests {
         let mut p = plan(u64::MAX, 1000);
         p.loops = None;
         p.end = Some(10_000);
-        measure(&mut w, &mut rec, &p, &StopFlag::default());
+        measure(&mut w, &mut rec, &p, &StopFlag::default(), None);
         assert_eq!(rec.totals().samples, 10);
     }
 

@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""Peak resident memory (VmHWM) of rtlat's local benchmarks on one CPU, beside
+the rt-tests tool that measures the same thing, on this machine.
+
+What it measures
+----------------
+Each run is started through GNU time (/usr/bin/time, package "time"), whose
+%M is the command's ru_maxrss: its VmHWM (kB) when it ended, everything it
+ever held resident at once, locked memory included (all these runs lock
+their memory). (Not from this script's own os.wait4: a process's ru_maxrss
+keeps the peak of the process it was forked from, here a Python interpreter.) The pairs, each on CPU 0, SCHED_FIFO
+80, at a period of 1 ms, for --seconds:
+
+    rtlat timer --cpus 0                 cyclictest -t1 -a0 -m -p80 -i1000 -d0 -q
+    rtlat switch --cpus 0 --via futex    ptsematest -t1 -a0 -p80 -i1000 -d0 -q
+    rtlat cruncher --cpu 0               (no rt-tests anchor: beside cyclictest)
+
+Runs are interleaved, --pairs times (default 3): pair k runs the anchor first
+when k is even, rtlat first when k is odd. It prints every run, then per case
+the mean VmHWM of each tool and their ratio, e.g.
+
+    MEMORY timer rtlat 3712 kB cyclictest 2690 kB ratio=1.38 (targets: <= 4096 kB, ratio <= 1.5)
+
+The figure includes the code the kernel maps for each binary: on kernels that
+map whole large folios of the page cache on a fault (Linux 6.18 and later
+among them), most of a binary's text is resident once a little of it runs, so
+a larger binary costs more whatever it does.
+
+How to run
+----------
+As root, with rt-tests installed (apt-get install rt-tests):
+
+    sudo benches/memory.py                 # 3 cases x 3 pairs x 5 s (~1.5 min)
+    sudo benches/memory.py --pairs 5 --seconds 10 --rtlat ./rtlat
+
+--rtlat (or --binary) defaults to target/release/rtlat in the repository; the
+board build (`cargo build --release --no-default-features`, docs/boards.md)
+is measured the same way: pass its binary with --binary PATH. Python 3.11
+standard library only. Exit status: 0 after a complete comparison, 2 on bad
+usage or a missing prerequisite, 1 if a run failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import NoReturn
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_RTLAT = REPO_ROOT / "target" / "release" / "rtlat"
+TARGET_KB = {"timer": 4096, "switch": 8192, "cruncher": 8192}
+TARGET_RATIO = {"timer": 1.5}
+
+
+def die(msg: str, code: int = 2) -> NoReturn:
+    print(f"memory: error: {msg}", file=sys.stderr)
+    sys.exit(code)
+
+
+def positive(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not an integer")
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"'{text}' must be at least 1")
+    return v
+
+
+GNU_TIME = "/usr/bin/time"
+
+
+def peak_kb(cmd: list[str], timeout: float) -> int:
+    """Run cmd to completion and return its VmHWM (kB).
+
+    Through GNU time (its %M is the command's ru_maxrss): a process's
+    ru_maxrss keeps the peak of the process it was forked from, so this
+    script's own (a Python interpreter, ~15 MB) would hide the figure if the
+    command were started from here directly; time's is ~0.5 MB.
+    """
+    with tempfile.TemporaryDirectory() as td:
+        out, err = Path(td) / "rss", Path(td) / "err"
+        with open(err, "wb") as e:
+            p = subprocess.run([GNU_TIME, "-f", "%M", "-o", str(out), *cmd], stdin=subprocess.DEVNULL,
+                               stdout=subprocess.DEVNULL, stderr=e, timeout=timeout)
+        if p.returncode != 0:
+            text = err.read_text(errors="replace").strip()[-300:]
+            raise RuntimeError(f"{' '.join(cmd)} exited {p.returncode}: {text}")
+        return int(out.read_text().split()[-1])
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description="VmHWM of rtlat timer/switch/cruncher on one CPU beside "
+                                 "cyclictest and ptsematest (interleaved pairs).")
+    ap.add_argument("--rtlat", "--binary", type=Path, default=DEFAULT_RTLAT, help=f"rtlat binary [default: {DEFAULT_RTLAT}]")
+    ap.add_argument("--pairs", type=positive, default=3, help="interleaved pairs per case [default: 3]")
+    ap.add_argument("--seconds", type=positive, default=5, help="length of each run [default: 5]")
+    args = ap.parse_args()
+    if os.geteuid() != 0:
+        die("must run as root (SCHED_FIFO and mlockall)")
+    if not (args.rtlat.is_file() and os.access(args.rtlat, os.X_OK)):
+        die(f"{args.rtlat}: not an executable file (cargo build --release, or pass --rtlat)")
+    if not os.access(GNU_TIME, os.X_OK):
+        die(f"{GNU_TIME} not found: apt-get install time")
+    tools = {t: shutil.which(t) for t in ("cyclictest", "ptsematest")}
+    for t, exe in tools.items():
+        if exe is None:
+            die(f"{t} not found: apt-get install rt-tests")
+    s = str(args.seconds)
+    rt = str(args.rtlat)
+    cyclictest = [tools["cyclictest"], "-t1", "-a0", "-m", "-p80", "-i1000", "-d0", "-q", "-D", s]
+    cases = [
+        ("timer", [rt, "timer", "--cpus", "0", "--period", "1ms", "--duration", f"{s}s", "--quiet"],
+         "cyclictest", cyclictest),
+        ("switch", [rt, "switch", "--cpus", "0", "--via", "futex", "--period", "1ms", "--duration", f"{s}s",
+                    "--quiet"],
+         "ptsematest", [tools["ptsematest"], "-t1", "-a0", "-p80", "-i1000", "-d0", "-q", "-D", s]),
+        ("cruncher", [rt, "cruncher", "--cpu", "0", "--work", "1ms", "--period", "10ms", "--duration", f"{s}s",
+                      "--quiet"],
+         "cyclictest", cyclictest),
+    ]
+    print(f"# {args.pairs} interleaved pairs per case, {args.seconds} s per run, CPU 0; VmHWM = ru_maxrss (kB)")
+    print(f"{'case':<9} {'tool':<11} {'pair':>4} {'VmHWM kB':>9}", flush=True)
+    failed = False
+    results: dict[tuple[str, str], list[int]] = {}
+    for name, mine, anchor_name, anchor in cases:
+        for k in range(args.pairs):
+            order = [("rtlat", mine), (anchor_name, anchor)]
+            if k % 2 == 0:
+                order.reverse()
+            for tool, cmd in order:
+                try:
+                    kb = peak_kb(cmd, timeout=args.seconds * 3 + 60)
+                except (RuntimeError, OSError, ValueError, subprocess.TimeoutExpired) as e:
+                    print(f"{name:<9} {tool:<11} {k:>4}  FAILED: {e}", flush=True)
+                    failed = True
+                    continue
+                results.setdefault((name, tool), []).append(kb)
+                print(f"{name:<9} {tool:<11} {k:>4} {kb:>9}", flush=True)
+    print()
+    for name, _, anchor_name, _ in cases:
+        mine, base = results.get((name, "rtlat")), results.get((name, anchor_name))
+        if not mine or not base:
+            print(f"MEMORY {name} n/a (a tool has no successful run)")
+            continue
+        m, b = statistics.fmean(mine), statistics.fmean(base)
+        targets = [f"<= {TARGET_KB[name]} kB"]
+        if name in TARGET_RATIO:
+            targets.append(f"ratio <= {TARGET_RATIO[name]}")
+        print(f"MEMORY {name} rtlat {m:.0f} kB (max {max(mine)}) {anchor_name} {b:.0f} kB "
+              f"ratio={m / b:.2f} (targets: {', '.join(targets)})")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

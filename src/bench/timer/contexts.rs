@@ -1,0 +1,657 @@
+//! `rtlat timer --context irq,thread`: the kernel's `timerlat` tracer measures
+//! a periodic timer per CPU in the hard IRQ handler and in a kernel thread
+//! (`timerlat/N`, SCHED_FIFO 95); rtlat reads the samples from its own
+//! tracefs instance (`instances/rtlat-PID`) — the binary per-CPU
+//! `trace_pipe_raw` pages ([`raw`]), or the text `trace_pipe` where their
+//! layout cannot be read — pairs them by (CPU, `#id`) and records them as
+//! series `cpuN/irq`, `cpuN/thread`.
+//!
+//! Nothing is lost silently: the kernel arms the timer on a fixed grid and
+//! skips the expiries its thread was too late for; every sample is placed on
+//! that grid (sample time − latency) and the expiries between two samples of
+//! a series count as its overruns, whether skipped by the kernel or lost
+//! (`#id` gaps); lost-event notices and the instance's `per_cpu/cpuN/stats`
+//! overruns go into the details.
+
+use super::instance::{self, tracefs_error};
+use super::lines::{self, Ctx};
+use super::noise::{self, BreakAnalysis, Recent};
+use super::pairing::{Pairer, Sink, Skipped};
+use super::raw;
+use super::userlat;
+use super::TimerConfig;
+use crate::engine::{self, Channel, Finished, RunSpec, StopFlag, Worker, WorkerEnd};
+use crate::error::{Error, Result};
+use crate::result::{BreakEvent, Policy};
+use crate::stats::recorder::{self, Recorder};
+use crate::sys::clock::{self, Clock};
+use crate::sys::tracefs::{self, Capabilities, Pipe, RawPipes, Session};
+use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// The SCHED_FIFO priority the kernel gives its timerlat/N threads.
+const KERNEL_THREAD_PRIORITY: i32 = 95;
+
+/// The contexts `--context` accepts.
+pub const ALL: [Ctx; 3] = [Ctx::Irq, Ctx::Thread, Ctx::User];
+
+pub fn name(c: Ctx) -> &'static str {
+    match c {
+        Ctx::Irq => "irq",
+        Ctx::Thread => "thread",
+        Ctx::User => "user",
+    }
+}
+
+/// Why this kernel cannot measure `wanted`, as the one-line error naming the fix.
+pub fn refuse(caps: &Capabilities, wanted: &[Ctx]) -> Option<Error> {
+    const FIX: &str =
+        "boot a PREEMPT_RT distribution kernel, which has it (e.g. Debian's linux-image-rt-amd64)";
+    let Some(root) = &caps.root else {
+        return Some(Error::env(format!(
+            "--context needs tracefs (/sys/kernel/tracing), which is not mounted or not readable: run as root on a kernel with CONFIG_TIMERLAT_TRACER, or {FIX}"
+        )));
+    };
+    if !caps.timerlat {
+        return Some(Error::env(format!(
+            "--context needs the kernel's timerlat tracer (CONFIG_TIMERLAT_TRACER), which is not in {}/available_tracers: {FIX}",
+            root.display()
+        )));
+    }
+    if wanted.contains(&Ctx::User) && !caps.timerlat_fd {
+        return Some(Error::env(
+            "--context user needs osnoise/per_cpu/cpuN/timerlat_fd (Linux 6.5 or later); this kernel has only irq and thread: use --context irq,thread or boot Linux 6.5+ with CONFIG_TIMERLAT_TRACER",
+        ));
+    }
+    None
+}
+
+/// The contexts `timer --context` can measure on this kernel, for `rtlat
+/// check`: `user` through `timerlat_fd` (Linux 6.5).
+pub fn measurable(caps: &Capabilities) -> Vec<&'static str> {
+    match (caps.timerlat, caps.timerlat_fd) {
+        (false, _) => Vec::new(),
+        (true, false) => vec!["irq", "thread"],
+        (true, true) => vec!["irq", "thread", "user"],
+    }
+}
+
+/// The series of one CPU, in order: with `user` the user-return level too.
+fn levels(user: bool) -> &'static [Ctx] {
+    if user {
+        &ALL
+    } else {
+        &ALL[..2]
+    }
+}
+
+fn level_index(ctx: Ctx) -> usize {
+    match ctx {
+        Ctx::Irq => 0,
+        Ctx::Thread => 1,
+        Ctx::User => 2,
+    }
+}
+
+/// The figures of a contexts run beside its series (`details`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContextDetails {
+    /// Where the samples came from.
+    pub source: String,
+    /// IRQ and thread samples of the same (CPU, #id).
+    pub matched_pairs: u64,
+    /// IRQ samples whose thread sample never came (and the reverse).
+    pub unmatched_irq: u64,
+    pub unmatched_thread: u64,
+    /// Matched pairs with the IRQ latency above the thread's (expected 0).
+    pub irq_above_thread: u64,
+    /// Periods the kernel thread was too late for (skipped by the kernel).
+    pub skipped_periods: u64,
+    /// `#id` values missing between samples (lost samples).
+    pub id_gaps: u64,
+    /// `[LOST N EVENTS]` notices of trace_pipe.
+    pub lost_events: u64,
+    /// `overrun` and `dropped events` of the instance's per-CPU stats.
+    pub ring_buffer_overruns: u64,
+    pub dropped_events: u64,
+    /// With `user` (timerlat_fd): user-return samples with the thread
+    /// sample of their activation, without it, and pairs with the thread's
+    /// latency above the user's (expected 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matched_user: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unmatched_user: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread_above_user: Option<u64>,
+    /// What ran on the CPU before the sample that crossed
+    /// `--break-threshold` (the osnoise events, as `rtla timerlat -a`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub break_analysis: Option<BreakAnalysis>,
+    /// The trace had not passed the end of the run 2 s after it: the last
+    /// periods of some CPU are neither samples nor counted (expected false).
+    #[serde(default)]
+    pub trace_short_of_end: bool,
+    /// tracefs settings that could not be restored (expected none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub restore_problems: Vec<String>,
+}
+
+impl crate::result::details::Details for ContextDetails {}
+
+/// The reader's sink: a recorder per CPU and level; a sample counts when its
+/// timer expiry falls inside the run's window, and so does each period
+/// without one.
+struct Recorders {
+    recs: Vec<Recorder>,
+    /// Levels per CPU (2, or 3 with user) and the one counted for --loops.
+    levels: usize,
+    top: Ctx,
+    cpus: Vec<usize>,
+    start: u64,
+    end: u64,
+    period: u64,
+    threshold: u64,
+    /// Thread samples recorded per CPU (for --loops).
+    counts: Vec<u64>,
+    loops: u64,
+    brk: Option<BreakEvent>,
+    /// The break's sample: (CPU index, context, latency, expiry), and the
+    /// last IRQ sample of each CPU: (expiry, latency).
+    brk_sample: Option<(usize, Ctx, u64, u64)>,
+    last_irq: Vec<Option<(u64, u64)>>,
+}
+
+impl Recorders {
+    /// How many of the skipped expiries fall inside the window.
+    fn inside(&self, s: Skipped) -> u64 {
+        if s.count == 0 {
+            return 0;
+        }
+        let p = self.period;
+        let last = s.first + (s.count - 1) * p;
+        if last < self.start || s.first >= self.end {
+            return 0;
+        }
+        let lo = if s.first >= self.start {
+            0
+        } else {
+            (self.start - s.first).div_ceil(p)
+        };
+        let hi = if last < self.end {
+            s.count - 1
+        } else {
+            (self.end - 1 - s.first) / p
+        };
+        hi + 1 - lo
+    }
+}
+
+impl Sink for Recorders {
+    fn record(&mut self, i: usize, ctx: Ctx, latency_ns: u64, expiry_ns: u64, skipped: Skipped) {
+        // Nothing after the loops, nor after the break (the rest of the
+        // batch being read is later than the sample that ended the run).
+        if self.counts[i] >= self.loops || self.brk.is_some() {
+            return;
+        }
+        let k = self.levels * i + level_index(ctx);
+        let overruns = self.inside(skipped);
+        if expiry_ns < self.start || expiry_ns >= self.end {
+            if overruns > 0 {
+                self.recs[k].add_overruns(overruns);
+            }
+            return;
+        }
+        let at = expiry_ns - self.start;
+        self.recs[k].record(latency_ns, at, overruns);
+        if ctx == Ctx::Irq {
+            self.last_irq[i] = Some((expiry_ns, latency_ns));
+        }
+        if ctx == self.top {
+            self.counts[i] += 1;
+        }
+        if latency_ns > self.threshold && self.brk.is_none() {
+            self.brk_sample = Some((i, ctx, latency_ns, expiry_ns));
+            self.brk = Some(BreakEvent {
+                thread: k,
+                cpu: Some(self.cpus[i]),
+                sample: self.counts[i],
+                latency_ns,
+                at_ns: at,
+                trace_marked: false,
+            });
+        }
+    }
+}
+
+/// Where the samples come from (the noise events too, with a break threshold).
+enum Reader {
+    Text(Pipe),
+    Raw(RawPipes, raw::Format, Box<Option<Recent>>),
+}
+
+/// Every page waiting in every CPU's buffer; `Ok(false)`: all drained. At
+/// the break, the analysis of what ran before it.
+fn read_raw(
+    pipes: &mut RawPipes,
+    fmt: &raw::Format,
+    mut noise: Option<&mut Recent>,
+    pairer: &mut Pairer,
+    sink: &mut Recorders,
+    analysis: &mut Option<BreakAnalysis>,
+) -> std::io::Result<bool> {
+    for i in 0..pipes.len() {
+        // At most a few pages per CPU per round, so no CPU waits long.
+        for _ in 0..16 {
+            match pipes.read(i)? {
+                None => break,
+                Some((cpu, page)) => {
+                    raw::walk_page(&fmt.page, page, |item| {
+                        if let Some(n) = noise.as_deref_mut() {
+                            if n.take(cpu, &item) {
+                                return;
+                            }
+                        }
+                        let Some(l) = raw::decode_item(fmt, cpu, &item) else {
+                            return;
+                        };
+                        pairer.feed(&l, sink);
+                        if let (Some(n), None, Some((i, ctx, lat, expiry))) =
+                            (noise.as_deref(), analysis.as_ref(), sink.brk_sample)
+                        {
+                            let irq = sink.last_irq[i]
+                                .filter(|&(e, _)| e == expiry)
+                                .map(|(_, l)| l);
+                            *analysis = Some(n.analyse(sink.cpus[i], ctx, lat, expiry, irq));
+                        }
+                    });
+                }
+            }
+        }
+    }
+    Ok(false)
+}
+
+/// Run `timer --context`.
+pub fn run(cfg: &TimerConfig, command_line: Vec<String>) -> Result<Finished> {
+    let caps = Capabilities::probe_or_mount();
+    if let Some(e) = refuse(&caps, &cfg.contexts) {
+        return Err(e);
+    }
+    let root = caps.root.clone().unwrap_or_default();
+    let (mut session, mut notes) = Session::begin(&root).map_err(Error::env)?;
+    let period_us = (cfg.period_ns / 1000).to_string();
+    let cpus = crate::units::format_cpu_list(&cfg.cpus);
+    session
+        .set("osnoise/cpus", &cpus)
+        .map_err(|e| tracefs_error("set osnoise/cpus", e))?;
+    session
+        .set("osnoise/timerlat_period_us", &period_us)
+        .map_err(|e| tracefs_error("set osnoise/timerlat_period_us", e))?;
+    let user = cfg.contexts.contains(&Ctx::User);
+    if user {
+        if !cfg.setup.rt.can_pin() {
+            return Err(Error::usage(
+                "--context user reads each CPU's timerlat_fd from a thread pinned to it: not with --policy deadline (unpinned); use fifo, rr or other",
+            ));
+        }
+        userlat::user_workload(&mut session, &root)?;
+    }
+    let (inst, name) = instance::open(
+        &mut session,
+        &root,
+        &[("current_tracer", "timerlat")],
+        &mut notes,
+    )?;
+    if user {
+        for &c in &cfg.cpus {
+            userlat::probe(&root, c)?;
+        }
+    }
+    // The binary per-CPU buffers where their layout can be read (cheaper for
+    // the measured CPUs), else the text trace_pipe.
+    let format = raw::Format::parse(
+        &tracefs::read(&root, "events/header_page").unwrap_or_default(),
+        &tracefs::read(&root, "events/ftrace/timerlat/format").unwrap_or_default(),
+    );
+    let noise = match (&format, cfg.control.break_threshold_ns) {
+        (Some(_), Some(_)) => noise_events(&root, &inst, &cfg.cpus, &mut notes),
+        (None, Some(_)) => {
+            notes.push("--break-threshold: the break is not analysed (the trace's binary layout could not be read)".into());
+            None
+        }
+        _ => None,
+    };
+    let (mut reader, how) = match format {
+        Some(f) => (
+            Reader::Raw(
+                RawPipes::open(&inst, &cfg.cpus)
+                    .map_err(|e| tracefs_error("open trace_pipe_raw", e))?,
+                f,
+                Box::new(noise),
+            ),
+            "the binary per-CPU trace_pipe_raw buffers",
+        ),
+        None => (
+            Reader::Text(Pipe::open(&inst).map_err(|e| tracefs_error("open trace_pipe", e))?),
+            "the text trace_pipe",
+        ),
+    };
+    let workload = if user {
+        "rtlat's threads rtlat-tlatN read osnoise/per_cpu/cpuN/timerlat_fd, the kernel's timerlat/N threads off".to_string()
+    } else {
+        format!("its timerlat/N threads run at SCHED_FIFO {KERNEL_THREAD_PRIORITY}")
+    };
+    notes.push(format!(
+        "samples of the kernel's timerlat tracer (period {period_us} us, CPUs {cpus}; {workload}) read from {how} of tracefs instance {name}"
+    ));
+    let source = format!("timerlat tracer, {how} of rtlat's tracefs instance");
+
+    let mono = Clock::Monotonic.id();
+    let mut channels = Vec::new();
+    let mut recs = Vec::new();
+    let user = cfg.contexts.contains(&Ctx::User);
+    let top = *levels(user).last().unwrap_or(&Ctx::Thread);
+    for &cpu in &cfg.cpus {
+        for &ctx in levels(user) {
+            let (rec, col) = recorder::pair(cfg.control.interval_ns);
+            let mut channel = Channel::new(
+                format!("cpu{cpu}/{}", name_of(ctx)),
+                Some(cpu),
+                col,
+                cfg.control.interval_ns,
+            );
+            // The total (and the main figure) is the level closest to user
+            // space, as a plain timer run's is the user thread's.
+            channel.in_total = ctx == top;
+            channels.push(channel);
+            recs.push(rec);
+        }
+    }
+    let mut spec = RunSpec::new("timer", cfg, &cfg.setup, &cfg.control, command_line)?
+        .threads(vec![None], vec![0]);
+    if user {
+        // The measuring threads are rtlat's own, with its policy, one per CPU.
+        spec.tuning = spec.rt.tuning(
+            cfg.cpus.iter().map(|&c| Some(c)).collect(),
+            vec![0; cfg.cpus.len()],
+        );
+    } else {
+        // The settings line describes the measuring threads: the kernel's
+        // timerlat/N, one per CPU; rtlat's reader thread is in a note.
+        let reader_policy = match (spec.tuning.policy, spec.tuning.priority) {
+            (Some(p), prio) => p.label(prio.unwrap_or(0)),
+            (None, _) => "its default policy".into(),
+        };
+        notes.push(format!(
+            "the threads and policy of the settings line are the kernel's timerlat/N threads; mlock and dma_latency are rtlat's, whose reader thread ran at {reader_policy}"
+        ));
+        spec.tuning.policy = Some(Policy::Fifo);
+        spec.tuning.priority = Some(KERNEL_THREAD_PRIORITY);
+        spec.tuning.affinity = cfg.cpus.iter().map(|&c| Some(c)).collect();
+        spec.tuning.phase_offsets_ns = vec![0; cfg.cpus.len()];
+    }
+    spec.notes = notes;
+    // The trace lags the clock (more so on a loaded system, where the reader
+    // waits behind the busy tasks): after the end it reads until every CPU's
+    // samples have passed it (so that every period of the window is a sample
+    // or a counted skip), at most this long.
+    let grace = 2_000_000_000;
+    let problems: Arc<Mutex<Vec<String>>> = Arc::default();
+    let done = Arc::new(AtomicBool::new(false));
+    let reader_done = Arc::clone(&done);
+    let mut workers: Vec<Worker> = if user {
+        cfg.cpus
+            .iter()
+            .map(|&c| {
+                userlat::worker(
+                    &root,
+                    c,
+                    cfg.control.duration_ns,
+                    grace + 1_000_000_000,
+                    Arc::clone(&done),
+                    Arc::clone(&problems),
+                )
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+
+    let shared: Arc<Mutex<ContextDetails>> = Arc::default();
+    let out = Arc::clone(&shared);
+    let (period, cpus_sel, duration, loops, threshold) = (
+        cfg.period_ns,
+        cfg.cpus.clone(),
+        cfg.control.duration_ns,
+        cfg.control.loops,
+        cfg.control.break_threshold_ns,
+    );
+    let inst_dir = inst.clone();
+    let worker = Worker {
+        name: "rtlat-timerlat".into(),
+        cpu: None,
+        body: Box::new(move |start: u64, stop: &StopFlag| -> WorkerEnd {
+            let mut pairer = Pairer::new(&cpus_sel, period, user);
+            let end = duration.map_or(u64::MAX, |d| start + d);
+            let mut sink = Recorders {
+                recs,
+                levels: levels(user).len(),
+                top,
+                cpus: cpus_sel.clone(),
+                start,
+                end,
+                period,
+                threshold: threshold.unwrap_or(u64::MAX),
+                counts: vec![0; cpus_sel.len()],
+                loops: loops.unwrap_or(u64::MAX),
+                brk: None,
+                brk_sample: None,
+                last_irq: vec![None; cpus_sel.len()],
+            };
+            let mut read_error = None;
+            let mut late_trace = false;
+            let mut analysis = None;
+            loop {
+                let now = clock::now_ns(mono);
+                let done_loops = sink.counts.iter().all(|&c| c >= sink.loops);
+                let caught_up = now >= end && pairer.reached(end);
+                if stop.is_set() || caught_up || now >= end.saturating_add(grace) || done_loops {
+                    if now >= end.saturating_add(grace) && !pairer.reached(end) {
+                        late_trace = true;
+                    }
+                    break;
+                }
+                let read = match &mut reader {
+                    Reader::Text(pipe) => pipe.drain(|l| {
+                        if let Some(line) = lines::parse(l) {
+                            pairer.feed(&line, &mut sink);
+                        }
+                    }),
+                    Reader::Raw(pipes, fmt, noise) => read_raw(
+                        pipes,
+                        fmt,
+                        noise.as_mut().as_mut(),
+                        &mut pairer,
+                        &mut sink,
+                        &mut analysis,
+                    ),
+                };
+                match read {
+                    Ok(true) => {}
+                    // Read in batches: a reader that wakes for every event
+                    // costs the measured CPUs more (rtla reads once a second).
+                    Ok(false) => std::thread::sleep(std::time::Duration::from_millis(50)),
+                    Err(e) => {
+                        read_error = Some(e.to_string());
+                        break;
+                    }
+                }
+                if sink.brk.is_some() {
+                    stop.set();
+                    break;
+                }
+            }
+            // rtlat's timerlat_fd readers (user) end with this reader.
+            reader_done.store(true, Ordering::Release);
+            for r in &mut sink.recs {
+                r.finish();
+            }
+            let mut d = pairer.details;
+            d.trace_short_of_end = late_trace;
+            d.break_analysis = analysis;
+            for &c in &cpus_sel {
+                let (o, dropped) = tracefs::cpu_losses(&inst_dir, c);
+                d.ring_buffer_overruns += o;
+                d.dropped_events += dropped;
+            }
+            if let Some(e) = read_error {
+                d.restore_problems
+                    .push(format!("reading trace_pipe failed: {e}"));
+            }
+            if let Ok(mut g) = out.lock() {
+                *g = d;
+            }
+            WorkerEnd { brk: sink.brk }
+        }),
+    };
+    workers.push(worker);
+    let session = Arc::new(Mutex::new(session));
+    let at_end = Arc::clone(&session);
+    spec.finish = Some(Box::new(move |result| {
+        let mut d = shared.lock().map(|g| g.clone()).unwrap_or_default();
+        d.source = source;
+        if let Ok(mut s) = at_end.lock() {
+            d.restore_problems.extend(s.restore());
+        }
+        if let Ok(p) = problems.lock() {
+            for p in p.iter() {
+                result.notes.push(format!("timerlat_fd: {p}"));
+            }
+        }
+        if let Some(a) = &d.break_analysis {
+            result.notes.push(a.line());
+        }
+        if d.trace_short_of_end {
+            result.notes.push(
+                "timerlat: 2 s after the end the trace had not reached it on every CPU: the last periods are missing from the counts".into(),
+            );
+        }
+        if d.unmatched_irq + d.unmatched_thread + d.id_gaps + d.lost_events > 0 {
+            result.notes.push(format!(
+                "timerlat: {} IRQ and {} thread samples without their pair, {} ids missing, {} events lost",
+                d.unmatched_irq, d.unmatched_thread, d.id_gaps, d.lost_events
+            ));
+        }
+        result.details = crate::result::details::Details::to_map(&d);
+    }));
+    let r = engine::execute(spec, channels, workers, mono);
+    // Restored already by the finisher; on an early error here.
+    if let Ok(mut s) = session.lock() {
+        s.restore();
+    }
+    r
+}
+
+/// Trace the osnoise events in the instance for the analysis of a break
+/// (`None`, with a note, where the kernel has none).
+fn noise_events(
+    root: &std::path::Path,
+    inst: &std::path::Path,
+    cpus: &[usize],
+    notes: &mut Vec<String>,
+) -> Option<Recent> {
+    let files = noise::EVENTS
+        .map(|e| tracefs::read(root, &format!("events/osnoise/{e}/format")).unwrap_or_default());
+    let Some(fmt) = noise::Format::parse(files.each_ref().map(|f| f.as_str())) else {
+        notes.push(
+            "--break-threshold: no osnoise events in this kernel, so the break is not analysed"
+                .into(),
+        );
+        return None;
+    };
+    let on: Vec<&str> = noise::EVENTS
+        .into_iter()
+        .filter(|e| tracefs::write(inst, &format!("events/osnoise/{e}/enable"), "1").is_ok())
+        .collect();
+    notes.push(format!(
+        "--break-threshold: what runs on the measured CPUs is traced ({}) to analyse a break as rtla timerlat -a does",
+        on.join(", ")
+    ));
+    Some(Recent::new(fmt, cpus))
+}
+
+fn name_of(c: Ctx) -> &'static str {
+    name(c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const P: u64 = 1_000_000;
+
+    #[test]
+    fn only_periods_inside_the_window_count() {
+        let r = Recorders {
+            recs: Vec::new(),
+            levels: 2,
+            top: Ctx::Thread,
+            cpus: Vec::new(),
+            start: 10 * P,
+            end: 20 * P,
+            period: P,
+            threshold: u64::MAX,
+            counts: Vec::new(),
+            loops: u64::MAX,
+            brk: None,
+            brk_sample: None,
+            last_irq: Vec::new(),
+        };
+        let s = |first: u64, count: u64| Skipped { first, count };
+        assert_eq!(r.inside(s(12 * P, 3)), 3);
+        assert_eq!(r.inside(s(8 * P, 5)), 3); // 10, 11, 12
+        assert_eq!(r.inside(s(18 * P, 5)), 2); // 18, 19
+        assert_eq!(r.inside(s(5 * P, 30)), 10);
+        assert_eq!(r.inside(s(2 * P, 3)), 0);
+        assert_eq!(r.inside(s(20 * P, 3)), 0);
+        assert_eq!(r.inside(s(12 * P, 0)), 0);
+    }
+
+    #[test]
+    fn refusals_name_the_kernel_option_and_the_version() {
+        let none = Capabilities::default();
+        assert!(refuse(&none, &[Ctx::Irq])
+            .unwrap()
+            .to_string()
+            .contains("CONFIG_TIMERLAT_TRACER"));
+        let generic = Capabilities {
+            root: Some("/sys/kernel/tracing".into()),
+            hrtimer_events: true,
+            ..Default::default()
+        };
+        let e = refuse(&generic, &[Ctx::Irq]).unwrap().to_string();
+        assert!(
+            e.contains("CONFIG_TIMERLAT_TRACER") && e.contains("linux-image-rt-amd64"),
+            "{e}"
+        );
+        let rt61 = Capabilities {
+            timerlat: true,
+            ..generic.clone()
+        };
+        assert!(refuse(&rt61, &[Ctx::Irq, Ctx::Thread]).is_none());
+        assert!(refuse(&rt61, &[Ctx::User])
+            .unwrap()
+            .to_string()
+            .contains("Linux 6.5"));
+        assert_eq!(measurable(&rt61), vec!["irq", "thread"]);
+        // 6.12: timerlat_fd, so user too.
+        let rt612 = Capabilities {
+            timerlat_fd: true,
+            ..rt61.clone()
+        };
+        assert!(refuse(&rt612, &ALL).is_none());
+        assert_eq!(measurable(&rt612), vec!["irq", "thread", "user"]);
+        assert!(measurable(&generic).is_empty());
+    }
+}

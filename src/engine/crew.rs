@@ -1,0 +1,180 @@
+//! The measuring threads of a run: each is spawned with its stack, sets
+//! itself up (affinity, real-time policy, prefaulted stack), waits for the
+//! common start time, runs its worker's body, and ends with the CPU time it
+//! used; the crew joins them and gathers how they ended.
+
+use super::rt;
+use super::run::RunSpec;
+use crate::error::{Error, Result};
+use crate::result::BreakEvent;
+use crate::sys::{self, signals::StopFlag};
+use std::sync::mpsc;
+use std::thread;
+
+/// Stack of a measuring thread (locked under mlockall, so kept small).
+const THREAD_STACK: usize = 256 * 1024;
+
+/// A measuring thread: set up by the harness (affinity, policy, stack), then
+/// `body` runs from the common start time until its own end or `stop`.
+pub struct Worker {
+    pub name: String,
+    pub cpu: Option<usize>,
+    #[allow(clippy::type_complexity)]
+    pub body: Box<dyn FnOnce(u64, &StopFlag) -> WorkerEnd + Send>,
+}
+
+/// How a measuring thread ended (the engine measures its CPU time).
+#[derive(Debug, Default)]
+pub struct WorkerEnd {
+    pub brk: Option<BreakEvent>,
+}
+
+/// The measuring threads, from their setup to their end.
+pub(super) struct Crew {
+    /// Each thread ends with its worker's end, the CPU time it used measuring
+    /// and when its body returned (on the run's clock; None if it never started).
+    handles: Vec<thread::JoinHandle<(WorkerEnd, u64, Option<u64>)>>,
+    starts: Vec<mpsc::Sender<Option<u64>>>,
+}
+
+/// What the measuring threads left when they ended.
+pub(super) struct CrewEnd {
+    pub(super) cpu_time_ns: u64,
+    /// The earliest break, if any thread broke.
+    pub(super) brk: Option<BreakEvent>,
+    /// When the last measuring thread ended, on the run's clock.
+    pub(super) last_end: Option<u64>,
+    pub(super) panicked: bool,
+}
+
+impl Crew {
+    /// Spawn the workers; each sets itself up (affinity, policy, stack) and
+    /// reports. Returns once all are ready, or the first setup error after
+    /// every thread has ended.
+    pub(super) fn spawn(
+        workers: Vec<Worker>,
+        spec: &RunSpec,
+        stop: &StopFlag,
+        clock: libc::clockid_t,
+    ) -> Result<Crew> {
+        let n = workers.len();
+        let mut crew = Crew {
+            handles: Vec::with_capacity(n),
+            starts: Vec::with_capacity(n),
+        };
+        let (ready_tx, ready_rx) = mpsc::channel::<Result<()>>();
+        for w in workers {
+            let (start_tx, start_rx) = mpsc::channel::<Option<u64>>();
+            let ready = ready_tx.clone();
+            let stop = stop.clone();
+            let rt = spec.rt.clone();
+            let synthetic = spec.synthetic;
+            let Worker { name, cpu, body } = w;
+            let spawned = thread::Builder::new()
+                .name(name)
+                .stack_size(THREAD_STACK)
+                .spawn(move || -> (WorkerEnd, u64, Option<u64>) {
+                    let set = if synthetic {
+                        Ok(())
+                    } else {
+                        rt::enter_rt_thread(&rt, cpu)
+                    };
+                    let failed = set.is_err();
+                    let _ = ready.send(set);
+                    if failed {
+                        return (WorkerEnd::default(), 0, None);
+                    }
+                    match start_rx.recv() {
+                        Ok(Some(start)) => {
+                            let cpu0 = sys::thread_cpu_time_ns();
+                            let end = body(start, &stop);
+                            let at = sys::clock::now_ns(clock);
+                            (
+                                end,
+                                sys::thread_cpu_time_ns().saturating_sub(cpu0),
+                                Some(at),
+                            )
+                        }
+                        _ => (WorkerEnd::default(), 0, None),
+                    }
+                });
+            match spawned {
+                Ok(handle) => {
+                    crew.handles.push(handle);
+                    crew.starts.push(start_tx);
+                }
+                Err(e) => {
+                    crew.abort();
+                    return Err(
+                        Error::env(format!("cannot start a measuring thread: {e}")).because(e)
+                    );
+                }
+            }
+        }
+        drop(ready_tx);
+        let mut setup_error = None;
+        for _ in 0..crew.handles.len() {
+            match ready_rx.recv() {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => {
+                    setup_error.get_or_insert(e);
+                }
+                Err(_) => {
+                    setup_error.get_or_insert(Error::env("a measuring thread died during setup"));
+                }
+            }
+        }
+        match setup_error {
+            Some(e) => {
+                crew.abort();
+                Err(e)
+            }
+            None => Ok(crew),
+        }
+    }
+
+    /// Release every worker at `start`.
+    pub(super) fn go(&self, start: u64) {
+        for s in &self.starts {
+            let _ = s.send(Some(start));
+        }
+    }
+
+    pub(super) fn all_finished(&self) -> bool {
+        self.handles.iter().all(|h| h.is_finished())
+    }
+
+    /// Tell every worker not to start, and wait for them.
+    pub(super) fn abort(self) {
+        for s in &self.starts {
+            let _ = s.send(None);
+        }
+        for h in self.handles {
+            let _ = h.join();
+        }
+    }
+
+    pub(super) fn join(self) -> CrewEnd {
+        let mut end = CrewEnd {
+            cpu_time_ns: 0,
+            brk: None,
+            last_end: None,
+            panicked: false,
+        };
+        for h in self.handles {
+            match h.join() {
+                Ok((w, cpu_ns, at)) => {
+                    end.cpu_time_ns += cpu_ns;
+                    end.last_end = end.last_end.max(at);
+                    if let Some(b) = w.brk {
+                        if end.brk.as_ref().is_none_or(|x| b.at_ns < x.at_ns) {
+                            end.brk = Some(b);
+                        }
+                    }
+                }
+                Err(_) => end.panicked = true,
+            }
+        }
+        end
+    }
+}

@@ -1,0 +1,240 @@
+//! The smallest HTTP/1.1 server `GET /metrics` needs, hardened against
+//! hostile clients: one thread, one poll loop, at most [`MAX_CONNS`]
+//! connections of at most [`MAX_HEADER`] bytes of request each, every
+//! connection closed after one response or at its deadline. Nothing a client
+//! sends grows memory or threads beyond those bounds.
+
+use rustix::event::{poll, PollFd, PollFlags, Timespec};
+use std::io::{ErrorKind, Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// A request header longer than this ends its connection.
+pub const MAX_HEADER: usize = 8 * 1024;
+/// Connections served at once; more are accepted and closed at once.
+pub const MAX_CONNS: usize = 16;
+/// Time a client has to send its request, then to read the response.
+pub const TIMEOUT: Duration = Duration::from_secs(5);
+/// How often the loop looks at the stop flag.
+const TICK: Duration = Duration::from_millis(100);
+/// Connections accepted per loop turn, so a flood cannot starve the others.
+const ACCEPTS_PER_TURN: usize = 64;
+
+/// What the server answers: the body for `GET /metrics`.
+pub trait Responder {
+    fn metrics(&self) -> String;
+}
+
+struct Conn {
+    stream: TcpStream,
+    request: Vec<u8>,
+    filled: usize,
+    response: Vec<u8>,
+    written: usize,
+    deadline: Instant,
+}
+
+enum Step {
+    Keep,
+    Close,
+}
+
+impl Conn {
+    fn new(stream: TcpStream) -> Option<Conn> {
+        stream.set_nonblocking(true).ok()?;
+        Some(Conn {
+            stream,
+            request: vec![0; MAX_HEADER],
+            filled: 0,
+            response: Vec::new(),
+            written: 0,
+            deadline: Instant::now() + TIMEOUT,
+        })
+    }
+
+    fn responding(&self) -> bool {
+        !self.response.is_empty()
+    }
+
+    fn read(&mut self, app: &dyn Responder) -> Step {
+        loop {
+            match self.stream.read(&mut self.request[self.filled..]) {
+                Ok(0) => return Step::Close,
+                Ok(n) => {
+                    let from = self.filled.saturating_sub(3);
+                    self.filled += n;
+                    if header_end(&self.request[from..self.filled]).is_some() {
+                        self.response = respond(&self.request[..self.filled], app);
+                        self.request = Vec::new();
+                        self.deadline = Instant::now() + TIMEOUT;
+                        return self.write();
+                    }
+                    if self.filled == MAX_HEADER {
+                        return Step::Close;
+                    }
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return Step::Keep,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(_) => return Step::Close,
+            }
+        }
+    }
+
+    fn write(&mut self) -> Step {
+        while self.written < self.response.len() {
+            match self.stream.write(&self.response[self.written..]) {
+                Ok(0) => return Step::Close,
+                Ok(n) => self.written += n,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return Step::Keep,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(_) => return Step::Close,
+            }
+        }
+        let _ = self.stream.shutdown(Shutdown::Write);
+        Step::Close
+    }
+}
+
+/// Where the blank line ending the header is, if it has come.
+fn header_end(buf: &[u8]) -> Option<usize> {
+    buf.windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .or_else(|| buf.windows(2).position(|w| w == b"\n\n"))
+}
+
+/// The whole response to one request: 200 with the metrics for
+/// `GET /metrics` (a query string is ignored), 404 for anything else.
+fn respond(request: &[u8], app: &dyn Responder) -> Vec<u8> {
+    let line = request.split(|&b| b == b'\n').next().unwrap_or_default();
+    let mut words = line.split(|&b| b == b' ');
+    let method = words.next().unwrap_or_default();
+    let target = words.next().unwrap_or_default();
+    let path = target.split(|&b| b == b'?').next().unwrap_or_default();
+    let (status, kind, body) = if method == b"GET" && path == b"/metrics" {
+        (
+            "200 OK",
+            "text/plain; version=0.0.4; charset=utf-8",
+            app.metrics(),
+        )
+    } else {
+        (
+            "404 Not Found",
+            "text/plain; charset=utf-8",
+            "not found: rtlat serves GET /metrics only\n".to_string(),
+        )
+    };
+    let mut out = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    out.extend_from_slice(body.as_bytes());
+    out
+}
+
+/// Serve `listener` (non-blocking) until `stop` is set.
+pub fn serve(listener: &TcpListener, app: &dyn Responder, stop: &AtomicBool) {
+    let mut conns: Vec<Conn> = Vec::with_capacity(MAX_CONNS);
+    let mut ready = [PollFlags::empty(); MAX_CONNS + 1];
+    let tick = Timespec {
+        tv_sec: 0,
+        tv_nsec: TICK.as_nanos() as _,
+    };
+    while !stop.load(Ordering::Relaxed) {
+        {
+            let mut fds = Vec::with_capacity(MAX_CONNS + 1);
+            fds.push(PollFd::new(listener, PollFlags::IN));
+            for c in &conns {
+                let want = if c.responding() {
+                    PollFlags::OUT
+                } else {
+                    PollFlags::IN
+                };
+                fds.push(PollFd::new(&c.stream, want));
+            }
+            match poll(&mut fds, Some(&tick)) {
+                Ok(_) => {}
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(_) => {
+                    std::thread::sleep(TICK);
+                    continue;
+                }
+            }
+            for (r, fd) in ready.iter_mut().zip(&fds) {
+                *r = fd.revents();
+            }
+        }
+        // Serve the connections first (their slots may free), then accept;
+        // a connection past its deadline is closed whatever it sends.
+        let now = Instant::now();
+        let mut k = 0;
+        conns.retain_mut(|c| {
+            k += 1;
+            let r = ready[k];
+            let step = if now >= c.deadline || r.intersects(PollFlags::ERR | PollFlags::NVAL) {
+                Step::Close
+            } else if c.responding() && r.intersects(PollFlags::OUT | PollFlags::HUP) {
+                c.write()
+            } else if !c.responding() && r.intersects(PollFlags::IN | PollFlags::HUP) {
+                c.read(app)
+            } else {
+                Step::Keep
+            };
+            matches!(step, Step::Keep)
+        });
+        if ready[0].contains(PollFlags::IN) {
+            for _ in 0..ACCEPTS_PER_TURN {
+                match listener.accept() {
+                    Ok((stream, _)) => {
+                        if conns.len() < MAX_CONNS {
+                            conns.extend(Conn::new(stream));
+                        }
+                        // Beyond the cap: dropped, i.e. closed at once.
+                    }
+                    Err(_) => break,
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Fixed;
+    impl Responder for Fixed {
+        fn metrics(&self) -> String {
+            "m 1\n".into()
+        }
+    }
+
+    #[test]
+    fn only_get_metrics_is_served() {
+        let ok = String::from_utf8(respond(
+            b"GET /metrics?x=1 HTTP/1.1\r\nHost: a\r\n\r\n",
+            &Fixed,
+        ))
+        .unwrap();
+        assert!(ok.starts_with("HTTP/1.1 200 OK\r\n"), "{ok}");
+        assert!(ok.ends_with("\r\n\r\nm 1\n"), "{ok}");
+        assert!(ok.contains("Content-Length: 4\r\n"));
+        for bad in [
+            &b"GET / HTTP/1.1\r\n\r\n"[..],
+            b"POST /metrics HTTP/1.1\r\n\r\n",
+            b"\x00\xff\r\n\r\n",
+            b"",
+        ] {
+            let r = String::from_utf8(respond(bad, &Fixed)).unwrap();
+            assert!(r.starts_with("HTTP/1.1 404 Not Found\r\n"), "{r}");
+        }
+    }
+
+    #[test]
+    fn header_end_is_found_across_line_ending_styles() {
+        assert_eq!(header_end(b"GET / HTTP/1.0\r\n\r\n"), Some(14));
+        assert_eq!(header_end(b"GET / HTTP/1.0\n\n"), Some(14));
+        assert_eq!(header_end(b"GET / HTTP/1.0\r\nHost: x\r\n"), None);
+    }
+}

@@ -1,0 +1,287 @@
+//! The Prometheus text exposition format (version 0.0.4, which OpenMetrics
+//! parsers also read) of a run's latest snapshot.
+
+use crate::stats::histogram::upper_bound;
+use crate::stats::recorder::Totals;
+use crate::stats::Histogram;
+use std::fmt::Write;
+
+/// The `le` bounds of `rtlat_latency_seconds`, in ns: 1 µs … 10 ms in 1-2-5 steps.
+pub const BOUNDS_NS: [u64; 13] = [
+    1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000, 500_000, 1_000_000, 2_000_000,
+    5_000_000, 10_000_000,
+];
+
+/// One measured series as the endpoint shows it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SeriesSnapshot {
+    pub name: String,
+    /// Samples per `BOUNDS_NS` slot (not cumulative); the last slot is above 10 ms.
+    pub buckets: [u64; BOUNDS_NS.len() + 1],
+    /// Samples in the histogram (the sum of `buckets`).
+    pub count: u64,
+    pub sum_ns: u64,
+    /// Samples and overruns the recorder published (may trail `count` by a few).
+    pub samples: u64,
+    pub overruns: u64,
+    pub max_ns: u64,
+    /// The maximum of the latest finished interval (`--interval`), if one finished.
+    pub interval_max_ns: Option<u64>,
+}
+
+impl SeriesSnapshot {
+    /// Reduce rtlat's lossless histogram to the exposition's buckets. Each of
+    /// its buckets goes whole into the first bound at or above its highest
+    /// value: no sample is counted twice or lost, and a bound is never below a
+    /// sample counted under it (a bucket straddling a bound, at most 1/128 of
+    /// it wide, is counted under the next bound).
+    pub fn new(name: &str, totals: &Totals, hist: &Histogram) -> Self {
+        let mut buckets = [0u64; BOUNDS_NS.len() + 1];
+        for (i, c) in hist.nonzero() {
+            let hi = upper_bound(i);
+            let slot = BOUNDS_NS
+                .iter()
+                .position(|&b| hi <= b)
+                .unwrap_or(BOUNDS_NS.len());
+            buckets[slot] += c;
+        }
+        SeriesSnapshot {
+            name: name.to_string(),
+            buckets,
+            count: buckets.iter().sum(),
+            sum_ns: totals.sum,
+            samples: totals.samples,
+            overruns: totals.overruns,
+            max_ns: totals.max,
+            interval_max_ns: None,
+        }
+    }
+}
+
+/// A load's achieved rate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadRate {
+    pub name: String,
+    pub unit: String,
+    pub rate: f64,
+}
+
+/// What the endpoint serves: the latest state of every series.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Snapshot {
+    pub series: Vec<SeriesSnapshot>,
+    pub loads: Vec<LoadRate>,
+    pub elapsed_ns: u64,
+}
+
+/// Seconds from ns, as Prometheus writes floats.
+fn secs(ns: u64) -> f64 {
+    ns as f64 / 1e9
+}
+
+/// A label value with `\`, `"` and newlines escaped.
+fn escape(v: &str) -> String {
+    // The backslash first, so the ones added after are not doubled.
+    v.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+fn header(out: &mut String, name: &str, kind: &str, help: &str) {
+    let _ = writeln!(out, "# HELP {name} {help}");
+    let _ = writeln!(out, "# TYPE {name} {kind}");
+}
+
+/// A per-series metric family: name, type, help, and its value of a series.
+type Family = (
+    &'static str,
+    &'static str,
+    &'static str,
+    fn(&SeriesSnapshot) -> String,
+);
+
+/// The whole exposition: the info metric, then each family over every series.
+pub fn render(info: &[(&str, String)], snap: &Snapshot) -> String {
+    let mut out = String::with_capacity(1024 + snap.series.len() * 2048);
+    header(
+        &mut out,
+        "rtlat_info",
+        "gauge",
+        "The measuring run: benchmark, host, kernel, preemption model, rtlat version.",
+    );
+    let labels: Vec<String> = info
+        .iter()
+        .map(|(k, v)| format!("{k}=\"{}\"", escape(v)))
+        .collect();
+    let _ = writeln!(out, "rtlat_info{{{}}} 1", labels.join(","));
+    header(
+        &mut out,
+        "rtlat_elapsed_seconds",
+        "gauge",
+        "Time since the measurement started.",
+    );
+    let _ = writeln!(out, "rtlat_elapsed_seconds {}", secs(snap.elapsed_ns));
+
+    header(
+        &mut out,
+        "rtlat_latency_seconds",
+        "histogram",
+        "Latency per series, from rtlat's lossless histogram.",
+    );
+    for s in &snap.series {
+        let name = escape(&s.name);
+        let mut cumulative = 0;
+        for (b, n) in BOUNDS_NS.iter().zip(&s.buckets) {
+            cumulative += n;
+            let _ = writeln!(
+                out,
+                "rtlat_latency_seconds_bucket{{series=\"{name}\",le=\"{}\"}} {cumulative}",
+                secs(*b)
+            );
+        }
+        let _ = writeln!(
+            out,
+            "rtlat_latency_seconds_bucket{{series=\"{name}\",le=\"+Inf\"}} {}",
+            s.count
+        );
+        let _ = writeln!(
+            out,
+            "rtlat_latency_seconds_sum{{series=\"{name}\"}} {}",
+            secs(s.sum_ns)
+        );
+        let _ = writeln!(
+            out,
+            "rtlat_latency_seconds_count{{series=\"{name}\"}} {}",
+            s.count
+        );
+    }
+    let families: [Family; 3] = [
+        (
+            "rtlat_samples_total",
+            "counter",
+            "Samples measured per series.",
+            |s| s.samples.to_string(),
+        ),
+        (
+            "rtlat_overruns_total",
+            "counter",
+            "Periods missed per series.",
+            |s| s.overruns.to_string(),
+        ),
+        (
+            "rtlat_latency_max_seconds",
+            "gauge",
+            "The highest latency so far per series (exact).",
+            |s| secs(s.max_ns).to_string(),
+        ),
+    ];
+    for (family, kind, help, value) in families {
+        header(&mut out, family, kind, help);
+        for s in &snap.series {
+            let _ = writeln!(
+                out,
+                "{family}{{series=\"{}\"}} {}",
+                escape(&s.name),
+                value(s)
+            );
+        }
+    }
+    header(
+        &mut out,
+        "rtlat_latency_interval_max_seconds",
+        "gauge",
+        "The highest latency of the latest finished interval per series (--interval).",
+    );
+    for s in &snap.series {
+        if let Some(ns) = s.interval_max_ns {
+            let _ = writeln!(
+                out,
+                "rtlat_latency_interval_max_seconds{{series=\"{}\"}} {}",
+                escape(&s.name),
+                secs(ns)
+            );
+        }
+    }
+    if !snap.loads.is_empty() {
+        header(
+            &mut out,
+            "rtlat_load_rate",
+            "gauge",
+            "Achieved rate of each load beside the measurement (average since it started).",
+        );
+        for l in &snap.loads {
+            let _ = writeln!(
+                out,
+                "rtlat_load_rate{{load=\"{}\",unit=\"{}\"}} {}",
+                escape(&l.name),
+                escape(&l.unit),
+                l.rate
+            );
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn series(values: &[u64]) -> SeriesSnapshot {
+        let mut h = Histogram::new();
+        let mut t = Totals::default();
+        for &v in values {
+            h.record(v);
+            t.samples += 1;
+            t.sum += v;
+            t.max = t.max.max(v);
+        }
+        SeriesSnapshot::new("cpu0", &t, &h)
+    }
+
+    #[test]
+    fn every_sample_lands_in_one_bucket_never_below_its_value() {
+        let s = series(&[500, 999, 1_000, 1_003, 1_004, 7_000, 10_000_000, 20_000_000]);
+        assert_eq!(s.count, 8);
+        // 500 and 999 are exactly under 1 µs; the bucket 1000..=1003 straddles
+        // 1 µs and goes under 2 µs with 1004.
+        assert_eq!(s.buckets[0], 2);
+        assert_eq!(s.buckets[1], 3);
+        assert_eq!(s.buckets[3], 1); // 7 µs under 10 µs
+                                     // 10 ms exactly sits in a bucket reaching past 10 ms: only +Inf, as 20 ms.
+        assert_eq!(s.buckets[BOUNDS_NS.len() - 1], 0);
+        assert_eq!(s.buckets[BOUNDS_NS.len()], 2);
+    }
+
+    #[test]
+    fn exposition_is_cumulative_and_labelled() {
+        let snap = Snapshot {
+            series: vec![series(&[1_500, 3_000, 3_000])],
+            loads: vec![LoadRate {
+                name: "exec".into(),
+                unit: "ops/s".into(),
+                rate: 12.5,
+            }],
+            elapsed_ns: 2_000_000_000,
+        };
+        let text = render(&[("host", "b\"1".into())], &snap);
+        assert!(text.contains("rtlat_info{host=\"b\\\"1\"} 1\n"), "{text}");
+        assert!(text.contains("rtlat_latency_seconds_bucket{series=\"cpu0\",le=\"0.000001\"} 0\n"));
+        assert!(text.contains("rtlat_latency_seconds_bucket{series=\"cpu0\",le=\"0.000002\"} 1\n"));
+        assert!(text.contains("rtlat_latency_seconds_bucket{series=\"cpu0\",le=\"0.000005\"} 3\n"));
+        assert!(text.contains("rtlat_latency_seconds_bucket{series=\"cpu0\",le=\"+Inf\"} 3\n"));
+        assert!(text.contains("rtlat_latency_seconds_count{series=\"cpu0\"} 3\n"));
+        assert!(text.contains("rtlat_latency_seconds_sum{series=\"cpu0\"} 0.0000075\n"));
+        assert!(text.contains("rtlat_samples_total{series=\"cpu0\"} 3\n"));
+        assert!(text.contains("rtlat_latency_max_seconds{series=\"cpu0\"} 0.000003\n"));
+        assert!(text.contains("rtlat_load_rate{load=\"exec\",unit=\"ops/s\"} 12.5\n"));
+        assert!(text.contains("rtlat_elapsed_seconds 2\n"));
+        assert!(
+            !text.contains("rtlat_latency_interval_max_seconds{"),
+            "no interval yet"
+        );
+        let mut later = snap.clone();
+        later.series[0].interval_max_ns = Some(2_500);
+        let text = render(&[], &later);
+        assert!(text.contains("rtlat_latency_interval_max_seconds{series=\"cpu0\"} 0.0000025\n"));
+    }
+}

@@ -1,0 +1,172 @@
+//! A lossy single-producer ring of per-sample records (intended wake time,
+//! latency) from a measuring thread to a reader that matches them with
+//! kernel trace events (`timer --split`).
+//!
+//! The writer never waits and never allocates: it stores the record's
+//! 32-bit halves and publishes the new head. A reader that falls more than
+//! the ring's capacity behind loses the oldest records and counts them. Built
+//! from `AtomicU32`s only (32-bit PowerPC has no 64-bit atomics).
+
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
+
+/// Words per record: intended time (lo, hi), latency (lo, hi).
+const WORDS: usize = 4;
+
+pub struct Tap {
+    slots: Box<[AtomicU32]>,
+    capacity: u32,
+    head: AtomicU32,
+    /// The writing thread's id (0 until it starts).
+    tid: AtomicI32,
+    closed: AtomicBool,
+}
+
+/// The reader's position in a [`Tap`].
+#[derive(Debug, Default)]
+pub struct TapReader {
+    tail: u32,
+    /// Records overwritten before they were read.
+    pub lost: u64,
+}
+
+impl Tap {
+    /// A ring of `capacity` records (rounded up to a power of two), all
+    /// memory allocated here.
+    pub fn new(capacity: usize) -> Tap {
+        let capacity = capacity.clamp(16, 1 << 24).next_power_of_two();
+        Tap {
+            slots: (0..capacity * WORDS).map(|_| AtomicU32::new(0)).collect(),
+            capacity: capacity as u32,
+            head: AtomicU32::new(0),
+            tid: AtomicI32::new(0),
+            closed: AtomicBool::new(false),
+        }
+    }
+
+    /// Say which thread writes (its kernel thread id).
+    pub fn set_writer(&self, tid: i32) {
+        self.tid.store(tid, Ordering::Release);
+    }
+
+    pub fn writer(&self) -> Option<i32> {
+        Some(self.tid.load(Ordering::Acquire)).filter(|&t| t != 0)
+    }
+
+    /// Publish one record. Only one thread may ever push to a tap.
+    #[inline(always)]
+    pub fn push(&self, intended: u64, latency: u64) {
+        let h = self.head.load(Ordering::Relaxed);
+        // The head published before is visible to a reader that sees any of
+        // the stores below (paired with the fence in `drain`).
+        std::sync::atomic::fence(Ordering::Release);
+        let at = (h & (self.capacity - 1)) as usize * WORDS;
+        let s = &self.slots[at..at + WORDS];
+        s[0].store(intended as u32, Ordering::Relaxed);
+        s[1].store((intended >> 32) as u32, Ordering::Relaxed);
+        s[2].store(latency as u32, Ordering::Relaxed);
+        s[3].store((latency >> 32) as u32, Ordering::Relaxed);
+        self.head.store(h.wrapping_add(1), Ordering::Release);
+    }
+
+    /// The writer has ended: no record follows.
+    pub fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
+    /// Hand every record not read yet to `f` (oldest first); records the
+    /// writer overwrote before they could be read are counted in `r.lost`.
+    pub fn drain(&self, r: &mut TapReader, mut f: impl FnMut(u64, u64)) {
+        // The slot `capacity` records behind the head may be being written
+        // (its head not published yet): only `capacity - 1` are safe to read.
+        let safe = self.capacity - 1;
+        let mut head = self.head.load(Ordering::Acquire);
+        let behind = head.wrapping_sub(r.tail);
+        if behind > safe {
+            r.lost += u64::from(behind - safe);
+            r.tail = head.wrapping_sub(safe);
+        }
+        while r.tail != head {
+            let at = (r.tail & (self.capacity - 1)) as usize * WORDS;
+            let s = &self.slots[at..at + WORDS];
+            let w = |i: usize| u64::from(s[i].load(Ordering::Relaxed));
+            let (intended, latency) = (w(0) | w(1) << 32, w(2) | w(3) << 32);
+            // The writer may have lapped this slot while it was copied.
+            std::sync::atomic::fence(Ordering::Acquire);
+            let now = self.head.load(Ordering::Relaxed);
+            if now.wrapping_sub(r.tail) > safe {
+                r.lost += u64::from(now.wrapping_sub(r.tail) - safe);
+                r.tail = now.wrapping_sub(safe);
+                head = now;
+                continue;
+            }
+            f(intended, latency);
+            r.tail = r.tail.wrapping_add(1);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_arrive_in_order_and_a_lapped_reader_counts_its_losses() {
+        let t = Tap::new(16);
+        let mut r = TapReader::default();
+        for i in 0..10u64 {
+            t.push(i << 33, i * 7);
+        }
+        let mut got = Vec::new();
+        t.drain(&mut r, |a, b| got.push((a, b)));
+        assert_eq!(got.len(), 10);
+        assert_eq!(got[9], (9 << 33, 63));
+        assert_eq!(r.lost, 0);
+        // 40 more into a ring of 16 (15 readable): the 25 oldest are gone.
+        for i in 10..50u64 {
+            t.push(i, i);
+        }
+        let mut firsts = Vec::new();
+        t.drain(&mut r, |a, _| firsts.push(a));
+        assert_eq!(r.lost, 25);
+        assert_eq!(firsts, (35..50).collect::<Vec<_>>());
+        assert!(!t.is_closed() && t.writer().is_none());
+        t.set_writer(42);
+        t.close();
+        assert!(t.is_closed() && t.writer() == Some(42));
+    }
+
+    #[test]
+    fn a_concurrent_writer_never_hands_out_a_torn_record() {
+        let t = std::sync::Arc::new(Tap::new(64));
+        let w = std::sync::Arc::clone(&t);
+        let writer = std::thread::spawn(move || {
+            for i in 0..200_000u64 {
+                // Both halves of each word pair carry i: a torn read mixes two.
+                w.push(i << 32 | i, i << 32 | i);
+            }
+            w.close();
+        });
+        let mut r = TapReader::default();
+        let mut seen = 0u64;
+        let mut last = None;
+        loop {
+            let closed = t.is_closed();
+            t.drain(&mut r, |a, b| {
+                assert_eq!(a, b);
+                assert_eq!(a >> 32, a & 0xffff_ffff, "torn: {a:#x}");
+                assert!(last.is_none_or(|l| a > l), "out of order");
+                last = Some(a);
+                seen += 1;
+            });
+            if closed {
+                break;
+            }
+        }
+        writer.join().unwrap();
+        assert_eq!(seen + r.lost, 200_000);
+    }
+}

@@ -1,0 +1,124 @@
+//! What a suite leaves besides its results: `report.html` (every step, the
+//! report renderer) and `summary.md` (the by-board table and the steps);
+//! and suite directories read back as boards for `compare --by-board`.
+
+use super::manifest::{Manifest, State, FILE};
+use crate::error::{Error, Result};
+use crate::render::boards::{self, Board};
+use crate::render::compare::TableFormat;
+use crate::render::html::HtmlReport;
+use crate::render::{write_output, Loaded, Render};
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+pub const REPORT: &str = "report.html";
+pub const SUMMARY: &str = "summary.md";
+
+/// The board of a suite directory: its done steps' results.
+pub fn board_of(dir: &Path, m: &Manifest) -> Board {
+    let steps = m
+        .steps
+        .iter()
+        .map(|s| {
+            let l = (s.state == State::Done)
+                .then(|| crate::render::load(&dir.join(&s.file)).ok())
+                .flatten();
+            (s.step.name.clone(), l)
+        })
+        .collect();
+    Board {
+        label: m.board.clone(),
+        steps,
+    }
+}
+
+/// The suite directories under `dir`: itself when it holds a manifest, else
+/// its subdirectories that do (a run over several targets), by name.
+pub fn suite_dirs(dir: &Path) -> Result<Vec<PathBuf>> {
+    if dir.join(FILE).is_file() {
+        return Ok(vec![dir.to_path_buf()]);
+    }
+    let entries = std::fs::read_dir(dir).map_err(|e| {
+        Error::usage(format!(
+            "cannot read {}: {e}; give a directory written by rtlat suite --out (with its {FILE})",
+            dir.display()
+        ))
+        .because(e)
+    })?;
+    let mut dirs: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join(FILE).is_file())
+        .collect();
+    dirs.sort();
+    if dirs.is_empty() {
+        return Err(Error::usage(format!(
+            "{} holds no {FILE}; give a directory written by rtlat suite --out",
+            dir.display()
+        )));
+    }
+    Ok(dirs)
+}
+
+/// Every board of `dirs` (each a suite directory or a directory of them).
+pub fn boards_of(dirs: &[PathBuf]) -> Result<Vec<Board>> {
+    let mut boards = Vec::new();
+    for d in dirs {
+        for sd in suite_dirs(d)? {
+            let m = Manifest::read(&sd)?;
+            boards.push(board_of(&sd, &m));
+        }
+    }
+    Ok(boards)
+}
+
+/// The steps as a Markdown list: name, command, state.
+fn steps_table(m: &Manifest) -> String {
+    let mut rows = vec![vec![
+        "step".to_string(),
+        "bench".into(),
+        "duration".into(),
+        "load".into(),
+        "state".into(),
+        "result".into(),
+    ]];
+    for s in &m.steps {
+        let state = match (&s.state, &s.message) {
+            (State::Failed, Some(why)) => format!("failed: {why}"),
+            (st, _) => serde_json::to_value(st)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_default(),
+        };
+        rows.push(vec![
+            s.step.name.clone(),
+            s.step.bench.clone(),
+            s.step.duration.clone(),
+            s.step.load.clone().unwrap_or_else(|| "none".into()),
+            state,
+            s.file.clone(),
+        ]);
+    }
+    crate::render::table::markdown(&[], &rows)
+}
+
+/// `summary.md` of boards (one or many) with their manifests.
+pub fn summary(title: &str, boards: &[Board], manifests: &[&Manifest]) -> String {
+    let mut o = format!("# {title}\n\n");
+    o.push_str(&boards::table(boards, TableFormat::Markdown));
+    for m in manifests {
+        let _ = write!(o, "\n## {}: steps\n\n{}", m.board, steps_table(m));
+    }
+    o
+}
+
+/// Write `report.html` and `summary.md` of the suite in `dir`.
+pub fn write(dir: &Path, m: &Manifest) -> Result<()> {
+    let board = board_of(dir, m);
+    let results: Vec<&Loaded> = board.steps.iter().filter_map(|(_, l)| l.as_ref()).collect();
+    if !results.is_empty() {
+        write_output(&dir.join(REPORT), HtmlReport.render(&results).as_bytes())?;
+    }
+    let title = format!("rtlat suite '{}' on {}", m.suite, m.board);
+    let text = summary(&title, std::slice::from_ref(&board), &[m]);
+    write_output(&dir.join(SUMMARY), text.as_bytes())
+}

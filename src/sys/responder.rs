@@ -1,0 +1,267 @@
+//! `/dev/rtlat-responder`: the kernel-side GPIO responder of kmod/ (its
+//! structures mirror kmod/rtlat_responder.h; keep both in step).
+
+use super::clock::SecNs;
+use std::fs::File;
+use std::io::{self, Read};
+use std::os::fd::AsRawFd;
+use std::path::Path;
+
+/// The device the module creates.
+pub const DEVICE: &str = "/dev/rtlat-responder";
+/// The interface version this rtlat speaks (RTLAT_RESP_VERSION).
+pub const VERSION: u32 = 1;
+const NAME_LEN: usize = 64;
+const REASON_LEN: usize = 128;
+
+/// Where the kernel issues the reply (RTLAT_RESP_MODE_*).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Thread = 1,
+    Kthread = 2,
+    Irq = 3,
+}
+
+/// A line by chip label and offset (`chip` non-empty) or by line name.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct LineRaw {
+    chip: [u8; NAME_LEN],
+    name: [u8; NAME_LEN],
+    offset: u32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct ConfigRaw {
+    input: LineRaw,
+    output: LineRaw,
+    mode: u32,
+    priority: u32,
+    flags: u32,
+    reserved: u32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct InfoRaw {
+    seen: u64,
+    answered: u64,
+    coalesced: u64,
+    dropped: u64,
+    version: u32,
+    preempt_rt: u32,
+    running: u32,
+    mode: u32,
+    reason: [u8; REASON_LEN],
+}
+
+/// One answered edge (struct rtlat_resp_record).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Record {
+    /// 1, 2, … per edge that entered the handler.
+    pub seq: u64,
+    /// CLOCK_MONOTONIC at handler entry.
+    pub edge_ns: u64,
+    /// The reply context began (the handler itself in mode irq).
+    pub start_ns: u64,
+    /// The output set call returned.
+    pub reply_ns: u64,
+    pub level: u32,
+    pub reserved: u32,
+}
+
+/// The module's counters and state.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Info {
+    pub seen: u64,
+    pub answered: u64,
+    pub coalesced: u64,
+    pub dropped: u64,
+    pub version: u32,
+    pub preempt_rt: bool,
+    pub running: bool,
+    /// Why the last start was refused ("" if it was not).
+    pub reason: String,
+}
+
+/// A line for the module: chip label and offset, or a line name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Line {
+    Label { label: String, offset: u32 },
+    Name(String),
+}
+
+// _IOR/_IOW/_IO of <asm-generic/ioctl.h> (x86, arm, arm64, riscv; not mips/powerpc/sparc).
+const fn ioc(dir: u32, nr: u32, size: usize) -> u32 {
+    (dir << 30) | ((size as u32) << 16) | (0xB7 << 8) | nr
+}
+const IOC_INFO: u32 = ioc(2, 0, std::mem::size_of::<InfoRaw>());
+const IOC_START: u32 = ioc(1, 1, std::mem::size_of::<ConfigRaw>());
+const IOC_STOP: u32 = ioc(0, 2, 0);
+
+fn copy_name(dst: &mut [u8; NAME_LEN], s: &str) -> io::Result<()> {
+    if s.len() >= NAME_LEN {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("'{s}' is longer than {} bytes", NAME_LEN - 1),
+        ));
+    }
+    dst[..s.len()].copy_from_slice(s.as_bytes());
+    Ok(())
+}
+
+fn line_raw(l: &Line) -> io::Result<LineRaw> {
+    let mut r = LineRaw {
+        chip: [0; NAME_LEN],
+        name: [0; NAME_LEN],
+        offset: 0,
+    };
+    match l {
+        Line::Label { label, offset } => {
+            copy_name(&mut r.chip, label)?;
+            r.offset = *offset;
+        }
+        Line::Name(n) => copy_name(&mut r.name, n)?,
+    }
+    Ok(r)
+}
+
+/// The open responder device (exclusive: one opener at a time). Dropping it
+/// stops the responder and frees its lines.
+#[derive(Debug)]
+pub struct Responder {
+    file: File,
+}
+
+impl Responder {
+    pub fn open(path: &Path) -> io::Result<Responder> {
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)?;
+        Ok(Responder { file })
+    }
+
+    pub fn info(&self) -> io::Result<Info> {
+        // SAFETY: InfoRaw is plain integers and bytes: all-zero is a valid value.
+        let mut raw: InfoRaw = unsafe { std::mem::zeroed() };
+        // SAFETY: RTLAT_RESP_IOC_INFO writes one struct rtlat_resp_info, which `raw`
+        // is (repr(C), same layout and size, encoded in the request number).
+        if unsafe { libc::ioctl(self.file.as_raw_fd(), IOC_INFO as _, &mut raw) } != 0 {
+            return Err(super::last_error());
+        }
+        let end = raw
+            .reason
+            .iter()
+            .position(|&b| b == 0)
+            .unwrap_or(REASON_LEN);
+        Ok(Info {
+            seen: raw.seen,
+            answered: raw.answered,
+            coalesced: raw.coalesced,
+            dropped: raw.dropped,
+            version: raw.version,
+            preempt_rt: raw.preempt_rt != 0,
+            running: raw.running != 0,
+            reason: String::from_utf8_lossy(&raw.reason[..end]).into_owned(),
+        })
+    }
+
+    /// Take the lines and start answering edges from `mode`; `priority` is
+    /// the kernel thread's SCHED_FIFO priority (mode kthread).
+    pub fn start(&self, input: &Line, output: &Line, mode: Mode, priority: u32) -> io::Result<()> {
+        let raw = ConfigRaw {
+            input: line_raw(input)?,
+            output: line_raw(output)?,
+            mode: mode as u32,
+            priority,
+            flags: 0,
+            reserved: 0,
+        };
+        // SAFETY: RTLAT_RESP_IOC_START reads one struct rtlat_resp_config, which `raw`
+        // is (repr(C), same layout and size, encoded in the request number).
+        if unsafe { libc::ioctl(self.file.as_raw_fd(), IOC_START as _, &raw) } != 0 {
+            return Err(super::last_error());
+        }
+        Ok(())
+    }
+
+    pub fn stop(&self) -> io::Result<()> {
+        // SAFETY: RTLAT_RESP_IOC_STOP takes no argument and touches no memory of ours.
+        if unsafe { libc::ioctl(self.file.as_raw_fd(), IOC_STOP as _, 0) } != 0 {
+            return Err(super::last_error());
+        }
+        Ok(())
+    }
+
+    /// Wait up to `timeout_ns` for a record; true when one is ready.
+    #[inline]
+    pub fn wait_readable(&self, timeout_ns: u64) -> io::Result<bool> {
+        let mut p = libc::pollfd {
+            fd: self.file.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let ts = libc::timespec::from_ns(timeout_ns);
+        // SAFETY: `p` and `ts` are valid for the call; a null sigmask keeps the current one.
+        let n = unsafe { libc::ppoll(&mut p, 1, &ts, std::ptr::null()) };
+        if n < 0 {
+            let e = super::last_error();
+            return match e.kind() {
+                io::ErrorKind::Interrupted => Ok(false),
+                _ => Err(e),
+            };
+        }
+        Ok(p.revents & libc::POLLIN != 0)
+    }
+
+    /// Records of answered edges into `buf`; 0 when none is ready (never blocks).
+    pub fn read_records(&mut self, buf: &mut [Record]) -> io::Result<usize> {
+        let size = std::mem::size_of::<Record>();
+        // SAFETY: Record is repr(C) plain integers without padding: any bytes are a
+        // valid value, and the slice covers exactly the records' memory.
+        let bytes = unsafe {
+            std::slice::from_raw_parts_mut(
+                buf.as_mut_ptr().cast::<u8>(),
+                std::mem::size_of_val(buf),
+            )
+        };
+        match self.file.read(bytes) {
+            Ok(n) => Ok(n / size),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(0),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layouts_match_the_c_header() {
+        // sizeof() in kmod/rtlat_responder.h, the same on 32- and 64-bit.
+        assert_eq!(std::mem::size_of::<ConfigRaw>(), 2 * (64 + 64 + 4) + 16);
+        assert_eq!(std::mem::size_of::<InfoRaw>(), 4 * 8 + 4 * 4 + 128);
+        assert_eq!(std::mem::size_of::<Record>(), 40);
+        // _IOR(0xB7, 0, struct rtlat_resp_info) as the C compiler computes it.
+        assert_eq!(IOC_INFO, 0x80b0_b700);
+        assert_eq!(IOC_STOP, 0xb702);
+    }
+
+    #[test]
+    fn names_too_long_for_the_module_are_refused() {
+        assert!(line_raw(&Line::Name("x".repeat(64))).is_err());
+        let r = line_raw(&Line::Label {
+            label: "gpio-sim.0-node0".into(),
+            offset: 3,
+        })
+        .unwrap();
+        assert_eq!(
+            (&r.chip[..16], r.offset, r.name[0]),
+            (&b"gpio-sim.0-node0"[..], 3, 0)
+        );
+    }
+}

@@ -1,0 +1,401 @@
+//! `--metrics-listen`: a real Prometheus scrapes a live run, and the endpoint
+//! holds up against hostile clients without disturbing the measurement.
+
+use crate::util::{self, in_ci, measuring, require_root, skip};
+use serde_json::Value;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A child process killed and reaped when the test ends, however it ends.
+struct Reaped(Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A loopback port free right now.
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// One HTTP/1.0 GET: the status code and the body (None: no answer).
+fn http_get(addr: SocketAddr, target: &str) -> Option<(u16, String)> {
+    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(2)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(s, "GET {target} HTTP/1.0\r\nHost: {addr}\r\n\r\n").ok()?;
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).ok()?;
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n")?;
+    let status = head.split_whitespace().nth(1)?.parse().ok()?;
+    Some((status, body.to_string()))
+}
+
+/// Percent-encode a query parameter.
+fn encode(q: &str) -> String {
+    q.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// Wait until `addr` serves `/metrics` (rtlat's setup can take a moment).
+fn wait_for_metrics(addr: SocketAddr) -> String {
+    let until = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some((200, body)) = http_get(addr, "/metrics") {
+            return body;
+        }
+        assert!(Instant::now() < until, "{addr}/metrics never answered");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// A measuring timer run serving metrics on `port`, its result in `json`.
+fn timer_serving(port: u16, duration: &str, json: &Path) -> Reaped {
+    let child = Command::new(util::bin())
+        .args([
+            "timer",
+            "--quiet",
+            "--duration",
+            duration,
+            "--interval",
+            "200ms",
+        ])
+        .args(["--metrics-listen", &format!("127.0.0.1:{port}")])
+        .arg("--json")
+        .arg(json)
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    Reaped(child)
+}
+
+/// A value of a metric line `name{labels} value` in an exposition.
+fn exposition_value(text: &str, series: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(series)?.trim().parse().ok())
+}
+
+/// Prometheus' answer to an instant query: (labels, value) per series.
+fn prom_query(prom: SocketAddr, q: &str) -> Vec<(Value, f64)> {
+    let (status, body) = http_get(prom, &format!("/api/v1/query?query={}", encode(q)))
+        .unwrap_or_else(|| panic!("Prometheus did not answer {q}"));
+    assert_eq!(status, 200, "{q}: {body}");
+    let v: Value = serde_json::from_str(&body).unwrap();
+    v["data"]["result"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let value = r["value"][1].as_str().unwrap().parse::<f64>().unwrap();
+            (r["metric"].clone(), value)
+        })
+        .collect()
+}
+
+#[test]
+fn a_real_prometheus_scrapes_the_histogram_of_a_live_run() {
+    let name = "metrics::a_real_prometheus_scrapes_the_histogram_of_a_live_run";
+    if !require_root(name) {
+        return;
+    }
+    if Command::new("prometheus")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        assert!(
+            !in_ci(),
+            "{name}: prometheus missing (scripts/packages.txt)"
+        );
+        skip(
+            name,
+            "prometheus is not installed (apt-get install prometheus)",
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (port, prom_port) = (free_port(), free_port());
+    let config = dir.path().join("prometheus.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: rtlat\n    static_configs:\n      - targets: ['127.0.0.1:{port}']\n        labels:\n          board: ci\n"
+        ),
+    )
+    .unwrap();
+    let prom_log = std::fs::File::create(dir.path().join("prometheus.log")).unwrap();
+    let _prom = Reaped(
+        Command::new("prometheus")
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.path().join("data").display()
+            ))
+            .arg(format!("--web.listen-address=127.0.0.1:{prom_port}"))
+            .stdout(Stdio::null())
+            .stderr(prom_log)
+            .spawn()
+            .unwrap(),
+    );
+    let prom: SocketAddr = format!("127.0.0.1:{prom_port}").parse().unwrap();
+    let until = Instant::now() + Duration::from_secs(30);
+    while http_get(prom, "/-/ready").map(|r| r.0) != Some(200) {
+        assert!(Instant::now() < until, "Prometheus never became ready");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+
+    let json = dir.path().join("timer.json");
+    let _turn = measuring();
+    let mut run = timer_serving(port, "30s", &json);
+    let status = run.0.wait().unwrap();
+    assert!(status.success() || status.code() == Some(1), "{status}");
+    let result = util::load(&json);
+    // Scrapes take a moment to be queryable.
+    std::thread::sleep(Duration::from_secs(2));
+
+    let scrapes = prom_query(prom, "count_over_time(rtlat_latency_seconds_count[5m])");
+    assert!(
+        !scrapes.is_empty(),
+        "Prometheus stored no rtlat_latency_seconds_count"
+    );
+    for (labels, n) in &scrapes {
+        assert!(*n >= 2.0, "{labels}: only {n} scrapes");
+        assert_eq!(labels["board"], "ci");
+    }
+    let counts = prom_query(prom, "last_over_time(rtlat_latency_seconds_count[5m])");
+    let maxima = prom_query(prom, "last_over_time(rtlat_latency_max_seconds[5m])");
+    let buckets = prom_query(prom, "last_over_time(rtlat_latency_seconds_bucket[5m])");
+    let info = prom_query(prom, "last_over_time(rtlat_info[5m])");
+    assert_eq!(info.len(), 1);
+    assert_eq!(info[0].0["benchmark"], "timer");
+    assert_eq!(info[0].0["preempt"], result["system"]["preempt_model"]);
+
+    let duration_s = result["duration_ns"].as_f64().unwrap() / 1e9;
+    let threads = result["threads"].as_array().unwrap();
+    assert_eq!(counts.len(), threads.len(), "one series per thread");
+    for t in threads {
+        let series = t["name"].as_str().unwrap();
+        let of = |v: &[(Value, f64)]| -> Vec<(Value, f64)> {
+            v.iter()
+                .filter(|(l, _)| l["series"] == series)
+                .cloned()
+                .collect()
+        };
+        let samples = t["summary"]["samples"].as_f64().unwrap();
+        // The last scrape is at most one scrape interval (1 s) plus one
+        // publication interval (200 ms) older than the end of the run.
+        let tolerance = samples / duration_s * 1.2 + 1.0;
+        let scraped = of(&counts)[0].1;
+        eprintln!("{series}: result {samples} samples, last scrape {scraped}");
+        assert!(
+            scraped <= samples && samples - scraped <= tolerance,
+            "{series}: Prometheus counted {scraped}, the result {samples} (tolerance {tolerance})"
+        );
+        // The highest non-empty bucket: the lowest bound holding every sample.
+        let mut bounds: Vec<(f64, f64)> = of(&buckets)
+            .iter()
+            .map(|(l, v)| (l["le"].as_str().unwrap().parse::<f64>().unwrap(), *v))
+            .collect();
+        bounds.sort_by(|a, b| a.0.total_cmp(&b.0));
+        assert_eq!(bounds.last().unwrap().1, scraped, "+Inf holds every sample");
+        let top = bounds.iter().position(|b| b.1 == scraped).unwrap();
+        let (le, below) = (
+            bounds[top].0,
+            top.checked_sub(1).map_or(0.0, |i| bounds[i].0),
+        );
+        // The maximum the last scrape saw: the result's, unless that came later.
+        let max_s = t["summary"]["max_ns"].as_f64().unwrap() / 1e9;
+        let max_at = t["summary"]["max_at_ns"].as_f64().unwrap() / 1e9;
+        let scraped_max = of(&maxima)[0].1;
+        let max = if max_at < duration_s - 1.5 {
+            max_s
+        } else {
+            scraped_max
+        };
+        if max_at < duration_s - 1.5 {
+            assert!(
+                (scraped_max - max_s).abs() < 1e-9,
+                "{series}: max {scraped_max} vs {max_s}"
+            );
+        }
+        assert!(
+            below <= max && max <= le,
+            "{series}: maximum {max}s outside the highest non-empty bucket ({below}, {le}]"
+        );
+    }
+}
+
+/// Resident memory and thread count of process `pid`.
+fn rss_kib_and_threads(pid: u32) -> (u64, u64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let field = |k: &str| -> u64 {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(k))
+            .and_then(|v| v.split_whitespace().next()?.parse().ok())
+            .unwrap()
+    };
+    (field("VmRSS:"), field("Threads:"))
+}
+
+#[test]
+fn hostile_clients_neither_grow_rtlat_nor_disturb_it() {
+    let name = "metrics::hostile_clients_neither_grow_rtlat_nor_disturb_it";
+    if !require_root(name) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("timer.json");
+    let port = free_port();
+    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let _turn = measuring();
+    let mut run = timer_serving(port, "12s", &json);
+    let pid = run.0.id();
+    wait_for_metrics(addr);
+    // Settle: a few requests served, so the baseline has the server's buffers.
+    for _ in 0..5 {
+        wait_for_metrics(addr);
+    }
+    let (rss0, threads0) = rss_kib_and_threads(pid);
+
+    // 200 idle connections at once.
+    let idle: Vec<TcpStream> = (0..200)
+        .filter_map(|_| TcpStream::connect(addr).ok())
+        .collect();
+    assert!(idle.len() >= 100, "only {} connections made", idle.len());
+    // A 1 MB request header: the server gives up after 8 KiB.
+    let mut big = TcpStream::connect(addr).unwrap();
+    big.set_write_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut header = b"GET /metrics HTTP/1.1\r\nX-Big: ".to_vec();
+    header.resize(1 << 20, b'a');
+    let big_sent = big.write_all(&header);
+    // Random bytes, with and without the end of a header.
+    let mut x: u32 = 0x9e37_79b9;
+    let noise: Vec<u8> = (0..4096)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x as u8
+        })
+        .collect();
+    for end in [&b""[..], b"\r\n\r\n"] {
+        if let Ok(mut s) = TcpStream::connect(addr) {
+            let _ = s.write_all(&noise);
+            let _ = s.write_all(end);
+        }
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    let (rss1, threads1) = rss_kib_and_threads(pid);
+    drop(idle);
+    drop(big);
+
+    // The endpoint answers again once the idle connections are gone.
+    let body = wait_for_metrics(addr);
+    assert!(
+        body.contains("rtlat_latency_seconds_count{series="),
+        "{body}"
+    );
+    let (rss2, threads2) = rss_kib_and_threads(pid);
+    eprintln!("RSS {rss0} KiB before, {rss1} under abuse, {rss2} after; threads {threads0}/{threads1}/{threads2}");
+    assert!(
+        big_sent.is_err(),
+        "1 MB of header was all accepted: the server should close after 8 KiB"
+    );
+    for (when, rss, threads) in [("under abuse", rss1, threads1), ("after", rss2, threads2)] {
+        assert!(
+            rss < rss0 + 2048,
+            "RSS grew from {rss0} KiB to {rss} KiB {when}"
+        );
+        assert_eq!(threads, threads0, "thread count changed {when}");
+    }
+    let (status, _) = http_get(addr, "/").unwrap();
+    assert_eq!(status, 404);
+
+    let status = run.0.wait().unwrap();
+    assert!(status.success() || status.code() == Some(1), "{status}");
+    let result = util::load(&json);
+    // Every thread kept its pace through the abuse (1 ms period, 12 s): the
+    // samples a period-driven thread takes do not depend on its latencies,
+    // only on it being woken at all.
+    let duration_s = result["duration_ns"].as_f64().unwrap() / 1e9;
+    for t in result["threads"].as_array().unwrap() {
+        let samples = t["summary"]["samples"].as_f64().unwrap();
+        let overruns = t["summary"]["overruns"].as_f64().unwrap();
+        let expected = duration_s * 1000.0;
+        assert!(
+            samples + overruns >= expected * 0.97,
+            "{}: {samples} samples + {overruns} overruns in {duration_s}s",
+            t["name"]
+        );
+    }
+    // The last /metrics agrees with the result (same run, same histogram).
+    let scraped = exposition_value(&body, "rtlat_latency_seconds_count{series=\"cpu0\"}");
+    assert!(scraped.is_some(), "{body}");
+}
+
+/// `suite --metrics-listen`: each local step serves the endpoint in turn, so
+/// a scraper sees the cruncher and then the timer under one address.
+#[test]
+fn a_suite_serves_each_steps_metrics_on_one_address() {
+    if !require_root("a_suite_serves_each_steps_metrics_on_one_address") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let toml = dir.path().join("two.toml");
+    std::fs::write(
+        &toml,
+        "name = \"two\"\n\n[[step]]\nname = \"first\"\nbench = \"switch\"\nduration = \"3s\"\n\n\
+         [[step]]\nname = \"second\"\nbench = \"timer\"\nduration = \"3s\"\nargs = [\"--cpus\", \"0\"]\n",
+    )
+    .unwrap();
+    let port = free_port();
+    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let _turn = util::measuring();
+    let child = Command::new(util::bin())
+        .arg("suite")
+        .arg(&toml)
+        .arg("--out")
+        .arg(dir.path().join("out"))
+        .args(["--metrics-listen", &addr.to_string()])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut child = Reaped(child);
+    let mut seen = std::collections::BTreeSet::new();
+    let until = Instant::now() + Duration::from_secs(30);
+    while seen.len() < 2 && Instant::now() < until {
+        if let Some((200, body)) = http_get(addr, "/metrics") {
+            for b in ["switch", "timer"] {
+                if body.contains(&format!("benchmark=\"{b}\"")) {
+                    seen.insert(b);
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let status = child.0.wait().unwrap();
+    assert!(status.success(), "suite failed: {status:?}");
+    assert_eq!(
+        seen.into_iter().collect::<Vec<_>>(),
+        ["switch", "timer"],
+        "both steps' endpoints were seen"
+    );
+}

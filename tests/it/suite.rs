@@ -1,0 +1,425 @@
+//! Integration tests for `rtlat suite` and `rtlat compare --by-board`.
+
+use crate::sshd::{have_sshd, Board, Keys};
+use crate::util::*;
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn manifest(dir: &Path) -> Value {
+    load(&dir.join("suite.json"))
+}
+
+fn states(m: &Value) -> Vec<(String, String)> {
+    m["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .map(|s| {
+            (
+                s["name"].as_str().expect("name").to_string(),
+                s["state"].as_str().expect("state").to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Every step done, its result complete and schema-valid.
+fn assert_all_done(dir: &Path) -> Vec<String> {
+    let m = manifest(dir);
+    assert_eq!(m["schema"], "rtlat-suite");
+    assert!(m["system"]["cpu_count"].as_u64().unwrap_or(0) > 0, "{m}");
+    let mut names = Vec::new();
+    for (name, state) in states(&m) {
+        assert_eq!(state, "done", "step {name}: {m}");
+        let file = dir.join(format!("{name}.json"));
+        let r = load(&file);
+        assert_eq!(r["complete"], true, "{name}");
+        assert_schema_valid(&file);
+        names.push(name);
+    }
+    names
+}
+
+#[test]
+fn quick_suite_runs_every_step_and_writes_report_and_summary() {
+    if !require_root("quick_suite_runs_every_step_and_writes_report_and_summary") {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("quick");
+    let run = {
+        let _turn = measuring();
+        rtlat()
+            .args(["suite", "quick", "--out"])
+            .arg(&out)
+            .output()
+            .expect("runs")
+    };
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let names = assert_all_done(&out);
+    assert_eq!(names, ["cruncher", "switch", "timer", "timer-load"]);
+    let report = std::fs::read_to_string(out.join("report.html")).expect("report.html");
+    let summary = std::fs::read_to_string(out.join("summary.md")).expect("summary.md");
+    for n in &names {
+        assert!(stdout.contains(&format!("] {n}: done in")), "{stdout}");
+        assert!(
+            report.contains(&format!("{n}.json")),
+            "report.html lacks {n}"
+        );
+        assert!(
+            summary.contains(&format!("| {n} |")),
+            "summary.md lacks {n}"
+        );
+        assert!(summary.contains(&format!("{n} max")) || n == "cruncher");
+    }
+    assert!(summary.contains("cruncher stretch"), "{summary}");
+    // The by-board table of the directory is the one in summary.md.
+    let table = rtlat()
+        .args(["compare", "--by-board", "--format", "markdown"])
+        .arg(&out)
+        .output()
+        .expect("runs");
+    assert!(table.status.success());
+    let table = String::from_utf8_lossy(&table.stdout).to_string();
+    assert!(summary.contains(table.trim()), "{table}\n---\n{summary}");
+    eprintln!("summary.md:\n{summary}");
+}
+
+const RESUMABLE: &str = r#"
+name = "resumable"
+
+[[step]]
+name = "first"
+bench = "timer"
+duration = "1s"
+args = ["--cpus", "0"]
+
+[[step]]
+name = "second"
+bench = "timer"
+duration = "8s"
+args = ["--cpus", "0", "--save-every", "1s"]
+
+[[step]]
+name = "third"
+bench = "switch"
+duration = "1s"
+"#;
+
+#[test]
+fn a_suite_killed_in_its_second_step_resumes_keeping_the_first() {
+    if !require_root("a_suite_killed_in_its_second_step_resumes_keeping_the_first") {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let toml = dir.path().join("resumable.toml");
+    std::fs::write(&toml, RESUMABLE).expect("write");
+    let out = dir.path().join("r");
+    let _turn = measuring();
+    let mut child = Command::new(bin())
+        .arg("suite")
+        .arg(&toml)
+        .arg("--out")
+        .arg(&out)
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("starts");
+    // Wait until the second step has saved a partial result.
+    let second = out.join("second.json");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let running = out.join("suite.json").exists()
+            && states(&manifest(&out))
+                .iter()
+                .any(|(n, s)| n == "second" && s == "running");
+        if running && second.exists() && load(&second)["complete"] == false {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the second step never ran");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    child.kill().expect("SIGKILL");
+    child.wait().expect("reaped");
+    let first = std::fs::read(out.join("first.json")).expect("first result");
+    // The step's own process died with the suite: nothing rewrites the file any more.
+    std::thread::sleep(Duration::from_millis(1500));
+    let partial = std::fs::read(&second).expect("second result");
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(
+        partial,
+        std::fs::read(&second).unwrap(),
+        "the step outlived the suite"
+    );
+    assert_eq!(load(&second)["complete"], false);
+    let m = manifest(&out);
+    assert_eq!(
+        states(&m),
+        [
+            ("first".into(), "done".into()),
+            ("second".into(), "running".into()),
+            ("third".into(), "pending".into())
+        ]
+    );
+
+    let again = rtlat()
+        .arg("suite")
+        .arg(&toml)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .expect("runs");
+    let stdout = String::from_utf8_lossy(&again.stdout);
+    assert!(again.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("[1/3] first: done before, kept"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("[2/3] second: done in"), "{stdout}");
+    assert_all_done(&out);
+    assert_eq!(
+        first,
+        std::fs::read(out.join("first.json")).unwrap(),
+        "the completed step's file was touched"
+    );
+    assert!(load(&second)["duration_ns"].as_u64().unwrap() >= 7_000_000_000);
+}
+
+#[test]
+fn bad_suites_give_one_line_and_exit_2() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("o");
+    let bad = |args: &[&str], want: &str| {
+        let r = rtlat().args(args).output().expect("runs");
+        let lines = stderr_lines(&r);
+        assert_eq!(r.status.code(), Some(2), "{args:?}: {lines:?}");
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(lines[0].contains(want), "{args:?}: {lines:?}");
+    };
+    let o = out.to_str().unwrap();
+    bad(&["suite", "fast", "--out", o], "quick, classic, soak");
+    let toml = dir.path().join("bad.toml");
+    std::fs::write(
+        &toml,
+        "[[step]]\nname = \"a\"\nbench = \"timer\"\nduration = 5s\n",
+    )
+    .unwrap();
+    let t = toml.to_str().unwrap();
+    bad(&["suite", t, "--out", o], "bad.toml:4:12");
+    std::fs::write(
+        &toml,
+        "[[step]]\nname = \"a\"\nbench = \"timer\"\nduration = \"5s\"\nargs = [\"--colour\"]\n",
+    )
+    .unwrap();
+    bad(&["suite", t, "--out", o], "step 'a'");
+    bad(
+        &["suite", "quick", "--out", o, "--target", "board"],
+        "ssh://",
+    );
+    bad(&["compare", "--by-board", o], "suite.json");
+    assert!(!out.exists(), "nothing is created for a refused suite");
+}
+
+fn remote_suite(suite: &Path, out: &Path, keys: &Keys, targets: &[&Board]) -> Command {
+    remote_suite_with(suite, out, keys, targets, &bin())
+}
+
+fn remote_suite_with(
+    suite: &Path,
+    out: &Path,
+    keys: &Keys,
+    targets: &[&Board],
+    remote_rtlat: &Path,
+) -> Command {
+    let mut c = Command::new(bin());
+    c.arg("suite").arg(suite).arg("--out").arg(out);
+    for b in targets {
+        c.args(["--target", &b.target()]);
+    }
+    c.args(keys.ssh_options())
+        .arg("--remote-rtlat")
+        .arg(remote_rtlat)
+        .stdin(Stdio::null());
+    c
+}
+
+#[test]
+fn quick_suite_on_two_boards_over_ssh_gives_one_table_with_two_rows() {
+    let test = "quick_suite_on_two_boards_over_ssh_gives_one_table_with_two_rows";
+    if !require_root(test) || !have_sshd(test) {
+        return;
+    }
+    let keys = Keys::new();
+    let (a, b) = (Board::new(&keys), Board::new(&keys));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("boards");
+    let run = {
+        let _turn = measuring();
+        remote_suite(Path::new("quick"), &out, &keys, &[&a, &b])
+            .output()
+            .expect("runs")
+    };
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    for board in [&a, &b] {
+        let d = out.join(format!("root@{}", board.addr));
+        let names = assert_all_done(&d);
+        assert_eq!(names, ["cruncher", "switch", "timer", "timer-load"]);
+        assert_eq!(manifest(&d)["target"], board.target());
+        assert!(d.join("report.html").is_file() && d.join("summary.md").is_file());
+        // Nothing left running on the board but its sshd.
+        assert_eq!(
+            board.pids().len(),
+            1,
+            "left on {}: {:?}",
+            board.ns,
+            board.pids()
+        );
+    }
+    let table = rtlat()
+        .args(["compare", "--by-board", "--format", "csv"])
+        .arg(&out)
+        .output()
+        .expect("runs");
+    assert!(table.status.success());
+    let table = String::from_utf8_lossy(&table.stdout).to_string();
+    eprintln!("by-board:\n{table}");
+    let rows: Vec<&str> = table.lines().collect();
+    assert_eq!(rows.len(), 3, "{table}");
+    assert!(rows[0].starts_with("board,cruncher_ideal_us,cruncher_stretch,switch_min_us"));
+    assert!(rows[1].starts_with(&format!("root@{},", a.addr)), "{table}");
+    assert!(rows[2].starts_with(&format!("root@{},", b.addr)), "{table}");
+    let summary = std::fs::read_to_string(out.join("summary.md")).expect("summary.md");
+    assert!(
+        summary.contains(&format!("| root@{} |", b.addr)),
+        "{summary}"
+    );
+}
+
+const SHORT: &str = r#"
+[[step]]
+name = "first"
+bench = "timer"
+duration = "1s"
+args = ["--cpus", "0"]
+
+[[step]]
+name = "second"
+bench = "timer"
+duration = "6s"
+args = ["--cpus", "0"]
+
+[[step]]
+name = "third"
+bench = "switch"
+duration = "1s"
+"#;
+
+#[test]
+fn a_board_lost_mid_run_is_reported_and_the_other_completes() {
+    let test = "a_board_lost_mid_run_is_reported_and_the_other_completes";
+    if !require_root(test) || !have_sshd(test) {
+        return;
+    }
+    let keys = Keys::new();
+    let (mut a, b) = (Board::new(&keys), Board::new(&keys));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let suite = dir.path().join("short.toml");
+    std::fs::write(&suite, SHORT).unwrap();
+    let out = dir.path().join("boards");
+    let _turn = measuring();
+    let child = remote_suite(&suite, &out, &keys, &[&a, &b])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starts");
+    let da = out.join(format!("root@{}", a.addr));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !(da.join("suite.json").exists()
+        && states(&manifest(&da))
+            .iter()
+            .any(|(n, s)| n == "second" && s == "running"))
+    {
+        assert!(Instant::now() < deadline, "the second step never ran on a");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    a.kill_all();
+    let run = child.wait_with_output().expect("ends");
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(3), "{stderr}");
+    eprintln!("lost board:\n{stderr}");
+    let last = stderr.lines().last().unwrap_or_default();
+    assert!(
+        last.contains(&format!("root@{} became unreachable", a.addr))
+            && last.contains("1 completed step(s) are kept"),
+        "{stderr}"
+    );
+    assert_eq!(
+        states(&manifest(&da)),
+        [
+            ("first".into(), "done".into()),
+            ("second".into(), "failed".into()),
+            ("third".into(), "pending".into())
+        ]
+    );
+    assert_eq!(load(&da.join("first.json"))["complete"], true);
+    assert_all_done(&out.join(format!("root@{}", b.addr)));
+}
+
+#[test]
+fn a_target_without_rtlat_or_with_another_version_is_refused_in_one_line() {
+    let test = "a_target_without_rtlat_or_with_another_version_is_refused_in_one_line";
+    if !require_root(test) || !have_sshd(test) {
+        return;
+    }
+    let keys = Keys::new();
+    let a = Board::new(&keys);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("o");
+    let old = dir.path().join("old-rtlat");
+    std::fs::write(&old, "#!/bin/sh\necho rtlat 0.0.1\n").unwrap();
+    std::process::Command::new("chmod")
+        .arg("+x")
+        .arg(&old)
+        .status()
+        .unwrap();
+    let refused = |remote: &str, want: &str| {
+        let r = remote_suite_with(Path::new("quick"), &out, &keys, &[&a], Path::new(remote))
+            .output()
+            .expect("runs");
+        let lines = stderr_lines(&r);
+        eprintln!("refused: {lines:?}");
+        assert_eq!(r.status.code(), Some(3), "{lines:?}");
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(lines[0].contains(want), "{lines:?}");
+    };
+    refused(
+        "/nonexistent/rtlat",
+        "install rtlat there or give --remote-rtlat",
+    );
+    refused(old.to_str().unwrap(), "runs 'rtlat 0.0.1'");
+    let gone = Command::new(bin())
+        .args(["suite", "quick", "--out"])
+        .arg(&out)
+        .args(["--target", "ssh://root@10.202.250.1"])
+        .args(keys.ssh_options())
+        .args(["--ssh-option", "ConnectTimeout=2"])
+        .output()
+        .expect("runs");
+    let lines = stderr_lines(&gone);
+    eprintln!("unreachable: {lines:?}");
+    assert_eq!(gone.status.code(), Some(3), "{lines:?}");
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(lines[0].contains("is unreachable"), "{lines:?}");
+}
