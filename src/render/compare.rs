@@ -2,7 +2,7 @@
 //! ([`Benchmark::compare_columns`]), as text, Markdown or CSV; and the
 //! regression check against a baseline.
 
-use super::describe::{loads_of, percentile_cell, primary, thread_of, us_signed};
+use super::describe::{level_summary, loads_of, percentile_cell, primary, thread_of, us_signed};
 use super::loaded::{load, load_all};
 use super::table::{self, Align, Col};
 use super::{benchmarks_of, svg::CompareSvg, write_output, Loaded, Render};
@@ -173,6 +173,7 @@ fn summary_of(l: &Loaded, src: Source) -> Option<Summary> {
     match src {
         Source::Main => Some(primary(&l.result).2),
         Source::Thread(names) => thread_of(&l.result, names).map(|t| t.summary.clone()),
+        Source::Level(level) => level_summary(&l.result, level),
     }
 }
 

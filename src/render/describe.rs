@@ -215,22 +215,79 @@ pub fn primary(r: &RunResult) -> (String, Vec<&ThreadResult>, Summary) {
     }
 }
 
+/// The level of a thread named `PREFIXn/LEVEL` (`""` for `PREFIXn`).
+fn level_of<'n>(prefix: &str, name: &'n str) -> Option<&'n str> {
+    let rest = name.strip_prefix(prefix)?;
+    let (n, level) = rest.split_once('/').unwrap_or((rest, ""));
+    (!n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())).then_some(level)
+}
+
+/// The kernel-context levels a result has series of, from the interrupt up
+/// (`irq`, `thread`, `user`); none for a result of one level.
+pub fn levels(r: &RunResult) -> Vec<&'static str> {
+    let MainSeries::Prefixed { prefix, .. } = r.benchmark.main_series() else {
+        return Vec::new();
+    };
+    let has = |l: &str| {
+        r.threads
+            .iter()
+            .any(|t| level_of(prefix, &t.name) == Some(l))
+    };
+    if !has("thread") {
+        return Vec::new();
+    }
+    ["irq", "thread", "user"]
+        .into_iter()
+        .filter(|l| has(l))
+        .collect()
+}
+
+/// One level's series on every CPU taken together: samples and overruns
+/// added, the extremes of all, the mean weighted by samples (no percentiles:
+/// they do not add up without the histograms).
+pub fn level_summary(r: &RunResult, level: &str) -> Option<Summary> {
+    let MainSeries::Prefixed { prefix, .. } = r.benchmark.main_series() else {
+        return None;
+    };
+    let ss: Vec<&Summary> = r
+        .threads
+        .iter()
+        .filter(|t| level_of(prefix, &t.name) == Some(level))
+        .map(|t| &t.summary)
+        .collect();
+    if ss.is_empty() {
+        return None;
+    }
+    let mut out = Summary {
+        overruns: ss.iter().map(|s| s.overruns).sum(),
+        ..Default::default()
+    };
+    let measured: Vec<&&Summary> = ss.iter().filter(|s| s.samples > 0).collect();
+    if measured.is_empty() {
+        return Some(out);
+    }
+    out.samples = measured.iter().map(|s| s.samples).sum();
+    out.min_ns = measured.iter().map(|s| s.min_ns).min().unwrap_or(0);
+    out.max_ns = measured.iter().map(|s| s.max_ns).max().unwrap_or(0);
+    let weighted: f64 = measured
+        .iter()
+        .map(|s| s.avg_ns as f64 * s.samples as f64)
+        .sum();
+    out.avg_ns = (weighted / out.samples as f64).round() as i64;
+    Some(out)
+}
+
 /// The threads named `PREFIXn` (a plain timer's `cpu0`), or, in a result of
 /// kernel contexts (`timer --context`, rtla imports), those of the level
 /// closest to user space: `PREFIXn/user`, else `PREFIXn/thread` — never the
 /// IRQ-context series beside them.
 fn leveled<'r>(r: &'r RunResult, prefix: &str) -> Vec<&'r ThreadResult> {
-    let level_of = |name: &'r str| -> Option<&'r str> {
-        let rest = name.strip_prefix(prefix)?;
-        let (n, level) = rest.split_once('/').unwrap_or((rest, ""));
-        (!n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())).then_some(level)
-    };
     ["user", "thread", ""]
         .iter()
         .map(|want| {
             r.threads
                 .iter()
-                .filter(|t| level_of(&t.name) == Some(*want))
+                .filter(|t| level_of(prefix, &t.name) == Some(*want))
                 .collect::<Vec<_>>()
         })
         .find(|ts| !ts.is_empty())

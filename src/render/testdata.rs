@@ -278,6 +278,32 @@ pub fn timer_many() -> RunResult {
     base(Benchmark::Timer, "board-b", threads, 500_000, 1_000_000_000)
 }
 
+/// `timer --context irq,thread` on two CPUs: series `cpuN/irq`, `cpuN/thread`.
+pub fn timer_contexts() -> RunResult {
+    let mut threads = Vec::new();
+    for c in 0..2u64 {
+        for (i, level) in ["irq", "thread"].iter().enumerate() {
+            let base = 1_000 + 4_000 * i as u64 + 500 * c;
+            threads.push(thread(
+                &format!("cpu{c}/{level}"),
+                Some(c as usize),
+                300 + 10 * c + i as u64,
+                1_000 + 500 * c,
+                1_000_000,
+                shape(base, 2_000, 0, 0),
+                0,
+            ));
+        }
+    }
+    base(
+        Benchmark::Timer,
+        "board-k",
+        threads,
+        1_000_000,
+        1_000_000_000,
+    )
+}
+
 pub fn switch() -> RunResult {
     let threads = (0..2)
         .map(|i| {

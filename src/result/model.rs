@@ -51,6 +51,9 @@ pub enum Source {
     Main,
     /// The first of these threads the result has.
     Thread(&'static [&'static str]),
+    /// One level of a result of kernel contexts (`timer --context`, rtla
+    /// imports): its series on every CPU (`cpuN/irq` …) taken together.
+    Level(&'static str),
 }
 
 /// What a compare column shows.

@@ -84,6 +84,7 @@ fn steps_table(m: &Manifest) -> String {
     for s in &m.steps {
         let state = match (&s.state, &s.message) {
             (State::Failed, Some(why)) => format!("failed: {why}"),
+            (State::Skipped, Some(why)) => format!("skipped: {why}"),
             (st, _) => serde_json::to_value(st)
                 .ok()
                 .and_then(|v| v.as_str().map(String::from))

@@ -18,6 +18,8 @@ pub enum State {
     Running,
     Done,
     Failed,
+    /// An optional step the machine cannot run (it exited 3): see `message`.
+    Skipped,
 }
 
 /// One step and what became of it.
@@ -36,7 +38,7 @@ pub struct StepState {
     pub started_utc: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finished_utc: Option<String>,
-    /// Why a failed step failed.
+    /// Why a failed step failed, or why an optional one was skipped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
 }
@@ -152,11 +154,11 @@ impl Manifest {
         crate::render::write_output(&path, text.as_bytes())
     }
 
-    /// The steps that did not end done.
+    /// The steps that did not end done (or skipped, as optional steps may).
     pub fn unfinished(&self) -> Vec<&StepState> {
         self.steps
             .iter()
-            .filter(|s| s.state != State::Done)
+            .filter(|s| !matches!(s.state, State::Done | State::Skipped))
             .collect()
     }
 }

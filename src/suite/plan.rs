@@ -27,6 +27,11 @@ pub struct Step {
     /// Further options of the benchmark, passed as they are.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
+    /// A step this machine may not be able to run: when it exits 3 (a kernel
+    /// feature, device or privilege it needs is missing), it is recorded as
+    /// skipped with its reason and the suite goes on, successfully.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub optional: bool,
 }
 
 impl Step {
@@ -79,7 +84,7 @@ pub const PROFILES: &[(&str, &str)] = &[
     ),
     (
         "classic",
-        "cruncher idle, switch idle, timer under load, 10 min each: the published battery",
+        "cruncher idle, switch idle, timer under load, 10 min each, and the timer in the kernel's IRQ and thread contexts under the same load where the kernel has timerlat: the published battery",
     ),
     (
         "soak",
@@ -100,6 +105,7 @@ fn step(name: &str, bench: &str, duration: &str, load: Option<&str>) -> Step {
         load: load.map(String::from),
         idle_first: None,
         args: Vec::new(),
+        optional: false,
     }
 }
 
@@ -116,6 +122,13 @@ pub fn builtin(name: &str) -> Option<Plan> {
             step("cruncher", "cruncher", "10m", None),
             step("switch", "switch", "10m", None),
             step("timer-load", "timer", "10m", Some(CLASSIC_LOAD)),
+            // KLATENCY beside LATENCY: skipped (exit 3) on a kernel without
+            // the timerlat tracer or a build without the trace reader.
+            Step {
+                args: vec!["--context".into(), "irq,thread".into()],
+                optional: true,
+                ..step("timer-kernel", "timer", "10m", Some(CLASSIC_LOAD))
+            },
         ],
         "soak" => vec![Step {
             idle_first: Some("10m".into()),
@@ -247,6 +260,18 @@ mod tests {
         assert!(builtin("nope").is_none());
         let e = resolve("nope").unwrap_err();
         assert!(e.message().contains("quick, classic, soak"), "{e}");
+    }
+
+    #[test]
+    fn classic_measures_the_kernel_contexts_in_an_optional_step() {
+        let p = builtin("classic").unwrap();
+        let names: Vec<&str> = p.steps.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["cruncher", "switch", "timer-load", "timer-kernel"]);
+        let k = &p.steps[3];
+        assert!(k.optional && !p.steps[..3].iter().any(|s| s.optional));
+        let argv = k.argv("k.json");
+        assert_eq!(argv[..3], ["timer", "--context", "irq,thread"]);
+        assert_eq!(k.load, p.steps[2].load, "the same load as LATENCY");
     }
 
     #[test]

@@ -155,13 +155,18 @@ pub fn run_steps(
             let w = worst(&file).map(|w| format!(", {w}")).unwrap_or_default();
             progress.line(i + 1, n, &step.name, &format!("done in {took}{w}"));
         } else {
-            s.state = State::Failed;
             let why = run.message.clone().unwrap_or_else(|| match run.code {
                 Some(c) => format!("exit code {c}"),
                 None => "ended by a signal".into(),
             });
             s.message = Some(why.clone());
-            progress.line(i + 1, n, &step.name, &format!("failed after {took}: {why}"));
+            if step.optional && run.code == Some(3) && !run.unreachable {
+                s.state = State::Skipped;
+                progress.line(i + 1, n, &step.name, &format!("skipped: {why}"));
+            } else {
+                s.state = State::Failed;
+                progress.line(i + 1, n, &step.name, &format!("failed after {took}: {why}"));
+            }
         }
         m.save(dir)?;
         if run.unreachable {

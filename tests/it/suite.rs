@@ -191,6 +191,67 @@ fn a_suite_killed_in_its_second_step_resumes_keeping_the_first() {
     assert!(load(&second)["duration_ns"].as_u64().unwrap() >= 7_000_000_000);
 }
 
+/// A step whose machine lacks a device (exit 3), optional or not, and a step that runs.
+fn lacking(optional: bool) -> String {
+    format!(
+        r#"
+[[step]]
+name = "no-chip"
+bench = "irq loopback"
+duration = "1s"
+args = ["--chip", "/dev/gpiochip-rtlat-none", "--out", "0", "--in", "1"]
+optional = {optional}
+
+[[step]]
+name = "timer"
+bench = "timer"
+duration = "1s"
+args = ["--cpus", "0", "--policy", "other", "--no-mlock", "--dma-latency", "off"]
+"#
+    )
+}
+
+#[test]
+fn an_optional_step_the_machine_cannot_run_is_skipped_with_its_reason() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for optional in [true, false] {
+        let toml = dir.path().join(format!("lacking-{optional}.toml"));
+        std::fs::write(&toml, lacking(optional)).expect("write");
+        let out = dir.path().join(format!("o-{optional}"));
+        let run = rtlat()
+            .arg("suite")
+            .arg(&toml)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .expect("runs");
+        let stdout = String::from_utf8_lossy(&run.stdout);
+        let m = manifest(&out);
+        let no_chip = &m["steps"][0];
+        assert_eq!(no_chip["exit_code"], 3, "{m}");
+        assert!(
+            no_chip["message"]
+                .as_str()
+                .unwrap_or("")
+                .contains("no GPIO chip"),
+            "{m}"
+        );
+        // The step after it ran either way.
+        assert_eq!(states(&m)[1], ("timer".into(), "done".into()), "{m}");
+        let summary = std::fs::read_to_string(out.join("summary.md")).expect("summary.md");
+        if optional {
+            assert!(run.status.success(), "{stdout}");
+            assert_eq!(no_chip["state"], "skipped", "{m}");
+            assert!(stdout.contains("[1/2] no-chip: skipped: "), "{stdout}");
+            assert!(summary.contains("| skipped: "), "{summary}");
+        } else {
+            assert_eq!(run.status.code(), Some(3), "{stdout}");
+            assert_eq!(no_chip["state"], "failed", "{m}");
+            assert!(summary.contains("| failed: "), "{summary}");
+        }
+    }
+}
+
 #[test]
 fn bad_suites_give_one_line_and_exit_2() {
     let dir = tempfile::tempdir().expect("tempdir");
