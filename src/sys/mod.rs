@@ -36,6 +36,30 @@ pub(crate) fn last_error() -> io::Error {
     io::Error::last_os_error()
 }
 
+/// Wait up to `timeout_ns` for `fd` to be readable (ppoll(2), the signal mask
+/// unchanged): the events that came (`POLLIN`, `POLLERR` …), none when the
+/// time ran out or a signal interrupted the wait.
+#[inline]
+pub(crate) fn poll_readable(fd: std::os::fd::RawFd, timeout_ns: u64) -> io::Result<i16> {
+    use clock::SecNs;
+    let mut p = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let ts = libc::timespec::from_ns(timeout_ns);
+    // SAFETY: `p` and `ts` are valid for the call; a null sigmask keeps the current one.
+    let n = unsafe { libc::ppoll(&mut p, 1, &ts, std::ptr::null()) };
+    if n < 0 {
+        let e = last_error();
+        return match e.kind() {
+            io::ErrorKind::Interrupted => Ok(0),
+            _ => Err(e),
+        };
+    }
+    Ok(p.revents)
+}
+
 /// The kernel's name for this host and release, from uname(2).
 pub struct Uname {
     pub sysname: String,

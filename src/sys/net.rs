@@ -442,24 +442,10 @@ impl TsSocket {
     /// Wait up to `timeout_ns` for a datagram or an error-queue message.
     #[inline]
     pub fn poll(&self, timeout_ns: u64) -> io::Result<Ready> {
-        let mut p = libc::pollfd {
-            fd: self.fd.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        let ts = libc::timespec::from_ns(timeout_ns);
-        // SAFETY: `p` and `ts` are valid for the call; a null sigmask keeps the current one.
-        let n = unsafe { libc::ppoll(&mut p, 1, &ts, std::ptr::null()) };
-        if n < 0 {
-            let e = super::last_error();
-            return match e.kind() {
-                io::ErrorKind::Interrupted => Ok(Ready::default()),
-                _ => Err(e),
-            };
-        }
+        let revents = super::poll_readable(self.fd.as_raw_fd(), timeout_ns)?;
         Ok(Ready {
-            readable: p.revents & libc::POLLIN != 0,
-            error: p.revents & libc::POLLERR != 0,
+            readable: revents & libc::POLLIN != 0,
+            error: revents & libc::POLLERR != 0,
         })
     }
 

@@ -1,7 +1,6 @@
 //! `/dev/rtlat-responder`: the kernel-side GPIO responder of kmod/ (its
 //! structures mirror kmod/rtlat_responder.h; keep both in step).
 
-use super::clock::SecNs;
 use std::fs::File;
 use std::io::{self, Read};
 use std::os::fd::AsRawFd;
@@ -199,22 +198,7 @@ impl Responder {
     /// Wait up to `timeout_ns` for a record; true when one is ready.
     #[inline]
     pub fn wait_readable(&self, timeout_ns: u64) -> io::Result<bool> {
-        let mut p = libc::pollfd {
-            fd: self.file.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        let ts = libc::timespec::from_ns(timeout_ns);
-        // SAFETY: `p` and `ts` are valid for the call; a null sigmask keeps the current one.
-        let n = unsafe { libc::ppoll(&mut p, 1, &ts, std::ptr::null()) };
-        if n < 0 {
-            let e = super::last_error();
-            return match e.kind() {
-                io::ErrorKind::Interrupted => Ok(false),
-                _ => Err(e),
-            };
-        }
-        Ok(p.revents & libc::POLLIN != 0)
+        Ok(super::poll_readable(self.file.as_raw_fd(), timeout_ns)? & libc::POLLIN != 0)
     }
 
     /// Records of answered edges into `buf`; 0 when none is ready (never blocks).

@@ -46,6 +46,33 @@ pub struct Plan {
     pub measured: Measured,
 }
 
+impl Plan {
+    /// The next edge for a loop that answers edges (target, kernel
+    /// responder), waited for in slices so that the stop flag and the end are
+    /// seen; `None` once `done` reaches the count, the end has passed or the
+    /// run is stopped.
+    #[inline(always)]
+    pub(crate) fn next_edge<B: EdgeBackend + ?Sized, T: Timebase>(
+        &self,
+        b: &mut B,
+        t: &mut T,
+        stop: &StopFlag,
+        done: u64,
+    ) -> io::Result<Option<Edge>> {
+        while done < self.count && !stop.is_set() {
+            let now = t.now();
+            if now >= self.end {
+                break;
+            }
+            let deadline = self.end.min(now.saturating_add(WAIT_SLICE_NS));
+            if let Some(e) = b.wait_edge(deadline)? {
+                return Ok(Some(e));
+            }
+        }
+        Ok(None)
+    }
+}
+
 /// What a role's loop works with besides the wire and the clock.
 pub(crate) struct Session<'a> {
     pub plan: &'a Plan,

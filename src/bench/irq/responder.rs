@@ -12,7 +12,7 @@
 use super::account::EdgeAccount;
 use super::backend::{kernel_line, Edge, EdgeBackend};
 use super::config::{IrqConfig, ReplyFrom};
-use super::drive::{Session, Timebase, WAIT_SLICE_NS};
+use super::drive::{Session, Timebase};
 use crate::error::{Error, Result};
 use crate::result::details::irq::ResponderCounts;
 use crate::sys::responder::{self, Line, Mode, Record, Responder};
@@ -230,15 +230,7 @@ pub(crate) fn measure<B: EdgeBackend + ?Sized, T: Timebase>(
 ) -> io::Result<()> {
     let (plan, recs, acct, stop) = (s.plan, s.recs, s.acct, s.stop);
     let mut n: u64 = 0;
-    while n < plan.count && !stop.is_set() {
-        let now = t.now();
-        if now >= plan.end {
-            break;
-        }
-        let deadline = plan.end.min(now.saturating_add(WAIT_SLICE_NS));
-        let Some(e) = b.wait_edge(deadline)? else {
-            continue;
-        };
+    while let Some(e) = plan.next_edge(b, t, stop, n)? {
         record(
             &e,
             b.kernel_reply_ns(),

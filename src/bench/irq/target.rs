@@ -6,7 +6,7 @@
 //! written − event held (rtlat's own share of the response).
 
 use super::backend::EdgeBackend;
-use super::drive::{Session, Timebase, WAIT_SLICE_NS};
+use super::drive::{Session, Timebase};
 use std::io;
 
 /// The answering loop. `recs` holds kernel_to_user and user_to_reply (or
@@ -22,15 +22,7 @@ pub(crate) fn measure<B: EdgeBackend + ?Sized, T: Timebase>(
         b.drive(level)?;
     }
     let mut n: u64 = 0;
-    while n < plan.count && !stop.is_set() {
-        let now = t.now();
-        if now >= plan.end {
-            break;
-        }
-        let deadline = plan.end.min(now.saturating_add(WAIT_SLICE_NS));
-        let Some(e) = b.wait_edge(deadline)? else {
-            continue;
-        };
+    while let Some(e) = plan.next_edge(b, t, stop, n)? {
         b.drive(e.rising)?;
         let replied = t.now();
         acct.on_edge(&e);
