@@ -1,7 +1,7 @@
 //! The Prometheus text exposition format (version 0.0.4, which OpenMetrics
 //! parsers also read) of a run's latest snapshot.
 
-use crate::stats::histogram::upper_bound;
+use crate::stats::histogram::{lower_bound, upper_bound};
 use crate::stats::recorder::Totals;
 use crate::stats::Histogram;
 use std::fmt::Write;
@@ -31,14 +31,21 @@ pub struct SeriesSnapshot {
 
 impl SeriesSnapshot {
     /// Reduce rtlat's lossless histogram to the exposition's buckets. Each of
-    /// its buckets goes whole into the first bound at or above its highest
-    /// value: no sample is counted twice or lost, and a bound is never below a
-    /// sample counted under it (a bucket straddling a bound, at most 1/128 of
-    /// it wide, is counted under the next bound).
+    /// its buckets goes whole into the first bound at or above the highest
+    /// value it can hold — its upper edge, or the series' exact maximum when
+    /// that lies inside it: no sample is counted twice or lost, and a bound is
+    /// never below a sample counted under it (a bucket straddling a bound, at
+    /// most 1/128 of it wide, is counted under the next bound unless the
+    /// maximum shows its samples are all at or under this one).
     pub fn new(name: &str, totals: &Totals, hist: &Histogram) -> Self {
         let mut buckets = [0u64; BOUNDS_NS.len() + 1];
         for (i, c) in hist.nonzero() {
-            let hi = upper_bound(i);
+            let mut hi = upper_bound(i);
+            // The maximum bounds every sample; used only where it falls in
+            // this bucket (a snapshot whose totals trail it is not trusted).
+            if (lower_bound(i)..hi).contains(&totals.max) {
+                hi = totals.max;
+            }
             let slot = BOUNDS_NS
                 .iter()
                 .position(|&b| hi <= b)
@@ -250,6 +257,38 @@ mod tests {
                                      // 10 ms exactly sits in a bucket reaching past 10 ms: only +Inf, as 20 ms.
         assert_eq!(s.buckets[BOUNDS_NS.len() - 1], 0);
         assert_eq!(s.buckets[BOUNDS_NS.len()], 2);
+    }
+
+    #[test]
+    fn the_maximum_keeps_a_straddling_bucket_under_its_bound() {
+        // 4 981 191 ns sits in the bucket 4 980 736..=5 013 503, which
+        // straddles 5 ms: as the series' maximum it is under 5 ms, and so is
+        // the bucket (seen in CI: the highest bucket did not bound the max).
+        let s = series(&[3_000, 4_981_191]);
+        assert_eq!(
+            s.buckets[BOUNDS_NS.iter().position(|&b| b == 5_000_000).unwrap()],
+            1
+        );
+        // The same bucket below a larger maximum still goes under the next bound.
+        let s = series(&[4_981_191, 7_000_000]);
+        assert_eq!(
+            s.buckets[BOUNDS_NS.iter().position(|&b| b == 10_000_000).unwrap()],
+            2
+        );
+        // A maximum that trails the histogram (outside the bucket) is not used.
+        let mut h = Histogram::new();
+        h.record(4_981_191);
+        let t = Totals {
+            samples: 1,
+            sum: 4_981_191,
+            max: 4_000_000,
+            ..Default::default()
+        };
+        let s = SeriesSnapshot::new("cpu0", &t, &h);
+        assert_eq!(
+            s.buckets[BOUNDS_NS.iter().position(|&b| b == 10_000_000).unwrap()],
+            1
+        );
     }
 
     #[test]
