@@ -610,7 +610,8 @@ mod tests {
                 now: 77_123
             })
         );
-        ex[0] = 1;
+        // Another event's type (either byte order): not ours.
+        ex[0..2].copy_from_slice(&1u16.to_ne_bytes());
         assert_eq!(
             decode(
                 &f,
