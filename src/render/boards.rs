@@ -5,7 +5,7 @@
 //! as text, Markdown or CSV through the one table renderer.
 
 use super::compare::{cell, TableFormat};
-use super::describe::levels;
+use super::describe::{levels, LEVELS};
 use super::table::{self, Align, Col};
 use super::Loaded;
 use crate::result::model::{Column, Get, Source};
@@ -109,7 +109,7 @@ fn groups_of(boards: &[Board]) -> Vec<Group> {
             });
             continue;
         }
-        for level in ["irq", "thread", "user"] {
+        for level in LEVELS {
             if ls.contains(&level) {
                 groups.push(Group {
                     step: step.clone(),

@@ -222,8 +222,11 @@ fn level_of<'n>(prefix: &str, name: &'n str) -> Option<&'n str> {
     (!n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())).then_some(level)
 }
 
+/// The levels of a result of kernel contexts, from the interrupt up.
+pub const LEVELS: [&str; 3] = ["irq", "thread", "user"];
+
 /// The kernel-context levels a result has series of, from the interrupt up
-/// (`irq`, `thread`, `user`); none for a result of one level.
+/// ([`LEVELS`]); none for a result of one level.
 pub fn levels(r: &RunResult) -> Vec<&'static str> {
     let MainSeries::Prefixed { prefix, .. } = r.benchmark.main_series() else {
         return Vec::new();
@@ -236,10 +239,7 @@ pub fn levels(r: &RunResult) -> Vec<&'static str> {
     if !has("thread") {
         return Vec::new();
     }
-    ["irq", "thread", "user"]
-        .into_iter()
-        .filter(|l| has(l))
-        .collect()
+    LEVELS.into_iter().filter(|l| has(l)).collect()
 }
 
 /// One level's series on every CPU taken together: samples and overruns
