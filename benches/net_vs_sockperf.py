@@ -9,12 +9,15 @@ ping-pong traffic of one message size. For each rate (--rates, default
 10000 and 1000 per second), without and with background bulk UDP (--bulk,
 default 4MB/s; `rtlat load net` from the client namespace to a socat sink in
 the server one, running beside every tool alike), it runs --pairs rounds
-(default 3) of, interleaved (the order alternates each round so machine
+(default 5) of, interleaved (the order alternates each round so machine
 drift favours no tool):
 
 * rtlat:     `rtlat net serve` / `rtlat net ping --rate R --size S --count R*T`
              (TX/RX split on: kernel timestamps on both sides);
 * nosplit:   the same with `--no-split` (round trip only, as sockperf);
+* spin, nosplit+spin: both again with `--spin S` (default 50us: after each
+             send the thread polls for the reply instead of sleeping, as
+             sockperf's client busy-waits; --spin '' leaves these out);
 * sockperf:  `sockperf server` / `sockperf ping-pong --mps R -m S -t T --full-rtt`.
 
 Per run it prints the round trip's median and p99, the client's peak
@@ -24,11 +27,19 @@ system) per sample; then the ratios rtlat / sockperf of the median and p99
 
     RATIO rate=10000 bulk=- rtlat/sockperf   p50=1.02 p99=0.97 (target <= 1.05)
     RATIO rate=10000 bulk=- nosplit/sockperf p50=0.98 p99=0.95 (target <= 1.0)
+    RATIO rate=10000 bulk=- spin/sockperf    p50=0.85 p99=0.90 (target <= 1.05)
 
 Equivalent settings
 -------------------
 Both sides of both tools run at SCHED_FIFO 80 (sockperf under `chrt -f 80`,
 rtlat by default), unpinned unless --cpu-server/--cpu-client pin both tools.
+Both run under the same PM QoS request: rtlat holds /dev/cpu_dma_latency at
+0 by default and sockperf does not, so this script holds it at 0 itself for
+the whole run (every tool alike); with --dma-latency off it holds nothing and
+passes `--dma-latency off` to rtlat. This matters more than anything else
+here: on a VM with the haltpoll idle driver an idle vCPU halts without the
+request and polls with it, and the wake-up of a halted vCPU took sockperf's
+median round trip over a veth pair from 14 us to 65-80 us.
 sockperf measures the full round trip (--full-rtt) with the TSC; rtlat with
 CLOCK_REALTIME around send() and recvmsg() on its one-thread path (one thread
 sends and takes each reply, as sockperf). sockperf drops its first 400 ms
@@ -39,7 +50,7 @@ How to run
 ----------
     sudo apt-get install sockperf socat iproute2
     cargo build --release
-    sudo benches/net_vs_sockperf.py [--pairs 3] [--rates 10000,1000] [--size 64] [--seconds 3]
+    sudo benches/net_vs_sockperf.py [--pairs 5] [--rates 10000,1000] [--size 64] [--seconds 3]
 """
 
 import argparse
@@ -143,6 +154,23 @@ def measured(args):
     return out.read(), p.returncode, hwm, ru.ru_utime + ru.ru_stime
 
 
+class DmaLatency:
+    """Hold /dev/cpu_dma_latency at `value` us while open (None: hold nothing)."""
+
+    def __init__(self, value):
+        self.value, self.fd = value, None
+
+    def __enter__(self):
+        if self.value is not None:
+            self.fd = os.open("/dev/cpu_dma_latency", os.O_WRONLY)
+            os.write(self.fd, self.value.to_bytes(4, sys.byteorder, signed=True))
+        return self
+
+    def __exit__(self, *exc):
+        if self.fd is not None:
+            os.close(self.fd)
+
+
 def run_rtlat(pair, a, rate, tmp, extra):
     srv = start(pair.cmd(pair.a, [RTLAT, "net", "serve", "--listen", f"{pair.ip_a}:7357",
                                   "--quiet", "--no-sink"]
@@ -152,6 +180,8 @@ def run_rtlat(pair, a, rate, tmp, extra):
         args = [RTLAT, "net", "ping", f"{pair.ip_a}:7357", "--rate", f"{rate}/s",
                 "--size", str(a.size), "--count", str(rate * a.seconds), "--quiet",
                 "--json", out] + extra
+        if a.dma_latency == "off":
+            args += ["--dma-latency", "off"]
         if a.cpu_client is not None:
             args += ["--cpu", str(a.cpu_client)]
         text, code, rss, cpu = measured(pair.cmd(pair.b, args))
@@ -215,13 +245,17 @@ class Bulk:
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--pairs", type=int, default=3)
+    ap.add_argument("--pairs", type=int, default=5)
     ap.add_argument("--rates", default="10000,1000", help="packets per second, comma-separated")
     ap.add_argument("--size", type=int, default=64, help="message size in bytes (>= 48)")
     ap.add_argument("--seconds", type=int, default=3)
     ap.add_argument("--bulk", default="4MB/s", help="background UDP rate ('' for none)")
     ap.add_argument("--cpu-server", type=int, default=None)
     ap.add_argument("--cpu-client", type=int, default=None)
+    ap.add_argument("--spin", default="50us",
+                    help="also run rtlat with --spin S ('' for not)")
+    ap.add_argument("--dma-latency", default="0",
+                    help="PM QoS held for every tool alike: N us (default 0, rtlat's default) or off")
     a = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("run as root (network namespaces, SCHED_FIFO)")
@@ -230,15 +264,16 @@ def main():
             sys.exit(f"{tool} is missing: apt-get install sockperf socat iproute2 util-linux")
     if not os.path.exists(RTLAT):
         sys.exit(f"{RTLAT} is missing: cargo build --release")
-    tools = ["rtlat", "nosplit", "sockperf"]
+    tools = ["rtlat", "nosplit"] + (["spin", "nosplit+spin"] if a.spin else []) + ["sockperf"]
     print(f"# size={a.size}B seconds={a.seconds} pairs={a.pairs} "
-          f"cpu_server={a.cpu_server} cpu_client={a.cpu_client}")
+          f"cpu_server={a.cpu_server} cpu_client={a.cpu_client} dma_latency={a.dma_latency}")
     summary = []
-    with Pair() as pair, tempfile.TemporaryDirectory() as tmp:
+    dma = None if a.dma_latency == "off" else int(a.dma_latency)
+    with Pair() as pair, tempfile.TemporaryDirectory() as tmp, DmaLatency(dma):
         for rate in (int(r) for r in a.rates.split(",")):
             for bulk in [None] + ([a.bulk] if a.bulk else []):
                 print(f"## rate={rate}/s bulk={bulk or '-'}")
-                print(f"{'round':>5} {'tool':<9} {'p50_us':>9} {'p99_us':>9} {'VmHWM_KiB':>9} "
+                print(f"{'round':>5} {'tool':<12} {'p50_us':>9} {'p99_us':>9} {'VmHWM_KiB':>9} "
                       f"{'cpu_us/sample':>13}  notes")
                 rows = {t: [] for t in tools}
                 with Bulk(pair, bulk):
@@ -248,23 +283,25 @@ def main():
                             if t == "sockperf":
                                 r = run_sockperf(pair, a, rate)
                             else:
-                                extra = ["--no-split"] if t == "nosplit" else []
+                                extra = (["--no-split"] if t.startswith("nosplit") else []) + \
+                                    (["--spin", a.spin] if t.endswith("spin") else [])
                                 r = run_rtlat(pair, a, rate, tmp, extra)
                             rows[t].append(r)
-                            print(f"{k:>5} {t:<9} {r[0]:>9.3f} {r[1]:>9.3f} {r[2]:>9} "
+                            print(f"{k:>5} {t:<12} {r[0]:>9.3f} {r[1]:>9.3f} {r[2]:>9} "
                                   f"{r[3]:>13.3f}  {r[4]}", flush=True)
                 med = {t: [statistics.median(x[i] for x in rows[t]) for i in range(4)]
                        for t in tools}
-                for t, target in (("rtlat", 1.05), ("nosplit", 1.0)):
-                    line = (f"RATIO rate={rate} bulk={bulk or '-'} {t + '/sockperf':<16} "
+                for t in tools[:-1]:
+                    target = 1.0 if t.startswith("nosplit") else 1.05
+                    line = (f"RATIO rate={rate} bulk={bulk or '-'} {t + '/sockperf':<21} "
                             f"p50={med[t][0] / med['sockperf'][0]:.2f} "
                             f"p99={med[t][1] / med['sockperf'][1]:.2f} (target <= {target})")
                     print(line)
                     summary.append(line)
-                line = (f"MEMCPU rate={rate} bulk={bulk or '-'} VmHWM KiB rtlat={med['rtlat'][2]:.0f} "
-                        f"nosplit={med['nosplit'][2]:.0f} sockperf={med['sockperf'][2]:.0f}; "
-                        f"cpu us/sample rtlat={med['rtlat'][3]:.3f} nosplit={med['nosplit'][3]:.3f} "
-                        f"sockperf={med['sockperf'][3]:.3f}")
+                line = (f"MEMCPU rate={rate} bulk={bulk or '-'} VmHWM KiB "
+                        + " ".join(f"{t}={med[t][2]:.0f}" for t in tools)
+                        + "; cpu us/sample "
+                        + " ".join(f"{t}={med[t][3]:.3f}" for t in tools))
                 print(line, flush=True)
                 summary.append(line)
     print("# summary")

@@ -2,7 +2,7 @@
 //! configurations of [`crate::bench::net`].
 
 use super::common::{positive_duration, MeasureArgs};
-use crate::bench::net::ping::{session_id, BulkPlan, Path};
+use crate::bench::net::ping::{session_id, BulkPlan, Path, ONE_THREAD_MIN_PERIOD_NS};
 use crate::bench::net::wire::{HEADER, MAX_DATAGRAM};
 use crate::bench::net::{
     parse_byte_rate, parse_rate, resolve, Common, NetConfig, PingConfig, ServeConfig, Timestamps,
@@ -14,6 +14,7 @@ use crate::error::{Error, Result};
 use crate::load::LoadPlan;
 use crate::remote::peer::Board;
 use crate::remote::Target;
+use crate::units::human_duration;
 use clap::{Args, Subcommand, ValueEnum};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
@@ -156,6 +157,9 @@ pub struct PingArgs {
     /// Busy-poll the device queue up to USEC microseconds in each receive (SO_BUSY_POLL)
     #[arg(long, value_name = "USEC", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub busy_poll: Option<u32>,
+    /// After each send, poll for the reply without sleeping for up to DURATION, then block (any device; costs CPU; the thread keeps its CPU from other work meanwhile)
+    #[arg(long, value_name = "DURATION", value_parser = positive_duration, conflicts_with = "overlap")]
+    pub spin: Option<u64>,
     #[command(flatten)]
     pub peer: PeerArgs,
     #[command(flatten)]
@@ -381,6 +385,23 @@ impl TryFrom<&PingArgs> for PingConfig {
         }
         let bind = bind_address(a, peer)?;
         let bulk = bulk_plan(a, peer)?;
+        let path = Path::choose(period_ns, a.overlap);
+        if let Some(spin) = a.spin {
+            if path == Path::TwoThread {
+                return Err(Error::usage(format!(
+                    "--spin needs the one-thread path, and a period of {} takes two threads; give a period of at least {}",
+                    human_duration(period_ns),
+                    human_duration(ONE_THREAD_MIN_PERIOD_NS)
+                )));
+            }
+            if spin > period_ns {
+                return Err(Error::usage(format!(
+                    "--spin {} is longer than the period {}: give at most the period",
+                    human_duration(spin),
+                    human_duration(period_ns)
+                )));
+            }
+        }
         let rt = a.side.common.rt.to_config(period_ns)?;
         let loops = match (a.count, a.duration) {
             (None, None) => Some(20_000),
@@ -397,10 +418,11 @@ impl TryFrom<&PingArgs> for PingConfig {
             timeout_ns: a.timeout,
             session: session_id(),
             bulk,
-            path: Path::choose(period_ns, a.overlap),
+            path,
             split: !a.no_split,
             echo: a.echo,
             busy_poll_us: a.busy_poll,
+            spin_ns: a.spin,
             serve_on: a
                 .peer
                 .serve_on

@@ -153,6 +153,10 @@ pub struct RunSpec {
     pub load_plan: Option<LoadPlan>,
     /// Simulated samples: no real-time setup, reporter collects often.
     pub synthetic: bool,
+    /// Samples come one per this period (timer, net ping): a run bounded by
+    /// `loops` alone lasts about `loops` periods, which sizes its series
+    /// instead of the longest series there can be.
+    pub period_ns: Option<u64>,
     /// Called once after the workers ended and the statistics are final, before
     /// the summary is printed and the file saved: add `details`, notes, etc.
     pub finish: Option<Finisher>,
@@ -161,7 +165,29 @@ pub struct RunSpec {
 /// A benchmark's last word on its result (see [`RunSpec::finish`]).
 pub type Finisher = Box<dyn FnOnce(&mut RunResult) + Send>;
 
+/// Time a run of `loops` periods may take beyond them (start, stalls, the
+/// skipped periods of an overrun): its series get room for this much more.
+const LOOPS_SLACK_NS: u64 = 2_000_000_000;
+
 impl RunSpec {
+    /// How long the run lasts at most, when known: its duration, or (paced
+    /// runs bounded by `loops`) twice the loops' periods and some slack.
+    /// Beyond it a series is only decimated sooner, never lost.
+    pub fn expected_span_ns(&self) -> Option<u64> {
+        let by_loops = match (self.control.loops, self.period_ns) {
+            (Some(n), Some(p)) => Some(
+                n.saturating_mul(p)
+                    .saturating_mul(2)
+                    .saturating_add(LOOPS_SLACK_NS),
+            ),
+            _ => None,
+        };
+        match (self.control.duration_ns, by_loops) {
+            (Some(d), Some(l)) => Some(d.min(l)),
+            (d, l) => d.or(l),
+        }
+    }
+
     /// A run of `benchmark` whose validated settings `config` become the
     /// result's `config`, with the engine's `setup` and the run `control`.
     /// Refuses an idle phase that leaves no load phase.
@@ -196,6 +222,7 @@ impl RunSpec {
             details: serde_json::Map::new(),
             load_plan: setup.loads.clone(),
             synthetic: false,
+            period_ns: None,
             finish: None,
         })
     }
@@ -251,7 +278,7 @@ pub fn execute(
     let runtime = if spec.synthetic {
         None
     } else {
-        let points = spec.control.duration_ns.map_or(usize::MAX, |d| {
+        let points = spec.expected_span_ns().map_or(usize::MAX, |d| {
             usize::try_from(d / spec.control.interval_ns.max(1)).unwrap_or(usize::MAX)
         });
         let phases = if spec.idle_first_ns().is_some() { 2 } else { 1 };

@@ -726,6 +726,34 @@ fn bad_inputs_give_one_line_and_exit_2() {
         &["net", "ping", "127.0.0.1:7357", "--busy-poll", "soon"],
         &["net", "ping", "127.0.0.1:7357", "--busy-poll", "2000000"],
         &["net", "ping", "127.0.0.1:7", "--echo", "--bulk", "1MB/s"],
+        &["net", "ping", "127.0.0.1:7357", "--spin", "0"],
+        &["net", "ping", "127.0.0.1:7357", "--spin", "soon"],
+        &[
+            "net",
+            "ping",
+            "127.0.0.1:7357",
+            "--spin",
+            "20us",
+            "--overlap",
+        ],
+        &[
+            "net",
+            "ping",
+            "127.0.0.1:7357",
+            "--spin",
+            "5us",
+            "--period",
+            "20us",
+        ],
+        &[
+            "net",
+            "ping",
+            "127.0.0.1:7357",
+            "--spin",
+            "2ms",
+            "--period",
+            "1ms",
+        ],
         &[
             "net",
             "ping",
@@ -748,6 +776,29 @@ fn bad_inputs_give_one_line_and_exit_2() {
     assert!(m.contains("--size 10") && m.contains("48"), "{m}");
     let m = msg(&["net", "ping", "127.0.0.1:7357", "--rate", "0"]);
     assert!(m.contains("--rate") && m.contains("above zero"), "{m}");
+    let m = msg(&[
+        "net",
+        "ping",
+        "127.0.0.1:7357",
+        "--spin",
+        "2ms",
+        "--period",
+        "1ms",
+    ]);
+    assert!(
+        m.contains("--spin 2ms") && m.contains("at most the period"),
+        "{m}"
+    );
+    let m = msg(&[
+        "net",
+        "ping",
+        "127.0.0.1:7357",
+        "--spin",
+        "5us",
+        "--period",
+        "20us",
+    ]);
+    assert!(m.contains("one-thread path") && m.contains("50us"), "{m}");
 }
 
 #[test]
@@ -1004,6 +1055,20 @@ fn the_path_follows_period_and_overlap_and_no_split_keeps_the_round_trip_only() 
     let r = ping("busy", &["--rate", "5000/s", "--busy-poll", "50"]);
     assert_eq!(r["config"]["busy_poll_us"], 50);
     assert!(notes(&r).contains("busy polling 50us"), "{}", notes(&r));
+    assert_eq!(
+        u(&r["details"], "spun_replies"),
+        0,
+        "no --spin, no spun reply"
+    );
+    // --spin: the thread polls for each reply instead of sleeping; with a
+    // whole period to spin in, the replies over the veth pair come while it
+    // spins (a few may come later, after a stall of the machine).
+    let r = ping("spin", &["--rate", "2000/s", "--spin", "500us"]);
+    assert_eq!(r["config"]["spin_ns"], 500_000);
+    assert!(notes(&r).contains("spinning up to 500us"), "{}", notes(&r));
+    let spun = u(&r["details"], "spun_replies");
+    assert!((1800..=2000).contains(&spun), "spun {spun} of 2000 replies");
+    assert_eq!(u(&thread(&r, "rtt")["summary"], "samples"), 2000);
     let (code, _) = server.stop(2);
     assert_eq!(code, Some(0));
 }

@@ -250,6 +250,7 @@ pub fn run(cfg: &TimerConfig, command_line: Vec<String>) -> Result<Finished> {
     );
     spec.notes = notes;
     spec.synthetic = synthetic;
+    spec.period_ns = Some(cfg.period_ns);
 
     // Every buffer exists before memory is locked and before the first sample.
     let mut channels = Vec::with_capacity(n);

@@ -103,6 +103,9 @@ pub struct PingCounts {
     pub recv_errors: u64,
     /// Send slots skipped because the sender was more than a period late.
     pub send_overruns: u64,
+    /// Replies taken while spinning (`--spin`): the thread never slept for them.
+    #[serde(default)]
+    pub spun_replies: u64,
     /// TX timestamps matched to a request, and requests left without one.
     pub tx_stamps: u64,
     pub tx_missing: u64,
@@ -139,6 +142,7 @@ impl PingCounts {
             refused,
             recv_errors,
             send_overruns,
+            spun_replies,
             tx_stamps,
             tx_unmatched,
             rx_missing,
@@ -278,7 +282,7 @@ mod tests {
         assert_eq!(m["bulk"]["kind"], Value::from("bulk-udp"));
         assert_eq!(m["bulk"]["requested_bytes_per_s"], Value::Null);
         assert_eq!(m["path"], Value::from("one-thread"));
-        assert_eq!(keys_read_back(&d).len(), 25);
+        assert_eq!(keys_read_back(&d).len(), 26);
         // Without bulk, and without the reply time: still a ping record.
         let mut m = d.to_map();
         m.remove("bulk");

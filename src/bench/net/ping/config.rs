@@ -31,6 +31,9 @@ pub struct PingConfig {
     pub echo: bool,
     /// SO_BUSY_POLL on the socket (`--busy-poll`), µs.
     pub busy_poll_us: Option<u32>,
+    /// After each send, poll for the reply without sleeping for up to this
+    /// long before blocking (`--spin`; one-thread path only), ns.
+    pub spin_ns: Option<u64>,
     /// The board `rtlat net serve` is started on for the run (`--serve-on`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub serve_on: Option<crate::remote::peer::Board>,

@@ -75,6 +75,8 @@ struct Plan {
     loops: Option<u64>,
     duration: Option<u64>,
     timeout: u64,
+    /// `--spin`: poll for each reply this long before blocking (one-thread path).
+    spin: Option<u64>,
 }
 
 /// The window of requests tracked: twice the requests of one timeout, bounded.
@@ -188,10 +190,13 @@ fn first_note(cfg: &PingConfig, local: std::net::SocketAddr) -> String {
     } else {
         "round trip only (--no-split: no kernel timestamps)".into()
     };
-    let busy = cfg
+    let mut busy = cfg
         .busy_poll_us
         .map(|us| format!(", busy polling {us}us"))
         .unwrap_or_default();
+    if let Some(ns) = cfg.spin_ns {
+        busy += &format!(", spinning up to {} for each reply", human_duration(ns));
+    }
     format!(
         "ping {peer} from {local}: {} bytes every {}; {} path: {path}{busy}; {split}, every time on CLOCK_REALTIME",
         cfg.size,
@@ -212,6 +217,9 @@ pub fn run(cfg: &PingConfig, command_line: Vec<String>) -> Result<Outcome> {
         .map_err(|e| Error::env(format!("cannot duplicate the socket: {e}")).because(e))?;
 
     let win = window(cfg.timeout_ns, cfg.period_ns, cfg.common.control.loops);
+    // TX timestamps come within microseconds of the send (hardware ones
+    // within milliseconds) and are read at once, not after a reply's timeout.
+    let tx_win = window(TX_DRAIN_NS, cfg.period_ns, cfg.common.control.loops);
     let interval = cfg.common.control.interval_ns;
     let (mut recs, mut channels) = (Vec::new(), Vec::new());
     for name in series(cfg) {
@@ -225,7 +233,7 @@ pub fn run(cfg: &PingConfig, command_line: Vec<String>) -> Result<Outcome> {
     let (tx, rx) = (take(1), take(2));
     let server = take(3).zip(take(4)).map(|(a, b)| [a, b]);
     let progress = Arc::new(Progress::default());
-    let sender = Sender::new(sock, tx, cfg, win, Arc::clone(&progress));
+    let sender = Sender::new(sock, tx, cfg, tx_win, Arc::clone(&progress));
     let receiver = Receiver::new(rsock, (rtt, rx, server), cfg, win, progress);
 
     let counts: Arc<Mutex<PingCounts>> = Arc::new(Mutex::new(PingCounts::default()));
@@ -241,6 +249,7 @@ pub fn run(cfg: &PingConfig, command_line: Vec<String>) -> Result<Outcome> {
         first_note(cfg, local),
         command_line,
     )?;
+    spec.period_ns = Some(cfg.period_ns);
     if cfg.echo {
         spec.notes.push(format!(
             "no server-side series (server_rx, turnaround): {} is a plain echo service, which returns each request unchanged",
@@ -270,6 +279,7 @@ pub fn run(cfg: &PingConfig, command_line: Vec<String>) -> Result<Outcome> {
         loops: cfg.common.control.loops,
         duration: cfg.common.control.duration_ns,
         timeout: cfg.timeout_ns,
+        spin: cfg.spin_ns,
     };
     let pin = cfg.common.pin();
     let workers = match cfg.path {

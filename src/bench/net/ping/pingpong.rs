@@ -5,6 +5,13 @@
 //! timestamps of a round trip there are exactly two syscalls, `send()` and
 //! `recvmsg()`, and no other thread is woken by the TX timestamp.
 //!
+//! With `--spin`, the thread first polls the socket without sleeping for
+//! up to that long after the send (`recvmsg` with `MSG_DONTWAIT`, the clock
+//! between polls), as a busy-waiting client does: the reply then finds the
+//! thread running instead of waking it, at the cost of the CPU it spins on
+//! (nothing else of lower priority runs there meanwhile). Replies taken so
+//! are counted (`spun_replies`); past the spin it blocks as without it.
+//!
 //! If the reply has not come when the next request is due, the thread sends
 //! that one and takes the late reply (still measured) while waiting for the
 //! next. The blocking `recvmsg` ends at the socket's receive timeout, which
@@ -30,10 +37,13 @@ pub(super) fn run(mut s: Sender, mut r: Receiver, plan: &Plan, stop: &StopFlag) 
     r.start(plan);
     let mut grid = Grid::new(plan);
     let mut careful = false;
+    let spin = plan.spin.unwrap_or(0);
     while let Some(seq) = grid.due(stop) {
         s.send(seq);
         let next = grid.next_at();
-        let answered = if careful {
+        let answered = if spin > 0 && spin_for(&mut r, seq, next.min(now_ns(MONOTONIC) + spin)) {
+            true
+        } else if careful {
             wait_exactly(&mut s, &mut r, seq, next)
         } else {
             // The reply to this request, or the next slot, whichever comes first.
@@ -54,6 +64,21 @@ pub(super) fn run(mut s: Sender, mut r: Receiver, plan: &Plan, stop: &StopFlag) 
     r.drain(sent, plan, stop);
     c.add(&r.finish());
     c
+}
+
+/// Poll for the reply to `seq` without sleeping until `until`
+/// (CLOCK_MONOTONIC); whether it came (then counted as spun).
+#[inline]
+fn spin_for(r: &mut Receiver, seq: u64, until: u64) -> bool {
+    loop {
+        if r.receive_one(false) == Some(seq) {
+            r.c.spun_replies += 1;
+            return true;
+        }
+        if now_ns(MONOTONIC) >= until {
+            return false;
+        }
+    }
 }
 
 /// Take datagrams until the reply to `seq` or until `next` (CLOCK_MONOTONIC)

@@ -35,7 +35,7 @@ pub(super) struct Receiver {
     hardware: bool,
     timeout_ns: u64,
     start_real: u64,
-    c: PingCounts,
+    pub(super) c: PingCounts,
 }
 
 impl Receiver {

@@ -240,6 +240,7 @@ mod tests {
             "split",
             "echo",
             "busy_poll_us",
+            "spin_ns",
         ]
         .into();
         assert_eq!(keys, expected);
@@ -264,6 +265,7 @@ mod tests {
             split: true,
             echo: false,
             busy_poll_us: None,
+            spin_ns: None,
             serve_on: None,
             common: Common {
                 control: RunControl {
