@@ -172,7 +172,8 @@ const LOOPS_SLACK_NS: u64 = 2_000_000_000;
 impl RunSpec {
     /// How long the run lasts at most, when known: its duration, or (paced
     /// runs bounded by `loops`) twice the loops' periods and some slack.
-    /// Beyond it a series is only decimated sooner, never lost.
+    /// A run that outlasts it only makes the reporter's series grow (an
+    /// allocation off the measuring path).
     pub fn expected_span_ns(&self) -> Option<u64> {
         let by_loops = match (self.control.loops, self.period_ns) {
             (Some(n), Some(p)) => Some(
@@ -564,6 +565,33 @@ impl Report<'_> {
 mod tests {
     use super::*;
     use crate::stats::recorder;
+
+    /// A paced run bounded by loops is sized from them; a duration bounds it too.
+    #[test]
+    fn the_expected_span_comes_from_the_duration_or_the_loops() {
+        let spec = |duration_ns, loops, period_ns| {
+            let control = RunControl {
+                duration_ns,
+                loops,
+                ..RunControl::default()
+            };
+            let mut s =
+                RunSpec::new("timer", &0, &Setup::default(), &control, Vec::new()).expect("spec");
+            s.period_ns = period_ns;
+            s.expected_span_ns()
+        };
+        let s = 1_000_000_000;
+        assert_eq!(spec(None, None, Some(1_000_000)), None);
+        assert_eq!(
+            spec(None, Some(1000), None),
+            None,
+            "loops of an unpaced run"
+        );
+        assert_eq!(spec(Some(5 * s), None, None), Some(5 * s));
+        assert_eq!(spec(None, Some(3000), Some(1_000_000)), Some(8 * s));
+        assert_eq!(spec(Some(5 * s), Some(3000), Some(1_000_000)), Some(5 * s));
+        assert_eq!(spec(None, Some(u64::MAX), Some(1)), Some(u64::MAX));
+    }
 
     /// A series kept apart from the total (a timer's IRQ-context latency beside
     /// its thread latency) is in the result's threads, not in its total.
