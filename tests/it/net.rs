@@ -1068,6 +1068,8 @@ fn the_path_follows_period_and_overlap_and_no_split_keeps_the_round_trip_only() 
     assert!(notes(&r).contains("spinning up to 500us"), "{}", notes(&r));
     let spun = u(&r["details"], "spun_replies");
     assert!((1800..=2000).contains(&spun), "spun {spun} of 2000 replies");
+    let said = format!("{spun} of 2000 replies taken while spinning (--spin 500us)");
+    assert!(notes(&r).contains(&said), "{}", notes(&r));
     assert_eq!(u(&thread(&r, "rtt")["summary"], "samples"), 2000);
     let (code, _) = server.stop(2);
     assert_eq!(code, Some(0));

@@ -149,6 +149,14 @@ pub(super) fn finisher(
                 c.tx_missing, c.rx_missing
             ));
         }
+        if let Some(spin) = cfg.spin_ns {
+            r.notes.push(format!(
+                "{} of {} replies taken while spinning (--spin {}), the rest after blocking",
+                c.spun_replies,
+                c.answered,
+                human_duration(spin)
+            ));
+        }
         if c.send_overruns > 0 {
             r.notes.push(format!(
                 "{} send slots skipped: the sender was more than a period late (counted as tx overruns)",
