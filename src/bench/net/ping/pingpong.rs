@@ -41,7 +41,7 @@ pub(super) fn run(mut s: Sender, mut r: Receiver, plan: &Plan, stop: &StopFlag) 
     while let Some(seq) = grid.due(stop) {
         s.send(seq);
         let next = grid.next_at();
-        let answered = if spin > 0 && spin_for(&mut r, seq, next.min(now_ns(MONOTONIC) + spin)) {
+        let answered = if spin > 0 && r.spin_for(seq, next.min(now_ns(MONOTONIC) + spin)) {
             true
         } else if careful {
             wait_exactly(&mut s, &mut r, seq, next)
@@ -64,21 +64,6 @@ pub(super) fn run(mut s: Sender, mut r: Receiver, plan: &Plan, stop: &StopFlag) 
     r.drain(sent, plan, stop);
     c.add(&r.finish());
     c
-}
-
-/// Poll for the reply to `seq` without sleeping until `until`
-/// (CLOCK_MONOTONIC); whether it came (then counted as spun).
-#[inline]
-fn spin_for(r: &mut Receiver, seq: u64, until: u64) -> bool {
-    loop {
-        if r.receive_one(false) == Some(seq) {
-            r.c.spun_replies += 1;
-            return true;
-        }
-        if now_ns(MONOTONIC) >= until {
-            return false;
-        }
-    }
 }
 
 /// Take datagrams until the reply to `seq` or until `next` (CLOCK_MONOTONIC)

@@ -35,7 +35,7 @@ pub(super) struct Receiver {
     hardware: bool,
     timeout_ns: u64,
     start_real: u64,
-    pub(super) c: PingCounts,
+    c: PingCounts,
 }
 
 impl Receiver {
@@ -118,6 +118,21 @@ impl Receiver {
                     }
                 }
                 None
+            }
+        }
+    }
+
+    /// Poll for the reply to `seq` without sleeping until `until`
+    /// (CLOCK_MONOTONIC); whether it came (then counted as spun).
+    #[inline]
+    pub(super) fn spin_for(&mut self, seq: u64, until: u64) -> bool {
+        loop {
+            if self.receive_one(false) == Some(seq) {
+                self.c.spun_replies += 1;
+                return true;
+            }
+            if now_ns(MONOTONIC) >= until {
+                return false;
             }
         }
     }
