@@ -1,6 +1,7 @@
 //! The plots: histogram (log count axis), latency over time, latency by
 //! percentile, for one result's threads or several results' main figures.
 
+use super::math::Logs;
 use super::writer::*;
 use crate::result::{RunResult, ThreadResult};
 use crate::stats::histogram::{representative, upper_bound, Overflow};
@@ -94,7 +95,7 @@ impl Bins {
                 let mut bins = BTreeMap::new();
                 for (i, c) in h.nonzero() {
                     let v = representative(i).clamp(h.min, h.max).max(1);
-                    let bin = ((v as f64).log2() * LOG_BINS_PER_OCTAVE).floor() as u64;
+                    let bin = ((v as f64).lb() * LOG_BINS_PER_OCTAVE).floor() as u64;
                     *bins.entry(bin).or_insert(0u64) += c;
                 }
                 bins
@@ -110,7 +111,7 @@ impl Bins {
                 us_f(bin.saturating_add(1).saturating_mul(w)),
             ),
             Bins::Log => {
-                let at = |b: u64| (b as f64 / LOG_BINS_PER_OCTAVE) * 2f64.log10() - 3.0;
+                let at = |b: u64| (b as f64 / LOG_BINS_PER_OCTAVE) * 2f64.lg() - 3.0;
                 (at(bin), at(bin.saturating_add(1)))
             }
         }
@@ -120,7 +121,7 @@ impl Bins {
     fn x_of(&self, ns: u64) -> f64 {
         match *self {
             Bins::Linear { .. } => us_f(ns),
-            Bins::Log => us_f(ns.max(1)).log10(),
+            Bins::Log => us_f(ns.max(1)).lg(),
         }
     }
 
@@ -128,7 +129,7 @@ impl Bins {
     fn x_after(&self, ns: u64) -> f64 {
         match *self {
             Bins::Linear { w, .. } => us_f(ns / w * w + w),
-            Bins::Log => self.x_of(ns) + 2f64.log10() / LOG_BINS_PER_OCTAVE,
+            Bins::Log => self.x_of(ns) + 2f64.lg() / LOG_BINS_PER_OCTAVE,
         }
     }
 
@@ -144,8 +145,8 @@ impl Bins {
             }
             Bins::Log => log_axis(
                 &format!("{quantity} in µs (log scale; bins 1/16 octave, 4.4 % wide)"),
-                us_f(lo.max(1)).log10(),
-                us_f(hi.max(1)).log10() + 0.01,
+                us_f(lo.max(1)).lg(),
+                us_f(hi.max(1)).lg() + 0.01,
                 decade,
             ),
         }
@@ -279,8 +280,8 @@ pub fn histogram_plot(f: &Figure) -> Plot {
         all_bins.push(b);
     }
     let x = bins.axis(f.quantity, lo, hi);
-    let base = (0.5f64).log10();
-    let top = (max_count as f64).log10().ceil().max(1.0);
+    let base = (0.5f64).lg();
+    let top = (max_count as f64).lg().ceil().max(1.0);
     let mut y = log_axis("samples per bin (log scale)", 0.0, top, decade);
     y.min = base;
     let mut lines = Vec::new();
@@ -292,7 +293,7 @@ pub fn histogram_plot(f: &Figure) -> Plot {
         if let Some(o) = c.overflow {
             bands.push(Band {
                 x: (bins.x_of(o.from_ns), bins.x_after(h.max.max(o.from_ns))),
-                y: (base, (o.count as f64).log10().max(0.0)),
+                y: (base, (o.count as f64).lg().max(0.0)),
                 color: i,
                 text: c.beyond_text(&o, named),
             });
@@ -301,7 +302,7 @@ pub fn histogram_plot(f: &Figure) -> Plot {
         let mut prev_end: Option<u64> = None;
         for (&bin, &c) in counts {
             let (x0, x1) = bins.edges(bin);
-            let yv = (c as f64).log10();
+            let yv = (c as f64).lg();
             if prev_end != Some(bin) {
                 if let Some(e) = prev_end {
                     pts.push(Some((bins.edges(e).0, base)));
@@ -358,8 +359,8 @@ fn wants_log(reference_ns: u64, hi_ns: u64) -> bool {
 /// minimum (a tool's anticipation) on a linear axis.
 fn latency_axis(quantity: &str, lo_ns: i64, hi_ns: i64, log: bool) -> Axis {
     if log && lo_ns >= 0 {
-        let lo = (us_i(lo_ns).max(0.1)).log10();
-        let hi = us_i(hi_ns).max(0.1).log10();
+        let lo = (us_i(lo_ns).max(0.1)).lg();
+        let hi = us_i(hi_ns).max(0.1).lg();
         log_axis(&format!("{quantity} in µs (log scale)"), lo, hi, decade)
     } else {
         let from = if lo_ns < 0 || lo_ns > hi_ns / 2 {
@@ -381,7 +382,7 @@ fn us_i(ns: i64) -> f64 {
 
 fn latency_value(ns: i64, log: bool) -> f64 {
     if log {
-        us_i(ns).max(0.1).log10()
+        us_i(ns).max(0.1).lg()
     } else {
         us_i(ns)
     }
@@ -524,12 +525,12 @@ fn percentile_points(
     if n == 0 {
         return pts;
     }
-    let end = (n as f64).log10().min(x_max);
+    let end = (n as f64).lg().min(x_max);
     let x_of = |seen: u64| -> f64 {
         if seen >= n {
             end
         } else {
-            (-(1.0 - seen as f64 / n as f64).log10()).min(end)
+            (-(1.0 - seen as f64 / n as f64).lg()).min(end)
         }
     };
     let stop = x_of(in_range.min(n));
@@ -567,7 +568,7 @@ fn nines(k: i32) -> String {
 pub fn percentile_plot(f: &Figure) -> Plot {
     let (filled, lo, hi) = f.filled();
     let n_max = filled.iter().map(|c| c.hist.samples).max().unwrap_or(10);
-    let x_max = (n_max as f64).log10().ceil().clamp(1.0, 12.0);
+    let x_max = (n_max as f64).lg().ceil().clamp(1.0, 12.0);
     // (No samples: 0, which the log test takes as 1 µs.)
     let log = wants_log(bulk(&filled), hi);
     let mut x = log_axis("percentile (axis: 1 − p on a log scale)", 0.0, x_max, nines);
@@ -594,7 +595,7 @@ pub fn percentile_plot(f: &Figure) -> Plot {
                 .copied()
                 .flatten()
                 .map_or(0.0, |p| p.0);
-            let end = (h.samples as f64).log10().min(x_max);
+            let end = (h.samples as f64).lg().min(x_max);
             bands.push(Band {
                 x: (from, end.max(from)),
                 y: (

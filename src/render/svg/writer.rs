@@ -7,6 +7,7 @@
 //! same bytes. No fonts, scripts or external references: `font-family:
 //! sans-serif` and whatever the viewer has.
 
+use super::math::{pow10, Logs};
 use std::fmt::Write;
 
 pub const WIDTH: f64 = 960.0;
@@ -195,7 +196,7 @@ pub fn nice_up(v: f64) -> f64 {
     if v.is_nan() || v <= 0.0 || !v.is_finite() {
         return 1.0;
     }
-    let mut p = 10f64.powf(v.log10().floor());
+    let mut p = pow10(v.lg().floor());
     while p < v * (1.0 - 1e-12) {
         p = if p * 2.0 >= v * (1.0 - 1e-12) {
             p * 2.0
@@ -213,7 +214,7 @@ fn tick_label(v: f64, step: f64) -> String {
     let decimals = if step >= 1.0 {
         0
     } else {
-        (-step.log10().floor()) as usize
+        (-step.lg().floor()) as usize
     };
     let s = format!("{v:.decimals$}");
     if s.starts_with('-')
