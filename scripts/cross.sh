@@ -194,7 +194,19 @@ board_ppc timer --context irq --duration 1s 2>"$work/board-context.err" || st=$?
 # (musl's own scheduling wrappers are ENOSYS stubs: this run would catch their use).
 x86="$target_dir/$MUSL/release/rtlat"
 if [ "$(id -u)" = 0 ]; then
-    "$x86" timer --duration 2s --quiet --json "$work/x86_64.json"
+    # One CPU, real-time settings, memory locked: what benches/memory.py
+    # compares with cyclictest -t1 -m. mlockall makes every mapped page
+    # resident, so the static build (no libc.so, ld.so or libgcc_s mapped,
+    # musl's small heap) is the one held to issue 13's 4 MiB.
+    "$x86" timer --cpus 0 --duration 2s --quiet --json "$work/x86_64.json" &
+    pid=$!
+    sleep 1.5
+    hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$pid/status" 2>/dev/null || echo 0)
+    wait "$pid" || fail "the static x86_64 timer run failed"
+    [ "${hwm:-0}" -gt 0 ] || fail "could not read the static x86_64 run's VmHWM"
+    [ "$hwm" -le 4096 ] || fail "the static x86_64 build held $hwm kB resident (VmHWM) \
+in a one-CPU timer run; at most 4096 kB (benches/memory.py shows where it goes)"
+    say "static x86_64 timer --cpus 0: VmHWM $hwm kB (at most 4096 kB)"
 else
     "$x86" timer --policy other --no-mlock --dma-latency off --duration 2s --quiet \
         --json "$work/x86_64.json"
