@@ -218,11 +218,33 @@ cargo clippy --locked --all-targets --target $PPC -- -D warnings
 step_done "clippy clean for powerpc"
 emulated_tests() { # triple, emulator, sysroot
     say "tests for $1 under $2"
+    log="$work/tests-$1.log"
     # A test that hangs in the emulator fails this stage after 25 minutes
     # instead of holding CI to its limit.
-    QEMU_LD_PREFIX="$3" RTLAT_TEST_EMULATOR="$2" RUSTFLAGS="$deny" \
-        timeout --kill-after=30 1500 cargo test --locked --profile emulated --target "$1" ||
-        fail "tests for $1 under $2 failed or did not end within 25 minutes"
+    if QEMU_LD_PREFIX="$3" RTLAT_TEST_EMULATOR="$2" RUSTFLAGS="$deny" \
+        timeout --kill-after=30 1500 cargo test --locked --no-fail-fast --profile emulated \
+        --target "$1" >"$log" 2>&1; then
+        cat "$log"
+        return 0
+    fi
+    cat "$log"
+    # qemu-user now and then hangs a child that a multi-threaded process
+    # forks before it reaches exec (CI saw a test's `rtlat import` killed by
+    # its 60 s timeout, and a load's pre-exec child outlive its parent; each
+    # takes under a second otherwise). A test that failed is run once more,
+    # alone; one that fails again fails the stage. At most 3: more failures
+    # than that are not the emulator's.
+    failed=$(sed -n 's/^---- \(.*\) stdout ----$/\1/p' "$log" | sort -u)
+    n=$(printf '%s\n' "$failed" | grep -c . || true)
+    [ "$n" -ge 1 ] && [ "$n" -le 3 ] ||
+        fail "tests for $1 under $2 failed ($n failed tests) or did not end within 25 minutes"
+    for t in $failed; do
+        say "under $2, $t failed: running it once more, alone"
+        QEMU_LD_PREFIX="$3" RTLAT_TEST_EMULATOR="$2" RUSTFLAGS="$deny" \
+            timeout --kill-after=30 300 cargo test --locked --profile emulated --target "$1" \
+            -- --exact "$t" || fail "under $2, $t failed twice"
+        say "under $2, $t passed on its second run (counted as passed; see above for the first)"
+    done
 }
 emulated_tests $ARMV7 qemu-arm-static /usr/arm-linux-gnueabihf
 step_done "armv7 tests passed under qemu-arm-static"
