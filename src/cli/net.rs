@@ -2,7 +2,9 @@
 //! configurations of [`crate::bench::net`].
 
 use super::common::{positive_duration, MeasureArgs};
-use crate::bench::net::ping::{session_id, BulkPlan, Path, ONE_THREAD_MIN_PERIOD_NS};
+use crate::bench::net::ping::{
+    default_spin, session_id, BulkPlan, Path, ONE_THREAD_MIN_PERIOD_NS,
+};
 use crate::bench::net::wire::{HEADER, MAX_DATAGRAM};
 use crate::bench::net::{
     parse_byte_rate, parse_rate, resolve, Common, NetConfig, PingConfig, ServeConfig, Timestamps,
@@ -157,9 +159,9 @@ pub struct PingArgs {
     /// Busy-poll the device queue up to USEC microseconds in each receive (SO_BUSY_POLL)
     #[arg(long, value_name = "USEC", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub busy_poll: Option<u32>,
-    /// After each send, poll for the reply without sleeping for up to DURATION, then block (any device; costs CPU; the thread keeps its CPU from other work meanwhile)
-    #[arg(long, value_name = "DURATION", value_parser = positive_duration, conflicts_with = "overlap")]
-    pub spin: Option<u64>,
+    /// After each send, poll for the reply without sleeping for up to DURATION, then block (any device; costs CPU; the thread keeps its CPU from other work meanwhile); `off` always blocks [default: up to 50us or half the period on the one-thread path, off on PREEMPT_RT]
+    #[arg(long, value_name = "DURATION|off", value_parser = spin_arg, conflicts_with = "overlap")]
+    pub spin: Option<Spin>,
     #[command(flatten)]
     pub peer: PeerArgs,
     #[command(flatten)]
@@ -289,6 +291,22 @@ impl TryFrom<&ServeArgs> for ServeConfig {
 }
 
 /// The period and the rate of `--rate` or `--period` (default 1000/s).
+/// `--spin`: a duration to poll for each reply, or `off`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Spin {
+    For(u64),
+    Off,
+}
+
+fn spin_arg(s: &str) -> std::result::Result<Spin, String> {
+    if s.eq_ignore_ascii_case("off") {
+        return Ok(Spin::Off);
+    }
+    positive_duration(s)
+        .map(Spin::For)
+        .map_err(|e| format!("{e}, or off to always block"))
+}
+
 fn pacing(a: &PingArgs) -> Result<(u64, f64)> {
     let (period_ns, rate_per_s) = match (&a.rate, a.period) {
         (Some(r), _) => {
@@ -386,7 +404,7 @@ impl TryFrom<&PingArgs> for PingConfig {
         let bind = bind_address(a, peer)?;
         let bulk = bulk_plan(a, peer)?;
         let path = Path::choose(period_ns, a.overlap);
-        if let Some(spin) = a.spin {
+        if let Some(Spin::For(spin)) = a.spin {
             if path == Path::TwoThread {
                 return Err(Error::usage(format!(
                     "--spin needs the one-thread path, and a period of {} takes two threads; give a period of at least {}",
@@ -422,7 +440,12 @@ impl TryFrom<&PingArgs> for PingConfig {
             split: !a.no_split,
             echo: a.echo,
             busy_poll_us: a.busy_poll,
-            spin_ns: a.spin,
+            spin_ns: match a.spin {
+                Some(Spin::For(ns)) => Some(ns),
+                Some(Spin::Off) => None,
+                None => default_spin(path, period_ns, crate::sysinfo::is_preempt_rt()),
+            },
+            spin_by_default: a.spin.is_none(),
             serve_on: a
                 .peer
                 .serve_on

@@ -194,6 +194,15 @@ pub fn online_cpus() -> Vec<usize> {
         })
 }
 
+/// Whether the running kernel is PREEMPT_RT (`/sys/kernel/realtime`, else
+/// `uname -v`), read at once for choices a run makes by default.
+pub fn is_preempt_rt() -> bool {
+    let root = Path::new("/");
+    let realtime = read(root, "sys/kernel/realtime").and_then(|t| parse_bool(&t));
+    let version = read(root, "proc/sys/kernel/version");
+    derive_preempt_model(realtime, version.as_deref(), None, None, None) == "PREEMPT_RT"
+}
+
 fn collect(root: &Path, names: Option<Names>) -> SystemInfo {
     let names = names.unwrap_or_else(|| Names {
         hostname: read(root, "proc/sys/kernel/hostname"),

@@ -728,6 +728,7 @@ fn bad_inputs_give_one_line_and_exit_2() {
         &["net", "ping", "127.0.0.1:7", "--echo", "--bulk", "1MB/s"],
         &["net", "ping", "127.0.0.1:7357", "--spin", "0"],
         &["net", "ping", "127.0.0.1:7357", "--spin", "soon"],
+        &["net", "ping", "127.0.0.1:7357", "--spin", "offf"],
         &[
             "net",
             "ping",
@@ -1034,9 +1035,30 @@ fn the_path_follows_period_and_overlap_and_no_split_keeps_the_round_trip_only() 
         ["rtt", "tx", "rx", "server_rx", "turnaround"]
     );
     assert!(u(&thread(&r, "tx")["summary"], "samples") > 0);
+    // Without --spin the one-thread path spins up to 50us (half the 200us
+    // period would be more) for each reply, except on PREEMPT_RT.
+    let rt = std::fs::read_to_string("/sys/kernel/realtime").is_ok_and(|t| t.trim() == "1");
+    assert_eq!(r["config"]["spin_by_default"], true);
+    if rt {
+        assert!(r["config"]["spin_ns"].is_null());
+        assert!(notes(&r).contains("no spin by default on PREEMPT_RT"));
+    } else {
+        assert_eq!(r["config"]["spin_ns"], 50_000);
+        assert!(
+            notes(&r).contains("spinning up to 50us for each reply (the default"),
+            "{}",
+            notes(&r)
+        );
+        assert!(
+            notes(&r).contains("replies taken while spinning (spinning up to 50us by default)"),
+            "{}",
+            notes(&r)
+        );
+    }
     // Asked to overlap, or a period too short for a round trip: two threads.
     let r = ping("overlap", &["--rate", "5000/s", "--overlap"]);
     assert_eq!(r["config"]["path"], "two-thread");
+    assert!(r["config"]["spin_ns"].is_null(), "no spin on two threads");
     assert!(notes(&r).contains("--overlap"), "{}", notes(&r));
     let r = ping("short", &["--period", "20us", "--timeout", "100ms"]);
     assert_eq!(r["config"]["path"], "two-thread");
@@ -1052,19 +1074,25 @@ fn the_path_follows_period_and_overlap_and_no_split_keeps_the_round_trip_only() 
     assert_eq!(r["details"]["server_series"], false);
     assert_eq!(u(&thread(&r, "rtt")["summary"], "samples"), 2000);
     // --busy-poll is set on the socket and recorded.
-    let r = ping("busy", &["--rate", "5000/s", "--busy-poll", "50"]);
+    let r = ping(
+        "busy",
+        &["--rate", "5000/s", "--busy-poll", "50", "--spin", "off"],
+    );
     assert_eq!(r["config"]["busy_poll_us"], 50);
+    assert!(r["config"]["spin_ns"].is_null());
+    assert_eq!(r["config"]["spin_by_default"], false);
     assert!(notes(&r).contains("busy polling 50us"), "{}", notes(&r));
     assert_eq!(
         u(&r["details"], "spun_replies"),
         0,
-        "no --spin, no spun reply"
+        "--spin off, no spun reply"
     );
     // --spin: the thread polls for each reply instead of sleeping; with a
     // whole period to spin in, the replies over the veth pair come while it
     // spins (a few may come later, after a stall of the machine).
     let r = ping("spin", &["--rate", "2000/s", "--spin", "500us"]);
     assert_eq!(r["config"]["spin_ns"], 500_000);
+    assert_eq!(r["config"]["spin_by_default"], false);
     assert!(notes(&r).contains("spinning up to 500us"), "{}", notes(&r));
     let spun = u(&r["details"], "spun_replies");
     assert!((1800..=2000).contains(&spun), "spun {spun} of 2000 replies");

@@ -34,6 +34,8 @@ pub struct PingConfig {
     /// After each send, poll for the reply without sleeping for up to this
     /// long before blocking (`--spin`; one-thread path only), ns.
     pub spin_ns: Option<u64>,
+    /// `spin_ns` is the default choice ([`default_spin`]), not `--spin`'s.
+    pub spin_by_default: bool,
     /// The board `rtlat net serve` is started on for the run (`--serve-on`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub serve_on: Option<crate::remote::peer::Board>,
@@ -94,4 +96,32 @@ pub fn session_id() -> u32 {
     let t = now_ns(REALTIME) ^ now_ns(MONOTONIC).rotate_left(32);
     let x = (t ^ (u64::from(std::process::id()) << 17)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     ((x >> 32) as u32) | 1
+}
+
+/// The longest spin chosen by default: a round trip over a veth pair or one
+/// Ethernet hop on an idle machine comes well within it.
+pub const DEFAULT_SPIN_MAX_NS: u64 = 50_000;
+
+/// How long the one-thread path polls for each reply when `--spin` is not
+/// given: up to [`DEFAULT_SPIN_MAX_NS`] or half the period, whichever is
+/// shorter, so the reply finds the thread running (as a busy-waiting client
+/// such as sockperf's does) at a bounded cost in CPU. None on the two-thread
+/// path, and none on a PREEMPT_RT kernel, where the interrupt and softirq
+/// threads that deliver the reply may run below the spinning thread on its
+/// CPU.
+pub fn default_spin(path: Path, period_ns: u64, preempt_rt: bool) -> Option<u64> {
+    (path == Path::OneThread && !preempt_rt).then(|| DEFAULT_SPIN_MAX_NS.min(period_ns / 2))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_spin_is_bounded_and_off_where_it_could_starve_the_reply() {
+        assert_eq!(default_spin(Path::OneThread, 1_000_000, false), Some(50_000));
+        assert_eq!(default_spin(Path::OneThread, 60_000, false), Some(30_000));
+        assert_eq!(default_spin(Path::OneThread, 1_000_000, true), None);
+        assert_eq!(default_spin(Path::TwoThread, 1_000_000, false), None);
+    }
 }

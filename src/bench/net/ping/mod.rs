@@ -33,7 +33,10 @@ mod report;
 mod send;
 mod serve_on;
 
-pub use config::{session_id, BulkPlan, Path, PingConfig, ONE_THREAD_MIN_PERIOD_NS};
+pub use config::{
+    default_spin, session_id, BulkPlan, Path, PingConfig, DEFAULT_SPIN_MAX_NS,
+    ONE_THREAD_MIN_PERIOD_NS,
+};
 
 use super::{block_signals, prepare_socket, run_spec, MONOTONIC, RECV_SLICE_NS};
 use crate::engine::{self, Channel, StopFlag, Worker, WorkerEnd};
@@ -194,8 +197,20 @@ fn first_note(cfg: &PingConfig, local: std::net::SocketAddr) -> String {
         .busy_poll_us
         .map(|us| format!(", busy polling {us}us"))
         .unwrap_or_default();
-    if let Some(ns) = cfg.spin_ns {
-        busy += &format!(", spinning up to {} for each reply", human_duration(ns));
+    match (cfg.spin_ns, cfg.spin_by_default) {
+        (Some(ns), false) => {
+            busy += &format!(", spinning up to {} for each reply", human_duration(ns));
+        }
+        (Some(ns), true) => {
+            busy += &format!(
+                ", spinning up to {} for each reply (the default; --spin off always blocks)",
+                human_duration(ns)
+            );
+        }
+        (None, true) if cfg.path == Path::OneThread => {
+            busy += ", blocking for each reply (no spin by default on PREEMPT_RT: the threads that deliver the reply may run below this one; --spin DURATION to spin)";
+        }
+        (None, _) => {}
     }
     format!(
         "ping {peer} from {local}: {} bytes every {}; {} path: {path}{busy}; {split}, every time on CLOCK_REALTIME",

@@ -150,11 +150,14 @@ pub(super) fn finisher(
             ));
         }
         if let Some(spin) = cfg.spin_ns {
+            let how = if cfg.spin_by_default {
+                format!("spinning up to {} by default", human_duration(spin))
+            } else {
+                format!("--spin {}", human_duration(spin))
+            };
             r.notes.push(format!(
-                "{} of {} replies taken while spinning (--spin {}), the rest after blocking",
-                c.spun_replies,
-                c.answered,
-                human_duration(spin)
+                "{} of {} replies taken while spinning ({how}), the rest after blocking",
+                c.spun_replies, c.answered,
             ));
         }
         if c.send_overruns > 0 {
@@ -249,6 +252,7 @@ mod tests {
             "echo",
             "busy_poll_us",
             "spin_ns",
+            "spin_by_default",
         ]
         .into();
         assert_eq!(keys, expected);
@@ -274,6 +278,7 @@ mod tests {
             echo: false,
             busy_poll_us: None,
             spin_ns: None,
+            spin_by_default: false,
             serve_on: None,
             common: Common {
                 control: RunControl {
