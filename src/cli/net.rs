@@ -2,9 +2,7 @@
 //! configurations of [`crate::bench::net`].
 
 use super::common::{positive_duration, MeasureArgs};
-use crate::bench::net::ping::{
-    default_spin, session_id, BulkPlan, Path, ONE_THREAD_MIN_PERIOD_NS,
-};
+use crate::bench::net::ping::{default_spin, session_id, BulkPlan, Path, ONE_THREAD_MIN_PERIOD_NS};
 use crate::bench::net::wire::{HEADER, MAX_DATAGRAM};
 use crate::bench::net::{
     parse_byte_rate, parse_rate, resolve, Common, NetConfig, PingConfig, ServeConfig, Timestamps,

@@ -119,7 +119,10 @@ mod tests {
 
     #[test]
     fn the_default_spin_is_bounded_and_off_where_it_could_starve_the_reply() {
-        assert_eq!(default_spin(Path::OneThread, 1_000_000, false), Some(50_000));
+        assert_eq!(
+            default_spin(Path::OneThread, 1_000_000, false),
+            Some(50_000)
+        );
         assert_eq!(default_spin(Path::OneThread, 60_000, false), Some(30_000));
         assert_eq!(default_spin(Path::OneThread, 1_000_000, true), None);
         assert_eq!(default_spin(Path::TwoThread, 1_000_000, false), None);
