@@ -1,33 +1,56 @@
-#!/bin/sh
-# Cross builds and emulated tests for the boards rtlat runs on (issue 7).
+#!/bin/bash
+# The release binaries of every target, built once each, and the tests that
+# need them: what scripts/test.sh runs as its artifacts lane.
 #
-#  1. release binaries for aarch64, armv7 and 32-bit PowerPC (glibc) and a
-#     static x86_64 (musl), each checked with `file` for its architecture and
-#     for being stripped, their sizes printed (armv7 and PowerPC held to a
-#     ceiling); the board build (`--no-default-features`: no host-tools, no
-#     kernel-trace) of aarch64, armv7 and PowerPC, sizes printed, armv7 and
-#     PowerPC held to the boards' 2 MB; aarch64 (under qemu), the PowerPC
-#     board build and musl (natively, real-time settings) run once, the
-#     PowerPC board build refusing `import` and `timer --context`;
-#  2. the unit and integration test suites for armv7 and powerpc under
-#     qemu-user: cargo starts the test binaries through the `runner` of
-#     .cargo/config.toml; what the tests start (the rtlat binary, and the load
-#     host rtlat re-executes) runs through binfmt_misc, registered here;
-#  3. a 2 s `timer` run of the PowerPC release build under qemu-ppc-static whose result
-#     file the x86_64 build reads, reports and compares (byte order and schema agree).
+#   scripts/cross.sh build     each binary once per target, checked and run
+#   scripts/cross.sh emulated  the armv7 and PowerPC test suites under qemu-user
+#   scripts/cross.sh           both
 #
-# Needs (Debian): gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf gcc-powerpc-linux-gnu
-# libc6-dev-arm64-cross libc6-dev-armhf-cross libc6-dev-powerpc-cross qemu-user-static
-# binfmt-support file, rustup (it adds the four targets' rust-std), and root unless
-# qemu-arm and qemu-ppc are already registered with binfmt_misc.
-# scripts/test.sh runs this unless RTLAT_SKIP_CROSS=1 (CI always runs it).
-set -eu
+# build:
+#  - release binaries (Cargo.toml's shipped profile: fat LTO, one codegen unit,
+#    stripped) of x86_64 static (musl), x86_64 glibc (the amd64 package),
+#    aarch64, armv7 and 32-bit PowerPC; the board build (--no-default-features:
+#    no host-tools, no kernel-trace) of aarch64, armv7 and PowerPC, as
+#    target/TRIPLE/release/rtlat-board. Each is checked with `file` for its
+#    architecture and for being stripped; armv7 and PowerPC are held to size
+#    ceilings (the board builds to a small board's 2 MB);
+#  - aarch64 (under qemu) and the PowerPC board build run once, the latter
+#    refusing `import` and `timer --context`; the static x86_64 build runs with
+#    real-time settings and is held to 4 MiB resident and to a flat RSS;
+#  - a PowerPC run's result file, read, reported and compared by the x86_64
+#    build ($CROSS_OUT/ppc.json; scripts/test.sh hands it to the test
+#    cross::a_result_from_a_big_endian_32_bit_build_loads);
+#  - the Debian packages of amd64, arm64 and armhf from these binaries
+#    (scripts/deb.sh --no-build), in $CROSS_OUT/debs.
+#  Files named in $CROSS_READY (a directory, when set) tell scripts/test.sh's
+#  other lanes what is ready: `static` (the musl binary), `foreign` (ppc.json),
+#  `debs`.
+#
+# emulated: the unit and integration tests of armv7 and PowerPC under qemu-user
+# (cargo-nextest, profile `emulated` of .config/nextest.toml: where byte order
+# and word size matter, plus one smoke run of each benchmark; a test that fails
+# is run once more and reported as flaky when it then passes). What the tests
+# start (rtlat, and the load host rtlat re-executes) runs through binfmt_misc,
+# registered here.
+#
+# Needs (Debian, scripts/packages.txt): the cross toolchains, qemu-user-static,
+# binfmt-support, file, musl-tools; rustup (it adds the targets' rust-std); root
+# unless qemu-arm and qemu-ppc are already registered with binfmt_misc.
+set -eu -o pipefail
 cd "$(dirname "$0")/.."
 
 AARCH64=aarch64-unknown-linux-gnu
 ARMV7=armv7-unknown-linux-gnueabihf
 PPC=powerpc-unknown-linux-gnu
 MUSL=x86_64-unknown-linux-musl
+GNU=x86_64-unknown-linux-gnu
+
+what=${1:-all}
+case "$what" in build | emulated | all) ;; *)
+    echo "usage: scripts/cross.sh [build|emulated]" >&2
+    exit 2
+    ;;
+esac
 
 started=$(date +%s)
 step_started=$started
@@ -41,6 +64,7 @@ fail() {
     echo "cross: FAILED: $*" >&2
     exit 1
 }
+ready() { [ -z "${CROSS_READY:-}" ] || touch "$CROSS_READY/$1"; }
 
 # --- tools -------------------------------------------------------------------
 missing=""
@@ -51,12 +75,8 @@ done
 for sysroot in /usr/arm-linux-gnueabihf /usr/powerpc-linux-gnu /usr/aarch64-linux-gnu; do
     [ -d "$sysroot/lib" ] || missing="$missing $sysroot"
 done
-if [ -n "$missing" ]; then
-    fail "missing:$missing. Install: apt-get install gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf \
-gcc-powerpc-linux-gnu libc6-dev-arm64-cross libc6-dev-armhf-cross libc6-dev-powerpc-cross \
-qemu-user-static binfmt-support file (or skip the cross part: RTLAT_SKIP_CROSS=1 scripts/test.sh)"
-fi
-
+[ -z "$missing" ] || fail "missing:$missing. Install the cross part of scripts/packages.txt \
+(scripts/setup.sh as root does), or skip it on a developer's machine: RTLAT_SKIP_CROSS=1 scripts/test.sh"
 sysroot=$(rustc --print sysroot)
 for t in $AARCH64 $ARMV7 $PPC $MUSL; do
     [ -d "$sysroot/lib/rustlib/$t" ] && continue
@@ -64,49 +84,27 @@ for t in $AARCH64 $ARMV7 $PPC $MUSL; do
     rustup target add "$t" >/dev/null
 done
 
-# The tests start foreign binaries themselves (rtlat, and rtlat re-executing
-# itself as the load host): the kernel hands them to qemu through binfmt_misc.
-# Registered as Debian's binfmt-support does on a normal install, and left so.
-binfmt=/proc/sys/fs/binfmt_misc
-registered() { [ "$(head -n 1 "$binfmt/$1" 2>/dev/null)" = enabled ]; }
-for q in qemu-arm qemu-ppc; do
-    registered $q && continue
-    [ -e "$binfmt/status" ] || mount -t binfmt_misc binfmt_misc "$binfmt" 2>/dev/null || true
-    update-binfmts --enable $q >/dev/null 2>&1 || true
-    registered $q || fail "cannot register $q with binfmt_misc: run as root with binfmt-support \
-installed (or skip the cross part: RTLAT_SKIP_CROSS=1 scripts/test.sh)"
-done
-
 target_dir=$(cargo metadata --format-version 1 --no-deps --locked |
     sed 's/.*"target_directory":"\([^"]*\)".*/\1/')
+CROSS_OUT=${CROSS_OUT:-$target_dir/cross-out}
+mkdir -p "$CROSS_OUT"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT INT TERM
-step_done "tools, targets and binfmt_misc ready"
 
-# Warnings are errors on every target, as natively: 32-bit, big-endian, musl and
-# c_char = u8 show problems x86_64 glibc never does. (With --target, RUSTFLAGS
-# does not touch the host's build scripts and proc macros.)
-deny="${RUSTFLAGS:-} -D warnings"
+# Warnings are errors on every target, as natively: 32-bit, big-endian, musl
+# and c_char = u8 show problems x86_64 glibc never does. Per target, so that
+# PowerPC keeps .cargo/config.toml's flags (not PIE) and every cargo call here
+# has the same flags (nothing rebuilt between them); RUSTFLAGS would replace them.
+unset RUSTFLAGS
+export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUSTFLAGS="-D warnings"
+export CARGO_TARGET_ARMV7_UNKNOWN_LINUX_GNUEABIHF_RUSTFLAGS="-D warnings"
+export CARGO_TARGET_POWERPC_UNKNOWN_LINUX_GNU_RUSTFLAGS="-C relocation-model=static -D warnings"
+export CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_RUSTFLAGS="-D warnings"
+export CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUSTFLAGS="-D warnings"
 
-# --- 1. every target built, architecture checked, sizes printed -------------------
-# All four in release, as shipped (Cargo.toml: LTO, one codegen unit, stripped).
-# armv7 and PowerPC also build the test suites and the binary they test in the
-# `emulated` profile (.cargo/config.toml: dev checks, light optimisation).
-# PowerPC as .cargo/config.toml builds it (not PIE), which RUSTFLAGS would replace.
-ppc_flags="$deny -C relocation-model=static"
-RUSTFLAGS="$deny" cargo build --release --locked --bin rtlat \
-    --target $AARCH64 --target $ARMV7 --target $MUSL
-RUSTFLAGS="$ppc_flags" cargo build --release --locked --bin rtlat --target $PPC
-step_done "release builds of 4 targets"
-# The board build (Cargo.toml [features]: without host-tools and kernel-trace) of the three board
-# targets, in a target directory of its own: the full binaries stay where they are.
-board_dir="$target_dir/board"
-RUSTFLAGS="$deny" cargo build --release --locked --bin rtlat --no-default-features \
-    --target-dir "$board_dir" --target $AARCH64 --target $ARMV7
-RUSTFLAGS="$ppc_flags" cargo build --release --locked --bin rtlat --no-default-features \
-    --target-dir "$board_dir" --target $PPC
-step_done "board builds (no host-tools, no kernel-trace) of 3 targets"
-RUSTFLAGS="$deny" cargo test --locked --no-run --profile emulated --target $ARMV7 --target $PPC
+release() { cargo build --release --locked --bin rtlat "$@"; }
+targets() { for t in "$@"; do printf -- '--target %s ' "$t"; done; }
+
 check_arch() { # binary, then the phrases `file` must print
     bin=$1
     desc=$(file -b "$bin")
@@ -119,172 +117,198 @@ check_arch() { # binary, then the phrases `file` must print
     done
     say "$bin: $desc"
 }
-check_arch "$target_dir/$AARCH64/release/rtlat" "ELF 64-bit LSB" "ARM aarch64"
-check_arch "$target_dir/$ARMV7/release/rtlat" "ELF 32-bit LSB" "ARM, EABI5" "/lib/ld-linux-armhf.so.3"
-check_arch "$target_dir/$ARMV7/emulated/rtlat" "ELF 32-bit LSB" "ARM, EABI5" "/lib/ld-linux-armhf.so.3"
-check_arch "$target_dir/$PPC/release/rtlat" "ELF 32-bit MSB executable" "PowerPC"
-check_arch "$board_dir/$PPC/release/rtlat" "ELF 32-bit MSB executable" "PowerPC"
-check_arch "$target_dir/$PPC/emulated/rtlat" "ELF 32-bit MSB" "PowerPC"
-check_arch "$target_dir/$MUSL/release/rtlat" "ELF 64-bit LSB" "x86-64" "static"
-case "$(file -b "$target_dir/$MUSL/release/rtlat")" in
-*"dynamically linked"*) fail "the musl build is not static" ;;
-esac
-# The shipped binaries: stripped by the release profile. Issue 13 wants armv7
-# and PowerPC within 2 MB (2 000 000 bytes) for a small board's flash: their
-# board builds are held to it. The full builds are over it (docs/boards.md#build
-# says what is big), each held to a ceiling (its size when the ceiling was last
-# set, plus 4 %) so that it grows no further unnoticed: lower the ceilings as
-# code is trimmed. Set again when `timer --context/--split` (the kernel-trace
-# feature) came in: armv7 2 497 760, PowerPC 2 886 840 (not PIE). Checked at
-# the end, so that one run also shows whether the tests pass.
+
+# The full builds of armv7 and PowerPC are over a small board's 2 MB
+# (docs/boards.md#build says what is big): each is held to a ceiling so that it
+# grows no further unnoticed; lower the ceilings as code is trimmed. Their board
+# builds are held to the 2 MB. Checked at the end of `build`, so that one run
+# also shows whether the rest passes.
 BOARD_TARGET=2000000
 ARMV7_CEILING=2598000
 PPC_CEILING=3002000
 oversize=""
-# Prints a stripped binary's size and holds it to a limit (none: printed only).
-check_size() { # binary, target, limit in bytes or "", what the limit is
+check_size() { # binary, name, limit in bytes or "", what the limit is
     case "$(file -b "$1")" in
     *"not stripped"* | *"with debug_info"*) fail "$1 is not stripped (Cargo.toml [profile.release] strip)" ;;
     esac
     size=$(wc -c <"$1")
-    printf 'cross:   %-32s %9d bytes (%s MB)\n' "$2" "$size" \
+    printf 'cross:   %-40s %9d bytes (%s MB)\n' "$2" "$size" \
         "$(awk -v s="$size" 'BEGIN { printf "%.2f", s / 1e6 }')"
     [ -z "$3" ] || [ "$size" -le "$3" ] || oversize="$oversize $2 $4 ($size > $3 bytes)"
 }
-say "release binary sizes (stripped):"
-for t in $AARCH64 $ARMV7 $PPC $MUSL; do
-    ceiling=""
-    case $t in
-    "$ARMV7") ceiling=$ARMV7_CEILING ;;
-    "$PPC") ceiling=$PPC_CEILING ;;
+
+build() {
+    local t x86 board_ppc st pid hwm rss10 rss22
+    # The static build first: the e2e lane boots it, and it measures here.
+    # shellcheck disable=SC2046
+    release --target $MUSL
+    ready static
+    step_done "static x86_64 release build"
+    # The board builds, copied aside before the full builds of the same
+    # targets replace release/rtlat (the dependencies are built once for both).
+    # shellcheck disable=SC2046
+    release --no-default-features $(targets $AARCH64 $ARMV7 $PPC)
+    for t in $AARCH64 $ARMV7 $PPC; do
+        cp "$target_dir/$t/release/rtlat" "$target_dir/$t/release/rtlat-board"
+    done
+    step_done "board builds (no host-tools, no kernel-trace) of 3 targets"
+    # shellcheck disable=SC2046
+    release $(targets $GNU $AARCH64 $ARMV7 $PPC)
+    step_done "release builds of 4 more targets"
+
+    check_arch "$target_dir/$AARCH64/release/rtlat" "ELF 64-bit LSB" "ARM aarch64"
+    check_arch "$target_dir/$ARMV7/release/rtlat" "ELF 32-bit LSB" "ARM, EABI5" "/lib/ld-linux-armhf.so.3"
+    check_arch "$target_dir/$PPC/release/rtlat" "ELF 32-bit MSB executable" "PowerPC"
+    check_arch "$target_dir/$PPC/release/rtlat-board" "ELF 32-bit MSB executable" "PowerPC"
+    check_arch "$target_dir/$GNU/release/rtlat" "ELF 64-bit LSB" "x86-64" "dynamically linked"
+    check_arch "$target_dir/$MUSL/release/rtlat" "ELF 64-bit LSB" "x86-64" "static"
+    case "$(file -b "$target_dir/$MUSL/release/rtlat")" in
+    *"dynamically linked"*) fail "the musl build is not static" ;;
     esac
-    check_size "$target_dir/$t/release/rtlat" "$t" "$ceiling" "full build"
-done
-say "board build sizes (stripped, --no-default-features):"
-for t in $AARCH64 $ARMV7 $PPC; do
-    limit=""
-    case $t in "$ARMV7" | "$PPC") limit=$BOARD_TARGET ;; esac
-    check_size "$board_dir/$t/release/rtlat" "$t" "$limit" "board build (issue 13)"
-done
-step_done "built 4 targets and the armv7/powerpc test suites"
+    say "release binary sizes (stripped):"
+    for t in $GNU $MUSL $AARCH64 $ARMV7 $PPC; do
+        case $t in
+        "$ARMV7") check_size "$target_dir/$t/release/rtlat" "$t" $ARMV7_CEILING "full build" ;;
+        "$PPC") check_size "$target_dir/$t/release/rtlat" "$t" $PPC_CEILING "full build" ;;
+        *) check_size "$target_dir/$t/release/rtlat" "$t" "" "" ;;
+        esac
+    done
+    say "board build sizes (stripped, --no-default-features):"
+    for t in $AARCH64 $ARMV7 $PPC; do
+        case $t in
+        "$AARCH64") check_size "$target_dir/$t/release/rtlat-board" "$t" "" "" ;;
+        *) check_size "$target_dir/$t/release/rtlat-board" "$t" $BOARD_TARGET "board build" ;;
+        esac
+    done
 
-# aarch64 is built, not tested: one short run shows it starts and measures.
-qemu-aarch64-static -L /usr/aarch64-linux-gnu "$target_dir/$AARCH64/release/rtlat" timer \
-    --policy other --no-mlock --dma-latency off --duration 1s --cpus 0 --quiet --json "$work/aarch64.json"
-# The PowerPC board build measures, reports as text, and names the full build
-# for what it leaves out.
-board_ppc() { qemu-ppc-static -L /usr/powerpc-linux-gnu "$board_dir/$PPC/release/rtlat" "$@"; }
-board_ppc timer --policy other --no-mlock --dma-latency off --duration 1s --cpus 0 --quiet \
-    --json "$work/ppc-board.json"
-board_ppc report "$work/ppc-board.json" | grep -q "rtlat timer" ||
-    fail "the PowerPC board build's report printed no summary"
-if board_ppc import "$work/ppc-board.json" 2>"$work/board-import.err"; then
-    fail "the PowerPC board build ran 'import', which it should not have"
-fi
-grep -q "not in this board build" "$work/board-import.err" ||
-    fail "the PowerPC board build's 'import' said: $(cat "$work/board-import.err")"
-# timer --context/--split read the kernel's trace (the kernel-trace feature):
-# refused with exit 3 (as on a kernel without the tracer) naming the feature,
-# before anything is measured.
-st=0
-board_ppc timer --context irq --duration 1s 2>"$work/board-context.err" || st=$?
-[ "$st" = 3 ] && grep -q "features kernel-trace" "$work/board-context.err" ||
-    fail "the PowerPC board build's 'timer --context irq' exited $st: $(cat "$work/board-context.err")"
-# The static x86_64 build measures with the real-time defaults where it may
-# (musl's own scheduling wrappers are ENOSYS stubs: this run would catch their use).
-x86="$target_dir/$MUSL/release/rtlat"
-if [ "$(id -u)" = 0 ]; then
-    # One CPU, real-time settings, memory locked: what benches/memory.py
-    # compares with cyclictest -t1 -m. mlockall makes every mapped page
-    # resident, so the static build (no libc.so, ld.so or libgcc_s mapped,
-    # musl's small heap) is the one held to issue 13's 4 MiB.
-    "$x86" timer --cpus 0 --duration 2s --quiet --json "$work/x86_64.json" &
-    pid=$!
-    sleep 1.5
-    hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$pid/status" 2>/dev/null || echo 0)
-    wait "$pid" || fail "the static x86_64 timer run failed"
-    [ "${hwm:-0}" -gt 0 ] || fail "could not read the static x86_64 run's VmHWM"
-    [ "$hwm" -le 4096 ] || fail "the static x86_64 build held $hwm kB resident (VmHWM) \
-in a one-CPU timer run; at most 4096 kB (benches/memory.py shows where it goes)"
-    say "static x86_64 timer --cpus 0: VmHWM $hwm kB (at most 4096 kB)"
-    # Its resident memory stays flat (the short form of issue 13's ten
-    # minutes, as tests/it/timer.rs asserts for the native build): 100 us on
-    # every CPU, a save every second; VmRSS at 22 s within 64 kB of 10 s.
-    # musl's own allocator failed this by 256 kB; the TLSF one (src/main.rs)
-    # keeps what it mapped.
-    "$x86" timer --period 100us --duration 24s --save-every 1s --quiet --json "$work/flat.json" &
-    pid=$!
-    sleep 10
-    rss10=$(awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status" 2>/dev/null || echo 0)
-    sleep 12
-    rss22=$(awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status" 2>/dev/null || echo 0)
-    wait "$pid" || fail "the static x86_64 flat-memory run failed"
-    [ "${rss10:-0}" -gt 0 ] && [ "${rss22:-0}" -gt 0 ] ||
-        fail "could not read the static x86_64 run's VmRSS"
-    [ $((rss22 - rss10)) -le 64 ] && [ $((rss10 - rss22)) -le 64 ] ||
-        fail "the static x86_64 build's VmRSS moved from $rss10 kB at 10 s to $rss22 kB at 22 s \
-(at most 64 kB either way)"
-    say "static x86_64 timer, 100 us on every CPU: VmRSS $rss10 kB at 10 s, $rss22 kB at 22 s"
-else
-    "$x86" timer --policy other --no-mlock --dma-latency off --duration 2s --quiet \
-        --json "$work/x86_64.json"
-fi
-step_done "aarch64 and PowerPC board (qemu) and static x86_64 binaries ran"
-
-# --- 2. unit and integration tests under qemu-user ------------------------------
-cargo clippy --locked --all-targets --target $PPC -- -D warnings
-step_done "clippy clean for powerpc"
-emulated_tests() { # triple, emulator, sysroot
-    say "tests for $1 under $2"
-    log="$work/tests-$1.log"
-    # A test that hangs in the emulator fails this stage after 25 minutes
-    # instead of holding CI to its limit.
-    if QEMU_LD_PREFIX="$3" RTLAT_TEST_EMULATOR="$2" RUSTFLAGS="$deny" \
-        timeout --kill-after=30 1500 cargo test --locked --no-fail-fast --profile emulated \
-        --target "$1" >"$log" 2>&1; then
-        cat "$log"
-        return 0
+    # A PowerPC run's result, for the x86_64 build to read (byte order and
+    # word size of the result file): here, and by the test in scripts/test.sh.
+    qemu-ppc-static -L /usr/powerpc-linux-gnu "$target_dir/$PPC/release/rtlat" timer \
+        --policy other --no-mlock --dma-latency off --duration 2s --quiet --json "$CROSS_OUT/ppc.json"
+    ready foreign
+    # aarch64 is built, not tested: one short run shows it starts and measures.
+    qemu-aarch64-static -L /usr/aarch64-linux-gnu "$target_dir/$AARCH64/release/rtlat" timer \
+        --policy other --no-mlock --dma-latency off --duration 1s --cpus 0 --quiet --json "$work/aarch64.json"
+    # The PowerPC board build measures, reports as text, and names the full
+    # build for what it leaves out.
+    board_ppc() { qemu-ppc-static -L /usr/powerpc-linux-gnu "$target_dir/$PPC/release/rtlat-board" "$@"; }
+    board_ppc timer --policy other --no-mlock --dma-latency off --duration 1s --cpus 0 --quiet \
+        --json "$work/ppc-board.json"
+    board_ppc report "$work/ppc-board.json" | grep -q "rtlat timer" ||
+        fail "the PowerPC board build's report printed no summary"
+    if board_ppc import "$work/ppc-board.json" 2>"$work/board-import.err"; then
+        fail "the PowerPC board build ran 'import', which it should not have"
     fi
-    cat "$log"
-    # qemu-user now and then hangs a child that a multi-threaded process
-    # forks before it reaches exec (CI saw a test's `rtlat import` killed by
-    # its 60 s timeout, and a load's pre-exec child outlive its parent; each
-    # takes under a second otherwise). A test that failed is run once more,
-    # alone; one that fails again fails the stage. At most 3: more failures
-    # than that are not the emulator's.
-    failed=$(sed -n 's/^---- \(.*\) stdout ----$/\1/p' "$log" | sort -u)
-    n=$(printf '%s\n' "$failed" | grep -c . || true)
-    [ "$n" -ge 1 ] && [ "$n" -le 3 ] ||
-        fail "tests for $1 under $2 failed ($n failed tests) or did not end within 25 minutes"
-    for t in $failed; do
-        say "under $2, $t failed: running it once more, alone"
-        QEMU_LD_PREFIX="$3" RTLAT_TEST_EMULATOR="$2" RUSTFLAGS="$deny" \
-            timeout --kill-after=30 300 cargo test --locked --profile emulated --target "$1" \
-            -- --exact "$t" || fail "under $2, $t failed twice"
-        say "under $2, $t passed on its second run (counted as passed; see above for the first)"
+    grep -q "not in this board build" "$work/board-import.err" ||
+        fail "the PowerPC board build's 'import' said: $(cat "$work/board-import.err")"
+    # timer --context/--split read the kernel's trace (the kernel-trace
+    # feature): refused with exit 3 (as on a kernel without the tracer) naming
+    # the feature, before anything is measured.
+    st=0
+    board_ppc timer --context irq --duration 1s 2>"$work/board-context.err" || st=$?
+    [ "$st" = 3 ] && grep -q "features kernel-trace" "$work/board-context.err" ||
+        fail "the PowerPC board build's 'timer --context irq' exited $st: $(cat "$work/board-context.err")"
+    step_done "aarch64 and PowerPC (qemu) ran"
+
+    # The static x86_64 build measures with the real-time defaults where it may
+    # (musl's own scheduling wrappers are ENOSYS stubs: this run would catch
+    # their use).
+    x86="$target_dir/$MUSL/release/rtlat"
+    if [ "$(id -u)" = 0 ]; then
+        # One CPU, real-time settings, memory locked: what benches/memory.py
+        # compares with cyclictest -t1 -m. mlockall makes every mapped page
+        # resident; the static build (no libc.so, ld.so or libgcc_s mapped)
+        # is the one held to 4 MiB.
+        "$x86" timer --cpus 0 --duration 2s --quiet --json "$work/x86_64.json" &
+        pid=$!
+        sleep 1.5
+        hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$pid/status" 2>/dev/null || echo 0)
+        wait "$pid" || fail "the static x86_64 timer run failed"
+        [ "${hwm:-0}" -gt 0 ] || fail "could not read the static x86_64 run's VmHWM"
+        [ "$hwm" -le 4096 ] || fail "the static x86_64 build held $hwm kB resident (VmHWM) \
+in a one-CPU timer run; at most 4096 kB (benches/memory.py shows where it goes)"
+        say "static x86_64 timer --cpus 0: VmHWM $hwm kB (at most 4096 kB)"
+        # Its resident memory stays flat, as tests/it/timer.rs asserts for
+        # the native build: 100 us on every CPU, a save every second; VmRSS
+        # at 22 s within 64 kB of 10 s (the allocator of src/main.rs keeps
+        # what it mapped).
+        "$x86" timer --period 100us --duration 24s --save-every 1s --quiet --json "$work/flat.json" &
+        pid=$!
+        sleep 10
+        rss10=$(awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status" 2>/dev/null || echo 0)
+        sleep 12
+        rss22=$(awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status" 2>/dev/null || echo 0)
+        wait "$pid" || fail "the static x86_64 flat-memory run failed"
+        [ "${rss10:-0}" -gt 0 ] && [ "${rss22:-0}" -gt 0 ] ||
+            fail "could not read the static x86_64 run's VmRSS"
+        [ $((rss22 - rss10)) -le 64 ] && [ $((rss10 - rss22)) -le 64 ] ||
+            fail "the static x86_64 build's VmRSS moved from $rss10 kB at 10 s to $rss22 kB at 22 s \
+(at most 64 kB either way)"
+        say "static x86_64 timer, 100 us on every CPU: VmRSS $rss10 kB at 10 s, $rss22 kB at 22 s"
+    else
+        "$x86" timer --policy other --no-mlock --dma-latency off --duration 2s --quiet \
+            --json "$work/x86_64.json"
+    fi
+    # The user's view of the PowerPC file: the x86_64 build reports it and
+    # compares it with its own.
+    "$x86" report "$CROSS_OUT/ppc.json" >"$work/report.txt" || fail "rtlat report of the PowerPC result"
+    grep -q . "$work/report.txt" || fail "rtlat report printed nothing"
+    "$x86" compare "$CROSS_OUT/ppc.json" "$work/x86_64.json" >"$work/compare.txt" ||
+        fail "rtlat compare of the PowerPC and x86_64 results"
+    say "rtlat compare (x86_64 build) of the PowerPC and x86_64 results:"
+    sed 's/^/    /' "$work/compare.txt"
+    step_done "static x86_64 ran, read and compared the PowerPC result"
+
+    scripts/deb.sh --no-build --out "$CROSS_OUT/debs" amd64 arm64 armhf
+    ready debs
+    step_done "Debian packages of amd64, arm64 and armhf"
+
+    [ -z "$oversize" ] ||
+        fail "stripped release binaries too big:$oversize (Cargo.toml [profile.release] and [features]; docs/boards.md#build)"
+}
+
+# The tests start foreign binaries themselves (rtlat, and rtlat re-executing
+# itself as the load host): the kernel hands them to qemu through binfmt_misc.
+# Registered as Debian's binfmt-support does on a normal install, and left so.
+binfmt_ready() {
+    local binfmt=/proc/sys/fs/binfmt_misc q
+    for q in qemu-arm qemu-ppc; do
+        [ "$(head -n 1 "$binfmt/$q" 2>/dev/null)" = enabled ] && continue
+        [ -e "$binfmt/status" ] || mount -t binfmt_misc binfmt_misc "$binfmt" 2>/dev/null || true
+        update-binfmts --enable $q >/dev/null 2>&1 || true
+        [ "$(head -n 1 "$binfmt/$q" 2>/dev/null)" = enabled ] || fail "cannot register $q with \
+binfmt_misc: run as root with binfmt-support installed (or RTLAT_SKIP_CROSS=1 scripts/test.sh)"
     done
 }
-emulated_tests $ARMV7 qemu-arm-static /usr/arm-linux-gnueabihf
-step_done "armv7 tests passed under qemu-arm-static"
-emulated_tests $PPC qemu-ppc-static /usr/powerpc-linux-gnu
-step_done "powerpc tests passed under qemu-ppc-static"
 
-# --- 3. a PowerPC result read by the x86_64 build ---------------------------------
-qemu-ppc-static -L /usr/powerpc-linux-gnu "$target_dir/$PPC/release/rtlat" timer \
-    --policy other --no-mlock --dma-latency off --duration 2s --quiet --json "$work/ppc.json"
-# The loader: RunResult::load on the big-endian 32-bit file, its invariants and schema,
-# and a lossless round trip.
-RTLAT_FOREIGN_RESULT="$work/ppc.json" RTLAT_FOREIGN_MACHINE=ppc \
-    cargo test --locked --test it -- --exact cross::a_result_from_a_big_endian_32_bit_build_loads
-# The user's view: the x86_64 build reports the PowerPC file and compares it with its own.
-"$x86" report "$work/ppc.json" >"$work/report.txt" || fail "rtlat report of the PowerPC result"
-"$x86" compare "$work/ppc.json" "$work/x86_64.json" >"$work/compare.txt" ||
-    fail "rtlat compare of the PowerPC and x86_64 results"
-grep -q . "$work/report.txt" || fail "rtlat report printed nothing"
-say "rtlat compare (x86_64 build) of the PowerPC and x86_64 results:"
-sed 's/^/    /' "$work/compare.txt"
-step_done "x86_64 read, reported and compared the PowerPC result"
+emulated() {
+    binfmt_ready
+    # Both suites in one build: the `emulated` profile of Cargo.toml (debug
+    # checks, light optimisation: qemu-user runs unoptimised code many times slower).
+    cargo test --locked --no-run --profile emulated --target $ARMV7 --target $PPC 2>&1 | tail -n 3
+    check_arch "$target_dir/$ARMV7/emulated/rtlat" "ELF 32-bit LSB" "ARM, EABI5"
+    check_arch "$target_dir/$PPC/emulated/rtlat" "ELF 32-bit MSB" "PowerPC"
+    step_done "armv7 and PowerPC test suites built"
+    local t emu root
+    for t in $ARMV7 $PPC; do
+        case $t in
+        "$ARMV7") emu=qemu-arm-static root=/usr/arm-linux-gnueabihf ;;
+        *) emu=qemu-ppc-static root=/usr/powerpc-linux-gnu ;;
+        esac
+        QEMU_LD_PREFIX=$root RTLAT_TEST_EMULATOR=$emu \
+            cargo nextest run --locked --profile emulated --cargo-profile emulated --target $t \
+            --no-tests fail || fail "tests for $t under $emu"
+        cp "$target_dir/nextest/emulated/junit.xml" "$CROSS_OUT/junit-$t.xml" 2>/dev/null || true
+        step_done "$t tests under $emu"
+    done
+}
 
-[ -z "$oversize" ] ||
-    fail "stripped release binaries too big:$oversize (Cargo.toml [profile.release] and [features]; docs/boards.md#build)"
-say "all passed in $(($(date +%s) - started)) s"
+case "$what" in
+build) build ;;
+emulated) emulated ;;
+all)
+    build
+    emulated
+    ;;
+esac
+say "$what: all passed in $(($(date +%s) - started)) s"

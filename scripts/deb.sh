@@ -1,15 +1,19 @@
 #!/bin/sh
-# Debian packages of rtlat (issue 17): `scripts/deb.sh [amd64] [arm64] [armhf]`
-# (all three without arguments) writes target/debian/rtlat_VERSION-1_ARCH.deb.
+# Debian packages of rtlat:
+#   scripts/deb.sh [--no-build] [--out DIR] [amd64] [arm64] [armhf]
+# writes DIR/rtlat_VERSION-1_ARCH.deb (all three architectures without
+# arguments; DIR defaults to target/debian).
 #
 # The binary, the man pages (`rtlat man`), the bash completion (`rtlat
 # completions bash`), README.Debian (the capabilities hint) and docs/fleet.md,
-# as listed in Cargo.toml's [package.metadata.deb]. The pages and the
-# completion do not depend on the architecture: the native build writes them.
-# arm64 and armhf are cross-built as scripts/cross.sh does (linkers from
-# .cargo/config.toml, Debian's cross toolchains of scripts/packages.txt).
-# cargo-deb (the version pinned below, which scripts/setup.sh installs before
-# the tests) is installed from crates.io when missing.
+# as listed in Cargo.toml's [package.metadata.deb]. Each package takes the
+# release binary of its target, target/TRIPLE/release/rtlat: built here
+# (arm64 and armhf cross-built with the linkers of .cargo/config.toml and
+# Debian's cross toolchains of scripts/packages.txt), or with --no-build the
+# one scripts/cross.sh built. The pages and the completion do not depend on
+# the architecture: the amd64 binary writes them.
+# cargo-deb (the version pinned below, which scripts/setup.sh installs) is
+# installed from crates.io when missing.
 set -eu
 cd "$(dirname "$0")/.."
 
@@ -19,6 +23,21 @@ fail() {
     exit 1
 }
 
+build=true
+out=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --no-build) build=false ;;
+    --out)
+        [ $# -ge 2 ] || fail "--out needs a directory"
+        out=$2
+        shift
+        ;;
+    -*) fail "unknown option '$1': scripts/deb.sh [--no-build] [--out DIR] [amd64] [arm64] [armhf]" ;;
+    *) break ;;
+    esac
+    shift
+done
 arches=${*:-amd64 arm64 armhf}
 triple() {
     case "$1" in
@@ -51,31 +70,40 @@ fi
 target_dir=$(cargo metadata --format-version 1 --no-deps |
     sed 's/.*"target_directory":"\([^"]*\)".*/\1/')
 assets=target/deb-assets
-out=$target_dir/debian
-
-# The native build writes the architecture-independent assets.
-cargo build --release --locked --quiet
-rm -rf "$assets"
-mkdir -p "$assets/man" "$out"
-"$target_dir/release/rtlat" man "$assets/man" >/dev/null
-"$target_dir/release/rtlat" completions bash >"$assets/rtlat.bash"
-[ -s "$assets/man/rtlat-timer.1" ] && [ -s "$assets/rtlat.bash" ] || fail "no man pages or completion"
+out=${out:-$target_dir/debian}
+mkdir -p "$out"
 
 sysroot=$(rustc --print sysroot)
-host=$(rustc -vV | sed -n 's/^host: //p')
 for a in $arches; do
     t=$(triple "$a")
-    if [ "$t" != "$host" ]; then
+    bin=$target_dir/$t/release/rtlat
+    if [ $build = true ]; then
         [ -d "$sysroot/lib/rustlib/$t" ] || rustup target add "$t" >/dev/null ||
             fail "no rust-std for $t (rustup target add $t)"
-        command -v "$(strip_tool "$a")" >/dev/null ||
-            fail "$(strip_tool "$a") missing: apt-get install the cross toolchain of scripts/packages.txt"
+        say "building $a ($t)"
+        cargo build --release --locked --quiet --bin rtlat --target "$t"
     fi
-    say "building $a ($t)"
-    # The native package reuses the build above; for the others cargo-deb
-    # maps target/release/ in the assets to target/$t/release/.
-    if [ "$t" = "$host" ]; then set --; else set -- --target "$t"; fi
-    deb=$(cargo deb --locked --strip "$@" --output "$out" --quiet 2>&1 | tail -n 1)
+    [ -x "$bin" ] || fail "$bin is missing: run scripts/cross.sh build, or scripts/deb.sh without --no-build"
+    command -v "$(strip_tool "$a")" >/dev/null ||
+        fail "$(strip_tool "$a") missing: apt-get install the cross toolchain of scripts/packages.txt"
+done
+
+# The architecture-independent assets, from the amd64 build (or, when only
+# other architectures are packaged, a native build).
+native=$target_dir/$(triple amd64)/release/rtlat
+if [ ! -x "$native" ]; then
+    cargo build --release --locked --quiet --bin rtlat --target "$(triple amd64)"
+fi
+rm -rf "$assets"
+mkdir -p "$assets/man"
+"$native" man "$assets/man" >/dev/null
+"$native" completions bash >"$assets/rtlat.bash"
+[ -s "$assets/man/rtlat-timer.1" ] && [ -s "$assets/rtlat.bash" ] || fail "no man pages or completion"
+
+for a in $arches; do
+    t=$(triple "$a")
+    # cargo-deb maps target/release/ in the assets to target/$t/release/.
+    deb=$(cargo deb --locked --no-build --strip --target "$t" --output "$out" --quiet 2>&1 | tail -n 1)
     [ -f "$deb" ] || fail "cargo deb --target $t wrote no package ($deb)"
     got=$(dpkg-deb --field "$deb" Architecture)
     [ "$got" = "$a" ] || fail "$deb is for '$got', not $a"

@@ -47,7 +47,9 @@
 #   RTLAT_E2E_BIN       a static x86_64 rtlat to use instead of building one
 #   RTLAT_E2E_OUT       where console logs and results go [${CARGO_TARGET_DIR:-target}/gpio-e2e]
 # `scripts/gpio-e2e.sh --check NAME` only re-checks $RTLAT_E2E_OUT/console-NAME.log
-# (NAME: a flavour, tlat-FLAVOUR or small).
+# (NAME: a flavour, tlat-FLAVOUR or small); `scripts/gpio-e2e.sh --prepare` only
+# downloads and builds what the boots need (scripts/test.sh does it while the
+# static binary is being built).
 # Needs: qemu-system-x86, busybox-static, cpio, xz-utils, make, gcc, python3,
 # apt-get (for `apt-get download`), cargo (rtlat is linked statically against glibc);
 # for the responder also dkms, curl, file, gcc-aarch64-linux-gnu, gcc-arm-linux-gnueabihf.
@@ -271,6 +273,11 @@ if has_part timerlat; then prepare_rtla || die "cannot download rtla, libtracefs
 RT612=${RTLAT_E2E_RT612:-1}
 if has_part timerlat && [ "$RT612" = 1 ]; then
     prepare_rt612 || die "cannot download Debian 12's 6.12 PREEMPT_RT kernel (linux-image-6.12.*+deb12-rt-amd64-unsigned; run apt-get update, or RTLAT_E2E_RT612=0)"
+fi
+
+if [ "${1:-}" = --prepare ]; then
+    log "prepared: downloads and module builds in $CACHE, $OUT"
+    exit 0
 fi
 
 # A static rtlat for the guest.
