@@ -4,8 +4,8 @@
 #    installed as root (apt-get update first, non-interactive); otherwise the
 #    exact command to run is printed and the tests carry on without them;
 #  - rustfmt and clippy, through rustup, if cargo lacks them;
-#  - cargo-deb (for scripts/deb.sh and its tests), from crates.io, if missing:
-#    installed here, once, rather than by two tests at the same time.
+#  - cargo-nextest (the test runner) and cargo-deb (scripts/deb.sh), from
+#    crates.io, if missing.
 # Exit status: 0 when everything is there (or cannot be installed without root
 # outside CI), 1 when an installation failed, or something is missing under CI=true.
 set -euo pipefail
@@ -60,14 +60,21 @@ if [ -n "$need" ]; then
 fi
 
 # --- cargo tools ----------------------------------------------------------------------
-if ! cargo deb --version >/dev/null 2>&1; then
-    version=$(sed -n 's/^CARGO_DEB_VERSION=//p' scripts/deb.sh)
-    if cargo install cargo-deb --locked --version "$version" >/dev/null 2>&1; then
-        say "installed cargo-deb $version"
+# cargo-nextest runs the tests (.config/nextest.toml) and cargo-deb makes the
+# packages. Neither has a prebuilt binary in the registries this machine
+# reaches, so a missing one is built from crates.io once, into cargo's bin
+# directory, where later runs find it.
+tool() { # cargo subcommand, crate, version ("" for the newest)
+    cargo "$1" --version >/dev/null 2>&1 && return 0
+    say "installing $2${3:+ $3} from crates.io (once)"
+    if cargo install "$2" --locked ${3:+--version "$3"} >/dev/null 2>&1; then
+        say "installed $2"
     else
-        say "FAILED: cargo install cargo-deb --locked --version $version (the deb tests need it)"
-        in_ci && status=1
+        say "FAILED: cargo install $2 --locked${3:+ --version $3}"
+        status=1
     fi
-fi
+}
+tool nextest cargo-nextest ""
+tool deb cargo-deb "$(sed -n 's/^CARGO_DEB_VERSION=//p' scripts/deb.sh)"
 
 exit $status

@@ -1,159 +1,255 @@
 #!/bin/bash
-# The whole test suite, and what CI runs (.ci/run): set-up, Markdown links,
-# formatting, lints, unit and integration tests, then the cross builds and the
-# real-kernel GPIO test. Ends with a summary: tests passed, failed and skipped
-# (with why), and the stages that did not run; the very last line is
+# The test suite, in two tiers.
+#
+#   scripts/test.sh --fast   the edit loop: the house checks, fmt, one clippy,
+#                            and the unit and integration tests that need
+#                            neither root nor QEMU (RTLAT_TIER=fast: the tests
+#                            that do skip themselves, naming the full tier)
+#   scripts/test.sh          everything; what CI runs (.ci/run), as root
+#
+# The full tier: set-up (scripts/setup.sh), the house checks, fmt, clippy of
+# both feature sets, then three lanes side by side:
+#   native     every native test (cargo-nextest, profile `ci`), the option
+#              lists of docs/ against the binary, then the tests that need the
+#              artifacts lane's files (the Debian packages, a PowerPC result)
+#   artifacts  scripts/cross.sh: each release binary built once per target
+#              and checked, the packages made from them, then the armv7 and
+#              PowerPC tests under qemu-user
+#   e2e        scripts/gpio-e2e.sh: real kernels in QEMU (downloads and module
+#              builds first, then the boots, with the artifacts lane's static
+#              binary)
+# Ends with a table of stage times and the tests passed, failed and skipped
+# (each skip with its reason); the very last line is
 # `N passed, N failed, N skipped`.
 #
-# Tests that need root (RT scheduling, mlock, signals, privilege drops, network
-# namespaces) run when this is run as root and are reported as skipped
-# otherwise (they fail under CI=true).
+# Tests that need root (real-time scheduling, mlock, signals, privilege drops,
+# network namespaces) run when this runs as root; otherwise they skip, naming
+# why, and under CI=true they fail.
 #
 # Environment:
-#   RTLAT_SKIP_CROSS=1  skip scripts/cross.sh (minutes) on a developer's machine
-#   RTLAT_SKIP_E2E=1    skip scripts/gpio-e2e.sh (minutes) on a developer's machine
-#   CI=true             never skip either; a missing package or root is an error
+#   RTLAT_SKIP_CROSS=1  leave out the artifacts lane on a developer's machine
+#   RTLAT_SKIP_E2E=1    leave out the e2e lane on a developer's machine
+#   CI=true             never leave anything out; a missing package or root is an error
 set -eu -o pipefail
 cd "$(dirname "$0")/.."
 
+fast=false
+case "${1:-}" in
+"") ;;
+--fast) fast=true ;;
+*)
+    echo "usage: scripts/test.sh [--fast]" >&2
+    exit 2
+    ;;
+esac
 ci=false
 case "${CI:-}" in "" | false | 0) ;; *) ci=true ;; esac
+[ $ci = true ] && [ $fast = true ] && {
+    echo "test.sh: CI runs the full tier: scripts/test.sh without --fast" >&2
+    exit 2
+}
+
 work=$(mktemp -d)
-touch "$work/skips-native" "$work/skips-cross" "$work/tests-native.out" "$work/tests-cross.out"
-stage="set-up"
-stages_done=""
-stages_skipped=""
+mkdir -p "$work/ready"
+touch "$work/stages" "$work/skips"
+target_dir=${CARGO_TARGET_DIR:-$PWD/target}
+cross_dir=$target_dir/cross
+export RTLAT_SKIP_LOG="$work/skips"
+T0=$(date +%s)
 say() { echo "test.sh: $*"; }
-done_stage() { stages_done="$stages_done${stages_done:+, }$stage"; }
-skip_stage() { stages_skipped="$stages_skipped${stages_skipped:+, }$1"; }
 
-# Sums the `test result: ok. N passed; M failed; K ignored; …` lines of cargo test output.
-count_results() { # file -> "passed failed ignored"
-    awk '/^test result:/ {
-        for (i = 2; i <= NF; i++) {
-            w = $i; sub(/[;,.]$/, "", w)
-            if (w == "passed") p += $(i - 1)
-            else if (w == "failed") f += $(i - 1)
-            else if (w == "ignored") g += $(i - 1)
+# Runs one stage: `stage NAME COMMAND...`; its time and outcome go to the
+# table at the end. Lanes run stages side by side, each in its own shell.
+stage() {
+    local name=$1 t0 rc=0
+    shift
+    t0=$(date +%s)
+    say "-- $name (at $((t0 - T0)) s)"
+    "$@" || rc=$?
+    printf '%s\t%s\t%s\t%s\n' "$name" "$((t0 - T0))" "$(($(date +%s) - t0))" "$rc" >>"$work/stages"
+    [ $rc = 0 ] || say "-- $name FAILED (exit $rc)"
+    return $rc
+}
+skipped_stage() { # name, why
+    printf '%s\t-\t-\t%s\n' "$1" "$2" >>"$work/stages"
+}
+
+# nextest's summary line: `Summary [ 1.2s] 12 tests run: 11 passed (1 flaky), 1 failed, 3 skipped`
+# (skipped here: left out by the profile's filter). Prints "run passed flaky failed".
+count_nextest() { # log
+    awk '/Summary \[/ && / tests? run:/ {
+        sub(/.*tests? run: /, "")
+        n = split($0, w, /[ ,()]+/)
+        for (i = 2; i <= n; i++) {
+            if (w[i] == "passed") p += w[i - 1]
+            else if (w[i] == "flaky") k += w[i - 1]
+            else if (w[i] == "failed") f += w[i - 1]
+            else if (w[i] == "timed") f += w[i - 1]
         }
-    } END { print p + 0, f + 0, g + 0 }' "$1"
-}
-
-# Skip logs (tests/it/util.rs): one line per skip, `test<TAB>NAME<TAB>REASON`
-# for a test that skipped itself, `check<TAB>NAME<TAB>REASON` for a check
-# skipped inside a test that otherwise ran.
-skipped_tests() { # log -> number of distinct tests that skipped themselves
-    awk -F '\t' '$1 == "test" { print $2 }' "$1" | sort -u | wc -l | tr -d ' '
-}
-reasons() { # log kind -> "reason: n; reason: n"
-    awk -F '\t' -v k="$2" '$1 == k { print $2 "\t" $3 }' "$1" | sort -u | cut -f 2 | sort | uniq -c |
-        sort -rn | awk '{ n = $1; sub(/^ *[0-9]+ /, ""); printf "%s%s: %d", (NR > 1 ? "; " : ""), $0, n }'
+    } END { print p + 0, k + 0, f + 0 }' "$1"
 }
 
 summary() {
-    rc=$?
+    local rc=$? p=0 k=0 f=0 s log pp kk ff
     set +e
-    total_p=0 total_f=0 total_s=0
+    trap - EXIT
     echo
-    for kind in native cross; do
-        [ -s "$work/tests-$kind.out" ] || continue
-        read -r p f g < <(count_results "$work/tests-$kind.out")
-        s=$(skipped_tests "$work/skips-$kind")
-        p=$((p - s))
-        [ "$p" -lt 0 ] && p=0
-        what="tests"
-        [ "$kind" = cross ] && what="tests in scripts/cross.sh (armv7 and powerpc under qemu-user)"
-        # scripts/cross.sh runs a test that failed under qemu-user once more:
-        # one that then passed is counted once, as passed, and named.
-        again=$(grep -c 'passed on its second run' "$work/tests-$kind.out" || true)
-        f=$((f - again))
-        [ "$f" -lt 0 ] && f=0
-        line="$what: $p passed, $f failed, $g ignored; $s skipped"
-        [ "$again" -gt 0 ] && line="$line; $again of the passed failed once first and passed when run again"
-        [ "$s" -gt 0 ] && line="$line ($(reasons "$work/skips-$kind" test))"
-        say "$line"
-        awk -F '\t' '$1 == "test" { print "  skipped " $2 ": " $3 }' "$work/skips-$kind" | sort -u
-        checks=$(awk -F '\t' '$1 == "check"' "$work/skips-$kind" | sort -u | wc -l | tr -d ' ')
-        [ "$checks" -gt 0 ] && say "  checks skipped inside tests that ran: $checks ($(reasons "$work/skips-$kind" check))"
-        total_p=$((total_p + p)) total_f=$((total_f + f)) total_s=$((total_s + s))
+    say "stage times (s):"
+    printf '  %-22s %8s %8s  %s\n' stage "start" took outcome
+    while IFS=$'\t' read -r name start took st; do
+        case "$st" in
+        0) st=passed ;;
+        [0-9]*) st="FAILED (exit $st)" ;;
+        esac
+        printf '  %-22s %8s %8s  %s\n' "$name" "$start" "$took" "$st"
+    done <"$work/stages"
+    printf '  %-22s %8s %8s\n' total 0 "$(($(date +%s) - T0))"
+    for log in "$work"/tests-*.log; do
+        [ -f "$log" ] || continue
+        read -r pp kk ff < <(count_nextest "$log")
+        p=$((p + pp)) k=$((k + kk)) f=$((f + ff))
     done
-    [ -n "$stages_done" ] && say "stages passed: $stages_done"
-    [ -n "$stages_skipped" ] && say "stages skipped: $stages_skipped"
-    if [ "$rc" != 0 ]; then
-        say "FAILED in stage $stage (exit $rc)"
+    # A test that skipped itself ran and passed for nextest: counted here
+    # as skipped, with its reason (tests/it/util.rs writes the log).
+    s=$(awk -F "\t" '$1 == "test" { print $2 "\t" $3 }' "$work/skips" | sort -u | wc -l | tr -d " ")
+    p=$((p - s))
+    [ $p -lt 0 ] && p=0
+    say "tests: $p passed, $f failed, $s skipped$([ $k -gt 0 ] && echo "; $k of the passed were flaky (failed, then passed when run again)")"
+    awk -F '\t' '$1 == "test" { print "  skipped " $2 ": " $3 }' "$work/skips" | sort -u
+    awk -F '\t' '$1 == "check" { print "  check skipped in " $2 ": " $3 }' "$work/skips" | sort -u
+    if [ $rc != 0 ]; then
+        say "FAILED: see the stages above"
+        [ $f = 0 ] && f=1
     fi
     rm -rf "$work"
-    echo "$total_p passed, $total_f failed, $total_s skipped"
-    exit "$rc"
+    echo "$p passed, $f failed, $s skipped"
+    exit $rc
 }
 trap summary EXIT
 trap 'exit 130' INT TERM
 
-# --- set-up: packages (scripts/packages.txt), rustfmt, clippy ----------------------
-if scripts/setup.sh; then
-    done_stage
-elif [ "$ci" = true ]; then
-    exit 1
-else
+# One nextest run, its output kept for the count: `tests NAME ARGS...`.
+tests() {
+    local name=$1
+    shift
+    cargo nextest run --locked "$@" 2>&1 | tee "$work/tests-$name.log"
+}
+
+checks() {
+    stage links python3 scripts/check-links.py
+    stage house python3 scripts/check-house.py
+    stage fmt cargo fmt --check
+}
+
+if [ $fast = true ]; then
+    checks
+    stage clippy cargo clippy --all-targets --locked -- -D warnings
+    RTLAT_TIER=fast stage tests tests fast --profile fast
+    exit 0
+fi
+
+# --- the full tier ----------------------------------------------------------------
+if ! stage set-up scripts/setup.sh; then
+    [ $ci = true ] && exit 1
     say "set-up incomplete (see above): carrying on"
-    skip_stage "part of set-up (not root)"
 fi
-
-# --- Markdown links; the house rules of src/ (clap at the edge, no module cycle, no
-# --- file over 700 lines) ----------------------------------------------------------------
-for check in links house; do
-    stage="$check"
-    if command -v python3 >/dev/null 2>&1; then
-        python3 "scripts/check-$check.py"
-        done_stage
-    elif [ "$ci" = true ]; then
-        say "python3 is missing" && exit 1
-    else
-        skip_stage "$check (no python3)"
-    fi
-done
-
-# --- formatting and lints -------------------------------------------------------------
-stage="fmt"
-cargo fmt --check
-done_stage
-stage="clippy"
-cargo clippy --all-targets --locked -- -D warnings
+checks
 # The board build (Cargo.toml [features]: without host-tools) is linted too.
-cargo clippy --all-targets --locked --no-default-features -- -D warnings
-done_stage
+stage clippy sh -c 'cargo clippy --all-targets --locked -- -D warnings &&
+    cargo clippy --all-targets --locked --no-default-features -- -D warnings'
 
-# --- unit and integration tests ---------------------------------------------------------
-stage="tests"
-RTLAT_SKIP_LOG="$work/skips-native" cargo test --locked 2>&1 | tee "$work/tests-native.out"
-done_stage
+# The lanes. Each writes its log to a file, printed whole when it ends, and
+# marks in $work/ready what the others wait for.
+wait_for() { # what, seconds: true once the artifacts lane made it
+    local i
+    for ((i = 0; i < $2; i++)); do
+        [ -e "$work/ready/$1" ] && return 0
+        [ -e "$work/ready/failed" ] && return 1
+        sleep 1
+    done
+    return 1
+}
+lane_native() {
+    stage native-tests tests native --profile ci -E 'not test(/^(deb|cross)::/)'
+    stage docs-help python3 scripts/docs-help.py --check "$target_dir/debug/rtlat"
+    if [ "$cross" = true ]; then
+        wait_for debs 3600 || {
+            say "the artifacts lane made no packages: the deb and cross tests cannot run"
+            return 1
+        }
+        RTLAT_DEBS="$cross_dir/cross-out/debs" RTLAT_FOREIGN_RESULT="$cross_dir/cross-out/ppc.json" \
+            RTLAT_FOREIGN_MACHINE=ppc stage artifact-tests tests artifacts --profile ci -E 'test(/^(deb|cross)::/)'
+    fi
+}
+lane_artifacts() {
+    local rc=0
+    CARGO_TARGET_DIR=$cross_dir CROSS_READY=$work/ready stage cross-build scripts/cross.sh build || rc=$?
+    [ $rc = 0 ] || {
+        touch "$work/ready/failed"
+        return $rc
+    }
+    CARGO_TARGET_DIR=$cross_dir RTLAT_SKIP_LOG="$work/skips" stage emulated-tests \
+        sh -c "scripts/cross.sh emulated 2>&1 | tee '$work/tests-emulated.log'"
+}
+lane_e2e() {
+    stage e2e-prepare scripts/gpio-e2e.sh --prepare
+    wait_for static 3600 || {
+        say "the artifacts lane built no static binary: no e2e boots"
+        return 1
+    }
+    RTLAT_E2E_BIN="$cross_dir/x86_64-unknown-linux-musl/release/rtlat" stage e2e-boots scripts/gpio-e2e.sh
+}
 
-# --- the option lists in docs/ are what the binary prints (scripts/docs-help.py) ----------
-stage="docs"
-python3 scripts/docs-help.py --check "${CARGO_TARGET_DIR:-target}/debug/rtlat"
-done_stage
-
-# --- cross builds and the armv7/powerpc suites under qemu-user (scripts/cross.sh, minutes) ---
-# RTLAT_SKIP_CROSS=1 skips them on a developer's machine; CI always runs them.
-stage="cross"
-if [ "${RTLAT_SKIP_CROSS:-0}" != 1 ] || [ "$ci" = true ]; then
-    RTLAT_SKIP_LOG="$work/skips-cross" scripts/cross.sh 2>&1 | tee "$work/tests-cross.out"
-    done_stage
-else
-    say "skipped scripts/cross.sh (RTLAT_SKIP_CROSS=1)"
-    skip_stage "cross (RTLAT_SKIP_CROSS=1)"
+cross=true
+e2e=true
+if [ $ci = false ] && [ "${RTLAT_SKIP_CROSS:-0}" = 1 ]; then
+    cross=false
+    skipped_stage artifacts "left out (RTLAT_SKIP_CROSS=1)"
 fi
-
-# --- the GPIO benchmark against a real kernel (scripts/gpio-e2e.sh) --------------------
-# Debian's generic and PREEMPT_RT kernels booted in QEMU with gpio-sim (downloads
-# cached in RTLAT_E2E_CACHE, several minutes cold). RTLAT_SKIP_E2E=1 skips it on a
-# developer's machine; CI always runs it.
-stage="e2e"
-if [ "${RTLAT_SKIP_E2E:-0}" != 1 ] || [ "$ci" = true ]; then
-    scripts/gpio-e2e.sh
-    done_stage
-else
-    say "skipped scripts/gpio-e2e.sh (RTLAT_SKIP_E2E=1)"
-    skip_stage "e2e (RTLAT_SKIP_E2E=1)"
+if [ $ci = false ] && [ "${RTLAT_SKIP_E2E:-0}" = 1 ]; then
+    e2e=false
+    skipped_stage e2e "left out (RTLAT_SKIP_E2E=1)"
 fi
-stage="summary"
+[ $cross = true ] || [ $e2e = false ] || {
+    say "the e2e lane boots the artifacts lane's static binary: RTLAT_SKIP_CROSS=1 needs RTLAT_SKIP_E2E=1"
+    exit 2
+}
+
+pids=""
+names=""
+start_lane() { # name
+    (set -e; "lane_$1") >"$work/lane-$1.log" 2>&1 &
+    pids="$pids $!"
+    names="$names $1"
+    say "lane $1 started (log printed when it ends)"
+}
+start_lane native
+[ $cross = true ] && start_lane artifacts
+[ $e2e = true ] && start_lane e2e
+
+# Print each lane's log as it ends, in the order they end.
+failed=""
+set -- $pids
+lanes=($names)
+left=$#
+declare -A done_lane=()
+while [ $left -gt 0 ]; do
+    for i in "${!lanes[@]}"; do
+        [ -n "${done_lane[$i]:-}" ] && continue
+        pid=$(echo $pids | cut -d' ' -f$((i + 1)))
+        kill -0 "$pid" 2>/dev/null && continue
+        rc=0
+        wait "$pid" || rc=$?
+        done_lane[$i]=1
+        left=$((left - 1))
+        echo
+        say "==== lane ${lanes[$i]} ($([ $rc = 0 ] && echo passed || echo "FAILED, exit $rc")) ===="
+        cat "$work/lane-${lanes[$i]}.log"
+        [ $rc = 0 ] || failed="$failed ${lanes[$i]}"
+    done
+    [ $left -gt 0 ] && sleep 2
+done
+[ -z "$failed" ] || {
+    say "lanes that failed:$failed"
+    exit 1
+}
