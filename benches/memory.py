@@ -45,10 +45,9 @@ Why two builds: mlockall(MCL_CURRENT) makes every page of every mapping
 resident, so the glibc build holds all of libc.so.6 (~1.4 MB), ld.so
 (~0.2 MB), libgcc_s (~0.1 MB) and glibc's heap (~0.5 MB, grown by the command
 line parser before the run) besides its own code; the static musl build maps
-only its own file and a small heap. Measured on a Debian 12 VM (Linux 6.18):
-glibc build ~4.6 MB, static build ~2.5 MB, cyclictest ~2.6-2.8 MB. Python 3.11
-standard library only. Exit status: 0 after a complete comparison, 2 on bad
-usage or a missing prerequisite, 1 if a run failed.
+only its own file and a small heap. Python 3.11 standard library only.
+Exit status: 0 after a complete comparison, 2 on bad usage or a missing
+prerequisite, 1 if a run failed.
 """
 
 from __future__ import annotations

@@ -40,8 +40,8 @@ Both run under the same PM QoS request: rtlat holds /dev/cpu_dma_latency at
 the whole run (every tool alike); with --dma-latency off it holds nothing and
 passes `--dma-latency off` to rtlat. This matters more than anything else
 here: on a VM with the haltpoll idle driver an idle vCPU halts without the
-request and polls with it, and the wake-up of a halted vCPU took sockperf's
-median round trip over a veth pair from 14 us to 65-80 us.
+request and polls with it, and the wake-up of a halted vCPU then outweighs
+the veth round trip being measured.
 sockperf measures the full round trip (--full-rtt) with the TSC; rtlat with
 CLOCK_REALTIME around send() and recvmsg() on its one-thread path (one thread
 sends and takes each reply, as sockperf). sockperf drops its first 400 ms

@@ -284,8 +284,8 @@ fi
 if [ -n "${RTLAT_E2E_BIN:-}" ]; then
     BIN=$RTLAT_E2E_BIN
 else
-    # Static glibc rather than musl: musl's sched_setscheduler() is a stub
-    # that fails with ENOSYS, and rtlat's real-time setup needs it.
+    # Static glibc (crt-static on the host's own target): the guest has no
+    # shared libraries, and this build needs no other rustup target.
     TD=${CARGO_TARGET_DIR:-$REPO/target}
     log "building a static rtlat (x86_64 glibc, crt-static, release)"
     if ! RUSTFLAGS="-C target-feature=+crt-static" cargo build --release --locked \

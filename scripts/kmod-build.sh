@@ -46,10 +46,8 @@ armhf) DARCH=armhf FLAVOUR=armmp KARCH=arm CROSS=arm-linux-gnueabihf- ;;
 *) die "--arch must be amd64, rt-amd64, arm64 or armhf" ;;
 esac
 # Debian's 6.1.0-57 (6.1.192-3) has no armhf headers in bookworm-security
-# (linux-headers-6.1.0-57-armmp_6.1.192-3_armhf.deb: 404 on deb.debian.org,
-# 2026-12-01; its armhf index had failed to download before, "File has
-# unexpected size ... Mirror sync in progress?"); bookworm's own 6.1.0-50
-# (6.1.176-1) is used instead. Pass --kabi/--kver for another.
+# (no linux-headers-6.1.0-57-armmp_6.1.192-3_armhf.deb on deb.debian.org), so
+# armhf takes bookworm's own 6.1.0-50 (6.1.176-1). Pass --kabi/--kver for another.
 if [ -z "$KABI" ]; then
     if [ "$DARCH" = armhf ]; then KABI=6.1.0-50 KVER=${KVER:-6.1.176-1}; else KABI=6.1.0-57 KVER=${KVER:-6.1.192-3}; fi
 fi

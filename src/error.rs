@@ -15,62 +15,51 @@ pub mod exit {
     pub const IO: i32 = 4;
 }
 
-/// The cause behind an [`Error`], kept for `source()`.
+/// The cause behind an [`Error`], kept for `Debug` (not returned by `source()`).
 pub type Cause = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// An error with a category that decides the exit code. The message is one
-/// line that says what went wrong and how to fix it (it already names the
-/// cause where that helps the user); the cause itself is kept as `source()`.
+/// line that says what went wrong, why, and how to fix it: it states the
+/// cause itself, so `source()` is `None` and a printer that walks the chain
+/// prints the cause once. The cause is kept for `Debug` ([`Error::because`]).
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// Wrong option, value or input file (exit 2).
     #[error("{msg}")]
-    Usage {
-        msg: String,
-        #[source]
-        source: Option<Cause>,
-    },
+    Usage { msg: String, cause: Option<Cause> },
     /// Privilege, device, kernel feature or peer missing (exit 3).
     #[error("{msg}")]
-    Environment {
-        msg: String,
-        #[source]
-        source: Option<Cause>,
-    },
+    Environment { msg: String, cause: Option<Cause> },
     /// Writing results failed (exit 4).
     #[error("{msg}")]
-    Io {
-        msg: String,
-        #[source]
-        source: Option<Cause>,
-    },
+    Io { msg: String, cause: Option<Cause> },
 }
 
 impl Error {
     pub fn usage(msg: impl Into<String>) -> Self {
         Error::Usage {
             msg: msg.into(),
-            source: None,
+            cause: None,
         }
     }
     pub fn env(msg: impl Into<String>) -> Self {
         Error::Environment {
             msg: msg.into(),
-            source: None,
+            cause: None,
         }
     }
     pub fn io(msg: impl Into<String>) -> Self {
         Error::Io {
             msg: msg.into(),
-            source: None,
+            cause: None,
         }
     }
-    /// Keep `cause` as this error's `source()`.
+    /// Keep `cause` for `Debug`; the message must already state it.
     pub fn because(mut self, cause: impl Into<Cause>) -> Self {
-        let (Error::Usage { source, .. }
-        | Error::Environment { source, .. }
-        | Error::Io { source, .. }) = &mut self;
-        *source = Some(cause.into());
+        let (Error::Usage { cause: kept, .. }
+        | Error::Environment { cause: kept, .. }
+        | Error::Io { cause: kept, .. }) = &mut self;
+        *kept = Some(cause.into());
         self
     }
     /// The one-line message.
@@ -151,18 +140,19 @@ mod tests {
     use std::error::Error as _;
 
     #[test]
-    fn the_cause_is_kept_as_the_source_and_the_kind_decides_the_exit_code() {
+    fn the_message_states_the_cause_once_and_the_kind_decides_the_exit_code() {
         let cause = std::io::Error::from_raw_os_error(libc::EPERM);
-        let e = Error::env("cannot lock memory: not permitted; run as root").because(cause);
+        let e = Error::env(format!("cannot lock memory: {cause}; run as root")).because(cause);
+        // The message names the cause; no chain repeats it.
+        assert!(e.source().is_none());
+        let shown = e.to_string();
         assert_eq!(
-            e.to_string(),
-            "cannot lock memory: not permitted; run as root"
+            shown.matches("Operation not permitted").count(),
+            1,
+            "{shown}"
         );
-        let source = e.source().expect("the cause is kept");
-        let io = source
-            .downcast_ref::<std::io::Error>()
-            .expect("an io::Error");
-        assert_eq!(io.raw_os_error(), Some(libc::EPERM));
+        // The cause stays visible to a developer.
+        assert!(format!("{e:?}").contains("Os { code: 1"), "{e:?}");
         assert_eq!(e.exit_code(), exit::ENVIRONMENT);
         assert!(Error::usage("x").source().is_none());
         assert_eq!(Error::usage("x").exit_code(), exit::USAGE);

@@ -10,12 +10,9 @@ pub const DEFAULT_PRIORITY: i32 = 80;
 /// Stack each measuring thread touches before its first sample.
 pub const PREFAULT_STACK: usize = 64 * 1024;
 
-/// Heap the reporter may need besides its series (see [`reporter_heap`]).
-/// Measured without a reserve (`--no-mlock`, release build, 12 s runs with
-/// saves): the heap grew by 8 kB for one series, 60 kB for two at 100 us,
-/// 160 kB for two with an idle phase and 100 ms intervals; the reserve for
-/// those is 97, 161 and 217 kB with this base (it was 128 kB, which held
-/// 96 kB more resident than any of them needed).
+/// Heap the reporter may need besides its series (see [`reporter_heap`]):
+/// small, because the per-series terms below grow the reserve with the run
+/// and every byte of it is held resident under mlockall.
 const HEAP_RESERVE_BASE: usize = 32 << 10;
 /// Reporter heap per measured series, besides its points: the histograms a
 /// save merges and records.

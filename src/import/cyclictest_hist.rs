@@ -44,7 +44,7 @@ const SUMMARY: [&str; 5] = [
     "Histogram Overflows:",
 ];
 
-const EXPECTED: &str = "cyclictest -h output (histogram rows '000012 000216 …', then '# Total:' …)";
+const EXPECTED: &str = "histogram rows ('000012 000216 …', then '# Total:' …)";
 
 /// One thread's column: its build and its lowest and highest non-empty buckets.
 struct Column {

@@ -99,7 +99,8 @@ struct Column {
 /// The summary rows rtla always prints after the histogram (unless `--no-summary`).
 const NAMES: [&str; 5] = ["over:", "count:", "min:", "avg:", "max:"];
 
-const EXPECTED: &str = "rtla timerlat hist output ('# RTLA timerlat histogram', then an 'Index IRQ-000 Thr-000 …' line)";
+const EXPECTED: &str =
+    "its header ('# RTLA timerlat histogram', then an 'Index IRQ-000 Thr-000 …' line)";
 
 /// `-b N`/`--bucket-size N` and `-E N`/`--entries N` of an rtla command line.
 fn hist_options(words: &[String]) -> (Option<u64>, Option<u64>) {

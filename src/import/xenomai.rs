@@ -230,8 +230,7 @@ impl Seen {
     }
 }
 
-const EXPECTED: &str =
-    "Xenomai latency output ('== Sampling period: N us', RTT|, RTD|, HSD|, HSS|, RTS| lines)";
+const EXPECTED: &str = "its lines ('== Sampling period: N us', RTT|, RTD|, HSD|, HSS|, RTS|)";
 
 pub fn parse(lines: &mut Input) -> Parsed<Imported> {
     let mut seen = Seen::default();

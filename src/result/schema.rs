@@ -83,7 +83,7 @@ mod tests {
         v
     }
 
-    /// As strict as the hand-written schema was: the same required fields and constants.
+    /// The generated schema requires the fields and constants a reader relies on.
     #[test]
     fn required_fields_and_constants() {
         let s = schema();

@@ -1,7 +1,7 @@
 //! The logarithms and the power of ten the plots scale by, from the pure-Rust
 //! `libm` crate rather than the C library's libm.so: with them, nothing in
 //! rtlat calls into libm.so, so the binary does not link it and no run maps it
-//! (on Debian 12 x86_64 and Linux 6.18, 324 kB of libm.so resident in every
+//! (under mlockall every mapped page of libm.so would be resident in every
 //! `rtlat timer`, though only `report` and `compare` draw plots).
 
 /// Base-10 and base-2 logarithms (`lg`, `lb` as ISO 80000-2 names them).
