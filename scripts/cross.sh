@@ -283,13 +283,11 @@ binfmt_misc: run as root with binfmt-support installed (or RTLAT_SKIP_CROSS=1 sc
 
 emulated() {
     binfmt_ready
-    # Both suites in one build: the `emulated` profile of Cargo.toml (debug
-    # checks, light optimisation: qemu-user runs unoptimised code many times slower).
-    cargo test --locked --no-run --profile emulated --target $ARMV7 --target $PPC 2>&1 | tail -n 3
-    check_arch "$target_dir/$ARMV7/emulated/rtlat" "ELF 32-bit LSB" "ARM, EABI5"
-    check_arch "$target_dir/$PPC/emulated/rtlat" "ELF 32-bit MSB" "PowerPC"
-    step_done "armv7 and PowerPC test suites built"
     local t emu root
+    # Each suite in the `emulated` profile of Cargo.toml (debug checks, light
+    # optimisation: qemu-user runs unoptimised code many times slower), built
+    # by nextest for one target at a time: a build of both in one cargo call
+    # does not leave the dependencies fresh for the one-target runs.
     for t in $ARMV7 $PPC; do
         case $t in
         "$ARMV7") emu=qemu-arm-static root=/usr/arm-linux-gnueabihf ;;
@@ -298,7 +296,9 @@ emulated() {
         QEMU_LD_PREFIX=$root RTLAT_TEST_EMULATOR=$emu \
             cargo nextest run --locked --profile emulated --cargo-profile emulated --target $t \
             --no-tests fail || fail "tests for $t under $emu"
-        cp "$target_dir/nextest/emulated/junit.xml" "$CROSS_OUT/junit-$t.xml" 2>/dev/null || true
+        check_arch "$target_dir/$t/emulated/rtlat" "ELF 32-bit" "$([ $t = $PPC ] && echo "MSB" || echo "LSB")" \
+            "$([ $t = $PPC ] && echo "PowerPC" || echo "ARM, EABI5")"
+        cp target/nextest/emulated/junit.xml "$CROSS_OUT/junit-$t.xml" 2>/dev/null || true
         step_done "$t tests under $emu"
     done
 }
