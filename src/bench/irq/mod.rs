@@ -173,13 +173,22 @@ fn notes(cfg: &IrqConfig, kernel_ts: bool) -> Vec<String> {
     notes
 }
 
+/// Open where the run's edges come from (before memory is locked): the
+/// kernel responder when it issues the replies, else the configured backend.
+fn open_backend(cfg: &IrqConfig) -> Result<Box<dyn EdgeBackend + Send>> {
+    if cfg.reply_from != ReplyFrom::User {
+        return Ok(Box::new(responder::KernelReply::open(cfg)?));
+    }
+    backend::open(cfg)
+}
+
 /// Run `rtlat irq` end to end.
 pub fn run(cfg: &IrqConfig, command_line: Vec<String>) -> Result<Outcome> {
     let role = cfg.role;
     // host --target: the board answers before the first edge is driven.
     let remote = Arc::new(Mutex::new(peer::start(cfg)?));
     let remote_trouble: Arc<Mutex<Option<String>>> = Arc::new(Mutex::new(None));
-    let mut backend = backend::open(cfg)?;
+    let mut backend = open_backend(cfg)?;
     let kernel_ts = backend.kernel_timestamps();
     let start_level = backend
         .input_level()
