@@ -10,6 +10,17 @@ pub enum Ctx {
     User,
 }
 
+impl Ctx {
+    /// The context's name in series names and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Ctx::Irq => "irq",
+            Ctx::Thread => "thread",
+            Ctx::User => "user",
+        }
+    }
+}
+
 /// One parsed line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Line<'a> {

@@ -235,7 +235,7 @@ impl Recent {
     ) -> BreakAnalysis {
         let mut a = BreakAnalysis {
             cpu,
-            context: super::contexts::name(ctx).into(),
+            context: ctx.name().into(),
             latency_ns,
             irq_latency_ns: irq_latency_ns.filter(|_| ctx != Ctx::Irq),
             ..Default::default()
