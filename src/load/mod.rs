@@ -10,6 +10,7 @@
 //! the whole group is killed before the host is reaped, and the io load's
 //! files never have a name.
 
+pub mod args;
 mod command;
 pub mod host;
 pub mod kinds;

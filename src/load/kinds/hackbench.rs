@@ -6,7 +6,7 @@
 //! messages, the load runs until stopped; the rate counts messages received.
 
 use crate::error::{Error, Result};
-use crate::load::spec::{key_count, key_size, object, set, Args, Kind, LoadKind, Parsed};
+use crate::load::args::{key_count, key_size, object, set, Args, Kind, Parsed};
 use crate::load::worker::{Body, Failure, Pool, Reading, Totals, WorkerCtx};
 use crate::load::{About, Load, LoadContext, Progress};
 use crate::sys::process::{self, Exit, Pid, Task};
@@ -53,9 +53,9 @@ impl HackbenchParams {
 }
 
 pub const KIND: Kind =
-    Kind::new("hackbench", "hackbench:4 or hackbench:4:fds=10", parse).counting("group count");
+    Kind::new("hackbench", "hackbench:4 or hackbench:4:fds=10").counting("group count");
 
-fn parse(mut a: Args<'_>) -> Parsed<LoadKind> {
+pub fn parse(mut a: Args<'_>) -> Parsed<HackbenchParams> {
     let (mut fds, mut message, mut ipc, mut mode) = (None, None, None, None);
     for (k, v) in std::mem::take(&mut a.keys) {
         match k {
@@ -97,13 +97,13 @@ fn parse(mut a: Args<'_>) -> Parsed<LoadKind> {
             groups * fds * 2
         ));
     }
-    Ok(LoadKind::Hackbench(HackbenchParams {
+    Ok(HackbenchParams {
         groups,
         fds,
         message: message.unwrap_or(100),
         ipc: ipc.unwrap_or(Ipc::Socket),
         mode: mode.unwrap_or(TaskMode::Process),
-    }))
+    })
 }
 
 pub struct HackbenchLoad {
