@@ -1,5 +1,5 @@
 //! The arguments of one load: the forms a bare argument takes (count, size,
-//! rate, duration, `flood`), the shape of each load ([`Kind`]: which bare
+//! rate, duration, `flood`), the shape of each load ([`LoadShape`]: which bare
 //! forms it takes) and the checks every load's parser uses on its keys.
 
 use serde_json::{Map, Value};
@@ -9,7 +9,7 @@ pub const MAX_WORKERS: usize = 4096;
 
 /// A parse error of one load: a message without the load's token (added by
 /// [`parse_spec`]).
-pub type Parsed<T> = std::result::Result<T, String>;
+pub type ArgResult<T> = std::result::Result<T, String>;
 
 /// A JSON object's map (empty for anything else).
 pub fn object(v: Value) -> Map<String, Value> {
@@ -20,7 +20,7 @@ pub fn object(v: Value) -> Map<String, Value> {
 }
 
 /// A load: its name and what its bare arguments may be.
-pub struct Kind {
+pub struct LoadShape {
     pub name: &'static str,
     /// What a bare count counts (`worker count` …); empty when it takes none.
     pub count: &'static str,
@@ -34,11 +34,11 @@ pub struct Kind {
     pub example: &'static str,
 }
 
-impl Kind {
+impl LoadShape {
     /// A load named `name` whose bare number is its worker count, taking no
     /// bare size, rate or period.
-    pub const fn new(name: &'static str, example: &'static str) -> Kind {
-        Kind {
+    pub const fn new(name: &'static str, example: &'static str) -> LoadShape {
+        LoadShape {
             name,
             count: "worker count",
             size: false,
@@ -49,23 +49,23 @@ impl Kind {
     }
 
     /// The same, its bare number counting something else (empty: no count).
-    pub const fn counting(self, count: &'static str) -> Kind {
-        Kind { count, ..self }
+    pub const fn counting(self, count: &'static str) -> LoadShape {
+        LoadShape { count, ..self }
     }
 
     /// The same, with a bare size.
-    pub const fn sized(self) -> Kind {
-        Kind { size: true, ..self }
+    pub const fn sized(self) -> LoadShape {
+        LoadShape { size: true, ..self }
     }
 
     /// The same, with a bare rate (or `flood`).
-    pub const fn rated(self) -> Kind {
-        Kind { rate: true, ..self }
+    pub const fn rated(self) -> LoadShape {
+        LoadShape { rate: true, ..self }
     }
 
     /// The same, with a bare period.
-    pub const fn periodic(self) -> Kind {
-        Kind {
+    pub const fn periodic(self) -> LoadShape {
+        LoadShape {
             period: true,
             ..self
         }
@@ -101,7 +101,7 @@ impl Kind {
 /// The arguments of one load, bare ones sorted by form; the keys are left to
 /// the load's parser.
 pub struct Args<'a> {
-    pub(super) kind: &'static Kind,
+    pub(super) kind: &'static LoadShape,
     /// The bare count (workers, groups or threads).
     pub count: Option<usize>,
     pub size: Option<u64>,
@@ -121,13 +121,13 @@ impl<'a> Args<'a> {
     }
 
     /// The bare count given as `k=v` instead (at most `max`).
-    pub fn set_count(&mut self, k: &str, v: &str, max: usize) -> Parsed<()> {
+    pub fn set_count(&mut self, k: &str, v: &str, max: usize) -> ArgResult<()> {
         set(&mut self.count, key_count(k, v, max)?, self.kind.count)
     }
 
     /// Read the keys of a load whose only key is `workers` (`known`: what the
     /// error for another key lists).
-    pub fn workers_only(&mut self, known: &str) -> Parsed<()> {
+    pub fn workers_only(&mut self, known: &str) -> ArgResult<()> {
         for (k, v) in std::mem::take(&mut self.keys) {
             match k {
                 "workers" => self.set_count(k, v, MAX_WORKERS)?,
@@ -138,7 +138,7 @@ impl<'a> Args<'a> {
     }
 
     /// Sort one bare argument (or keep a key for the load's parser).
-    pub(super) fn add(&mut self, a: &'a str) -> Parsed<()> {
+    pub(super) fn add(&mut self, a: &'a str) -> ArgResult<()> {
         let kind = self.kind;
         if a.is_empty() {
             return Err(format!("an empty argument (examples: {})", kind.example));
@@ -175,7 +175,7 @@ enum Arg<'a> {
     Key(&'a str, &'a str),
 }
 
-fn classify(arg: &str) -> Parsed<Arg<'_>> {
+fn classify(arg: &str) -> ArgResult<Arg<'_>> {
     if let Some((k, v)) = arg.split_once('=') {
         return Ok(Arg::Key(k.trim(), v.trim()));
     }
@@ -201,7 +201,7 @@ fn classify(arg: &str) -> Parsed<Arg<'_>> {
 }
 
 /// A size: a number and a unit (B, K, KB, KiB, M, MB, MiB, G, GB, GiB); a bare number is bytes.
-pub fn parse_size(text: &str) -> Parsed<u64> {
+pub fn parse_size(text: &str) -> ArgResult<u64> {
     let t = text.trim();
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -230,7 +230,7 @@ pub fn parse_size(text: &str) -> Parsed<u64> {
 }
 
 /// A count of `what`: 1 to `max`.
-pub fn count(v: u64, what: &str, max: usize) -> Parsed<usize> {
+pub fn count(v: u64, what: &str, max: usize) -> ArgResult<usize> {
     if v == 0 {
         return Err(format!("the {what} must be at least 1"));
     }
@@ -241,7 +241,7 @@ pub fn count(v: u64, what: &str, max: usize) -> Parsed<usize> {
 }
 
 /// `k=v` as a count of 1 to `max`.
-pub fn key_count(k: &str, v: &str, max: usize) -> Parsed<usize> {
+pub fn key_count(k: &str, v: &str, max: usize) -> ArgResult<usize> {
     let n: u64 = v
         .parse()
         .map_err(|_| format!("{k}='{v}' is not a whole number"))?;
@@ -249,12 +249,12 @@ pub fn key_count(k: &str, v: &str, max: usize) -> Parsed<usize> {
 }
 
 /// `k=v` as a size.
-pub fn key_size(k: &str, v: &str) -> Parsed<u64> {
+pub fn key_size(k: &str, v: &str) -> ArgResult<u64> {
     parse_size(v).map_err(|e| format!("{k}: {e}"))
 }
 
 /// A range check: `Err` with the message unless `ok`.
-pub fn ensure(ok: bool, message: impl FnOnce() -> String) -> Parsed<()> {
+pub fn ensure(ok: bool, message: impl FnOnce() -> String) -> ArgResult<()> {
     if ok {
         Ok(())
     } else {
@@ -263,7 +263,7 @@ pub fn ensure(ok: bool, message: impl FnOnce() -> String) -> Parsed<()> {
 }
 
 /// Assign once: the same parameter given twice is an error.
-pub fn set<T>(slot: &mut Option<T>, v: T, what: &str) -> Parsed<()> {
+pub fn set<T>(slot: &mut Option<T>, v: T, what: &str) -> ArgResult<()> {
     if slot.is_some() {
         return Err(format!("the {what} is given twice"));
     }

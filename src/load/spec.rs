@@ -10,10 +10,10 @@
 //! `KB`, `MB`, `GB` are powers of 1000 (so `4MB/s` is 4 000 000 bytes/s).
 //!
 //! This file is the grammar: it splits the list, sorts each load's bare
-//! arguments by form, and hands them to the load's own parser ([`Kind`], in
+//! arguments by form, and hands them to the load's own parser (in
 //! `kinds/`), which reads its keys and checks its ranges.
 
-use super::args::{Args, Kind, Parsed};
+use super::args::{ArgResult, Args, LoadShape};
 use super::kinds::{cpu, exec, hackbench, io, memory, net, timers};
 use crate::error::{Error, Result};
 use serde_json::{Map, Value};
@@ -29,10 +29,10 @@ pub use super::kinds::timers::{TimersParams, DEFAULT_TIMER_PERIOD_NS, DEFAULT_TI
 pub const NAMES: &str = "exec, hackbench, memory, cpu, io, net, timers";
 
 /// A load's parser: reads the keys, applies the defaults and checks the ranges.
-type Parser = fn(Args<'_>) -> Parsed<LoadKind>;
+type Parser = fn(Args<'_>) -> ArgResult<LoadKind>;
 
 /// Every load, with what its bare arguments may be and its parser.
-const KINDS: [(&Kind, Parser); 7] = [
+const KINDS: [(&LoadShape, Parser); 7] = [
     (&exec::KIND, |a| exec::parse(a).map(LoadKind::Exec)),
     (&hackbench::KIND, |a| {
         hackbench::parse(a).map(LoadKind::Hackbench)
@@ -128,7 +128,7 @@ pub fn parse_spec(spec: &str) -> Result<LoadSpec> {
 
 /// One load: split its arguments, find its kind, sort the bare arguments,
 /// and let the kind parse the rest.
-fn parse_item(token: &str) -> Parsed<LoadKind> {
+fn parse_item(token: &str) -> ArgResult<LoadKind> {
     let (name, rest) = match token.split_once(':') {
         Some((n, r)) => (n.trim(), Some(r)),
         None => (token, None),

@@ -33,7 +33,7 @@ pub use config::{
     Backend, Bias, EventClock, IrqConfig, Measured, ReplyFrom, Role, SimConfig, DEFAULT_PERIOD_NS,
     DEFAULT_TIMEOUT_NS,
 };
-use drive::{drive, Plan, RealTime, Recorders, Session};
+use drive::{drive, DrivePlan, DriveSession, RealTime, Recorders};
 
 use crate::engine::{self, Channel, RunSpec, StopFlag, Worker, WorkerEnd};
 use crate::error::{Error, Outcome, Result};
@@ -225,7 +225,7 @@ pub fn run(cfg: &IrqConfig, command_line: Vec<String>) -> Result<Outcome> {
         name: format!("rtlat-irq-{}", role.name()),
         cpu: cfg.cpu,
         body: Box::new(move |start: u64, stop: &StopFlag| -> WorkerEnd {
-            let plan = Plan {
+            let plan = DrivePlan {
                 start,
                 period: plan_cfg.period_ns.unwrap_or(DEFAULT_PERIOD_NS),
                 end: plan_cfg
@@ -241,7 +241,7 @@ pub fn run(cfg: &IrqConfig, command_line: Vec<String>) -> Result<Outcome> {
             acct.set_level(start_level);
             let mut time = RealTime(clock);
             let res = backend.begin(start).and_then(|()| {
-                let s = Session {
+                let s = DriveSession {
                     plan: &plan,
                     recs: &mut recs,
                     acct: &mut acct,

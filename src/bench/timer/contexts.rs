@@ -173,14 +173,14 @@ impl Sink for Recorders {
 /// Where the samples come from (the noise events too, with a break threshold).
 enum Reader {
     Text(Pipe),
-    Raw(RawPipes, raw::Format, Box<Option<Recent>>),
+    Raw(RawPipes, raw::TimerlatLayout, Box<Option<Recent>>),
 }
 
 /// Every page waiting in every CPU's buffer; `Ok(false)`: all drained. At
 /// the break, the analysis of what ran before it.
 fn read_raw(
     pipes: &mut RawPipes,
-    fmt: &raw::Format,
+    fmt: &raw::TimerlatLayout,
     mut noise: Option<&mut Recent>,
     pairer: &mut Pairer,
     sink: &mut Recorders,
@@ -256,7 +256,7 @@ pub fn run(cfg: &TimerConfig, command_line: Vec<String>) -> Result<Finished> {
     }
     // The binary per-CPU buffers where their layout can be read (cheaper for
     // the measured CPUs), else the text trace_pipe.
-    let format = raw::Format::parse(
+    let format = raw::TimerlatLayout::parse(
         &tracefs::read(&root, "events/header_page").unwrap_or_default(),
         &tracefs::read(&root, "events/ftrace/timerlat/format").unwrap_or_default(),
     );
@@ -509,7 +509,7 @@ fn noise_events(
 ) -> Option<Recent> {
     let files = noise::EVENTS
         .map(|e| tracefs::read(root, &format!("events/osnoise/{e}/format")).unwrap_or_default());
-    let Some(fmt) = noise::Format::parse(files.each_ref().map(|f| f.as_str())) else {
+    let Some(fmt) = noise::NoiseLayout::parse(files.each_ref().map(|f| f.as_str())) else {
         notes.push(
             "--break-threshold: no osnoise events in this kernel, so the break is not analysed"
                 .into(),

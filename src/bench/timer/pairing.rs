@@ -1,7 +1,7 @@
 //! Pairing timerlat samples by (CPU, `#id`) and placing them on the timer's
 //! period grid, so that every period is a sample or a counted skip.
 
-use super::lines::{Ctx, Line};
+use super::lines::{Ctx, TraceLine};
 use super::noise::BreakAnalysis;
 use serde::{Deserialize, Serialize};
 
@@ -169,10 +169,10 @@ impl Pairer {
     }
 
     /// Take one parsed line.
-    pub fn feed(&mut self, line: &Line<'_>, sink: &mut impl Sink) {
+    pub fn feed(&mut self, line: &TraceLine<'_>, sink: &mut impl Sink) {
         match *line {
-            Line::Lost { events, .. } => self.details.lost_events += events,
-            Line::Timerlat {
+            TraceLine::Lost { events, .. } => self.details.lost_events += events,
+            TraceLine::Timerlat {
                 cpu,
                 ts_ns,
                 id,
@@ -259,8 +259,8 @@ mod tests {
     }
 
     /// Sample `#id` of the timer expiry at period `k`, `latency_ns` late.
-    fn tl(cpu: usize, id: u64, k: u64, ctx: Ctx, latency_ns: u64) -> Line<'static> {
-        Line::Timerlat {
+    fn tl(cpu: usize, id: u64, k: u64, ctx: Ctx, latency_ns: u64) -> TraceLine<'static> {
+        TraceLine::Timerlat {
             cpu,
             ts_ns: 5 * P + k * P + latency_ns,
             id,
@@ -298,7 +298,7 @@ mod tests {
             tl(3, 5, 5, Ctx::Thread, 700),
             // A CPU that is not selected.
             tl(0, 1, 1, Ctx::Irq, 5),
-            Line::Lost { cpu: 3, events: 7 },
+            TraceLine::Lost { cpu: 3, events: 7 },
         ] {
             p.feed(&l, &mut got);
         }

@@ -1,7 +1,7 @@
 //! `cpu`: computation on N workers (integer and floating point, no memory traffic).
 
 use crate::error::Result;
-use crate::load::args::{object, Args, Kind, Parsed};
+use crate::load::args::{object, ArgResult, Args, LoadShape};
 use crate::load::worker::{Body, Pool, Reading, WorkerCtx};
 use crate::load::{About, Load, LoadContext, Progress};
 use serde_json::{json, Map, Value};
@@ -19,9 +19,9 @@ impl CpuParams {
     }
 }
 
-pub const KIND: Kind = Kind::new("cpu", "cpu:2");
+pub const KIND: LoadShape = LoadShape::new("cpu", "cpu:2");
 
-pub fn parse(mut a: Args<'_>) -> Parsed<CpuParams> {
+pub fn parse(mut a: Args<'_>) -> ArgResult<CpuParams> {
     a.workers_only("workers")?;
     Ok(CpuParams { workers: a.count })
 }

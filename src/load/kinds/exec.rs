@@ -4,7 +4,7 @@
 //! (PR_SET_PDEATHSIG) and carry `RTLAT_LOAD=exec` in their environment.
 
 use crate::error::{Error, Result};
-use crate::load::args::{object, Args, Kind, Parsed};
+use crate::load::args::{object, ArgResult, Args, LoadShape};
 use crate::load::worker::{Body, Pool, Reading, WorkerCtx};
 use crate::load::{About, Load, LoadContext, Progress};
 use crate::sys::process::{self, ExecImage, Exit, Pid};
@@ -33,9 +33,9 @@ impl ExecParams {
     }
 }
 
-pub const KIND: Kind = Kind::new("exec", "exec:2 or exec:2:cmd=ls /bin");
+pub const KIND: LoadShape = LoadShape::new("exec", "exec:2 or exec:2:cmd=ls /bin");
 
-pub fn parse(mut a: Args<'_>) -> Parsed<ExecParams> {
+pub fn parse(mut a: Args<'_>) -> ArgResult<ExecParams> {
     a.workers_only("workers, cmd")?;
     let command: Vec<String> = a
         .command

@@ -6,7 +6,7 @@
 //! dirtied and written back. The rate counts cache lines touched, in bytes/s.
 
 use crate::error::{Error, Result};
-use crate::load::args::{ensure, key_size, object, set, Args, Kind, Parsed, MAX_WORKERS};
+use crate::load::args::{ensure, key_size, object, set, ArgResult, Args, LoadShape, MAX_WORKERS};
 use crate::load::worker::{Body, Failure, Pool, Reading, WorkerCtx};
 use crate::load::{About, Load, LoadContext, Progress};
 use crate::sys::shm::PrivateBuffer;
@@ -32,9 +32,10 @@ impl MemoryParams {
     }
 }
 
-pub const KIND: Kind = Kind::new("memory", "memory:2, memory:32M or memory:2:64M").sized();
+pub const KIND: LoadShape =
+    LoadShape::new("memory", "memory:2, memory:32M or memory:2:64M").sized();
 
-pub fn parse(mut a: Args<'_>) -> Parsed<MemoryParams> {
+pub fn parse(mut a: Args<'_>) -> ArgResult<MemoryParams> {
     let mut stride = None;
     for (k, v) in std::mem::take(&mut a.keys) {
         match k {

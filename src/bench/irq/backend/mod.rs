@@ -65,10 +65,10 @@ pub fn open(cfg: &IrqConfig) -> Result<Box<dyn EdgeBackend + Send>> {
         Backend::Serial => Box::new(serial::SerialBackend::open(cfg)?),
         Backend::Sim => {
             let mode = match cfg.role {
-                Role::Target => sim::Mode::Source {
+                Role::Target => sim::SimSource::Source {
                     period_ns: cfg.period_ns.unwrap_or(DEFAULT_PERIOD_NS),
                 },
-                _ => sim::Mode::Echo,
+                _ => sim::SimSource::Echo,
             };
             Box::new(sim::SimBackend::new(
                 cfg.clock_id(),
