@@ -59,7 +59,6 @@ SPLIT_PENDING = {
     ("src/import/imported.rs", "into_result"),
     ("src/import/rtla.rs", "parse"),
     ("src/import/sockperf.rs", "parse"),
-    ("src/import/thread.rs", "finish"),
     ("src/import/xenomai.rs", "finish"),
     ("src/render/html.rs", "section"),
 }
