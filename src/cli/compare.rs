@@ -20,7 +20,7 @@ Examples:
   rtlat compare --by-board board-a board-b --format markdown            suite directories, a row per board";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum FormatArg {
+pub enum CompareFormatArg {
     /// Aligned columns for a terminal
     Text,
     /// A GitHub-flavoured Markdown table
@@ -29,12 +29,12 @@ pub enum FormatArg {
     Csv,
 }
 
-impl From<FormatArg> for TableFormat {
-    fn from(f: FormatArg) -> TableFormat {
+impl From<CompareFormatArg> for TableFormat {
+    fn from(f: CompareFormatArg) -> TableFormat {
         match f {
-            FormatArg::Text => TableFormat::Text,
-            FormatArg::Markdown => TableFormat::Markdown,
-            FormatArg::Csv => TableFormat::Csv,
+            CompareFormatArg::Text => TableFormat::Text,
+            CompareFormatArg::Markdown => TableFormat::Markdown,
+            CompareFormatArg::Csv => TableFormat::Csv,
         }
     }
 }
@@ -47,7 +47,7 @@ pub struct CompareArgs {
     pub results: Vec<PathBuf>,
     /// Table format
     #[arg(long, value_enum, default_value = "text")]
-    pub format: FormatArg,
+    pub format: CompareFormatArg,
     /// A reference result: shown first, and the others are checked against it
     #[arg(long, value_name = "RESULT.json")]
     pub baseline: Option<PathBuf>,

@@ -2,7 +2,7 @@
 
 use crate::error::Error;
 use crate::import::{cyclictest_hist, cyclictest_json, jitterdebugger, rtla, sockperf};
-use crate::import::{xenomai, Format, ImportConfig};
+use crate::import::{xenomai, ImportConfig, ImportFormat};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 
@@ -28,9 +28,9 @@ Examples:
   rtlat compare ct-result.json rtlat.json
   ssh board cat latency.log | rtlat import - --load 'hackbench -l 100000' -o xeno.json";
 
-/// The formats `--from` names (each a [`Format`]).
+/// The formats `--from` names (each a [`ImportFormat`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum FormatArg {
+pub enum ImportFromArg {
     /// cyclictest --json=FILE
     CyclictestJson,
     /// cyclictest -h N output (histogram text)
@@ -45,15 +45,15 @@ pub enum FormatArg {
     Sockperf,
 }
 
-impl FormatArg {
-    pub fn format(self) -> &'static Format {
+impl ImportFromArg {
+    pub fn format(self) -> &'static ImportFormat {
         match self {
-            FormatArg::CyclictestJson => &cyclictest_json::FORMAT,
-            FormatArg::CyclictestHist => &cyclictest_hist::FORMAT,
-            FormatArg::Xenomai => &xenomai::FORMAT,
-            FormatArg::RtlaTimerlat => &rtla::FORMAT,
-            FormatArg::Jitterdebugger => &jitterdebugger::FORMAT,
-            FormatArg::Sockperf => &sockperf::FORMAT,
+            ImportFromArg::CyclictestJson => &cyclictest_json::FORMAT,
+            ImportFromArg::CyclictestHist => &cyclictest_hist::FORMAT,
+            ImportFromArg::Xenomai => &xenomai::FORMAT,
+            ImportFromArg::RtlaTimerlat => &rtla::FORMAT,
+            ImportFromArg::Jitterdebugger => &jitterdebugger::FORMAT,
+            ImportFromArg::Sockperf => &sockperf::FORMAT,
         }
     }
 }
@@ -63,7 +63,7 @@ impl FormatArg {
 pub struct ImportArgs {
     /// The format of FILE [default: told from its first lines]
     #[arg(long, value_enum, value_name = "FORMAT")]
-    pub from: Option<FormatArg>,
+    pub from: Option<ImportFromArg>,
     /// The other tool's output ('-': standard input)
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
@@ -86,7 +86,7 @@ impl TryFrom<&ImportArgs> for ImportConfig {
 
     fn try_from(a: &ImportArgs) -> Result<Self, Error> {
         Ok(ImportConfig {
-            format: a.from.map(FormatArg::format),
+            format: a.from.map(ImportFromArg::format),
             file: a.file.clone(),
             load: a.load.clone(),
             output: a.output.clone(),
@@ -102,7 +102,7 @@ mod tests {
 
     #[test]
     fn every_format_has_its_name_on_the_command_line() {
-        let args = FormatArg::value_variants();
+        let args = ImportFromArg::value_variants();
         assert_eq!(args.len(), crate::import::FORMATS.len());
         for a in args {
             let name = a

@@ -14,7 +14,7 @@ Examples:
 
 /// What `rtlat report` prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum FormatArg {
+pub enum ReportFormatArg {
     /// The text summary
     Text,
     /// One `lava-test-case NAME --result pass|fail --measurement VALUE --units us` line per figure; a maximum above the run's --max-latency fails
@@ -38,7 +38,7 @@ pub struct ReportArgs {
     pub quiet: bool,
     /// What to print on stdout
     #[arg(long, value_enum, default_value = "text")]
-    pub format: FormatArg,
+    pub format: ReportFormatArg,
 }
 
 impl TryFrom<&ReportArgs> for ReportConfig {
@@ -50,8 +50,8 @@ impl TryFrom<&ReportArgs> for ReportConfig {
             html: a.html.clone(),
             quiet: a.quiet,
             format: match a.format {
-                FormatArg::Text => ReportFormat::Text,
-                FormatArg::Lava => ReportFormat::Lava,
+                ReportFormatArg::Text => ReportFormat::Text,
+                ReportFormatArg::Lava => ReportFormat::Lava,
             },
         })
     }

@@ -3,8 +3,7 @@
 //! common start time, runs its worker's body, and ends with the CPU time it
 //! used; the crew joins them and gathers how they ended.
 
-use super::rt;
-use super::run::RunSpec;
+use super::rt::{self, RtConfig};
 use crate::error::{Error, Result};
 use crate::result::BreakEvent;
 use crate::sys::{self, signals::StopFlag};
@@ -48,12 +47,13 @@ pub(super) struct CrewEnd {
 }
 
 impl Crew {
-    /// Spawn the workers; each sets itself up (affinity, policy, stack) and
-    /// reports. Returns once all are ready, or the first setup error after
+    /// Spawn the workers; each sets itself up (affinity, policy, stack, as
+    /// `rt` says, or not at all when the run is `synthetic`) and reports. Returns once all are ready, or the first setup error after
     /// every thread has ended.
     pub(super) fn spawn(
         workers: Vec<Worker>,
-        spec: &RunSpec,
+        rt: &RtConfig,
+        synthetic: bool,
         stop: &StopFlag,
         clock: libc::clockid_t,
     ) -> Result<Crew> {
@@ -67,8 +67,7 @@ impl Crew {
             let (start_tx, start_rx) = mpsc::channel::<Option<u64>>();
             let ready = ready_tx.clone();
             let stop = stop.clone();
-            let rt = spec.rt.clone();
-            let synthetic = spec.synthetic;
+            let rt = rt.clone();
             let Worker { name, cpu, body } = w;
             let spawned = thread::Builder::new()
                 .name(name)

@@ -6,7 +6,7 @@ use crate::units::us;
 use std::io::IsTerminal;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
+pub enum LiveStyle {
     /// A per-thread table redrawn in place every interval (stdout is a terminal).
     Table,
     /// One line per thread per interval (stdout is a file or pipe).
@@ -16,7 +16,7 @@ pub enum Mode {
 }
 
 pub struct Live {
-    pub mode: Mode,
+    pub mode: LiveStyle,
     interval_ns: u64,
     drawn: usize,
     /// Worst latency so far per channel (for Lines mode).
@@ -33,11 +33,11 @@ const DEFAULT_WIDTH: usize = 80;
 impl Live {
     pub fn new(quiet: bool, interval_ns: u64) -> Self {
         let mode = if quiet {
-            Mode::Quiet
+            LiveStyle::Quiet
         } else if std::io::stdout().is_terminal() {
-            Mode::Table
+            LiveStyle::Table
         } else {
-            Mode::Lines
+            LiveStyle::Lines
         };
         Live {
             mode,
@@ -52,7 +52,7 @@ impl Live {
     /// Lines mode: take the intervals channel `idx` finished since the last call.
     /// They are printed by [`Live::print_intervals`], in time order.
     pub fn intervals(&mut self, idx: usize, ivs: &[IntervalStats]) {
-        if self.mode != Mode::Lines || ivs.is_empty() {
+        if self.mode != LiveStyle::Lines || ivs.is_empty() {
             return;
         }
         if self.latest.len() <= idx {
@@ -118,7 +118,7 @@ impl Live {
     /// Table mode: redraw the per-thread table with elapsed/remaining time,
     /// fitted to the terminal's width.
     pub fn refresh(&mut self, channels: &[Channel], elapsed_ns: u64, remaining_ns: Option<u64>) {
-        if self.mode != Mode::Table {
+        if self.mode != LiveStyle::Table {
             return;
         }
         let rows: Vec<Row> = channels
@@ -278,7 +278,7 @@ mod tests {
             ..Default::default()
         };
         let mut live = Live::new(true, 1_000_000_000);
-        live.mode = Mode::Lines;
+        live.mode = LiveStyle::Lines;
         let names = ["a", "b"];
         // a finished intervals 0 and 1, b only 0: only interval 0 may go out.
         live.intervals(0, &[iv(0), iv(1)]);

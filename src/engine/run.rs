@@ -290,7 +290,7 @@ pub fn execute(
         let reserve = rt::reporter_heap(channels.len(), points, phases);
         Some(Runtime::setup(&spec.rt, reserve)?)
     };
-    let crew = Crew::spawn(workers, &spec, &stop, clock)?;
+    let crew = Crew::spawn(workers, &spec.rt, spec.synthetic, &stop, clock)?;
 
     // Loads start after the real-time setup and before the first sample
     // (or, with an idle phase first, when the idle phase ends).

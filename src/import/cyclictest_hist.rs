@@ -6,7 +6,7 @@
 //! nothing we use, and `WARN:` lines (stderr merged in), are skipped.
 
 use super::lines::Preamble;
-use super::{detect, Format, Input, Reader};
+use super::{detect, ImportFormat, Input, Reader};
 use super::{parse_u64, Imported, ParseError, Parsed, ThreadBuild};
 use crate::stats::summary::signed;
 
@@ -27,7 +27,7 @@ fn numbers(line: usize, rest: &str, what: &str) -> Parsed<Vec<u64>> {
         .collect()
 }
 /// cyclictest -h histogram output.
-pub static FORMAT: Format = Format {
+pub static FORMAT: ImportFormat = ImportFormat {
     name: "cyclictest-hist",
     tool: "cyclictest",
     describe: "cyclictest -h histogram output",

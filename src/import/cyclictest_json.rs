@@ -7,7 +7,7 @@
 
 use super::json::{self, Node};
 use super::{dates::parse_rfc2822, system, Imported, ParseError, Parsed, ThreadBuild};
-use super::{detect, Format, Reader};
+use super::{detect, ImportFormat, Reader};
 use crate::result::rfc3339_utc;
 use crate::result::EndReason;
 
@@ -120,7 +120,7 @@ fn opt_str(root: &Node, keys: &[&str], what: &str) -> Parsed<Option<String>> {
         .transpose()
 }
 /// cyclictest --json output.
-pub static FORMAT: Format = Format {
+pub static FORMAT: ImportFormat = ImportFormat {
     name: "cyclictest-json",
     tool: "cyclictest",
     describe: "cyclictest --json output",

@@ -1,14 +1,14 @@
-//! Which tool wrote an input, told from its first lines: each [`Format`]
+//! Which tool wrote an input, told from its first lines: each [`ImportFormat`]
 //! recognises its own markers, and an input is imported without `--from` only
 //! when exactly one format claims it.
 
-use super::{Format, FORMATS};
+use super::{ImportFormat, FORMATS};
 
 /// How much of the input detection looks at.
 pub const HEAD: usize = 64 << 10;
 
 /// The one format whose markers `head` carries; `None` when none or several do.
-pub fn detect(head: &str) -> Option<&'static Format> {
+pub fn detect(head: &str) -> Option<&'static ImportFormat> {
     let mut claimed = FORMATS.iter().copied().filter(|f| (f.detect)(head));
     match (claimed.next(), claimed.next()) {
         (Some(f), None) => Some(f),

@@ -1,7 +1,7 @@
 //! What a parser found, and how it becomes an rtlat result: threads merged
 //! into the total, the source named in config and notes, a default label.
 
-use super::{Format, ParseError, Parsed, ThreadBuild};
+use super::{ImportFormat, ParseError, Parsed, ThreadBuild};
 use crate::result::{Benchmark, EndReason};
 use crate::result::{RunResult, Thresholds, Tool, Tuning};
 use crate::stats::histogram::Overflow;
@@ -61,7 +61,7 @@ impl Imported {
     /// The rtlat result; `file` names the source in config and notes.
     pub fn into_result(
         self,
-        format: &Format,
+        format: &ImportFormat,
         file: &str,
         label: Option<String>,
     ) -> Parsed<RunResult> {

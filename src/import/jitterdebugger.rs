@@ -12,13 +12,13 @@
 //! above are in `count` but not in the histogram.
 
 use super::json;
-use super::{detect, Format, Reader};
+use super::{detect, ImportFormat, Reader};
 use super::{parse_u64, system, Imported, ParseError, Parsed, ThreadBuild};
 
 /// jitterdebugger's histogram covers this many slots.
 const SLOTS: u64 = 1000;
 /// jitterdebugger's results.json.
-pub static FORMAT: Format = Format {
+pub static FORMAT: ImportFormat = ImportFormat {
     name: "jitterdebugger",
     tool: "jitterdebugger",
     describe: "jitterdebugger results.json",

@@ -1,7 +1,7 @@
 //! `rtlat import`: other tools' output turned into rtlat results, so they
 //! compare and plot like ours.
 //!
-//! One file per foreign format, each a [`Format`]; [`detect`] tells them apart
+//! One file per foreign format, each a [`ImportFormat`]; [`detect`] tells them apart
 //! by their first lines when `--from` is not given. Each parser reads its
 //! format strictly and fails with the line number and what it expected there;
 //! nothing panics on hostile input (every input is bounded: lines at 64 KiB,
@@ -48,7 +48,7 @@ use std::path::PathBuf;
 
 /// One foreign format: its names, how to recognise it, how to read it. Each
 /// importer declares its own as `FORMAT`.
-pub struct Format {
+pub struct ImportFormat {
     /// The name given with `--from` and recorded as `config.imported_from`.
     pub name: &'static str,
     /// The tool's short name, used in default labels.
@@ -83,14 +83,14 @@ impl Reader {
     }
 }
 
-impl std::fmt::Debug for Format {
+impl std::fmt::Debug for ImportFormat {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name)
     }
 }
 
 /// Every format, in the order `--from` lists them.
-pub static FORMATS: [&Format; 6] = [
+pub static FORMATS: [&ImportFormat; 6] = [
     &cyclictest_json::FORMAT,
     &cyclictest_hist::FORMAT,
     &xenomai::FORMAT,
@@ -100,7 +100,7 @@ pub static FORMATS: [&Format; 6] = [
 ];
 
 /// The format called `name` (as `--from` spells it).
-pub fn by_name(name: &str) -> Option<&'static Format> {
+pub fn by_name(name: &str) -> Option<&'static ImportFormat> {
     FORMATS.iter().copied().find(|f| f.name == name)
 }
 
@@ -108,7 +108,7 @@ pub fn by_name(name: &str) -> Option<&'static Format> {
 #[derive(Debug, Clone)]
 pub struct ImportConfig {
     /// The input's format; `None`: detected from its first lines.
-    pub format: Option<&'static Format>,
+    pub format: Option<&'static ImportFormat>,
     /// The other tool's output; `-`: standard input.
     pub file: PathBuf,
     /// The load the run had, as declared by the user (not measured).
@@ -122,7 +122,7 @@ pub struct ImportConfig {
 
 /// Parse `input` as `format`. `file` is the name recorded in the result.
 pub fn parse(
-    format: &Format,
+    format: &ImportFormat,
     input: &mut dyn BufRead,
     file: &str,
     label: Option<String>,
@@ -166,7 +166,7 @@ fn open_input(cfg: &ImportConfig) -> Result<(String, Box<dyn Read>)> {
 
 /// The format to read the input as: the one given, checked against what the
 /// head looks like, or the one detected (said on stderr).
-fn choose(cfg: &ImportConfig, shown: &str, head: &[u8]) -> Result<&'static Format> {
+fn choose(cfg: &ImportConfig, shown: &str, head: &[u8]) -> Result<&'static ImportFormat> {
     let detected = detect(&String::from_utf8_lossy(head));
     match (cfg.format, detected) {
         (Some(f), Some(d)) if f.name != d.name => Err(Error::usage(format!(

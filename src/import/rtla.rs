@@ -26,7 +26,7 @@
 //! where rtla measured them, else the thread series.
 
 use super::lines::Preamble;
-use super::{detect, Format, Input, Reader};
+use super::{detect, ImportFormat, Input, Reader};
 use super::{parse_u64, Imported, ParseError, Parsed, ThreadBuild};
 use crate::stats::summary::signed;
 
@@ -74,7 +74,7 @@ fn duration(s: &str) -> Option<u64> {
     }
 }
 /// rtla timerlat hist output.
-pub static FORMAT: Format = Format {
+pub static FORMAT: ImportFormat = ImportFormat {
     name: "rtla-timerlat",
     tool: "rtla-timerlat",
     describe: "rtla timerlat hist output",

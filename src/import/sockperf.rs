@@ -11,7 +11,7 @@
 //! round trip (unless `--full-rtt`). rtlat keeps the full round trip, rx − tx,
 //! as thread `rtt`, with sockperf's dropped / duplicated / out-of-order counts.
 
-use super::{detect, Format, Input, Reader};
+use super::{detect, ImportFormat, Input, Reader};
 use super::{parse_u64, Imported, ParseError, Parsed, ThreadBuild};
 use crate::stats::{IntervalStats, SeriesBuilder};
 
@@ -55,7 +55,7 @@ fn number_after(text: &str, key: &str) -> Option<u64> {
     parse_u64(&rest[..end])
 }
 /// sockperf ping-pong --full-log output.
-pub static FORMAT: Format = Format {
+pub static FORMAT: ImportFormat = ImportFormat {
     name: "sockperf",
     tool: "sockperf",
     describe: "sockperf --full-log output",

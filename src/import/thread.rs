@@ -127,25 +127,10 @@ impl ThreadBuild {
         self.samples
     }
 
-    /// The thread as a result entry; overflow samples are placed and explained
-    /// in `notes` and recorded in the histogram's `overflow`; what the tool
-    /// does not give (stddev, where the maximum was) stays unknown.
-    pub fn finish(
-        mut self,
-        unit: &str,
-        notes: &mut Vec<String>,
-    ) -> Parsed<(ThreadResult, Totals, Histogram)> {
+    /// The minimum and maximum (the tool's, else the histogram's) and the
+    /// largest magnitude, checked against each other and the histogram.
+    fn extremes(&self, n: u64) -> Parsed<(Option<i64>, Option<i64>, Option<u64>)> {
         let in_hist = self.samples;
-        let n = self.count.unwrap_or(in_hist);
-        if n < in_hist {
-            return Err(ParseError::at(
-                0,
-                format!(
-                    "{}: expected at most {n} samples (the tool's count), but its histogram holds {in_hist}",
-                    self.name
-                ),
-            ));
-        }
         let min = self
             .min_ns
             .or((in_hist > 0).then_some(signed(self.hist.min)));
@@ -181,6 +166,20 @@ impl ThreadBuild {
                 }
             }
         }
+        Ok((min, max, top))
+    }
+
+    /// Samples the tool counted beyond its histogram: placed at its limit
+    /// (one at the maximum) and explained in `notes`; a histogram-less
+    /// input is noted as such.
+    fn place_overflow(
+        &mut self,
+        n: u64,
+        top: Option<u64>,
+        unit: &str,
+        notes: &mut Vec<String>,
+    ) -> Parsed<Option<Overflow>> {
+        let in_hist = self.samples;
         let overflow = n - in_hist;
         let mut beyond = None;
         if in_hist == 0 && n > 0 {
@@ -206,6 +205,30 @@ impl ThreadBuild {
                 count: overflow,
             });
         }
+        Ok(beyond)
+    }
+
+    /// The thread as a result entry; overflow samples are placed and explained
+    /// in `notes` and recorded in the histogram's `overflow`; what the tool
+    /// does not give (stddev, where the maximum was) stays unknown.
+    pub fn finish(
+        mut self,
+        unit: &str,
+        notes: &mut Vec<String>,
+    ) -> Parsed<(ThreadResult, Totals, Histogram)> {
+        let in_hist = self.samples;
+        let n = self.count.unwrap_or(in_hist);
+        if n < in_hist {
+            return Err(ParseError::at(
+                0,
+                format!(
+                    "{}: expected at most {n} samples (the tool's count), but its histogram holds {in_hist}",
+                    self.name
+                ),
+            ));
+        }
+        let (min, max, top) = self.extremes(n)?;
+        let beyond = self.place_overflow(n, top, unit, notes)?;
         let (lo, hi) = match (min, max) {
             (Some(lo), Some(_)) if lo < 0 => (0, top.unwrap_or(0)),
             _ => (

@@ -17,7 +17,7 @@
 //! histograms hold per-second extremes and are not imported.
 
 use super::lines::Preamble;
-use super::{detect, Format, Input, Reader};
+use super::{detect, ImportFormat, Input, Reader};
 use super::{field, parse_u64, parse_us, Imported, ParseError, Parsed, ThreadBuild};
 use crate::stats::{IntervalStats, SeriesBuilder};
 
@@ -114,7 +114,7 @@ const PROSE: [&str; 8] = [
     "latency:",
 ];
 /// Xenomai latency output.
-pub static FORMAT: Format = Format {
+pub static FORMAT: ImportFormat = ImportFormat {
     name: "xenomai",
     tool: "xenomai-latency",
     describe: "Xenomai latency output",

@@ -10,6 +10,7 @@
 //! the whole group is killed before the host is reaped, and the io load's
 //! files never have a name.
 
+pub mod args;
 mod command;
 pub mod host;
 pub mod kinds;
@@ -29,7 +30,7 @@ pub use kinds::{cpu, exec, hackbench, io, memory, net, timers};
 pub use report::{human_rate, rates_line_of};
 use spec::LoadKind;
 pub use spec::{parse_spec, LoadSpec};
-use worker::{Reading, Totals};
+use worker::{PoolTotals, Reading};
 
 /// Validated `--load-cpus` and `--load-target`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -119,7 +120,7 @@ impl RateUnit {
 /// A load's figures at one moment.
 #[derive(Debug, Clone, Default)]
 pub struct Progress {
-    pub totals: Totals,
+    pub totals: PoolTotals,
     /// Bytes moved, for loads whose rate is in bytes/s.
     pub bytes: Option<u64>,
     /// Load-specific figures added to the record.
@@ -130,7 +131,7 @@ pub struct Progress {
 }
 
 impl Progress {
-    pub fn of(totals: Totals) -> Self {
+    pub fn of(totals: PoolTotals) -> Self {
         Progress {
             totals,
             ..Progress::default()

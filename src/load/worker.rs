@@ -84,7 +84,7 @@ struct Slot {
 
 /// Totals of a pool (or of a load) at one moment.
 #[derive(Debug, Clone, Default)]
-pub struct Totals {
+pub struct PoolTotals {
     pub ops: u64,
     pub cpu_ns: u64,
     pub started: usize,
@@ -121,9 +121,9 @@ pub enum Reading {
 
 impl Pool {
     /// The figures of a load's pool (nothing before it started).
-    pub fn read(pool: &mut Option<Pool>, reading: Reading) -> Totals {
+    pub fn read(pool: &mut Option<Pool>, reading: Reading) -> PoolTotals {
         match (pool, reading) {
-            (None, _) => Totals::default(),
+            (None, _) => PoolTotals::default(),
             (Some(p), Reading::SoFar) => p.totals(),
             (Some(p), Reading::Final) => p.stop(),
         }
@@ -218,7 +218,7 @@ impl Pool {
     }
 
     /// The totals now; workers that ended early are joined and recorded as failed.
-    pub fn totals(&mut self) -> Totals {
+    pub fn totals(&mut self) -> PoolTotals {
         for i in 0..self.slots.len() {
             let finished = self.slots[i]
                 .handle
@@ -235,9 +235,9 @@ impl Pool {
                 self.slots[i].cpu_ns = ns;
             }
         }
-        let mut t = Totals {
+        let mut t = PoolTotals {
             failed: self.failed.clone(),
-            ..Totals::default()
+            ..PoolTotals::default()
         };
         // Threads that could not be created have no slot; those whose setup failed do.
         let never_started = self
@@ -255,7 +255,7 @@ impl Pool {
     }
 
     /// Stop and join every worker; the final totals.
-    pub fn stop(&mut self) -> Totals {
+    pub fn stop(&mut self) -> PoolTotals {
         self.request_stop();
         for i in 0..self.slots.len() {
             self.join(i);

@@ -22,7 +22,7 @@ const TICK: Duration = Duration::from_millis(100);
 const ACCEPTS_PER_TURN: usize = 64;
 
 /// What the server answers: the body for `GET /metrics`.
-pub trait Responder {
+pub trait MetricsSource {
     fn metrics(&self) -> String;
 }
 
@@ -57,7 +57,7 @@ impl Conn {
         !self.response.is_empty()
     }
 
-    fn read(&mut self, app: &dyn Responder) -> Step {
+    fn read(&mut self, app: &dyn MetricsSource) -> Step {
         loop {
             match self.stream.read(&mut self.request[self.filled..]) {
                 Ok(0) => return Step::Close,
@@ -105,7 +105,7 @@ fn header_end(buf: &[u8]) -> Option<usize> {
 
 /// The whole response to one request: 200 with the metrics for
 /// `GET /metrics` (a query string is ignored), 404 for anything else.
-fn respond(request: &[u8], app: &dyn Responder) -> Vec<u8> {
+fn respond(request: &[u8], app: &dyn MetricsSource) -> Vec<u8> {
     let line = request.split(|&b| b == b'\n').next().unwrap_or_default();
     let mut words = line.split(|&b| b == b' ');
     let method = words.next().unwrap_or_default();
@@ -134,7 +134,7 @@ fn respond(request: &[u8], app: &dyn Responder) -> Vec<u8> {
 }
 
 /// Serve `listener` (non-blocking) until `stop` is set.
-pub fn serve(listener: &TcpListener, app: &dyn Responder, stop: &AtomicBool) {
+pub fn serve(listener: &TcpListener, app: &dyn MetricsSource, stop: &AtomicBool) {
     let mut conns: Vec<Conn> = Vec::with_capacity(MAX_CONNS);
     let mut ready = [PollFlags::empty(); MAX_CONNS + 1];
     let tick = Timespec {
@@ -204,7 +204,7 @@ mod tests {
     use super::*;
 
     struct Fixed;
-    impl Responder for Fixed {
+    impl MetricsSource for Fixed {
         fn metrics(&self) -> String {
             "m 1\n".into()
         }

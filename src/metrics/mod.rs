@@ -30,7 +30,7 @@ struct Shared {
     snapshot: Mutex<Arc<Snapshot>>,
 }
 
-impl http::Responder for Shared {
+impl http::MetricsSource for Shared {
     fn metrics(&self) -> String {
         let snap = Arc::clone(&self.snapshot.lock().unwrap_or_else(|e| e.into_inner()));
         text::render(&self.info, &snap)

@@ -13,7 +13,7 @@ use crate::result::Benchmark;
 
 /// One board: its name and its steps' results (`None`: the step has no usable result).
 #[derive(Debug)]
-pub struct Board {
+pub struct BoardResults {
     pub label: String,
     pub steps: Vec<(String, Option<Loaded>)>,
 }
@@ -84,7 +84,7 @@ impl Group {
 /// the benchmark of the first result found for it; a step whose results have
 /// kernel-context levels (`timer --context`, rtla imports) gives a group per
 /// level any board has, from the interrupt up.
-fn groups_of(boards: &[Board]) -> Vec<Group> {
+fn groups_of(boards: &[BoardResults]) -> Vec<Group> {
     let mut steps: Vec<(String, Option<Benchmark>, Vec<&'static str>)> = Vec::new();
     for b in boards {
         for (name, l) in &b.steps {
@@ -123,7 +123,7 @@ fn groups_of(boards: &[Board]) -> Vec<Group> {
 }
 
 /// The header and one row per board.
-fn rows(boards: &[Board], format: TableFormat) -> Vec<Vec<String>> {
+fn rows(boards: &[BoardResults], format: TableFormat) -> Vec<Vec<String>> {
     let csv = format == TableFormat::Csv;
     let missing = if csv { String::new() } else { "-".into() };
     let groups: Vec<(Group, Vec<Column>)> = groups_of(boards)
@@ -166,7 +166,7 @@ fn rows(boards: &[Board], format: TableFormat) -> Vec<Vec<String>> {
 }
 
 /// The by-board table in `format`; text and Markdown say the units.
-pub fn table(boards: &[Board], format: TableFormat) -> String {
+pub fn table(boards: &[BoardResults], format: TableFormat) -> String {
     let rows = rows(boards, format);
     let aligns: Vec<Align> = (0..rows[0].len())
         .map(|c| if c == 0 { Align::Left } else { Align::Right })
@@ -205,11 +205,11 @@ mod tests {
         let plain = crate::render::testdata::timer_many();
         let loaded = |r| Some(Loaded::new("r.json".into(), r));
         let boards = [
-            Board {
+            BoardResults {
                 label: "k".into(),
                 steps: vec![("klat".into(), loaded(k.clone()))],
             },
-            Board {
+            BoardResults {
                 label: "plain".into(),
                 steps: vec![("klat".into(), loaded(plain))],
             },
@@ -255,11 +255,11 @@ mod tests {
     #[test]
     fn a_board_without_a_step_shows_dashes() {
         let boards = [
-            Board {
+            BoardResults {
                 label: "a".into(),
                 steps: vec![("x".into(), None)],
             },
-            Board {
+            BoardResults {
                 label: "b".into(),
                 steps: vec![],
             },

@@ -2,9 +2,9 @@
 //! report renderer) and `summary.md` (the by-board table and the steps);
 //! and suite directories read back as boards for `compare --by-board`.
 
-use super::manifest::{Manifest, State, FILE};
+use super::manifest::{Manifest, StepStatus, FILE};
 use crate::error::{Error, Result};
-use crate::render::boards::{self, Board};
+use crate::render::boards::{self, BoardResults};
 use crate::render::compare::TableFormat;
 use crate::render::html::HtmlReport;
 use crate::render::{write_output, Loaded, Render};
@@ -15,18 +15,18 @@ pub const REPORT: &str = "report.html";
 pub const SUMMARY: &str = "summary.md";
 
 /// The board of a suite directory: its done steps' results.
-pub fn board_of(dir: &Path, m: &Manifest) -> Board {
+pub fn board_of(dir: &Path, m: &Manifest) -> BoardResults {
     let steps = m
         .steps
         .iter()
         .map(|s| {
-            let l = (s.state == State::Done)
+            let l = (s.state == StepStatus::Done)
                 .then(|| crate::render::load(&dir.join(&s.file)).ok())
                 .flatten();
             (s.step.name.clone(), l)
         })
         .collect();
-    Board {
+    BoardResults {
         label: m.board.clone(),
         steps,
     }
@@ -60,7 +60,7 @@ pub fn suite_dirs(dir: &Path) -> Result<Vec<PathBuf>> {
 }
 
 /// Every board of `dirs` (each a suite directory or a directory of them).
-pub fn boards_of(dirs: &[PathBuf]) -> Result<Vec<Board>> {
+pub fn boards_of(dirs: &[PathBuf]) -> Result<Vec<BoardResults>> {
     let mut boards = Vec::new();
     for d in dirs {
         for sd in suite_dirs(d)? {
@@ -83,8 +83,8 @@ fn steps_table(m: &Manifest) -> String {
     ]];
     for s in &m.steps {
         let state = match (&s.state, &s.message) {
-            (State::Failed, Some(why)) => format!("failed: {why}"),
-            (State::Skipped, Some(why)) => format!("skipped: {why}"),
+            (StepStatus::Failed, Some(why)) => format!("failed: {why}"),
+            (StepStatus::Skipped, Some(why)) => format!("skipped: {why}"),
             (st, _) => serde_json::to_value(st)
                 .ok()
                 .and_then(|v| v.as_str().map(String::from))
@@ -103,7 +103,7 @@ fn steps_table(m: &Manifest) -> String {
 }
 
 /// `summary.md` of boards (one or many) with their manifests.
-pub fn summary(title: &str, boards: &[Board], manifests: &[&Manifest]) -> String {
+pub fn summary(title: &str, boards: &[BoardResults], manifests: &[&Manifest]) -> String {
     let mut o = format!("# {title}\n\n");
     o.push_str(&boards::table(boards, TableFormat::Markdown));
     for m in manifests {

@@ -13,7 +13,7 @@ pub const SCHEMA: &str = "rtlat-suite";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum State {
+pub enum StepStatus {
     Pending,
     Running,
     Done,
@@ -31,7 +31,7 @@ pub struct StepState {
     pub file: String,
     /// The command line of the step (the result file as the runner named it).
     pub command: Vec<String>,
-    pub state: State,
+    pub state: StepStatus,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -114,8 +114,8 @@ impl Manifest {
                 )));
             }
             for s in &mut m.steps {
-                if s.state != State::Done || !finished(&dir.join(&s.file)) {
-                    s.state = State::Pending;
+                if s.state != StepStatus::Done || !finished(&dir.join(&s.file)) {
+                    s.state = StepStatus::Pending;
                 }
             }
             return Ok(m);
@@ -135,7 +135,7 @@ impl Manifest {
                     step: s.clone(),
                     file: s.file(),
                     command: Vec::new(),
-                    state: State::Pending,
+                    state: StepStatus::Pending,
                     exit_code: None,
                     started_utc: None,
                     finished_utc: None,
@@ -158,7 +158,7 @@ impl Manifest {
     pub fn unfinished(&self) -> Vec<&StepState> {
         self.steps
             .iter()
-            .filter(|s| !matches!(s.state, State::Done | State::Skipped))
+            .filter(|s| !matches!(s.state, StepStatus::Done | StepStatus::Skipped))
             .collect()
     }
 }
@@ -172,10 +172,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let plan = super::super::plan::builtin("quick").unwrap();
         let mut m = Manifest::open(dir.path(), &plan, "b", None).unwrap();
-        m.steps[0].state = State::Done;
+        m.steps[0].state = StepStatus::Done;
         m.save(dir.path()).unwrap();
         let again = Manifest::open(dir.path(), &plan, "b", None).unwrap();
-        assert_eq!(again.steps[0].state, State::Pending, "no result file");
+        assert_eq!(again.steps[0].state, StepStatus::Pending, "no result file");
         let other = super::super::plan::builtin("classic").unwrap();
         let e = Manifest::open(dir.path(), &other, "b", None).unwrap_err();
         assert!(e.message().contains("another suite"), "{e}");

@@ -22,7 +22,7 @@ use crate::sys::signals::{SignalWatch, StopFlag};
 use manifest::Manifest;
 use plan::Plan;
 use remote::Target;
-use runner::{Ended, Progress};
+use runner::{Ended, ProgressLines};
 use std::path::{Path, PathBuf};
 
 /// A validated `rtlat suite` command.
@@ -113,7 +113,13 @@ pub fn run(cfg: &SuiteConfig) -> Result<Outcome> {
         exe: local::this_exe(),
         metrics: cfg.metrics_listen,
     };
-    let ended = runner::run_steps(&cfg.out, &mut m, &mut exec, &stop, &Progress::new("", true))?;
+    let ended = runner::run_steps(
+        &cfg.out,
+        &mut m,
+        &mut exec,
+        &stop,
+        &ProgressLines::new("", true),
+    )?;
     finish::write(&cfg.out, &m)?;
     crate::outln!(
         "{} and {} in {}",

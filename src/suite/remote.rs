@@ -4,7 +4,7 @@
 use super::local::{wait, watch_stderr};
 use super::manifest::Manifest;
 use super::plan::Step;
-use super::runner::{Executor, Job, Progress, StepRun};
+use super::runner::{Executor, Job, ProgressLines, StepRun};
 use super::{finish, trouble, SuiteConfig};
 use crate::error::{Error, Outcome, Result};
 pub use crate::remote::{quote, Ssh, Target};
@@ -125,7 +125,7 @@ fn on_target(cfg: &SuiteConfig, target: &Target, dir: &Path, stop: &StopFlag) ->
         rtlat: cfg.remote_rtlat.clone(),
         dir: format!("/tmp/rtlat-suite-{}-{name}", std::process::id()),
     };
-    let progress = Progress::new(&format!("{name} "), cfg.targets.len() == 1);
+    let progress = ProgressLines::new(&format!("{name} "), cfg.targets.len() == 1);
     let ended = super::runner::run_steps(dir, &mut m, &mut exec, stop, &progress);
     if ended.as_ref().is_ok_and(|e| e.unreachable.is_none()) {
         exec.clean();

@@ -2,7 +2,7 @@
 //! (this machine, or a target over ssh), the manifest rewritten at every
 //! change, completed steps skipped, a progress line per step.
 
-use super::manifest::{finished, now_utc, Manifest, State};
+use super::manifest::{finished, now_utc, Manifest, StepStatus};
 use super::plan::Step;
 use crate::error::Result;
 use crate::render::describe::us_signed;
@@ -51,14 +51,14 @@ pub struct Ended {
 
 /// Progress lines, prefixed with the board when several run at once; a
 /// live line (elapsed, remaining, the running worst) only on a terminal.
-pub struct Progress {
+pub struct ProgressLines {
     pub prefix: String,
     pub live: bool,
 }
 
-impl Progress {
-    pub fn new(prefix: &str, may_be_live: bool) -> Progress {
-        Progress {
+impl ProgressLines {
+    pub fn new(prefix: &str, may_be_live: bool) -> ProgressLines {
+        ProgressLines {
             prefix: prefix.into(),
             live: may_be_live && std::io::stdout().is_terminal(),
         }
@@ -86,13 +86,13 @@ pub fn run_steps(
     m: &mut Manifest,
     exec: &mut dyn Executor,
     stop: &StopFlag,
-    progress: &Progress,
+    progress: &ProgressLines,
 ) -> Result<Ended> {
     let n = m.steps.len();
     let mut ended = Ended::default();
     for i in 0..n {
         let (step, file) = (m.steps[i].step.clone(), dir.join(&m.steps[i].file));
-        if m.steps[i].state == State::Done {
+        if m.steps[i].state == StepStatus::Done {
             progress.line(i + 1, n, &step.name, "done before, kept");
             continue;
         }
@@ -103,7 +103,7 @@ pub fn run_steps(
         {
             let s = &mut m.steps[i];
             s.command = exec.command(&step, &file);
-            s.state = State::Running;
+            s.state = StepStatus::Running;
             s.started_utc = Some(now_utc());
             s.finished_utc = None;
             s.exit_code = None;
@@ -148,7 +148,7 @@ pub fn run_steps(
         s.finished_utc = Some(now_utc());
         s.exit_code = run.code;
         if done {
-            s.state = State::Done;
+            s.state = StepStatus::Done;
             if m.system.is_none() {
                 m.system = RunResult::load(&file).ok().map(|r| r.system);
             }
@@ -161,10 +161,10 @@ pub fn run_steps(
             });
             s.message = Some(why.clone());
             if step.optional && run.code == Some(3) && !run.unreachable {
-                s.state = State::Skipped;
+                s.state = StepStatus::Skipped;
                 progress.line(i + 1, n, &step.name, &format!("skipped: {why}"));
             } else {
-                s.state = State::Failed;
+                s.state = StepStatus::Failed;
                 progress.line(i + 1, n, &step.name, &format!("failed after {took}: {why}"));
             }
         }

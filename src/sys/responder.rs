@@ -15,7 +15,7 @@ const REASON_LEN: usize = 128;
 
 /// Where the kernel issues the reply (RTLAT_RESP_MODE_*).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
+pub enum ResponderMode {
     Thread = 1,
     Kthread = 2,
     Irq = 3,
@@ -87,7 +87,7 @@ pub struct Info {
 
 /// A line for the module: chip label and offset, or a line name.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Line {
+pub enum GpioLine {
     Label { label: String, offset: u32 },
     Name(String),
 }
@@ -111,18 +111,18 @@ fn copy_name(dst: &mut [u8; NAME_LEN], s: &str) -> io::Result<()> {
     Ok(())
 }
 
-fn line_raw(l: &Line) -> io::Result<LineRaw> {
+fn line_raw(l: &GpioLine) -> io::Result<LineRaw> {
     let mut r = LineRaw {
         chip: [0; NAME_LEN],
         name: [0; NAME_LEN],
         offset: 0,
     };
     match l {
-        Line::Label { label, offset } => {
+        GpioLine::Label { label, offset } => {
             copy_name(&mut r.chip, label)?;
             r.offset = *offset;
         }
-        Line::Name(n) => copy_name(&mut r.name, n)?,
+        GpioLine::Name(n) => copy_name(&mut r.name, n)?,
     }
     Ok(r)
 }
@@ -170,7 +170,13 @@ impl Responder {
 
     /// Take the lines and start answering edges from `mode`; `priority` is
     /// the kernel thread's SCHED_FIFO priority (mode kthread).
-    pub fn start(&self, input: &Line, output: &Line, mode: Mode, priority: u32) -> io::Result<()> {
+    pub fn start(
+        &self,
+        input: &GpioLine,
+        output: &GpioLine,
+        mode: ResponderMode,
+        priority: u32,
+    ) -> io::Result<()> {
         let raw = ConfigRaw {
             input: line_raw(input)?,
             output: line_raw(output)?,
@@ -237,8 +243,8 @@ mod tests {
 
     #[test]
     fn names_too_long_for_the_module_are_refused() {
-        assert!(line_raw(&Line::Name("x".repeat(64))).is_err());
-        let r = line_raw(&Line::Label {
+        assert!(line_raw(&GpioLine::Name("x".repeat(64))).is_err());
+        let r = line_raw(&GpioLine::Label {
             label: "gpio-sim.0-node0".into(),
             offset: 3,
         })

@@ -36,7 +36,7 @@ impl Timebase for RealTime {
 
 /// What the measuring loops share: where to stop and when.
 #[derive(Debug, Clone, Copy)]
-pub struct Plan {
+pub struct DrivePlan {
     /// Start of the run (run clock).
     pub start: u64,
     pub period: u64,
@@ -46,7 +46,7 @@ pub struct Plan {
     pub measured: Measured,
 }
 
-impl Plan {
+impl DrivePlan {
     /// The next edge for a loop that answers edges (target, kernel
     /// responder), waited for in slices so that the stop flag and the end are
     /// seen; `None` once `done` reaches the count, the end has passed or the
@@ -74,8 +74,8 @@ impl Plan {
 }
 
 /// What a role's loop works with besides the wire and the clock.
-pub(crate) struct Session<'a> {
-    pub plan: &'a Plan,
+pub(crate) struct DriveSession<'a> {
+    pub plan: &'a DrivePlan,
     /// The role's recorders, in the order of its series.
     pub recs: &'a mut Recorders,
     pub acct: &'a mut EdgeAccount,
@@ -171,7 +171,12 @@ pub(crate) struct Driven<'a> {
 /// missed. With `--edge rising|falling` the wire is then returned to idle,
 /// unmeasured.
 #[inline]
-pub(crate) fn drive<B, T, F>(b: &mut B, t: &mut T, s: Session<'_>, mut record: F) -> io::Result<()>
+pub(crate) fn drive<B, T, F>(
+    b: &mut B,
+    t: &mut T,
+    s: DriveSession<'_>,
+    mut record: F,
+) -> io::Result<()>
 where
     B: EdgeBackend + ?Sized,
     T: Timebase,

@@ -26,7 +26,7 @@ pub(crate) fn record(recs: &mut Recorders, d: Driven<'_>, acct: &mut EdgeAccount
 #[cfg(test)]
 mod tests {
     use super::super::config::Measured;
-    use super::super::drive::{drive, Plan};
+    use super::super::drive::{drive, DrivePlan};
     use super::super::testing::{run_role, VClock, Wire};
     use super::*;
 
@@ -35,7 +35,7 @@ mod tests {
         let clock = VClock::default();
         let mut wire = Wire::new(clock, 700, 100, true);
         wire.drop = vec![3];
-        let p = Plan {
+        let p = DrivePlan {
             start: 0,
             period: 10_000,
             end: u64::MAX,

@@ -37,12 +37,12 @@ pub(crate) fn record(recs: &mut Recorders, d: Driven<'_>, acct: &mut EdgeAccount
 #[cfg(test)]
 mod tests {
     use super::super::config::Measured;
-    use super::super::drive::{drive, Plan};
+    use super::super::drive::{drive, DrivePlan};
     use super::super::testing::{run_role, Totals, VClock, Wire};
     use super::*;
 
-    fn plan(count: u64, measured: Measured) -> Plan {
-        Plan {
+    fn plan(count: u64, measured: Measured) -> DrivePlan {
+        DrivePlan {
             start: 1_000,
             period: 10_000,
             end: u64::MAX,
@@ -52,7 +52,7 @@ mod tests {
         }
     }
 
-    fn run(wire: &mut Wire, p: &Plan) -> (EdgeAccount, Vec<Totals>) {
+    fn run(wire: &mut Wire, p: &DrivePlan) -> (EdgeAccount, Vec<Totals>) {
         run_role(|w, c, s| drive(w, c, s, record), wire, p, 3)
     }
 

@@ -33,7 +33,7 @@ pub use config::{
     Backend, Bias, EventClock, IrqConfig, Measured, ReplyFrom, Role, SimConfig, DEFAULT_PERIOD_NS,
     DEFAULT_TIMEOUT_NS,
 };
-use drive::{drive, Plan, RealTime, Recorders, Session};
+use drive::{drive, DrivePlan, DriveSession, RealTime, Recorders};
 
 use crate::engine::{self, Channel, RunSpec, StopFlag, Worker, WorkerEnd};
 use crate::error::{Error, Outcome, Result};
@@ -173,13 +173,72 @@ fn notes(cfg: &IrqConfig, kernel_ts: bool) -> Vec<String> {
     notes
 }
 
+/// Open where the run's edges come from (before memory is locked): the
+/// kernel responder when it issues the replies, else the configured backend.
+fn open_backend(cfg: &IrqConfig) -> Result<Box<dyn EdgeBackend + Send>> {
+    if cfg.reply_from != ReplyFrom::User {
+        return Ok(Box::new(responder::KernelReply::open(cfg)?));
+    }
+    backend::open(cfg)
+}
+
+/// The run's series, each a channel for the reporter and a recorder for
+/// the measuring thread.
+fn series(cfg: &IrqConfig, kernel_ts: bool) -> (Vec<Channel>, Recorders) {
+    let names = series_names(cfg.role, kernel_ts, cfg.reply_from);
+    let mut channels = Vec::with_capacity(names.len());
+    let mut recs = Vec::with_capacity(names.len());
+    for name in names {
+        let (rec, col) = recorder::pair(cfg.control.interval_ns);
+        channels.push(Channel::new(
+            (*name).into(),
+            cfg.cpu,
+            col,
+            cfg.control.interval_ns,
+        ));
+        recs.push(rec);
+    }
+    (channels, Recorders(recs))
+}
+
+/// What the measuring loop of a run started at `start` is to do.
+fn plan_of(cfg: &IrqConfig, start: u64) -> DrivePlan {
+    DrivePlan {
+        start,
+        period: cfg.period_ns.unwrap_or(DEFAULT_PERIOD_NS),
+        end: cfg
+            .control
+            .duration_ns
+            .map(|d| start.saturating_add(d))
+            .unwrap_or(u64::MAX),
+        count: cfg.control.loops.unwrap_or(u64::MAX),
+        timeout: cfg.timeout_ns.unwrap_or(DEFAULT_TIMEOUT_NS),
+        measured: cfg.measured(),
+    }
+}
+
+/// The lines printed after the summary: what happened to the edges, and
+/// the kernel responder's counters when it answered.
+fn print_end(role: Role, end: &Ended) {
+    crate::outln!("{}", account_line(role, &end.counts));
+    if let Some(c) = end.responder {
+        crate::outln!(
+            "kernel responder: {} edges seen, {} answered, {} coalesced, {} records dropped",
+            c.responder_seen,
+            c.responder_answered,
+            c.responder_coalesced,
+            c.responder_dropped
+        );
+    }
+}
+
 /// Run `rtlat irq` end to end.
 pub fn run(cfg: &IrqConfig, command_line: Vec<String>) -> Result<Outcome> {
     let role = cfg.role;
     // host --target: the board answers before the first edge is driven.
     let remote = Arc::new(Mutex::new(peer::start(cfg)?));
     let remote_trouble: Arc<Mutex<Option<String>>> = Arc::new(Mutex::new(None));
-    let mut backend = backend::open(cfg)?;
+    let mut backend = open_backend(cfg)?;
     let kernel_ts = backend.kernel_timestamps();
     let start_level = backend
         .input_level()
@@ -196,43 +255,19 @@ pub fn run(cfg: &IrqConfig, command_line: Vec<String>) -> Result<Outcome> {
     }
 
     let report: Arc<Mutex<Option<Ended>>> = Arc::new(Mutex::new(None));
-    let names = series_names(role, kernel_ts, cfg.reply_from);
-    let mut channels = Vec::with_capacity(names.len());
-    let mut recs = Vec::with_capacity(names.len());
-    for name in names {
-        let (rec, col) = recorder::pair(cfg.control.interval_ns);
-        channels.push(Channel::new(
-            (*name).into(),
-            cfg.cpu,
-            col,
-            cfg.control.interval_ns,
-        ));
-        recs.push(rec);
-    }
-    let mut recs = Recorders(recs);
+    let (channels, mut recs) = series(cfg, kernel_ts);
     let out = Arc::clone(&report);
     let plan_cfg = cfg.clone();
     let worker = Worker {
         name: format!("rtlat-irq-{}", role.name()),
         cpu: cfg.cpu,
         body: Box::new(move |start: u64, stop: &StopFlag| -> WorkerEnd {
-            let plan = Plan {
-                start,
-                period: plan_cfg.period_ns.unwrap_or(DEFAULT_PERIOD_NS),
-                end: plan_cfg
-                    .control
-                    .duration_ns
-                    .map(|d| start.saturating_add(d))
-                    .unwrap_or(u64::MAX),
-                count: plan_cfg.control.loops.unwrap_or(u64::MAX),
-                timeout: plan_cfg.timeout_ns.unwrap_or(DEFAULT_TIMEOUT_NS),
-                measured: plan_cfg.measured(),
-            };
+            let plan = plan_of(&plan_cfg, start);
             let mut acct = EdgeAccount::default();
             acct.set_level(start_level);
             let mut time = RealTime(clock);
             let res = backend.begin(start).and_then(|()| {
-                let s = Session {
+                let s = DriveSession {
                     plan: &plan,
                     recs: &mut recs,
                     acct: &mut acct,
@@ -288,16 +323,7 @@ pub fn run(cfg: &IrqConfig, command_line: Vec<String>) -> Result<Outcome> {
         .ok()
         .and_then(|g| g.clone())
         .unwrap_or_default();
-    crate::outln!("{}", account_line(role, &end.counts));
-    if let Some(c) = end.responder {
-        crate::outln!(
-            "kernel responder: {} edges seen, {} answered, {} coalesced, {} records dropped",
-            c.responder_seen,
-            c.responder_answered,
-            c.responder_coalesced,
-            c.responder_dropped
-        );
-    }
+    print_end(role, &end);
     if let Some(e) = end.error {
         return Ok(Outcome::EnvironmentFailed(e));
     }

@@ -12,10 +12,10 @@
 use super::account::EdgeAccount;
 use super::backend::{kernel_line, Edge, EdgeBackend};
 use super::config::{IrqConfig, ReplyFrom};
-use super::drive::{Session, Timebase};
+use super::drive::{DriveSession, Timebase};
 use crate::error::{Error, Result};
 use crate::result::details::irq::ResponderCounts;
-use crate::sys::responder::{self, Line, Mode, Record, Responder};
+use crate::sys::responder::{self, GpioLine, Record, Responder, ResponderMode};
 use std::io;
 use std::path::Path;
 
@@ -28,12 +28,12 @@ pub const DEFAULT_PRIORITY: u32 = 50;
 /// What to run to get the module, for the error of a missing device.
 pub const BUILD_HINT: &str = "install it with DKMS (dkms add kmod && dkms install rtlat-responder/1), or build it with scripts/kmod-build.sh and insmod the .ko it prints (docs/irq.md)";
 
-fn mode_of(r: ReplyFrom) -> Option<Mode> {
+fn mode_of(r: ReplyFrom) -> Option<ResponderMode> {
     match r {
         ReplyFrom::User => None,
-        ReplyFrom::Thread => Some(Mode::Thread),
-        ReplyFrom::Kthread => Some(Mode::Kthread),
-        ReplyFrom::Irq => Some(Mode::Irq),
+        ReplyFrom::Thread => Some(ResponderMode::Thread),
+        ReplyFrom::Kthread => Some(ResponderMode::Kthread),
+        ReplyFrom::Irq => Some(ResponderMode::Irq),
     }
 }
 
@@ -124,7 +124,7 @@ impl KernelReply {
             kernel_line(cfg.in_line.as_deref().unwrap_or(""), chip, "--in")?;
         let (out_label, out_off, _) =
             kernel_line(cfg.out_line.as_deref().unwrap_or(""), chip, "--out")?;
-        let line = |label: String, offset| Line::Label { label, offset };
+        let line = |label: String, offset| GpioLine::Label { label, offset };
         let prio = cfg.reply_priority.unwrap_or(DEFAULT_PRIORITY);
         if let Err(e) = dev.start(
             &line(in_label, in_off),
@@ -226,7 +226,7 @@ impl EdgeBackend for KernelReply {
 pub(crate) fn measure<B: EdgeBackend + ?Sized, T: Timebase>(
     b: &mut B,
     t: &mut T,
-    s: Session<'_>,
+    s: DriveSession<'_>,
 ) -> io::Result<()> {
     let (plan, recs, acct, stop) = (s.plan, s.recs, s.acct, s.stop);
     let mut n: u64 = 0;
@@ -278,7 +278,7 @@ fn record(
 #[cfg(test)]
 mod tests {
     use super::super::config::Measured;
-    use super::super::drive::{Plan, Recorders};
+    use super::super::drive::{DrivePlan, Recorders};
     use super::super::testing::{totals, VClock};
     use super::*;
     use crate::engine::StopFlag;
@@ -336,7 +336,7 @@ mod tests {
         let mut recs = Recorders(recs);
         let mut acct = EdgeAccount::default();
         acct.set_level(false);
-        let plan = Plan {
+        let plan = DrivePlan {
             start,
             period: 0,
             end: 10_000_000,
@@ -344,7 +344,7 @@ mod tests {
             timeout: 0,
             measured,
         };
-        let session = Session {
+        let session = DriveSession {
             plan: &plan,
             recs: &mut recs,
             acct: &mut acct,

@@ -6,7 +6,7 @@
 //! written − event held (rtlat's own share of the response).
 
 use super::backend::EdgeBackend;
-use super::drive::{Session, Timebase};
+use super::drive::{DriveSession, Timebase};
 use std::io;
 
 /// The answering loop. `recs` holds kernel_to_user and user_to_reply (or
@@ -14,7 +14,7 @@ use std::io;
 pub(crate) fn measure<B: EdgeBackend + ?Sized, T: Timebase>(
     b: &mut B,
     t: &mut T,
-    s: Session<'_>,
+    s: DriveSession<'_>,
 ) -> io::Result<()> {
     let (plan, recs, acct, stop) = (s.plan, s.recs, s.acct, s.stop);
     // The reply starts where the trigger is.
@@ -55,17 +55,17 @@ pub(crate) fn measure<B: EdgeBackend + ?Sized, T: Timebase>(
 mod tests {
     use super::super::account::EdgeAccount;
     use super::super::config::Measured;
-    use super::super::drive::Plan;
+    use super::super::drive::DrivePlan;
     use super::super::testing::{run_role, VClock, Wire};
     use super::*;
 
-    fn run(wire: &mut Wire, p: &Plan) -> (EdgeAccount, Vec<crate::stats::recorder::Totals>) {
+    fn run(wire: &mut Wire, p: &DrivePlan) -> (EdgeAccount, Vec<crate::stats::recorder::Totals>) {
         let (acct, t) = run_role(measure, wire, p, 2);
         (acct, t.into_iter().map(|(tot, _)| tot).collect())
     }
 
-    fn plan(count: u64, measured: Measured) -> Plan {
-        Plan {
+    fn plan(count: u64, measured: Measured) -> DrivePlan {
+        DrivePlan {
             start: 0,
             period: 0,
             end: 10_000_000,

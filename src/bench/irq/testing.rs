@@ -2,7 +2,7 @@
 
 use super::account::EdgeAccount;
 use super::backend::{Edge, EdgeBackend};
-use super::drive::{Plan, Recorders, Session, Timebase};
+use super::drive::{DrivePlan, DriveSession, Recorders, Timebase};
 use crate::engine::StopFlag;
 use crate::stats::recorder;
 use std::cell::Cell;
@@ -128,13 +128,13 @@ pub fn totals(mut col: crate::stats::Collector) -> Totals {
 }
 
 /// A role's measuring loop.
-pub type Measure = fn(&mut Wire, &mut VClock, Session<'_>) -> io::Result<()>;
+pub type Measure = fn(&mut Wire, &mut VClock, DriveSession<'_>) -> io::Result<()>;
 
 /// Run a role's loop over `wire` with `series` recorders, from a low wire.
 pub fn run_role(
     measure: Measure,
     wire: &mut Wire,
-    p: &Plan,
+    p: &DrivePlan,
     series: usize,
 ) -> (EdgeAccount, Vec<Totals>) {
     let (recs, cols): (Vec<_>, Vec<_>) = (0..series).map(|_| recorder::pair(1_000_000_000)).unzip();
@@ -145,7 +145,7 @@ pub fn run_role(
     measure(
         wire,
         &mut clock,
-        Session {
+        DriveSession {
             plan: p,
             recs: &mut recs,
             acct: &mut acct,

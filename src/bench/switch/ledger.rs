@@ -6,7 +6,7 @@ use crate::stats::recorder::Recorder;
 
 /// What the waker decided at a period.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Step {
+pub enum WakerStep {
     Ring,
     /// The previous wake is still pending: this period is lost.
     Skip,
@@ -46,7 +46,13 @@ impl Ledger {
     /// At the timer wake for the period due at `due`, woken at `now`, given the
     /// wakee's run time for the pending wake if it completed it.
     #[inline(always)]
-    pub fn on_period(&mut self, due: u64, now: u64, ack: Option<u64>, rec: &mut Recorder) -> Step {
+    pub fn on_period(
+        &mut self,
+        due: u64,
+        now: u64,
+        ack: Option<u64>,
+        rec: &mut Recorder,
+    ) -> WakerStep {
         // Periods overslept, counting only those that start before the end of the run.
         let before_end = self.end.saturating_sub(due).saturating_sub(1) / self.period;
         let late = (now.saturating_sub(due) / self.period).min(before_end);
@@ -58,11 +64,11 @@ impl Ledger {
                 None => {
                     self.owed += 1;
                     self.wakee_busy += 1;
-                    return Step::Skip;
+                    return WakerStep::Skip;
                 }
             }
         }
-        Step::Ring
+        WakerStep::Ring
     }
 
     #[inline(always)]
@@ -127,20 +133,26 @@ mod tests {
         let p = 1000;
         let mut l = Ledger::new(0, u64::MAX, p);
         // Period 0: ring.
-        assert_eq!(l.on_period(0, 10, None, &mut rec), Step::Ring);
+        assert_eq!(l.on_period(0, 10, None, &mut rec), WakerStep::Ring);
         l.rang(1, 20);
         // Period 1: the wakee ran at 25 -> sample 5; ring again.
-        assert_eq!(l.on_period(1000, 1005, Some(25), &mut rec), Step::Ring);
+        assert_eq!(l.on_period(1000, 1005, Some(25), &mut rec), WakerStep::Ring);
         l.rang(2, 1010);
         // Periods 2 and 3: the wakee has not completed: two lost periods, no ring.
-        assert_eq!(l.on_period(2000, 2001, None, &mut rec), Step::Skip);
-        assert_eq!(l.on_period(3000, 3001, None, &mut rec), Step::Skip);
+        assert_eq!(l.on_period(2000, 2001, None, &mut rec), WakerStep::Skip);
+        assert_eq!(l.on_period(3000, 3001, None, &mut rec), WakerStep::Skip);
         // Period 4: completed at 3500; the waker itself is 2.5 periods late:
         // periods 5 and 6 are skipped and lost too.
-        assert_eq!(l.on_period(4000, 6500, Some(3500), &mut rec), Step::Ring);
+        assert_eq!(
+            l.on_period(4000, 6500, Some(3500), &mut rec),
+            WakerStep::Ring
+        );
         assert_eq!(l.next_due(4000, 6500), 7000);
         l.rang(3, 6510);
-        assert_eq!(l.on_period(7000, 7001, Some(6600), &mut rec), Step::Ring);
+        assert_eq!(
+            l.on_period(7000, 7001, Some(6600), &mut rec),
+            WakerStep::Ring
+        );
         l.rang(4, 7002);
         assert_eq!(l.finish(Some(7010), &mut rec), 0);
         rec.finish();
@@ -159,7 +171,7 @@ mod tests {
         // Run of 10 periods; at period 8 the waker wakes 5 periods late:
         // only period 9 was lost, 10..12 are after the end.
         let mut l = Ledger::new(0, 10_000, 1000);
-        assert_eq!(l.on_period(8000, 13_100, None, &mut rec), Step::Ring);
+        assert_eq!(l.on_period(8000, 13_100, None, &mut rec), WakerStep::Ring);
         assert_eq!(l.waker_late, 1);
         assert!(l.next_due(8000, 13_100) >= 10_000);
     }
@@ -170,7 +182,7 @@ mod tests {
         let mut l = Ledger::new(0, u64::MAX, 1000);
         l.on_period(0, 1, None, &mut rec);
         l.rang(1, 2);
-        assert_eq!(l.on_period(1000, 1001, None, &mut rec), Step::Skip);
+        assert_eq!(l.on_period(1000, 1001, None, &mut rec), WakerStep::Skip);
         assert_eq!(l.finish(None, &mut rec), 2);
         assert_eq!(l.lost(), 2);
         rec.finish();

@@ -2,7 +2,7 @@
 //! previous wake, count what was lost), the wakee's loop (wait, timestamp,
 //! acknowledge), and the set-up of a wakee that runs in a forked process.
 
-use super::ledger::{Ledger, Step};
+use super::ledger::{Ledger, WakerStep};
 use super::shared::{PairLink, StopOnDrop, STAGE_MLOCK, STAGE_PIN, STAGE_SCHED, STAGE_WAIT};
 use crate::engine::rt::PREFAULT_STACK;
 use crate::engine::StopFlag;
@@ -77,7 +77,7 @@ pub fn waker(
         }
         let now = sys::clock::now_ns(CLOCK);
         let ack = link.shared.acked(ledger.seq);
-        if ledger.on_period(due, now, ack, rec) == Step::Ring {
+        if ledger.on_period(due, now, ack, rec) == WakerStep::Ring {
             let seq = ledger.seq.wrapping_add(1);
             if let Some(answer) = &link.answer {
                 link.arm(answer, &mut answer_token, seq, now + plan.period / 2);

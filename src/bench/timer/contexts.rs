@@ -16,7 +16,7 @@
 use super::instance::{self, tracefs_error};
 use super::lines::{self, Ctx};
 use super::noise::{self, BreakAnalysis, Recent};
-use super::pairing::{Pairer, Sink, Skipped};
+use super::pairing::{ContextDetails, Pairer, Sink, Skipped};
 use super::raw;
 use super::userlat;
 use super::TimerConfig;
@@ -26,7 +26,6 @@ use crate::result::{BreakEvent, Policy};
 use crate::stats::recorder::{self, Recorder};
 use crate::sys::clock::{self, Clock};
 use crate::sys::tracefs::{self, Capabilities, Pipe, RawPipes, Session};
-use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -35,14 +34,6 @@ const KERNEL_THREAD_PRIORITY: i32 = 95;
 
 /// The contexts `--context` accepts.
 pub const ALL: [Ctx; 3] = [Ctx::Irq, Ctx::Thread, Ctx::User];
-
-pub fn name(c: Ctx) -> &'static str {
-    match c {
-        Ctx::Irq => "irq",
-        Ctx::Thread => "thread",
-        Ctx::User => "user",
-    }
-}
 
 /// Why this kernel cannot measure `wanted`, as the one-line error naming the fix.
 pub fn refuse(caps: &Capabilities, wanted: &[Ctx]) -> Option<Error> {
@@ -93,51 +84,6 @@ fn level_index(ctx: Ctx) -> usize {
         Ctx::User => 2,
     }
 }
-
-/// The figures of a contexts run beside its series (`details`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ContextDetails {
-    /// Where the samples came from.
-    pub source: String,
-    /// IRQ and thread samples of the same (CPU, #id).
-    pub matched_pairs: u64,
-    /// IRQ samples whose thread sample never came (and the reverse).
-    pub unmatched_irq: u64,
-    pub unmatched_thread: u64,
-    /// Matched pairs with the IRQ latency above the thread's (expected 0).
-    pub irq_above_thread: u64,
-    /// Periods the kernel thread was too late for (skipped by the kernel).
-    pub skipped_periods: u64,
-    /// `#id` values missing between samples (lost samples).
-    pub id_gaps: u64,
-    /// `[LOST N EVENTS]` notices of trace_pipe.
-    pub lost_events: u64,
-    /// `overrun` and `dropped events` of the instance's per-CPU stats.
-    pub ring_buffer_overruns: u64,
-    pub dropped_events: u64,
-    /// With `user` (timerlat_fd): user-return samples with the thread
-    /// sample of their activation, without it, and pairs with the thread's
-    /// latency above the user's (expected 0).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub matched_user: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub unmatched_user: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub thread_above_user: Option<u64>,
-    /// What ran on the CPU before the sample that crossed
-    /// `--break-threshold` (the osnoise events, as `rtla timerlat -a`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub break_analysis: Option<BreakAnalysis>,
-    /// The trace had not passed the end of the run 2 s after it: the last
-    /// periods of some CPU are neither samples nor counted (expected false).
-    #[serde(default)]
-    pub trace_short_of_end: bool,
-    /// tracefs settings that could not be restored (expected none).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub restore_problems: Vec<String>,
-}
-
-impl crate::result::details::Details for ContextDetails {}
 
 /// The reader's sink: a recorder per CPU and level; a sample counts when its
 /// timer expiry falls inside the run's window, and so does each period
@@ -227,14 +173,14 @@ impl Sink for Recorders {
 /// Where the samples come from (the noise events too, with a break threshold).
 enum Reader {
     Text(Pipe),
-    Raw(RawPipes, raw::Format, Box<Option<Recent>>),
+    Raw(RawPipes, raw::TimerlatLayout, Box<Option<Recent>>),
 }
 
 /// Every page waiting in every CPU's buffer; `Ok(false)`: all drained. At
 /// the break, the analysis of what ran before it.
 fn read_raw(
     pipes: &mut RawPipes,
-    fmt: &raw::Format,
+    fmt: &raw::TimerlatLayout,
     mut noise: Option<&mut Recent>,
     pairer: &mut Pairer,
     sink: &mut Recorders,
@@ -310,7 +256,7 @@ pub fn run(cfg: &TimerConfig, command_line: Vec<String>) -> Result<Finished> {
     }
     // The binary per-CPU buffers where their layout can be read (cheaper for
     // the measured CPUs), else the text trace_pipe.
-    let format = raw::Format::parse(
+    let format = raw::TimerlatLayout::parse(
         &tracefs::read(&root, "events/header_page").unwrap_or_default(),
         &tracefs::read(&root, "events/ftrace/timerlat/format").unwrap_or_default(),
     );
@@ -356,7 +302,7 @@ pub fn run(cfg: &TimerConfig, command_line: Vec<String>) -> Result<Finished> {
         for &ctx in levels(user) {
             let (rec, col) = recorder::pair(cfg.control.interval_ns);
             let mut channel = Channel::new(
-                format!("cpu{cpu}/{}", name_of(ctx)),
+                format!("cpu{cpu}/{}", ctx.name()),
                 Some(cpu),
                 col,
                 cfg.control.interval_ns,
@@ -563,7 +509,7 @@ fn noise_events(
 ) -> Option<Recent> {
     let files = noise::EVENTS
         .map(|e| tracefs::read(root, &format!("events/osnoise/{e}/format")).unwrap_or_default());
-    let Some(fmt) = noise::Format::parse(files.each_ref().map(|f| f.as_str())) else {
+    let Some(fmt) = noise::NoiseLayout::parse(files.each_ref().map(|f| f.as_str())) else {
         notes.push(
             "--break-threshold: no osnoise events in this kernel, so the break is not analysed"
                 .into(),
@@ -579,10 +525,6 @@ fn noise_events(
         on.join(", ")
     ));
     Some(Recent::new(fmt, cpus))
-}
-
-fn name_of(c: Ctx) -> &'static str {
-    name(c)
 }
 
 #[cfg(test)]

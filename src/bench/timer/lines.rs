@@ -10,9 +10,20 @@ pub enum Ctx {
     User,
 }
 
+impl Ctx {
+    /// The context's name in series names and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Ctx::Irq => "irq",
+            Ctx::Thread => "thread",
+            Ctx::User => "user",
+        }
+    }
+}
+
 /// One parsed line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Line<'a> {
+pub enum TraceLine<'a> {
     /// `#ID context irq|thread|user timer_latency NS ns`
     Timerlat {
         cpu: usize,
@@ -63,13 +74,13 @@ fn field<'a>(text: &'a str, key: &str) -> Option<&'a str> {
 }
 
 /// Parse one line; `None` for anything else (other events, comments).
-pub fn parse(line: &str) -> Option<Line<'_>> {
+pub fn parse(line: &str) -> Option<TraceLine<'_>> {
     let line = line.trim_end();
     if let Some(rest) = line.trim_start().strip_prefix("CPU:") {
         // CPU:0 [LOST 12 EVENTS]
         let (cpu, rest) = rest.split_once(' ')?;
         let n = rest.strip_prefix("[LOST ")?.split_whitespace().next()?;
-        return Some(Line::Lost {
+        return Some(TraceLine::Lost {
             cpu: cpu.parse().ok()?,
             events: n.parse().ok()?,
         });
@@ -126,7 +137,7 @@ pub fn parse(line: &str) -> Option<Line<'_>> {
         } else {
             v.parse().ok()?
         };
-        return Some(Line::Timerlat {
+        return Some(TraceLine::Timerlat {
             cpu,
             ts_ns,
             id,
@@ -135,7 +146,7 @@ pub fn parse(line: &str) -> Option<Line<'_>> {
         });
     }
     if let Some(r) = body.strip_prefix("hrtimer_start: ") {
-        return Some(Line::HrtimerStart {
+        return Some(TraceLine::HrtimerStart {
             cpu,
             pid,
             ts_ns,
@@ -145,7 +156,7 @@ pub fn parse(line: &str) -> Option<Line<'_>> {
         });
     }
     if let Some(r) = body.strip_prefix("hrtimer_expire_entry: ") {
-        return Some(Line::HrtimerExpire {
+        return Some(TraceLine::HrtimerExpire {
             cpu,
             ts_ns,
             hrtimer: field(r, "hrtimer")?,
@@ -164,7 +175,7 @@ mod tests {
         let irq = "          <idle>-0       [001] d.h1.   112.437710: #1     context    irq timer_latency    174070 ns";
         assert_eq!(
             parse(irq),
-            Some(Line::Timerlat {
+            Some(TraceLine::Timerlat {
                 cpu: 1,
                 ts_ns: 112_437_710_000,
                 id: 1,
@@ -175,7 +186,7 @@ mod tests {
         let thread = "     timerlat/1-213     [001] .....   112.439111: #1     context thread timer_latency   1555560 ns";
         assert!(matches!(
             parse(thread),
-            Some(Line::Timerlat {
+            Some(TraceLine::Timerlat {
                 cpu: 1,
                 id: 1,
                 ctx: Ctx::Thread,
@@ -188,7 +199,7 @@ mod tests {
             " my [x] task-77  [000] ..... 5.000000001: #12 context thread timer_latency 900 ns";
         assert!(matches!(
             parse(odd),
-            Some(Line::Timerlat {
+            Some(TraceLine::Timerlat {
                 cpu: 0,
                 id: 12,
                 ts_ns: 5_000_000_001,
@@ -202,7 +213,7 @@ mod tests {
         let start = "     rtlat-cpu0-301     [000] d..2.   50.000100: hrtimer_start: hrtimer=00000000a1b2c3d4 function=hrtimer_wakeup expires=50001000000 softexpires=50001000000 mode=ABS|HARD";
         assert_eq!(
             parse(start),
-            Some(Line::HrtimerStart {
+            Some(TraceLine::HrtimerStart {
                 cpu: 0,
                 pid: 301,
                 ts_ns: 50_000_100_000,
@@ -214,7 +225,7 @@ mod tests {
         let exp = "          <idle>-0       [000] d.h1.   50.001020: hrtimer_expire_entry: hrtimer=00000000a1b2c3d4 now=50001019876 function=hrtimer_wakeup/0x0";
         assert_eq!(
             parse(exp),
-            Some(Line::HrtimerExpire {
+            Some(TraceLine::HrtimerExpire {
                 cpu: 0,
                 ts_ns: 50_001_020_000,
                 hrtimer: "00000000a1b2c3d4",
@@ -223,7 +234,7 @@ mod tests {
         );
         assert_eq!(
             parse("CPU:1 [LOST 37 EVENTS]"),
-            Some(Line::Lost { cpu: 1, events: 37 })
+            Some(TraceLine::Lost { cpu: 1, events: 37 })
         );
         assert_eq!(parse("# tracer: timerlat"), None);
         assert_eq!(parse(""), None);

@@ -86,23 +86,23 @@ impl BreakAnalysis {
 
 /// Where the noise events' fields lie (from their format files).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Format {
+pub struct NoiseLayout {
     irq: Option<(u16, Field, Field, Field)>, // id, desc (data_loc), duration, vector
     softirq: Option<(u16, Field, Field)>,    // id, duration, vector
     thread: Option<(u16, Field, Field, Field)>, // id, comm, duration, pid
     nmi: Option<(u16, Field)>,               // id, duration
 }
 
-/// The event files `Format::parse` reads, relative to tracefs.
+/// The event files `NoiseLayout::parse` reads, relative to tracefs.
 pub const EVENTS: [&str; 4] = ["irq_noise", "softirq_noise", "thread_noise", "nmi_noise"];
 
-impl Format {
+impl NoiseLayout {
     /// From the `format` files of [`EVENTS`], in that order ("" if absent).
-    pub fn parse(files: [&str; 4]) -> Option<Format> {
+    pub fn parse(files: [&str; 4]) -> Option<NoiseLayout> {
         let [irq, softirq, thread, nmi] = files;
         let f = raw::field;
         let id = raw::event_id;
-        let fmt = Format {
+        let fmt = NoiseLayout {
             irq: (|| {
                 Some((
                     id(irq)?,
@@ -144,7 +144,7 @@ fn text(ev: &[u8], at: usize, len: usize) -> String {
 }
 
 /// One noise event: (kind, name, duration), ended at the event's time.
-fn decode(fmt: &Format, ev: &[u8]) -> Option<(&'static str, String, u64)> {
+fn decode(fmt: &NoiseLayout, ev: &[u8]) -> Option<(&'static str, String, u64)> {
     let id = raw::type_of(ev)?;
     let get = |x: Field| raw::get(ev, x.offset, x.size);
     if let Some((_, desc, dur, vec)) = fmt.irq.filter(|t| t.0 == id) {
@@ -180,14 +180,14 @@ type Kept = (&'static str, String, u64, u64);
 /// The last noise events of each selected CPU.
 #[derive(Debug)]
 pub struct Recent {
-    format: Format,
+    format: NoiseLayout,
     cpus: Vec<VecDeque<Kept>>,
     /// CPU number → index.
     index: Vec<Option<usize>>,
 }
 
 impl Recent {
-    pub fn new(format: Format, cpus: &[usize]) -> Recent {
+    pub fn new(format: NoiseLayout, cpus: &[usize]) -> Recent {
         let max = cpus.iter().copied().max().unwrap_or(0);
         let mut index = vec![None; max + 1];
         for (i, &c) in cpus.iter().enumerate() {
@@ -235,7 +235,7 @@ impl Recent {
     ) -> BreakAnalysis {
         let mut a = BreakAnalysis {
             cpu,
-            context: super::contexts::name(ctx).into(),
+            context: ctx.name().into(),
             latency_ns,
             irq_latency_ns: irq_latency_ns.filter(|_| ctx != Ctx::Irq),
             ..Default::default()
@@ -290,7 +290,7 @@ mod tests {
 
     #[test]
     fn noise_events_decode_and_the_analysis_keeps_what_overlapped() {
-        let fmt = Format::parse([IRQ, SOFTIRQ, THREAD, ""]).expect("format");
+        let fmt = NoiseLayout::parse([IRQ, SOFTIRQ, THREAD, ""]).expect("format");
         let mut irq = Vec::new();
         put(&mut irq, 0, &20u16.to_ne_bytes());
         put(&mut irq, 12, &((11u32 << 16) | 40).to_ne_bytes());
@@ -339,6 +339,6 @@ mod tests {
         let b = r.analyse(1, Ctx::Irq, 1_000, 5_000_000, Some(1_000));
         assert!(b.interference.is_empty() && b.irq_latency_ns.is_none());
         assert!(b.line().contains("outside what the kernel traces"));
-        assert!(Format::parse(["", "", "", ""]).is_none());
+        assert!(NoiseLayout::parse(["", "", "", ""]).is_none());
     }
 }

@@ -1,8 +1,54 @@
 //! Pairing timerlat samples by (CPU, `#id`) and placing them on the timer's
 //! period grid, so that every period is a sample or a counted skip.
 
-use super::contexts::ContextDetails;
-use super::lines::{Ctx, Line};
+use super::lines::{Ctx, TraceLine};
+use super::noise::BreakAnalysis;
+use serde::{Deserialize, Serialize};
+
+/// The figures of a contexts run beside its series (`details`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContextDetails {
+    /// Where the samples came from.
+    pub source: String,
+    /// IRQ and thread samples of the same (CPU, #id).
+    pub matched_pairs: u64,
+    /// IRQ samples whose thread sample never came (and the reverse).
+    pub unmatched_irq: u64,
+    pub unmatched_thread: u64,
+    /// Matched pairs with the IRQ latency above the thread's (expected 0).
+    pub irq_above_thread: u64,
+    /// Periods the kernel thread was too late for (skipped by the kernel).
+    pub skipped_periods: u64,
+    /// `#id` values missing between samples (lost samples).
+    pub id_gaps: u64,
+    /// `[LOST N EVENTS]` notices of trace_pipe.
+    pub lost_events: u64,
+    /// `overrun` and `dropped events` of the instance's per-CPU stats.
+    pub ring_buffer_overruns: u64,
+    pub dropped_events: u64,
+    /// With `user` (timerlat_fd): user-return samples with the thread
+    /// sample of their activation, without it, and pairs with the thread's
+    /// latency above the user's (expected 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matched_user: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unmatched_user: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread_above_user: Option<u64>,
+    /// What ran on the CPU before the sample that crossed
+    /// `--break-threshold` (the osnoise events, as `rtla timerlat -a`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub break_analysis: Option<BreakAnalysis>,
+    /// The trace had not passed the end of the run 2 s after it: the last
+    /// periods of some CPU are neither samples nor counted (expected false).
+    #[serde(default)]
+    pub trace_short_of_end: bool,
+    /// tracefs settings that could not be restored (expected none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub restore_problems: Vec<String>,
+}
+
+impl crate::result::details::Details for ContextDetails {}
 
 /// Periods a series has no sample for: `count` timer expiries, `first` and
 /// every period after it (trace clock, ns).
@@ -123,10 +169,10 @@ impl Pairer {
     }
 
     /// Take one parsed line.
-    pub fn feed(&mut self, line: &Line<'_>, sink: &mut impl Sink) {
+    pub fn feed(&mut self, line: &TraceLine<'_>, sink: &mut impl Sink) {
         match *line {
-            Line::Lost { events, .. } => self.details.lost_events += events,
-            Line::Timerlat {
+            TraceLine::Lost { events, .. } => self.details.lost_events += events,
+            TraceLine::Timerlat {
                 cpu,
                 ts_ns,
                 id,
@@ -213,8 +259,8 @@ mod tests {
     }
 
     /// Sample `#id` of the timer expiry at period `k`, `latency_ns` late.
-    fn tl(cpu: usize, id: u64, k: u64, ctx: Ctx, latency_ns: u64) -> Line<'static> {
-        Line::Timerlat {
+    fn tl(cpu: usize, id: u64, k: u64, ctx: Ctx, latency_ns: u64) -> TraceLine<'static> {
+        TraceLine::Timerlat {
             cpu,
             ts_ns: 5 * P + k * P + latency_ns,
             id,
@@ -252,7 +298,7 @@ mod tests {
             tl(3, 5, 5, Ctx::Thread, 700),
             // A CPU that is not selected.
             tl(0, 1, 1, Ctx::Irq, 5),
-            Line::Lost { cpu: 3, events: 7 },
+            TraceLine::Lost { cpu: 3, events: 7 },
         ] {
             p.feed(&l, &mut got);
         }

@@ -4,7 +4,7 @@
 //! from `events/header_page` and the event's `format` file (a PREEMPT_RT
 //! kernel adds `common_preempt_lazy_count`, moving the fields).
 
-use super::lines::{Ctx, Line};
+use super::lines::{Ctx, TraceLine};
 
 /// Where one field lies in an event or page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,7 +35,7 @@ impl Page {
 
 /// What decoding timerlat samples needs, read from tracefs.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Format {
+pub struct TimerlatLayout {
     pub page: Page,
     /// The timerlat event: its type id and fields.
     pub id: u16,
@@ -80,10 +80,10 @@ pub fn event_id(format: &str) -> Option<u16> {
         .and_then(|v| v.trim().parse().ok())
 }
 
-impl Format {
+impl TimerlatLayout {
     /// From the texts of `events/header_page` and `events/ftrace/timerlat/format`.
-    pub fn parse(header_page: &str, timerlat: &str) -> Option<Format> {
-        let f = Format {
+    pub fn parse(header_page: &str, timerlat: &str) -> Option<TimerlatLayout> {
+        let f = TimerlatLayout {
             page: Page::parse(header_page)?,
             id: event_id(timerlat)?,
             seqnum: field(timerlat, "seqnum")?,
@@ -198,9 +198,9 @@ pub fn walk_page(fmt: &Page, page: &[u8], mut out: impl FnMut(Item<'_>)) -> usiz
 }
 
 /// The timerlat sample or loss notice of one item of CPU `cpu`'s page.
-pub fn decode_item<'a>(fmt: &Format, cpu: usize, item: &Item<'_>) -> Option<Line<'a>> {
+pub fn decode_item<'a>(fmt: &TimerlatLayout, cpu: usize, item: &Item<'_>) -> Option<TraceLine<'a>> {
     match *item {
-        Item::Lost(events) => Some(Line::Lost { cpu, events }),
+        Item::Lost(events) => Some(TraceLine::Lost { cpu, events }),
         Item::Event { ts_ns, data: ev } => {
             if type_of(ev) != Some(fmt.id) {
                 return None;
@@ -213,7 +213,7 @@ pub fn decode_item<'a>(fmt: &Format, cpu: usize, item: &Item<'_>) -> Option<Line
                 2 => Ctx::User,
                 _ => return None,
             };
-            Some(Line::Timerlat {
+            Some(TraceLine::Timerlat {
                 cpu,
                 ts_ns,
                 id,
@@ -226,7 +226,12 @@ pub fn decode_item<'a>(fmt: &Format, cpu: usize, item: &Item<'_>) -> Option<Line
 
 /// Decode one page of CPU `cpu` into timerlat samples and loss notices;
 /// returns the bytes of event data it held.
-pub fn decode_page(fmt: &Format, cpu: usize, page: &[u8], mut out: impl FnMut(Line<'_>)) -> usize {
+pub fn decode_page(
+    fmt: &TimerlatLayout,
+    cpu: usize,
+    page: &[u8],
+    mut out: impl FnMut(TraceLine<'_>),
+) -> usize {
     walk_page(&fmt.page, page, |item| {
         if let Some(l) = decode_item(fmt, cpu, &item) {
             out(l);
@@ -242,7 +247,7 @@ mod tests {
     const HEADER_PAGE: &str = "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n\tfield: char data;\toffset:16;\tsize:4080;\tsigned:1;\n";
     const TIMERLAT_RT: &str = "name: timerlat\nID: 15\nformat:\n\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\tfield:unsigned char common_preempt_lazy_count;\toffset:8;\tsize:1;\tsigned:0;\n\n\tfield:unsigned int seqnum;\toffset:12;\tsize:4;\tsigned:0;\n\tfield:int context;\toffset:16;\tsize:4;\tsigned:1;\n\tfield:u64 timer_latency;\toffset:24;\tsize:8;\tsigned:0;\n\nprint fmt: \"seq:%u\"\n";
 
-    fn event(fmt: &Format, seq: u32, ctx: i32, lat: u64) -> Vec<u8> {
+    fn event(fmt: &TimerlatLayout, seq: u32, ctx: i32, lat: u64) -> Vec<u8> {
         let mut e = vec![0u8; 32];
         e[0..2].copy_from_slice(&fmt.id.to_ne_bytes());
         e[fmt.seqnum.offset..fmt.seqnum.offset + 4].copy_from_slice(&seq.to_ne_bytes());
@@ -258,7 +263,7 @@ mod tests {
 
     #[test]
     fn formats_are_read_from_the_files() {
-        let f = Format::parse(HEADER_PAGE, TIMERLAT_RT).unwrap();
+        let f = TimerlatLayout::parse(HEADER_PAGE, TIMERLAT_RT).unwrap();
         assert_eq!(f.id, 15);
         assert_eq!(f.page.commit, Field { offset: 8, size: 8 });
         assert_eq!(f.page.data, 16);
@@ -276,12 +281,12 @@ mod tests {
                 size: 8
             }
         );
-        assert!(Format::parse(HEADER_PAGE, "name: timerlat\n").is_none());
+        assert!(TimerlatLayout::parse(HEADER_PAGE, "name: timerlat\n").is_none());
     }
 
     #[test]
     fn a_page_gives_its_samples_with_their_times_and_losses() {
-        let f = Format::parse(HEADER_PAGE, TIMERLAT_RT).unwrap();
+        let f = TimerlatLayout::parse(HEADER_PAGE, TIMERLAT_RT).unwrap();
         let mut data = Vec::new();
         // #7 irq at +100 ns (a short event: type_len 8 = 32 bytes).
         push(&mut data, 8, 100, &event(&f, 7, 0, 174_070));
@@ -312,10 +317,10 @@ mod tests {
         assert_eq!(
             got,
             vec![
-                format!("{:?}", Line::Lost { cpu: 3, events: 4 }),
+                format!("{:?}", TraceLine::Lost { cpu: 3, events: 4 }),
                 format!(
                     "{:?}",
-                    Line::Timerlat {
+                    TraceLine::Timerlat {
                         cpu: 3,
                         ts_ns: t0,
                         id: 7,
@@ -325,7 +330,7 @@ mod tests {
                 ),
                 format!(
                     "{:?}",
-                    Line::Timerlat {
+                    TraceLine::Timerlat {
                         cpu: 3,
                         ts_ns: t1,
                         id: 7,
@@ -339,7 +344,7 @@ mod tests {
 
     #[test]
     fn garbage_does_not_panic() {
-        let f = Format::parse(HEADER_PAGE, TIMERLAT_RT).unwrap();
+        let f = TimerlatLayout::parse(HEADER_PAGE, TIMERLAT_RT).unwrap();
         let mut page = vec![0xffu8; 4096];
         decode_page(&f, 0, &page, |_| {});
         page[8..16].copy_from_slice(&4080u64.to_ne_bytes());

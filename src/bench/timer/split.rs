@@ -63,7 +63,7 @@ impl crate::result::details::Details for Wrapped {}
 
 /// Where the two hrtimer events' fields lie, read from their format files.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Format {
+pub struct HrtimerLayout {
     page: Page,
     start_id: u16,
     start_pid: Field,
@@ -74,9 +74,9 @@ pub struct Format {
     expire_now: Field,
 }
 
-impl Format {
-    pub fn parse(header_page: &str, start: &str, expire: &str) -> Option<Format> {
-        Some(Format {
+impl HrtimerLayout {
+    pub fn parse(header_page: &str, start: &str, expire: &str) -> Option<HrtimerLayout> {
+        Some(HrtimerLayout {
             page: Page::parse(header_page)?,
             start_id: raw::event_id(start)?,
             start_pid: raw::field(start, "common_pid")?,
@@ -97,7 +97,7 @@ enum Ev {
     Lost(u64),
 }
 
-fn decode(fmt: &Format, item: Item<'_>) -> Option<Ev> {
+fn decode(fmt: &HrtimerLayout, item: Item<'_>) -> Option<Ev> {
     let (ev, id) = match item {
         Item::Lost(n) => return Some(Ev::Lost(n)),
         Item::Event { data, .. } => (data, raw::type_of(data)?),
@@ -270,7 +270,7 @@ pub struct Split {
     session: Session,
     instance: PathBuf,
     pipes: RawPipes,
-    format: Format,
+    format: HrtimerLayout,
     cpus: Vec<usize>,
     pub taps: Vec<Arc<Tap>>,
     recs: Vec<Recorder>,
@@ -300,7 +300,7 @@ impl Split {
         }
         let root = caps.root.clone().unwrap_or_default();
         let read = |rel: &str| tracefs::read(&root, rel).unwrap_or_default();
-        let format = Format::parse(
+        let format = HrtimerLayout::parse(
             &read("events/header_page"),
             &read("events/timer/hrtimer_start/format"),
             &read("events/timer/hrtimer_expire_entry/format"),
@@ -572,7 +572,7 @@ mod tests {
 
     #[test]
     fn events_decode_from_the_format_files() {
-        let f = Format::parse(HEADER_PAGE, START, EXPIRE).expect("format");
+        let f = HrtimerLayout::parse(HEADER_PAGE, START, EXPIRE).expect("format");
         assert_eq!((f.start_id, f.expire_id), (460, 459));
         let mut ev = vec![0u8; 48];
         ev[0..2].copy_from_slice(&460u16.to_ne_bytes());
@@ -632,6 +632,6 @@ mod tests {
             ),
             None
         );
-        assert!(Format::parse(HEADER_PAGE, START, "name: x\n").is_none());
+        assert!(HrtimerLayout::parse(HEADER_PAGE, START, "name: x\n").is_none());
     }
 }

@@ -1,7 +1,7 @@
 //! `cpu`: computation on N workers (integer and floating point, no memory traffic).
 
 use crate::error::Result;
-use crate::load::spec::{object, Args, Kind, LoadKind, Parsed};
+use crate::load::args::{object, ArgResult, Args, LoadShape};
 use crate::load::worker::{Body, Pool, Reading, WorkerCtx};
 use crate::load::{About, Load, LoadContext, Progress};
 use serde_json::{json, Map, Value};
@@ -19,11 +19,11 @@ impl CpuParams {
     }
 }
 
-pub const KIND: Kind = Kind::new("cpu", "cpu:2", parse);
+pub const KIND: LoadShape = LoadShape::new("cpu", "cpu:2");
 
-fn parse(mut a: Args<'_>) -> Parsed<LoadKind> {
+pub fn parse(mut a: Args<'_>) -> ArgResult<CpuParams> {
     a.workers_only("workers")?;
-    Ok(LoadKind::Cpu(CpuParams { workers: a.count }))
+    Ok(CpuParams { workers: a.count })
 }
 
 /// Iterations of the kernel in one counted operation.

@@ -4,7 +4,7 @@
 //! (PR_SET_PDEATHSIG) and carry `RTLAT_LOAD=exec` in their environment.
 
 use crate::error::{Error, Result};
-use crate::load::spec::{object, Args, Kind, LoadKind, Parsed};
+use crate::load::args::{object, ArgResult, Args, LoadShape};
 use crate::load::worker::{Body, Pool, Reading, WorkerCtx};
 use crate::load::{About, Load, LoadContext, Progress};
 use crate::sys::process::{self, ExecImage, Exit, Pid};
@@ -33,9 +33,9 @@ impl ExecParams {
     }
 }
 
-pub const KIND: Kind = Kind::new("exec", "exec:2 or exec:2:cmd=ls /bin", parse);
+pub const KIND: LoadShape = LoadShape::new("exec", "exec:2 or exec:2:cmd=ls /bin");
 
-fn parse(mut a: Args<'_>) -> Parsed<LoadKind> {
+pub fn parse(mut a: Args<'_>) -> ArgResult<ExecParams> {
     a.workers_only("workers, cmd")?;
     let command: Vec<String> = a
         .command
@@ -53,10 +53,10 @@ fn parse(mut a: Args<'_>) -> Parsed<LoadKind> {
             command[0]
         ));
     }
-    Ok(LoadKind::Exec(ExecParams {
+    Ok(ExecParams {
         workers: a.count.unwrap_or(1),
         command,
-    }))
+    })
 }
 
 /// Environment variable set in every child of the loads (`RTLAT_LOAD=<load name>`).

@@ -6,8 +6,8 @@
 //! messages, the load runs until stopped; the rate counts messages received.
 
 use crate::error::{Error, Result};
-use crate::load::spec::{key_count, key_size, object, set, Args, Kind, LoadKind, Parsed};
-use crate::load::worker::{Body, Failure, Pool, Reading, Totals, WorkerCtx};
+use crate::load::args::{key_count, key_size, object, set, ArgResult, Args, LoadShape};
+use crate::load::worker::{Body, Failure, Pool, PoolTotals, Reading, WorkerCtx};
 use crate::load::{About, Load, LoadContext, Progress};
 use crate::sys::process::{self, Exit, Pid, Task};
 use crate::sys::shm::SharedWords;
@@ -52,10 +52,10 @@ impl HackbenchParams {
     }
 }
 
-pub const KIND: Kind =
-    Kind::new("hackbench", "hackbench:4 or hackbench:4:fds=10", parse).counting("group count");
+pub const KIND: LoadShape =
+    LoadShape::new("hackbench", "hackbench:4 or hackbench:4:fds=10").counting("group count");
 
-fn parse(mut a: Args<'_>) -> Parsed<LoadKind> {
+pub fn parse(mut a: Args<'_>) -> ArgResult<HackbenchParams> {
     let (mut fds, mut message, mut ipc, mut mode) = (None, None, None, None);
     for (k, v) in std::mem::take(&mut a.keys) {
         match k {
@@ -97,13 +97,13 @@ fn parse(mut a: Args<'_>) -> Parsed<LoadKind> {
             groups * fds * 2
         ));
     }
-    Ok(LoadKind::Hackbench(HackbenchParams {
+    Ok(HackbenchParams {
         groups,
         fds,
         message: message.unwrap_or(100),
         ipc: ipc.unwrap_or(Ipc::Socket),
         mode: mode.unwrap_or(TaskMode::Process),
-    }))
+    })
 }
 
 pub struct HackbenchLoad {
@@ -224,7 +224,7 @@ impl Processes {
         }
     }
 
-    fn totals(&mut self, stopping: bool) -> Totals {
+    fn totals(&mut self, stopping: bool) -> PoolTotals {
         for c in self.children.iter_mut().filter(|c| c.process.running()) {
             if stopping {
                 if let Ok(r) = c.process.kill() {
@@ -264,7 +264,7 @@ impl Processes {
             *last = now;
             ops += *total;
         }
-        Totals {
+        PoolTotals {
             ops,
             cpu_ns: self.children.iter().map(|c| c.cpu_ns).sum(),
             started: self.children.len(),
@@ -334,10 +334,10 @@ fn start_threads(p: &HackbenchParams, cpus: Option<&[usize]>) -> Result<Run> {
     Ok(Run::Threads { senders, receivers })
 }
 
-fn merge(r: Totals, s: Totals) -> Totals {
+fn merge(r: PoolTotals, s: PoolTotals) -> PoolTotals {
     let mut failed = r.failed;
     failed.extend(s.failed);
-    Totals {
+    PoolTotals {
         ops: r.ops,
         cpu_ns: r.cpu_ns + s.cpu_ns,
         started: r.started + s.started,
@@ -360,7 +360,7 @@ impl Load for HackbenchLoad {
     fn read(&mut self, reading: Reading) -> Progress {
         let last = reading == Reading::Final;
         Progress::of(match &mut self.run {
-            None => Totals::default(),
+            None => PoolTotals::default(),
             Some(Run::Processes(p)) => p.totals(last),
             Some(Run::Threads { senders, receivers }) if last => {
                 // Senders stop first; their channels then close and the receivers read to the end.

@@ -5,7 +5,7 @@
 //! left behind after a normal end, a signal, a panic or SIGKILL.
 
 use crate::error::{Error, Result};
-use crate::load::spec::{ensure, key_size, object, set, Args, Kind, LoadKind, Parsed, MAX_WORKERS};
+use crate::load::args::{ensure, key_size, object, set, ArgResult, Args, LoadShape, MAX_WORKERS};
 use crate::load::worker::{Body, Pool, Reading, WorkerCtx};
 use crate::load::{About, Load, LoadContext, Progress};
 use serde_json::{json, Map, Value};
@@ -35,9 +35,9 @@ impl IoParams {
     }
 }
 
-pub const KIND: Kind = Kind::new("io", "io:1, io:1:16M or io:1:block=4K", parse).sized();
+pub const KIND: LoadShape = LoadShape::new("io", "io:1, io:1:16M or io:1:block=4K").sized();
 
-fn parse(mut a: Args<'_>) -> Parsed<LoadKind> {
+pub fn parse(mut a: Args<'_>) -> ArgResult<IoParams> {
     let (mut block, mut dir) = (None, None);
     for (k, v) in std::mem::take(&mut a.keys) {
         match k {
@@ -61,12 +61,12 @@ fn parse(mut a: Args<'_>) -> Parsed<LoadKind> {
     ensure(size >= block, || {
         format!("the file bound ({size} bytes) is smaller than a block ({block} bytes)")
     })?;
-    Ok(LoadKind::Io(IoParams {
+    Ok(IoParams {
         workers: a.count.unwrap_or(1),
         size,
         block,
         dir,
-    }))
+    })
 }
 
 pub struct IoLoad {

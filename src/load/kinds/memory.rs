@@ -6,7 +6,7 @@
 //! dirtied and written back. The rate counts cache lines touched, in bytes/s.
 
 use crate::error::{Error, Result};
-use crate::load::spec::{ensure, key_size, object, set, Args, Kind, LoadKind, Parsed, MAX_WORKERS};
+use crate::load::args::{ensure, key_size, object, set, ArgResult, Args, LoadShape, MAX_WORKERS};
 use crate::load::worker::{Body, Failure, Pool, Reading, WorkerCtx};
 use crate::load::{About, Load, LoadContext, Progress};
 use crate::sys::shm::PrivateBuffer;
@@ -32,9 +32,10 @@ impl MemoryParams {
     }
 }
 
-pub const KIND: Kind = Kind::new("memory", "memory:2, memory:32M or memory:2:64M", parse).sized();
+pub const KIND: LoadShape =
+    LoadShape::new("memory", "memory:2, memory:32M or memory:2:64M").sized();
 
-fn parse(mut a: Args<'_>) -> Parsed<LoadKind> {
+pub fn parse(mut a: Args<'_>) -> ArgResult<MemoryParams> {
     let mut stride = None;
     for (k, v) in std::mem::take(&mut a.keys) {
         match k {
@@ -55,11 +56,11 @@ fn parse(mut a: Args<'_>) -> Parsed<LoadKind> {
     ensure((64..size).contains(&stride), || {
         format!("stride={stride}: the stride must be at least 64 bytes and below the size")
     })?;
-    Ok(LoadKind::Memory(MemoryParams {
+    Ok(MemoryParams {
         workers: a.count.unwrap_or(1),
         size,
         stride,
-    }))
+    })
 }
 
 pub const LINE: u64 = 64;

@@ -9,8 +9,8 @@
 //! (after a stall of more than 100 ms the schedule restarts instead of bursting).
 
 use crate::error::{Error, Result};
-use crate::load::spec::{key_size, object, parse_size, set, Args, Kind, LoadKind, Parsed};
-use crate::load::worker::{Failure, Reading, Totals};
+use crate::load::args::{key_size, object, parse_size, set, ArgResult, Args, LoadShape};
+use crate::load::worker::{Failure, PoolTotals, Reading};
 use crate::load::{About, Load, LoadContext, Progress};
 use crate::stats::seqlock::SeqCell;
 use crate::sys::{self, clock};
@@ -43,11 +43,11 @@ impl NetParams {
     }
 }
 
-pub const KIND: Kind = Kind::new("net", "net:4MB/s or net:flood", parse)
+pub const KIND: LoadShape = LoadShape::new("net", "net:4MB/s or net:flood")
     .counting("")
     .rated();
 
-fn parse(mut a: Args<'_>) -> Parsed<LoadKind> {
+pub fn parse(mut a: Args<'_>) -> ArgResult<NetParams> {
     let mut payload = None;
     for (k, v) in std::mem::take(&mut a.keys) {
         match k {
@@ -75,10 +75,10 @@ fn parse(mut a: Args<'_>) -> Parsed<LoadKind> {
             _ => return Err(a.unknown_key(k, "rate, payload")),
         }
     }
-    Ok(LoadKind::Net(NetParams {
+    Ok(NetParams {
         rate: a.rate.unwrap_or(Some(DEFAULT_NET_RATE)),
         payload: payload.unwrap_or(DEFAULT_PAYLOAD),
-    }))
+    })
 }
 
 /// What and how fast to send.
@@ -460,7 +460,7 @@ impl NetLoad {
         received: Option<u64>,
         failed: Vec<Failure>,
     ) -> Progress {
-        let mut p = Progress::of(Totals {
+        let mut p = Progress::of(PoolTotals {
             ops: sent.packets,
             cpu_ns: self.cpu_ns,
             started: 1,

@@ -3,7 +3,7 @@
 //! threads otherwise get 50 µs of slack, which lets the kernel merge expiries).
 
 use crate::error::Result;
-use crate::load::spec::{object, set, Args, Kind, LoadKind, Parsed, MAX_WORKERS};
+use crate::load::args::{object, set, ArgResult, Args, LoadShape, MAX_WORKERS};
 use crate::load::worker::{Body, Pool, Reading, WorkerCtx};
 use crate::load::{About, Load, LoadContext, Progress};
 use crate::sys::{self, clock};
@@ -26,11 +26,11 @@ impl TimersParams {
     }
 }
 
-pub const KIND: Kind = Kind::new("timers", "timers:8 or timers:8:50us", parse)
+pub const KIND: LoadShape = LoadShape::new("timers", "timers:8 or timers:8:50us")
     .counting("thread count")
     .periodic();
 
-fn parse(mut a: Args<'_>) -> Parsed<LoadKind> {
+pub fn parse(mut a: Args<'_>) -> ArgResult<TimersParams> {
     for (k, v) in std::mem::take(&mut a.keys) {
         match k {
             "threads" | "workers" => a.set_count(k, v, MAX_WORKERS)?,
@@ -46,10 +46,10 @@ fn parse(mut a: Args<'_>) -> Parsed<LoadKind> {
     if !(1_000..=1_000_000_000).contains(&period_ns) {
         return Err("the timer period must be 1us to 1s".into());
     }
-    Ok(LoadKind::Timers(TimersParams {
+    Ok(TimersParams {
         threads: a.count.unwrap_or(DEFAULT_TIMER_THREADS),
         period_ns,
-    }))
+    })
 }
 
 pub struct TimersLoad {

@@ -5,7 +5,9 @@ mod math;
 pub mod plots;
 pub mod writer;
 
-pub use plots::{histogram_plot, percentile_plot, timeline_plot, Curve, Figure, MAX_SERIES};
+pub use plots::{
+    histogram_plot, percentile_plot, timeline_plot, Curve, HistogramFigure, MAX_SERIES,
+};
 pub use writer::{document, escape, Plot};
 
 use super::describe::{
@@ -88,7 +90,7 @@ pub fn report_plots(l: &Loaded) -> Vec<Plot> {
     if prim.len() > 1 {
         series.push(Curve::new("all", merged(&prim), overflow_of(&prim)));
     }
-    let figure = |title: &str, series, left_out| Figure {
+    let figure = |title: &str, series, left_out| HistogramFigure {
         title: format!("{what} {title} — {}", l.label),
         subtitle: sub.clone(),
         quantity,
@@ -152,7 +154,7 @@ pub fn compare_plots(results: &[&Loaded]) -> Vec<Plot> {
         };
         let sub = format!("{count}, each: {what_series}\nloads — {}", loads.join("; "));
         let what = b.title();
-        let histogram = Figure {
+        let histogram = HistogramFigure {
             title: format!("{what} histogram — {count} compared"),
             subtitle: sub,
             quantity: b.quantity(),
@@ -160,7 +162,7 @@ pub fn compare_plots(results: &[&Loaded]) -> Vec<Plot> {
             left_out,
         };
         plots.push(histogram_plot(&histogram));
-        plots.push(percentile_plot(&Figure {
+        plots.push(percentile_plot(&HistogramFigure {
             title: format!("{what} by percentile — {count} compared"),
             ..histogram
         }));

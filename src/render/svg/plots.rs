@@ -154,7 +154,7 @@ impl Bins {
 }
 
 /// A plot of histogram series: its title, what is measured, the series.
-pub struct Figure<'a> {
+pub struct HistogramFigure<'a> {
     pub title: String,
     pub subtitle: String,
     /// What the values are (`latency`, `round trip` …).
@@ -204,7 +204,7 @@ impl Curve {
     }
 }
 
-impl Figure<'_> {
+impl HistogramFigure<'_> {
     /// The series with samples, and the smallest minimum and largest maximum among them.
     fn filled(&self) -> (Vec<&Curve>, u64, u64) {
         let filled: Vec<_> = self.series.iter().filter(|c| c.hist.samples > 0).collect();
@@ -215,7 +215,7 @@ impl Figure<'_> {
 
     /// The plot with these axes and lines: the legend gets the series without
     /// samples and the count of those not drawn; "no samples" when none has any.
-    fn plot(&self, (x, y): (Axis, Axis), lines: Vec<Line>, mut keys: Vec<Key>) -> Plot {
+    fn plot(&self, (x, y): (Axis, Axis), lines: Vec<Polyline>, mut keys: Vec<Key>) -> Plot {
         let empty = self.series.iter().all(|c| c.hist.samples == 0);
         keys.extend(
             self.series
@@ -253,7 +253,7 @@ fn bulk(filled: &[&Curve]) -> u64 {
 }
 
 /// The latency histogram: one step line per series, log count axis.
-pub fn histogram_plot(f: &Figure) -> Plot {
+pub fn histogram_plot(f: &HistogramFigure) -> Plot {
     let (filled, lo, hi) = f.filled();
     let p50 = bulk(&filled);
     // A tail a hundred times beyond the bulk would squeeze the bulk into a pixel: log x axis.
@@ -316,7 +316,7 @@ pub fn histogram_plot(f: &Figure) -> Plot {
         if let Some(e) = prev_end {
             pts.push(Some((bins.edges(e).0, base)));
         }
-        lines.push(Line {
+        lines.push(Polyline {
             color: i,
             dash: Dash::Solid,
             width: 1.3,
@@ -446,7 +446,7 @@ pub fn timeline_plot(r: &RunResult, title: String, subtitle: String) -> Plot {
             (Dash::Dashed, 2, 1.0),
             (Dash::Dotted, 1, 1.0),
         ] {
-            lines.push(Line {
+            lines.push(Polyline {
                 color: i,
                 dash,
                 width,
@@ -565,7 +565,7 @@ fn nines(k: i32) -> String {
 }
 
 /// Latency by percentile: latency against 1 − p on a log axis, so the tail has room.
-pub fn percentile_plot(f: &Figure) -> Plot {
+pub fn percentile_plot(f: &HistogramFigure) -> Plot {
     let (filled, lo, hi) = f.filled();
     let n_max = filled.iter().map(|c| c.hist.samples).max().unwrap_or(10);
     let x_max = (n_max as f64).lg().ceil().clamp(1.0, 12.0);
@@ -583,7 +583,7 @@ pub fn percentile_plot(f: &Figure) -> Plot {
         let merged_series = name == "all";
         let color = if merged_series { 8 } else { i };
         let in_range = c.in_range();
-        lines.push(Line {
+        lines.push(Polyline {
             color,
             dash: Dash::Solid,
             width: if merged_series { 2.0 } else { 1.3 },
@@ -658,7 +658,7 @@ mod tests {
             h.record(20_000 + v % 5_000);
         }
         let series = [Curve::new("a", h.clone(), None)];
-        let fig = Figure {
+        let fig = HistogramFigure {
             title: "t".into(),
             subtitle: "s".into(),
             quantity: "latency",
@@ -669,7 +669,7 @@ mod tests {
         assert!(near.x.label.contains("200 ns bins"), "{}", near.x.label);
         h.record(25_000_000);
         let series = [Curve::new("a", h, None)];
-        let far = histogram_plot(&Figure {
+        let far = histogram_plot(&HistogramFigure {
             series: &series,
             ..fig
         });

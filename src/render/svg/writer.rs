@@ -64,7 +64,7 @@ impl Axis {
 
 /// A polyline in axis coordinates; `None` breaks it.
 #[derive(Debug, Clone)]
-pub struct Line {
+pub struct Polyline {
     pub color: usize,
     pub dash: Dash,
     pub width: f64,
@@ -147,7 +147,7 @@ pub struct Plot {
     pub subtitle: String,
     pub x: Axis,
     pub y: Axis,
-    pub lines: Vec<Line>,
+    pub lines: Vec<Polyline>,
     pub keys: Vec<Key>,
     pub markers: Vec<Marker>,
     pub bands: Vec<Band>,
@@ -473,7 +473,7 @@ impl Plot {
     }
 
     /// SVG path data of a polyline, consecutive duplicate points dropped.
-    fn path(&self, line: &Line) -> String {
+    fn path(&self, line: &Polyline) -> String {
         let mut d = String::new();
         let mut pen_down = false;
         let mut last: Option<(String, String)> = None;
@@ -608,7 +608,7 @@ mod tests {
             bands: Vec::new(),
             empty: None,
         };
-        let line = Line {
+        let line = Polyline {
             color: 0,
             dash: Dash::Solid,
             width: 1.0,

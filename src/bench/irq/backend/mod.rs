@@ -56,20 +56,19 @@ pub trait EdgeBackend {
     }
 }
 
-/// Open the backend the configuration names (before memory is locked).
+/// Open the backend the configuration names (before memory is locked), for
+/// replies issued by rtlat itself (`--reply-from user`).
 pub fn open(cfg: &IrqConfig) -> Result<Box<dyn EdgeBackend + Send>> {
-    if cfg.reply_from != ReplyFrom::User {
-        return Ok(Box::new(super::responder::KernelReply::open(cfg)?));
-    }
+    debug_assert!(cfg.reply_from == ReplyFrom::User);
     Ok(match cfg.backend {
         Backend::Gpio => Box::new(gpio::GpioBackend::open(cfg)?),
         Backend::Serial => Box::new(serial::SerialBackend::open(cfg)?),
         Backend::Sim => {
             let mode = match cfg.role {
-                Role::Target => sim::Mode::Source {
+                Role::Target => sim::SimSource::Source {
                     period_ns: cfg.period_ns.unwrap_or(DEFAULT_PERIOD_NS),
                 },
-                _ => sim::Mode::Echo,
+                _ => sim::SimSource::Echo,
             };
             Box::new(sim::SimBackend::new(
                 cfg.clock_id(),

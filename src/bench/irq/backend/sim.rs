@@ -18,7 +18,7 @@ const QUEUE: usize = 16;
 
 /// Where the simulated edges come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
+pub enum SimSource {
     /// The watched line follows the driven one (loopback; host with a simulated target).
     Echo,
     /// Edges arrive every `period_ns` on their own (a simulated host for a target).
@@ -27,7 +27,7 @@ pub enum Mode {
 
 pub struct SimBackend {
     clock: libc::clockid_t,
-    mode: Mode,
+    mode: SimSource,
     cfg: SimConfig,
     rng: u64,
     out_level: bool,
@@ -42,7 +42,7 @@ pub struct SimBackend {
 }
 
 impl SimBackend {
-    pub fn new(clock: libc::clockid_t, mode: Mode, cfg: SimConfig) -> Self {
+    pub fn new(clock: libc::clockid_t, mode: SimSource, cfg: SimConfig) -> Self {
         SimBackend {
             clock,
             mode,
@@ -93,7 +93,7 @@ impl SimBackend {
 
 impl EdgeBackend for SimBackend {
     fn begin(&mut self, start_ns: u64) -> io::Result<()> {
-        if let Mode::Source { period_ns } = self.mode {
+        if let SimSource::Source { period_ns } = self.mode {
             let write = start_ns + period_ns;
             let k = write + self.cfg.delay_ns + self.jitter();
             self.upcoming = Some((write, k));
@@ -105,7 +105,7 @@ impl EdgeBackend for SimBackend {
     fn drive(&mut self, high: bool) -> io::Result<()> {
         if high != self.out_level {
             self.out_level = high;
-            if self.mode == Mode::Echo {
+            if self.mode == SimSource::Echo {
                 let now = sys::clock::now_ns(self.clock);
                 let k = now + self.cfg.delay_ns + self.jitter();
                 self.edge(k);
@@ -116,7 +116,7 @@ impl EdgeBackend for SimBackend {
 
     #[inline]
     fn wait_edge(&mut self, deadline_ns: u64) -> io::Result<Option<Edge>> {
-        if let (Mode::Source { period_ns }, Some((write, k))) = (self.mode, self.upcoming) {
+        if let (SimSource::Source { period_ns }, Some((write, k))) = (self.mode, self.upcoming) {
             if self.len == 0 && k <= deadline_ns {
                 self.edge(k);
                 let w = write + period_ns;
@@ -163,7 +163,7 @@ mod tests {
     #[test]
     fn echo_delivers_each_edge_after_the_delay_in_order() {
         let c = libc::CLOCK_MONOTONIC;
-        let mut s = SimBackend::new(c, Mode::Echo, cfg(None));
+        let mut s = SimBackend::new(c, SimSource::Echo, cfg(None));
         let mut last = 0;
         for i in 0..20u32 {
             let t0 = sys::clock::now_ns(c);
@@ -190,7 +190,7 @@ mod tests {
     #[test]
     fn lost_events_leave_a_gap_and_a_full_buffer_keeps_the_newest() {
         let c = libc::CLOCK_MONOTONIC;
-        let mut s = SimBackend::new(c, Mode::Echo, cfg(Some(3)));
+        let mut s = SimBackend::new(c, SimSource::Echo, cfg(Some(3)));
         for i in 0..6 {
             s.drive(i % 2 == 0).unwrap();
         }
@@ -200,7 +200,7 @@ mod tests {
             .collect();
         assert_eq!(seqnos, [Some(1), Some(2), Some(4), Some(5)]);
 
-        let mut s = SimBackend::new(c, Mode::Echo, cfg(None));
+        let mut s = SimBackend::new(c, SimSource::Echo, cfg(None));
         for i in 0..(QUEUE + 4) {
             s.drive(i % 2 == 0).unwrap();
         }
@@ -211,7 +211,7 @@ mod tests {
     #[test]
     fn source_mode_makes_periodic_alternating_edges() {
         let c = libc::CLOCK_MONOTONIC;
-        let mut s = SimBackend::new(c, Mode::Source { period_ns: 200_000 }, cfg(None));
+        let mut s = SimBackend::new(c, SimSource::Source { period_ns: 200_000 }, cfg(None));
         let start = sys::clock::now_ns(c);
         s.begin(start).unwrap();
         let mut prev = start;

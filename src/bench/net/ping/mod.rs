@@ -220,17 +220,13 @@ fn first_note(cfg: &PingConfig, local: std::net::SocketAddr) -> String {
     )
 }
 
-/// Run `rtlat net ping`.
-pub fn run(cfg: &PingConfig, command_line: Vec<String>) -> Result<Outcome> {
-    // Before any signal is blocked: ssh must not inherit a blocked mask.
-    let remote_server = serve_on::start(cfg)?;
-    block_signals()?;
-    let sock = open_socket(cfg)?;
-    let local = sock.local_addr().unwrap_or(cfg.bind);
-    let rsock = sock
-        .try_clone()
-        .map_err(|e| Error::env(format!("cannot duplicate the socket: {e}")).because(e))?;
-
+/// The sending and receiving ends of the run on the socket and its
+/// duplicate, each with its recorders, and the series' channels.
+fn endpoints(
+    cfg: &PingConfig,
+    sock: TsSocket,
+    rsock: TsSocket,
+) -> Result<(Sender, Receiver, Vec<Channel>)> {
     let win = window(cfg.timeout_ns, cfg.period_ns, cfg.common.control.loops);
     // TX timestamps come within microseconds of the send (hardware ones
     // within milliseconds) and are read at once, not after a reply's timeout.
@@ -250,6 +246,35 @@ pub fn run(cfg: &PingConfig, command_line: Vec<String>) -> Result<Outcome> {
     let progress = Arc::new(Progress::default());
     let sender = Sender::new(sock, tx, cfg, tx_win, Arc::clone(&progress));
     let receiver = Receiver::new(rsock, (rtt, rx, server), cfg, win, progress);
+    Ok((sender, receiver, channels))
+}
+
+/// Start the bulk traffic of `--bulk`, if asked; the finisher stops it.
+fn start_bulk(cfg: &PingConfig, bulk: &Mutex<Option<BulkSender>>) -> Result<()> {
+    if let Some(b) = &cfg.bulk {
+        let sender = BulkSender::start(BulkConfig {
+            target: b.target,
+            bytes_per_s: b.bytes_per_s,
+            payload: b.payload,
+        })?;
+        if let Ok(mut g) = bulk.lock() {
+            *g = Some(sender);
+        }
+    }
+    Ok(())
+}
+
+/// Run `rtlat net ping`.
+pub fn run(cfg: &PingConfig, command_line: Vec<String>) -> Result<Outcome> {
+    // Before any signal is blocked: ssh must not inherit a blocked mask.
+    let remote_server = serve_on::start(cfg)?;
+    block_signals()?;
+    let sock = open_socket(cfg)?;
+    let local = sock.local_addr().unwrap_or(cfg.bind);
+    let rsock = sock
+        .try_clone()
+        .map_err(|e| Error::env(format!("cannot duplicate the socket: {e}")).because(e))?;
+    let (sender, receiver, channels) = endpoints(cfg, sock, rsock)?;
 
     let counts: Arc<Mutex<PingCounts>> = Arc::new(Mutex::new(PingCounts::default()));
     let bulk: Arc<Mutex<Option<BulkSender>>> = Arc::new(Mutex::new(None));
@@ -315,16 +340,7 @@ pub fn run(cfg: &PingConfig, command_line: Vec<String>) -> Result<Outcome> {
         ],
     };
 
-    if let Some(b) = &cfg.bulk {
-        let sender = BulkSender::start(BulkConfig {
-            target: b.target,
-            bytes_per_s: b.bytes_per_s,
-            payload: b.payload,
-        })?;
-        if let Ok(mut g) = bulk.lock() {
-            *g = Some(sender);
-        }
-    }
+    start_bulk(cfg, &bulk)?;
     let outcome = engine::execute(spec, channels, workers, MONOTONIC);
     // On an early error the finisher never ran: stop the bulk traffic here.
     if let Some(b) = bulk.lock().ok().and_then(|mut g| g.take()) {
