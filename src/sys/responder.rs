@@ -230,15 +230,166 @@ impl Responder {
 mod tests {
     use super::*;
 
+    /// The module's header, parsed: what the Rust side must match.
+    const HEADER: &str = include_str!("../../kmod/rtlat_responder.h");
+
+    /// `#define NAME VALUE` of the header, as a number.
+    fn define(name: &str) -> u64 {
+        let value = HEADER
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("#define {name} ")))
+            .unwrap_or_else(|| panic!("no #define {name} in the header"));
+        let value = value.split_whitespace().next().expect("a value");
+        match value
+            .strip_prefix("0x")
+            .or_else(|| value.strip_prefix("0X"))
+        {
+            Some(hex) => u64::from_str_radix(hex, 16).expect("hex"),
+            None => value.parse().expect("a number"),
+        }
+    }
+
+    /// The fields of `struct NAME` as (name, size, alignment), in order, with
+    /// the C types of the header: __u64, __u32, char arrays, nested structs.
+    fn fields(name: &str) -> Vec<(String, usize, usize)> {
+        let start = HEADER
+            .find(&format!("struct {name} {{"))
+            .unwrap_or_else(|| panic!("no struct {name} in the header"));
+        let body = &HEADER[start..];
+        let body = &body[body.find('{').unwrap() + 1..body.find("};").unwrap()];
+        body.lines()
+            .map(|l| l.split("/*").next().unwrap().trim())
+            .filter(|l| !l.is_empty())
+            .map(|l| {
+                let decl = l.trim_end_matches(';');
+                let (ty, field) = decl.rsplit_once(' ').expect("type and name");
+                let (field, count) = match field.split_once('[') {
+                    Some((f, n)) => (f, define(n.trim_end_matches(']')) as usize),
+                    None => (field, 1),
+                };
+                let (size, align) = match ty {
+                    "__u64" => (8, 8),
+                    "__u32" => (4, 4),
+                    "char" => (1, 1),
+                    _ => {
+                        let inner = ty.strip_prefix("struct ").expect("a struct");
+                        (c_size(inner), c_align(inner))
+                    }
+                };
+                (field.to_string(), size * count, align)
+            })
+            .collect()
+    }
+
+    fn c_align(name: &str) -> usize {
+        fields(name).iter().map(|f| f.2).max().unwrap_or(1)
+    }
+
+    /// Offsets of each field of `struct NAME` and its size, by C's rules.
+    fn c_layout(name: &str) -> (Vec<(String, usize)>, usize) {
+        let mut at = 0usize;
+        let mut out = Vec::new();
+        for (field, size, align) in fields(name) {
+            at = at.next_multiple_of(align);
+            out.push((field, at));
+            at += size;
+        }
+        (out, at.next_multiple_of(c_align(name)))
+    }
+
+    fn c_size(name: &str) -> usize {
+        c_layout(name).1
+    }
+
+    fn c_offsets(name: &str) -> Vec<usize> {
+        c_layout(name).0.into_iter().map(|f| f.1).collect()
+    }
+
     #[test]
     fn layouts_match_the_c_header() {
-        // sizeof() in kmod/rtlat_responder.h, the same on 32- and 64-bit.
-        assert_eq!(std::mem::size_of::<ConfigRaw>(), 2 * (64 + 64 + 4) + 16);
-        assert_eq!(std::mem::size_of::<InfoRaw>(), 4 * 8 + 4 * 4 + 128);
-        assert_eq!(std::mem::size_of::<Record>(), 40);
-        // _IOR(0xB7, 0, struct rtlat_resp_info) as the C compiler computes it.
-        assert_eq!(IOC_INFO, 0x80b0_b700);
-        assert_eq!(IOC_STOP, 0xb702);
+        use std::mem::{offset_of, size_of};
+        assert_eq!(VERSION as u64, define("RTLAT_RESP_VERSION"));
+        assert_eq!(NAME_LEN as u64, define("RTLAT_RESP_NAME_LEN"));
+        assert_eq!(REASON_LEN as u64, define("RTLAT_RESP_REASON_LEN"));
+        for (mode, name) in [
+            (ResponderMode::Thread, "THREAD"),
+            (ResponderMode::Kthread, "KTHREAD"),
+            (ResponderMode::Irq, "IRQ"),
+        ] {
+            assert_eq!(mode as u64, define(&format!("RTLAT_RESP_MODE_{name}")));
+        }
+
+        assert_eq!(size_of::<LineRaw>(), c_size("rtlat_resp_line"));
+        assert_eq!(
+            vec![
+                offset_of!(LineRaw, chip),
+                offset_of!(LineRaw, name),
+                offset_of!(LineRaw, offset)
+            ],
+            c_offsets("rtlat_resp_line")
+        );
+        assert_eq!(size_of::<ConfigRaw>(), c_size("rtlat_resp_config"));
+        assert_eq!(
+            vec![
+                offset_of!(ConfigRaw, input),
+                offset_of!(ConfigRaw, output),
+                offset_of!(ConfigRaw, mode),
+                offset_of!(ConfigRaw, priority),
+                offset_of!(ConfigRaw, flags),
+                offset_of!(ConfigRaw, reserved)
+            ],
+            c_offsets("rtlat_resp_config")
+        );
+        assert_eq!(size_of::<InfoRaw>(), c_size("rtlat_resp_info"));
+        assert_eq!(
+            vec![
+                offset_of!(InfoRaw, seen),
+                offset_of!(InfoRaw, answered),
+                offset_of!(InfoRaw, coalesced),
+                offset_of!(InfoRaw, dropped),
+                offset_of!(InfoRaw, version),
+                offset_of!(InfoRaw, preempt_rt),
+                offset_of!(InfoRaw, running),
+                offset_of!(InfoRaw, mode),
+                offset_of!(InfoRaw, reason)
+            ],
+            c_offsets("rtlat_resp_info")
+        );
+        assert_eq!(size_of::<Record>(), c_size("rtlat_resp_record"));
+        assert_eq!(
+            vec![
+                offset_of!(Record, seq),
+                offset_of!(Record, edge_ns),
+                offset_of!(Record, start_ns),
+                offset_of!(Record, reply_ns),
+                offset_of!(Record, level),
+                offset_of!(Record, reserved)
+            ],
+            c_offsets("rtlat_resp_record")
+        );
+
+        // The request numbers, from the header's _IOR/_IOW/_IO lines and
+        // <asm-generic/ioctl.h>: direction << 30 | size << 16 | magic << 8 | nr.
+        let magic = define("RTLAT_RESP_IOC_MAGIC") as u32;
+        let request = |name: &str| -> u32 {
+            let line = HEADER
+                .lines()
+                .find_map(|l| l.strip_prefix(&format!("#define {name} ")))
+                .unwrap_or_else(|| panic!("no {name}"));
+            let (kind, args) = line.split_once('(').expect("a macro");
+            let args: Vec<&str> = args.trim_end_matches(')').split(", ").collect();
+            let nr: u32 = args[1].parse().expect("nr");
+            let (dir, size) = match kind {
+                "_IO" => (0, 0),
+                "_IOR" => (2, c_size(args[2].trim_start_matches("struct "))),
+                "_IOW" => (1, c_size(args[2].trim_start_matches("struct "))),
+                other => panic!("{other}"),
+            };
+            (dir << 30) | ((size as u32) << 16) | (magic << 8) | nr
+        };
+        assert_eq!(IOC_INFO, request("RTLAT_RESP_IOC_INFO"));
+        assert_eq!(IOC_START, request("RTLAT_RESP_IOC_START"));
+        assert_eq!(IOC_STOP, request("RTLAT_RESP_IOC_STOP"));
     }
 
     #[test]

@@ -7,13 +7,10 @@ use rtlat::result::RunResult;
 
 #[test]
 fn a_result_from_a_big_endian_32_bit_build_loads() {
-    let Some(path) = std::env::var_os("RTLAT_FOREIGN_RESULT") else {
-        skip(
-            "a_result_from_a_big_endian_32_bit_build_loads",
-            "scripts/cross.sh runs it with a PowerPC result in RTLAT_FOREIGN_RESULT",
-        );
+    if !need(Need::File("RTLAT_FOREIGN_RESULT", "scripts/cross.sh build")) {
         return;
-    };
+    }
+    let path = std::env::var_os("RTLAT_FOREIGN_RESULT").expect("set");
     let path = std::path::PathBuf::from(path);
     let r = RunResult::load(&path).unwrap_or_else(|e| panic!("{e}"));
     assert!(r.complete, "the PowerPC run did not finish");

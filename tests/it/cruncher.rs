@@ -5,14 +5,13 @@ use std::time::Duration;
 
 #[test]
 fn a_cruncher_run_meets_the_acceptance() {
-    if !require_root("a_cruncher_run_meets_the_acceptance") {
+    if !need(Need::Root) {
         return;
     }
     let _turn = measuring();
-    if !runs_under_emulation(
-        "a_cruncher_run_meets_the_acceptance",
+    if !need(Need::Native(
         "qemu's translated code speeds up as it warms, so the calibrated ideal is no lower bound",
-    ) {
+    )) {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");

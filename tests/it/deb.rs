@@ -2,55 +2,27 @@
 //! rtlat, its man pages and bash completion and removes them again; the arm64
 //! and armhf packages are built for their architecture.
 //!
-//! The packages are built in a target directory of their own (the one
-//! `cargo test` holds is locked while the tests run): the first run builds
-//! rtlat in release mode, later runs reuse it.
+//! The packages are made before the tests, from the release binaries that
+//! scripts/cross.sh built once (`scripts/deb.sh --no-build`), in the
+//! directory that `RTLAT_DEBS` names (scripts/test.sh sets it): no release
+//! build runs inside the test binary.
 
-use crate::util::{in_ci, require_root, skip};
+use crate::util::{need, Need};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Build the packages of `arches` with scripts/deb.sh; their paths, or why not.
-/// One build at a time: the builds share target/deb-assets/ and the target
-/// directory, and each may install cargo-deb.
-fn build(arches: &[&str]) -> Result<Vec<PathBuf>, String> {
-    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("deb-target");
-    let out = Command::new("sh")
-        .arg(root.join("scripts/deb.sh"))
-        .args(arches)
-        .env("CARGO_TARGET_DIR", &target)
-        .output()
-        .map_err(|e| e.to_string())?;
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    if !out.status.success() {
-        return Err(format!("{text}{}", String::from_utf8_lossy(&out.stderr)));
+/// The package of `arch` in `RTLAT_DEBS`, or None (the skip recorded).
+fn package(arch: &str) -> Option<PathBuf> {
+    if !need(Need::File("RTLAT_DEBS", "scripts/deb.sh")) {
+        return None;
     }
-    Ok(arches
-        .iter()
-        .map(|a| {
-            let line = text
-                .lines()
-                .rev()
-                .find(|l| l.starts_with("deb: ") && l.ends_with(&format!("_{a}.deb")))
-                .unwrap_or_else(|| panic!("deb.sh named no {a} package:\n{text}"));
-            PathBuf::from(line.trim_start_matches("deb: "))
-        })
-        .collect())
-}
-
-/// Without cargo-deb and no network to install it, skip (fail under CI).
-fn built_or_skip(test: &str, arches: &[&str]) -> Option<Vec<PathBuf>> {
-    match build(arches) {
-        Ok(debs) => Some(debs),
-        Err(why) => {
-            assert!(!in_ci(), "{test}: scripts/deb.sh failed:\n{why}");
-            skip(test, &format!("scripts/deb.sh failed: {why}"));
-            None
-        }
-    }
+    let dir = PathBuf::from(std::env::var_os("RTLAT_DEBS")?);
+    let suffix = format!("_{arch}.deb");
+    let found = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("RTLAT_DEBS {}: {e}", dir.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.to_string_lossy().ends_with(&suffix));
+    Some(found.unwrap_or_else(|| panic!("no rtlat_*{suffix} in {}", dir.display())))
 }
 
 fn dpkg(args: &[&str]) -> std::process::Output {
@@ -65,18 +37,13 @@ fn dpkg(args: &[&str]) -> std::process::Output {
 
 #[test]
 fn the_amd64_package_installs_and_removes_rtlat_its_pages_and_completion() {
-    let name = "deb::the_amd64_package_installs_and_removes_rtlat_its_pages_and_completion";
-    if !require_root(name) {
+    if !need(Need::Root) || !need(Need::Program("dpkg", "dpkg")) {
         return;
     }
-    if Command::new("dpkg").arg("--version").output().is_err() {
-        skip(name, "not a Debian system (no dpkg)");
-        return;
-    }
-    let Some(debs) = built_or_skip(name, &["amd64"]) else {
+    let Some(deb) = package("amd64") else {
         return;
     };
-    let deb = debs[0].to_str().unwrap();
+    let deb = deb.to_str().unwrap();
     let info = String::from_utf8(dpkg(&["-I", deb]).stdout).unwrap();
     assert!(info.contains("Architecture: amd64"), "{info}");
     assert!(info.contains("Package: rtlat"), "{info}");
@@ -129,18 +96,10 @@ fn the_amd64_package_installs_and_removes_rtlat_its_pages_and_completion() {
 
 #[test]
 fn arm64_and_armhf_packages_are_built_for_their_architecture() {
-    let name = "deb::arm64_and_armhf_packages_are_built_for_their_architecture";
-    if std::env::var_os("RTLAT_SKIP_CROSS").is_some_and(|v| v == "1") {
-        skip(name, "RTLAT_SKIP_CROSS=1");
-        return;
-    }
-    let Some(debs) = built_or_skip(name, &["arm64", "armhf"]) else {
-        return;
-    };
-    for (deb, arch, machine) in [
-        (&debs[0], "arm64", "ARM aarch64"),
-        (&debs[1], "armhf", "ARM, EABI5"),
-    ] {
+    for (arch, machine) in [("arm64", "ARM aarch64"), ("armhf", "ARM, EABI5")] {
+        let Some(deb) = package(arch) else {
+            return;
+        };
         let info = String::from_utf8(dpkg(&["--info", deb.to_str().unwrap()]).stdout).unwrap();
         assert!(info.contains(&format!("Architecture: {arch}")), "{info}");
         // The binary inside is that architecture's.

@@ -79,7 +79,7 @@ fn help_and_version() {
 
 #[test]
 fn missing_privileges_exit_3_naming_the_fix() {
-    if !require_root("missing_privileges_exit_3_naming_the_fix") {
+    if !need(Need::Root) {
         return;
     }
     let _turn = measuring();
@@ -116,7 +116,7 @@ fn missing_privileges_exit_3_naming_the_fix() {
 
 #[test]
 fn policy_other_is_the_explicit_unprivileged_mode() {
-    if !require_root("policy_other_is_the_explicit_unprivileged_mode") {
+    if !need(Need::Root) {
         return;
     }
     let _turn = measuring();

@@ -123,7 +123,7 @@ fn sim_loopback_measures_irq_user_and_wake_for_every_edge() {
 
 #[test]
 fn sim_loopback_under_real_time_settings() {
-    if !require_root("sim_loopback_under_real_time_settings") {
+    if !need(Need::Root) {
         return;
     }
     let _turn = measuring();
@@ -445,8 +445,11 @@ fn missing_devices_give_one_line_naming_the_fix_and_exit_3() {
 
 #[test]
 fn reply_from_the_kernel_without_the_module_names_the_build_and_exits_3() {
-    if Path::new("/dev/rtlat-responder").exists() {
-        eprintln!("skipped: the rtlat-responder module is loaded here");
+    let loaded = Path::new("/dev/rtlat-responder").exists();
+    if !need(Need::Machine(
+        !loaded,
+        "the rtlat-responder module is loaded here",
+    )) {
         return;
     }
     for mode in ["thread", "kthread", "irq"] {

@@ -3,7 +3,7 @@
 //! real test-shell helpers (Debian's lava-dispatcher, unpacked), signal every
 //! figure of the result file as a test case.
 
-use crate::util::{self, in_ci, skip};
+use crate::util::{self, need, Need};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -16,15 +16,6 @@ fn contrib(file: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("contrib/lava")
         .join(file)
-}
-
-/// Skip (or fail under CI) when `what` is missing; true when present.
-fn present(test: &str, ok: bool, what: &str) -> bool {
-    if !ok {
-        assert!(!in_ci(), "{test}: {what} missing (scripts/packages.txt)");
-        skip(test, &format!("{what} is not installed"));
-    }
-    ok
 }
 
 const VALIDATE: &str = r#"
@@ -56,12 +47,11 @@ fn validate(definition: &Path, job: &Path) -> std::process::Output {
 
 #[test]
 fn definition_and_job_pass_lavas_schema() {
-    let name = "lava::definition_and_job_pass_lavas_schema";
     let has = Command::new(PYTHON)
         .args(["-c", "import lava_common.schemas, yaml"])
         .output()
         .is_ok_and(|o| o.status.success());
-    if !present(name, has, "lava-common (lava_common.schemas)") {
+    if !need(Need::Provided(has, "lava-common (lava_common.schemas)")) {
         return;
     }
     let out = validate(&contrib("rtlat.yaml"), &contrib("qemu-job.yaml"));
@@ -185,20 +175,18 @@ fn expected_cases(r: &Value) -> Vec<(String, String, Option<String>)> {
 
 #[test]
 fn the_definitions_steps_signal_every_figure_through_lavas_helpers() {
-    let name = "lava::the_definitions_steps_signal_every_figure_through_lavas_helpers";
     let has_yaml = Command::new(PYTHON)
         .args(["-c", "import yaml"])
         .output()
         .is_ok_and(|o| o.status.success());
-    if !present(name, has_yaml, "python3-yaml") {
+    if !need(Need::Provided(has_yaml, "python3-yaml")) {
         return;
     }
     let helpers = lava_helpers();
-    if !present(
-        name,
+    if !need(Need::Provided(
         helpers.is_some(),
         "lava-dispatcher (apt-get download)",
-    ) {
+    )) {
         return;
     }
     let helpers = helpers.unwrap();

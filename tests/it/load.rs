@@ -464,7 +464,7 @@ fn allowed_cpus(pid: i32) -> String {
 
 #[test]
 fn loads_run_at_sched_other_on_the_load_cpus_even_under_an_rt_parent() {
-    if !require_root("loads_run_at_sched_other_on_the_load_cpus_even_under_an_rt_parent") {
+    if !need(Need::Root) {
         return;
     }
     let _turn = measuring();

@@ -60,11 +60,18 @@ fn every_subcommand_has_a_man_page_that_man_renders() {
     let listed = String::from_utf8_lossy(&out.stdout).into_owned();
     let mut expected = vec!["rtlat".to_string()];
     expected.extend(subcommands().into_iter().map(|s| format!("rtlat-{s}")));
+    let can_render = Command::new("man").arg("--version").output().is_ok();
+    if !can_render {
+        assert!(!in_ci(), "CI installs man-db (scripts/packages.txt)");
+        skip_check(
+            "rendering the pages: man-db is not installed",
+            "man pages not rendered: apt-get install man-db",
+        );
+    }
     for name in &expected {
         let page = dir.path().join(format!("{name}.1"));
         assert!(page.exists(), "no page {name}.1 (listed: {listed})");
-        if Command::new("man").arg("--version").output().is_err() {
-            eprintln!("skipped rendering {name}.1: apt-get install man-db");
+        if !can_render {
             continue;
         }
         let shown = Command::new("man")

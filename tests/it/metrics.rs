@@ -1,7 +1,7 @@
 //! `--metrics-listen`: a real Prometheus scrapes a live run, and the endpoint
 //! holds up against hostile clients without disturbing the measurement.
 
-use crate::util::{self, in_ci, measuring, require_root, skip};
+use crate::util::{self, measuring, need, Need};
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -110,23 +110,10 @@ fn prom_query(prom: SocketAddr, q: &str) -> Vec<(Value, f64)> {
 
 #[test]
 fn a_real_prometheus_scrapes_the_histogram_of_a_live_run() {
-    let name = "metrics::a_real_prometheus_scrapes_the_histogram_of_a_live_run";
-    if !require_root(name) {
+    if !need(Need::Root) {
         return;
     }
-    if Command::new("prometheus")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        assert!(
-            !in_ci(),
-            "{name}: prometheus missing (scripts/packages.txt)"
-        );
-        skip(
-            name,
-            "prometheus is not installed (apt-get install prometheus)",
-        );
+    if !need(Need::Program("prometheus", "prometheus")) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -256,8 +243,7 @@ fn rss_kib_and_threads(pid: u32) -> (u64, u64) {
 
 #[test]
 fn hostile_clients_neither_grow_rtlat_nor_disturb_it() {
-    let name = "metrics::hostile_clients_neither_grow_rtlat_nor_disturb_it";
-    if !require_root(name) {
+    if !need(Need::Root) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -355,7 +341,7 @@ fn hostile_clients_neither_grow_rtlat_nor_disturb_it() {
 /// a scraper sees the cruncher and then the timer under one address.
 #[test]
 fn a_suite_serves_each_steps_metrics_on_one_address() {
-    if !require_root("a_suite_serves_each_steps_metrics_on_one_address") {
+    if !need(Need::Root) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -264,14 +264,11 @@ fn assert_ping_result(r: &Value, json: &Path) {
 
 #[test]
 fn ping_across_a_veth_pair_splits_tx_and_rx_and_loses_nothing() {
-    if !require_root("ping_across_a_veth_pair_splits_tx_and_rx_and_loses_nothing") {
+    if !need(Need::Root) {
         return;
     }
     let _turn = measuring();
-    if !runs_under_emulation(
-        "ping_across_a_veth_pair_splits_tx_and_rx_and_loses_nothing",
-        NO_TIMESTAMPING,
-    ) {
+    if !need(Need::Native(NO_TIMESTAMPING)) {
         return;
     }
     let net = Netns::new();
@@ -341,14 +338,11 @@ fn ping_across_a_veth_pair_splits_tx_and_rx_and_loses_nothing() {
 
 #[test]
 fn bulk_traffic_rate_is_recorded_within_ten_percent() {
-    if !require_root("bulk_traffic_rate_is_recorded_within_ten_percent") {
+    if !need(Need::Root) {
         return;
     }
     let _turn = measuring();
-    if !runs_under_emulation(
-        "bulk_traffic_rate_is_recorded_within_ten_percent",
-        NO_TIMESTAMPING,
-    ) {
+    if !need(Need::Native(NO_TIMESTAMPING)) {
         return;
     }
     let net = Netns::new();
@@ -390,11 +384,11 @@ fn bulk_traffic_rate_is_recorded_within_ten_percent() {
 
 #[test]
 fn ipv6_ping_inside_the_namespaces() {
-    if !require_root("ipv6_ping_inside_the_namespaces") {
+    if !need(Need::Root) {
         return;
     }
     let _turn = measuring();
-    if !runs_under_emulation("ipv6_ping_inside_the_namespaces", NO_TIMESTAMPING) {
+    if !need(Need::Native(NO_TIMESTAMPING)) {
         return;
     }
     let net = Netns::new();
@@ -420,14 +414,11 @@ fn ipv6_ping_inside_the_namespaces() {
 
 #[test]
 fn server_killed_mid_run_counts_losses_writes_results_and_exits_3() {
-    if !require_root("server_killed_mid_run_counts_losses_writes_results_and_exits_3") {
+    if !need(Need::Root) {
         return;
     }
     let _turn = measuring();
-    if !runs_under_emulation(
-        "server_killed_mid_run_counts_losses_writes_results_and_exits_3",
-        NO_TIMESTAMPING,
-    ) {
+    if !need(Need::Native(NO_TIMESTAMPING)) {
         return;
     }
     let net = Netns::new();
@@ -504,10 +495,7 @@ const UNPRIVILEGED: [&str; 5] = ["--policy", "other", "--no-mlock", "--dma-laten
 
 #[test]
 fn hostile_datagrams_are_counted_and_ignored_and_valid_pings_still_answered() {
-    if !runs_under_emulation(
-        "hostile_datagrams_are_counted_and_ignored_and_valid_pings_still_answered",
-        NO_TIMESTAMPING,
-    ) {
+    if !need(Need::Native(NO_TIMESTAMPING)) {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
@@ -638,16 +626,13 @@ fn hostile_datagrams_are_counted_and_ignored_and_valid_pings_still_answered() {
 
 #[test]
 fn unprivileged_ipv6_loopback_round_trip() {
-    if !runs_under_emulation("unprivileged_ipv6_loopback_round_trip", NO_TIMESTAMPING) {
+    if !need(Need::Native(NO_TIMESTAMPING)) {
         return;
     }
-    let Ok(probe) = UdpSocket::bind("[::1]:0") else {
-        skip(
-            "unprivileged_ipv6_loopback_round_trip",
-            "no IPv6 loopback here",
-        );
+    let probe = UdpSocket::bind("[::1]:0");
+    if !need(Need::Machine(probe.is_ok(), "no IPv6 loopback here")) {
         return;
-    };
+    }
     drop(probe);
     let dir = tempfile::tempdir().expect("tempdir");
     let (sj, pj) = (dir.path().join("serve.json"), dir.path().join("ping.json"));
@@ -681,7 +666,7 @@ fn unprivileged_ipv6_loopback_round_trip() {
 #[test]
 fn bad_inputs_give_one_line_and_exit_2() {
     // One case (--load nosuch:1) is checked only after the sockets are set up.
-    if !runs_under_emulation("bad_inputs_give_one_line_and_exit_2", NO_TIMESTAMPING) {
+    if !need(Need::Native(NO_TIMESTAMPING)) {
         return;
     }
     let cases: &[&[&str]] = &[
@@ -804,7 +789,7 @@ fn bad_inputs_give_one_line_and_exit_2() {
 
 #[test]
 fn a_port_in_use_for_serve_exits_2_naming_it() {
-    if !runs_under_emulation("a_port_in_use_for_serve_exits_2_naming_it", NO_TIMESTAMPING) {
+    if !need(Need::Native(NO_TIMESTAMPING)) {
         return;
     }
     let held = UdpSocket::bind("127.0.0.1:0").expect("bind");
@@ -838,7 +823,7 @@ fn a_port_in_use_for_serve_exits_2_naming_it() {
 
 #[test]
 fn an_unresolvable_host_exits_2() {
-    if !require_root("an_unresolvable_host_exits_2") {
+    if !need(Need::Root) {
         return;
     }
     let _turn = measuring();
@@ -859,14 +844,11 @@ fn an_unresolvable_host_exits_2() {
 
 #[test]
 fn without_privileges_ping_and_serve_exit_3_naming_the_fix() {
-    if !require_root("without_privileges_ping_and_serve_exit_3_naming_the_fix") {
+    if !need(Need::Root) {
         return;
     }
     let _turn = measuring();
-    if !runs_under_emulation(
-        "without_privileges_ping_and_serve_exit_3_naming_the_fix",
-        NO_TIMESTAMPING,
-    ) {
+    if !need(Need::Native(NO_TIMESTAMPING)) {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
@@ -925,17 +907,14 @@ impl Drop for Killed {
 
 #[test]
 fn echo_service_gives_round_trip_and_local_split_without_server_series() {
-    let name = "echo_service_gives_round_trip_and_local_split_without_server_series";
-    if !require_root(name) {
+    if !need(Need::Root) {
         return;
     }
     let _turn = measuring();
-    if !runs_under_emulation(name, NO_TIMESTAMPING) {
+    if !need(Need::Native(NO_TIMESTAMPING)) {
         return;
     }
-    if Command::new("socat").arg("-V").output().is_err() {
-        assert!(!in_ci(), "{name}: CI installs socat (scripts/packages.txt)");
-        skip(name, "socat is not installed (apt-get install socat)");
+    if !need(Need::Program("socat", "socat")) {
         return;
     }
     let net = Netns::new();
@@ -991,12 +970,11 @@ fn echo_service_gives_round_trip_and_local_split_without_server_series() {
 
 #[test]
 fn the_path_follows_period_and_overlap_and_no_split_keeps_the_round_trip_only() {
-    let name = "the_path_follows_period_and_overlap_and_no_split_keeps_the_round_trip_only";
-    if !require_root(name) {
+    if !need(Need::Root) {
         return;
     }
     let _turn = measuring();
-    if !runs_under_emulation(name, NO_TIMESTAMPING) {
+    if !need(Need::Native(NO_TIMESTAMPING)) {
         return;
     }
     let net = Netns::new();

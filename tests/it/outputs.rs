@@ -56,7 +56,7 @@ fn writers(result: &Path, dest: &Path) -> Vec<(&'static str, Command)> {
 
 #[test]
 fn a_device_node_stays_a_device_node() {
-    if !require_root("a_device_node_stays_a_device_node") {
+    if !need(Need::Root) {
         return;
     }
     let dir = tempfile::tempdir().expect("tmp");
@@ -132,11 +132,10 @@ fn a_symlink_stays_a_link_and_its_target_holds_the_result() {
 
 #[test]
 fn a_full_device_exits_4_once_and_keeps_the_summary() {
-    if !Path::new("/dev/full").exists() {
-        skip(
-            "a_full_device_exits_4_once_and_keeps_the_summary",
-            "no /dev/full",
-        );
+    if !need(Need::Machine(
+        Path::new("/dev/full").exists(),
+        "no /dev/full",
+    )) {
         return;
     }
     let out = synthetic_timer(Path::new("/dev/full"))
@@ -349,20 +348,16 @@ impl Drop for SmallFs {
 
 #[test]
 fn a_full_file_system_is_refused_before_measuring() {
-    if !require_root("a_full_file_system_is_refused_before_measuring") {
+    if !need(Need::Root) {
         return;
     }
     let tmp = tempfile::tempdir().expect("tmp");
     let dir = tmp.path().join("small");
     std::fs::create_dir(&dir).expect("mkdir");
-    let Some(_fs) = SmallFs::mount(&dir) else {
-        assert!(!in_ci(), "CI must be able to mount a tmpfs");
-        skip(
-            "a_full_file_system_is_refused_before_measuring",
-            "cannot mount a tmpfs",
-        );
+    let fs = SmallFs::mount(&dir);
+    if !need(Need::Provided(fs.is_some(), "a tmpfs mount")) {
         return;
-    };
+    }
     // Fill it: writing stops at ENOSPC.
     let mut fill = std::fs::File::create(dir.join("fill")).expect("create");
     let block = vec![7u8; 4096];

@@ -8,8 +8,8 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 /// The board and the keys to reach it, when the test can run.
-fn board(test: &str) -> Option<(Keys, Board)> {
-    if !require_root(test) || !have_sshd(test) {
+fn board() -> Option<(Keys, Board)> {
+    if !need(Need::Root) || !have_sshd() {
         return None;
     }
     let keys = Keys::new();
@@ -66,9 +66,7 @@ fn ok(run: &Output) -> String {
 
 #[test]
 fn ping_serve_on_starts_the_server_on_the_board_and_keeps_its_result() {
-    let Some((keys, board)) =
-        board("ping_serve_on_starts_the_server_on_the_board_and_keeps_its_result")
-    else {
+    let Some((keys, board)) = board() else {
         return;
     };
     let dir = tempfile::tempdir().expect("tempdir");
@@ -137,9 +135,7 @@ fn ping_serve_on_starts_the_server_on_the_board_and_keeps_its_result() {
 
 #[test]
 fn irq_host_target_starts_the_target_on_the_board_and_merges_its_series() {
-    let Some((keys, board)) =
-        board("irq_host_target_starts_the_target_on_the_board_and_merges_its_series")
-    else {
+    let Some((keys, board)) = board() else {
         return;
     };
     let dir = tempfile::tempdir().expect("tempdir");
@@ -211,7 +207,7 @@ fn irq_host_target_starts_the_target_on_the_board_and_merges_its_series() {
 
 #[test]
 fn two_system_steps_run_in_a_suite() {
-    let Some((keys, board)) = board("two_system_steps_run_in_a_suite") else {
+    let Some((keys, board)) = board() else {
         return;
     };
     let dir = tempfile::tempdir().expect("tempdir");
@@ -276,9 +272,7 @@ args = ["--backend", "sim", "--target", "{target}", {remote}]
 
 #[test]
 fn a_board_unreachable_without_rtlat_or_with_another_version_is_refused_in_one_line() {
-    let Some((keys, board)) =
-        board("a_board_unreachable_without_rtlat_or_with_another_version_is_refused_in_one_line")
-    else {
+    let Some((keys, board)) = board() else {
         return;
     };
     let dir = tempfile::tempdir().expect("tempdir");
@@ -350,7 +344,7 @@ fn a_board_unreachable_without_rtlat_or_with_another_version_is_refused_in_one_l
 
 #[test]
 fn a_board_lost_mid_run_keeps_what_the_host_measured() {
-    let Some((keys, mut board)) = board("a_board_lost_mid_run_keeps_what_the_host_measured") else {
+    let Some((keys, mut board)) = board() else {
         return;
     };
     let dir = tempfile::tempdir().expect("tempdir");
@@ -409,8 +403,7 @@ fn a_board_lost_mid_run_keeps_what_the_host_measured() {
 
 #[test]
 fn an_interrupted_ping_stops_the_server_and_keeps_both_results() {
-    let Some((keys, board)) = board("an_interrupted_ping_stops_the_server_and_keeps_both_results")
-    else {
+    let Some((keys, board)) = board() else {
         return;
     };
     let dir = tempfile::tempdir().expect("tempdir");

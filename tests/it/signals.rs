@@ -24,14 +24,13 @@ fn signal(child: &Child, sig: i32) {
 
 #[test]
 fn sigint_ends_the_run_within_a_second_with_summary_and_complete_file() {
-    if !require_root("sigint_ends_the_run_within_a_second_with_summary_and_complete_file") {
+    if !need(Need::Root) {
         return;
     }
     let _turn = measuring();
-    if !runs_under_emulation(
-        "sigint_ends_the_run_within_a_second_with_summary_and_complete_file",
+    if !need(Need::Native(
         "it signals 2.5 s after spawn and wants 2 s of samples; an emulated start can take 3 s",
-    ) {
+    )) {
         return;
     }
     for sig in [2, 15] {
@@ -74,14 +73,13 @@ fn sigint_ends_the_run_within_a_second_with_summary_and_complete_file() {
 
 #[test]
 fn sigkill_leaves_a_valid_incomplete_file() {
-    if !require_root("sigkill_leaves_a_valid_incomplete_file") {
+    if !need(Need::Root) {
         return;
     }
     let _turn = measuring();
-    if !runs_under_emulation(
-        "sigkill_leaves_a_valid_incomplete_file",
+    if !need(Need::Native(
         "it kills 3.5 s after spawn and wants a saved file; an emulated start can take 3 s",
-    ) {
+    )) {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");

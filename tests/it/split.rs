@@ -30,7 +30,7 @@ fn tracefs_state() -> String {
 }
 
 /// tracefs with the hrtimer events, mounting it as `rtlat` would.
-fn have_hrtimer_events(test: &str) -> bool {
+fn have_hrtimer_events() -> bool {
     let root = Path::new(TRACEFS);
     if !root.join("events").is_dir() {
         let _ = std::process::Command::new("mount")
@@ -40,8 +40,10 @@ fn have_hrtimer_events(test: &str) -> bool {
     if root.join("events/timer/hrtimer_start/format").exists() {
         return true;
     }
-    skip(test, "this kernel has no tracefs with timer:hrtimer_start");
-    false
+    need(Need::Machine(
+        false,
+        "this kernel has no tracefs with timer:hrtimer_start",
+    ))
 }
 
 fn named<'a>(threads: &'a [Value], name: &str) -> &'a Value {
@@ -57,13 +59,11 @@ fn n(v: &Value) -> u64 {
 
 #[test]
 fn split_gives_every_sample_its_irq_and_scheduling_parts_and_restores_tracefs() {
-    let test = "split_gives_every_sample_its_irq_and_scheduling_parts_and_restores_tracefs";
-    if !require_root(test)
-        || !runs_under_emulation(
-            test,
+    if !need(Need::Root)
+        || !need(Need::Native(
             "the trace's pages are the host kernel's, not the emulated CPU's",
-        )
-        || !have_hrtimer_events(test)
+        ))
+        || !have_hrtimer_events()
     {
         return;
     }
@@ -146,8 +146,7 @@ fn split_gives_every_sample_its_irq_and_scheduling_parts_and_restores_tracefs() 
 
 #[test]
 fn split_without_root_exits_3_naming_the_fix() {
-    let test = "split_without_root_exits_3_naming_the_fix";
-    if !require_root(test) {
+    if !need(Need::Root) {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");

@@ -15,9 +15,8 @@ pub struct Board {
     pub ns: String,
     pub addr: String,
     sshd: Option<std::process::Child>,
+    _slot: Slot,
 }
-
-static NEXT_BOARD: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
 
 fn ip(args: &[&str]) {
     let out = Command::new("ip").args(args).output().expect("ip runs");
@@ -68,7 +67,8 @@ impl Keys {
 
 impl Board {
     pub fn new(keys: &Keys) -> Board {
-        let n = NEXT_BOARD.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let slot = slot("board");
+        let n = slot.n;
         let pid = std::process::id();
         let ns = format!("rtlat-sshd-{pid}-{n}");
         let (inside, outside) = (format!("rs{pid}x{n}a"), format!("rs{pid}x{n}b"));
@@ -76,6 +76,7 @@ impl Board {
             ns: ns.clone(),
             addr: format!("10.202.{n}.1"),
             sshd: None,
+            _slot: slot,
         };
         ip(&["netns", "add", &ns]);
         ip(&[
@@ -167,18 +168,15 @@ impl Drop for Board {
     }
 }
 
-pub fn have_sshd(test: &str) -> bool {
+pub fn have_sshd() -> bool {
     // The boards run the host's x86_64 rtlat over ssh: not the emulated one.
-    if !crate::util::runs_under_emulation(
-        test,
+    if !need(Need::Native(
         "the ssh boards run the host's native rtlat, not the emulated build",
-    ) {
+    )) {
         return false;
     }
-    if Path::new("/usr/sbin/sshd").exists() {
-        return true;
-    }
-    assert!(!in_ci(), "{test}: .ci/run must install openssh-server");
-    skip(test, "needs openssh-server (/usr/sbin/sshd)");
-    false
+    need(Need::Provided(
+        Path::new("/usr/sbin/sshd").exists(),
+        "openssh-server (/usr/sbin/sshd)",
+    ))
 }

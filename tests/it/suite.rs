@@ -44,7 +44,7 @@ fn assert_all_done(dir: &Path) -> Vec<String> {
 
 #[test]
 fn quick_suite_runs_every_step_and_writes_report_and_summary() {
-    if !require_root("quick_suite_runs_every_step_and_writes_report_and_summary") {
+    if !need(Need::Root) {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
@@ -115,7 +115,7 @@ duration = "1s"
 
 #[test]
 fn a_suite_killed_in_its_second_step_resumes_keeping_the_first() {
-    if !require_root("a_suite_killed_in_its_second_step_resumes_keeping_the_first") {
+    if !need(Need::Root) {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
@@ -312,8 +312,7 @@ fn remote_suite_with(
 
 #[test]
 fn quick_suite_on_two_boards_over_ssh_gives_one_table_with_two_rows() {
-    let test = "quick_suite_on_two_boards_over_ssh_gives_one_table_with_two_rows";
-    if !require_root(test) || !have_sshd(test) {
+    if !need(Need::Root) || !have_sshd() {
         return;
     }
     let keys = Keys::new();
@@ -388,8 +387,7 @@ duration = "1s"
 
 #[test]
 fn a_board_lost_mid_run_is_reported_and_the_other_completes() {
-    let test = "a_board_lost_mid_run_is_reported_and_the_other_completes";
-    if !require_root(test) || !have_sshd(test) {
+    if !need(Need::Root) || !have_sshd() {
         return;
     }
     let keys = Keys::new();
@@ -440,8 +438,7 @@ fn a_board_lost_mid_run_is_reported_and_the_other_completes() {
 
 #[test]
 fn a_target_without_rtlat_or_with_another_version_is_refused_in_one_line() {
-    let test = "a_target_without_rtlat_or_with_another_version_is_refused_in_one_line";
-    if !require_root(test) || !have_sshd(test) {
+    if !need(Need::Root) || !have_sshd() {
         return;
     }
     let keys = Keys::new();

@@ -135,7 +135,7 @@ fn every_mechanism(processes: bool) {
 
 #[test]
 fn every_mechanism_between_threads_meets_the_acceptance() {
-    if !require_root("every_mechanism_between_threads_meets_the_acceptance") {
+    if !need(Need::Root) {
         return;
     }
     let _turn = measuring();
@@ -144,13 +144,10 @@ fn every_mechanism_between_threads_meets_the_acceptance() {
 
 #[test]
 fn every_mechanism_between_processes_meets_the_acceptance() {
-    if !require_root("every_mechanism_between_processes_meets_the_acceptance") {
+    if !need(Need::Root) {
         return;
     }
-    if !runs_under_emulation(
-        "every_mechanism_between_processes_meets_the_acceptance",
-        NO_FORK,
-    ) {
+    if !need(Need::Native(NO_FORK)) {
         return;
     }
     let _turn = measuring();
@@ -159,7 +156,7 @@ fn every_mechanism_between_processes_meets_the_acceptance() {
 
 #[test]
 fn a_default_run_has_one_pair_per_cpu_and_the_documented_defaults() {
-    if !require_root("a_default_run_has_one_pair_per_cpu_and_the_documented_defaults") {
+    if !need(Need::Root) {
         return;
     }
     let _turn = measuring();
@@ -179,7 +176,7 @@ fn a_default_run_has_one_pair_per_cpu_and_the_documented_defaults() {
 
 #[test]
 fn a_slow_wakee_loses_wakes_and_they_are_counted() {
-    if !require_root("a_slow_wakee_loses_wakes_and_they_are_counted") {
+    if !need(Need::Root) {
         return;
     }
     let _turn = measuring();
@@ -234,7 +231,7 @@ fn a_slow_wakee_loses_wakes_and_they_are_counted() {
 
 #[test]
 fn loops_bound_the_wakes_per_pair() {
-    if !require_root("loops_bound_the_wakes_per_pair") {
+    if !need(Need::Root) {
         return;
     }
     let _turn = measuring();
@@ -261,12 +258,7 @@ fn loops_bound_the_wakes_per_pair() {
 
 #[test]
 fn sigint_ends_a_process_run_promptly_and_reaps_the_wakees() {
-    if !require_root("sigint_ends_a_process_run_promptly_and_reaps_the_wakees")
-        || !runs_under_emulation(
-            "sigint_ends_a_process_run_promptly_and_reaps_the_wakees",
-            NO_FORK,
-        )
-    {
+    if !need(Need::Root) || !need(Need::Native(NO_FORK)) {
         return;
     }
     let _turn = measuring();

@@ -137,7 +137,7 @@ fn break_threshold_stops_at_the_first_sample_above() {
 
 #[test]
 fn real_timer_run_meets_the_acceptance_invariants() {
-    if !require_root("real_timer_run_meets_the_acceptance_invariants") {
+    if !need(Need::Root) {
         return;
     }
     let _turn = measuring();
@@ -189,7 +189,7 @@ fn real_timer_run_meets_the_acceptance_invariants() {
 
 #[test]
 fn real_loops_give_exactly_that_many_samples() {
-    if !require_root("real_loops_give_exactly_that_many_samples") {
+    if !need(Need::Root) {
         return;
     }
     let _turn = measuring();
@@ -211,7 +211,7 @@ fn real_loops_give_exactly_that_many_samples() {
 
 #[test]
 fn real_break_marks_the_kernel_trace() {
-    if !require_root("real_break_marks_the_kernel_trace") {
+    if !need(Need::Root) {
         return;
     }
     let _turn = measuring();
@@ -253,7 +253,7 @@ fn real_break_marks_the_kernel_trace() {
 
 #[test]
 fn deadline_policy_runs_unpinned_and_is_recorded() {
-    if !require_root("deadline_policy_runs_unpinned_and_is_recorded") {
+    if !need(Need::Root) {
         return;
     }
     let _turn = measuring();
@@ -301,14 +301,13 @@ fn vm_rss_kb(pid: u32) -> Option<u64> {
 
 #[test]
 fn resident_memory_stays_flat_during_a_run() {
-    if !require_root("resident_memory_stays_flat_during_a_run") {
+    if !need(Need::Root) {
         return;
     }
     let _turn = measuring();
-    if !runs_under_emulation(
-        "resident_memory_stays_flat_during_a_run",
+    if !need(Need::Native(
         "the RSS is qemu-user's, which grows with its cache of translated code",
-    ) {
+    )) {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
@@ -344,7 +343,7 @@ fn resident_memory_stays_flat_during_a_run() {
 
 #[test]
 fn idle_first_then_load_gives_two_phases_and_a_load_record() {
-    if !require_root("idle_first_then_load_gives_two_phases_and_a_load_record") {
+    if !need(Need::Root) {
         return;
     }
     let _turn = measuring();
@@ -482,7 +481,7 @@ fn piped_interval_lines_come_out_in_time_order() {
     );
     assert_in_time_order(&times, "synthetic");
 
-    if !require_root("piped_interval_lines_come_out_in_time_order") {
+    if !need(Need::Root) {
         return;
     }
     let _turn = measuring();
@@ -504,7 +503,7 @@ fn piped_interval_lines_come_out_in_time_order() {
 
 #[test]
 fn the_recorded_duration_is_the_span_the_periods_cover() {
-    if !require_root("the_recorded_duration_is_the_span_the_periods_cover") {
+    if !need(Need::Root) {
         return;
     }
     let _turn = measuring();
@@ -543,14 +542,11 @@ fn status_kb(pid: u32, field: &str) -> Option<u64> {
 
 #[test]
 fn a_one_cpu_run_holds_little_memory() {
-    if !require_root("a_one_cpu_run_holds_little_memory") {
+    if !need(Need::Root) {
         return;
     }
     let _turn = measuring();
-    if !runs_under_emulation(
-        "a_one_cpu_run_holds_little_memory",
-        "the memory is qemu-user's, not the run's",
-    ) {
+    if !need(Need::Native("the memory is qemu-user's, not the run's")) {
         return;
     }
     let mut child = std::process::Command::new(bin())

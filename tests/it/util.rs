@@ -16,22 +16,92 @@ pub fn emulator() -> Option<String> {
         .filter(|e| !e.is_empty())
 }
 
-/// Records that `test` skipped itself: prints `skipped TEST: WHY` on stderr and,
-/// when `RTLAT_SKIP_LOG` names a file, appends `test<TAB>TEST<TAB>WHY` to it.
-/// scripts/test.sh sets it and counts the skips (libtest counts them as passed).
-/// Call it, then return from the test.
-pub fn skip(test: &str, why: &str) {
+/// What a test needs that a machine may lack. [`need`] says whether this
+/// machine has it, and when not, records the skip with its reason.
+pub enum Need<'a> {
+    /// Root: real-time scheduling, mlock, signals to others, privilege drops,
+    /// network namespaces. CI runs as root; the fast tier leaves these tests
+    /// to the full tier.
+    Root,
+    /// Not under qemu-user (why it cannot run there).
+    Native(&'a str),
+    /// A program on PATH (the program, its Debian package in
+    /// scripts/packages.txt, which CI installs).
+    Program(&'a str, &'a str),
+    /// Something CI provides (whether this machine has it, what it is).
+    Provided(bool, &'a str),
+    /// Something a machine may lack, CI's included (whether this machine has
+    /// it, why the test cannot run without it).
+    Machine(bool, &'a str),
+    /// A file a script makes before the tests (the variable naming it, the
+    /// script). scripts/test.sh sets it in the full tier.
+    File(&'a str, &'a str),
+}
+
+/// True when the test may go on. Otherwise prints `skipped TEST: WHY` on
+/// stderr and, when `RTLAT_SKIP_LOG` names a file, appends
+/// `test<TAB>TEST<TAB>WHY` to it: scripts/test.sh counts and lists skips
+/// (nextest and libtest count them as passed). Under `CI=true` a skip for
+/// something CI provides fails the test instead. TEST is the test's name,
+/// which libtest and nextest give the thread that runs it.
+pub fn need(what: Need) -> bool {
+    let fast = std::env::var_os("RTLAT_TIER").is_some_and(|t| t == "fast");
+    let why = match what {
+        Need::Root if fast => "needs root: left to the full tier (scripts/test.sh)".to_string(),
+        Need::Root if is_root() => return true,
+        Need::Root => provided(
+            false,
+            "root (RT scheduling, mlock, /dev/cpu_dma_latency, namespaces)",
+        ),
+        Need::Native(why) => match emulator() {
+            Some(emu) => format!("under {emu}: {why}"),
+            None => return true,
+        },
+        Need::Program(program, package) => {
+            let found = std::process::Command::new("sh")
+                .args(["-c", &format!("command -v {program}")])
+                .output()
+                .is_ok_and(|o| o.status.success());
+            provided(found, &format!("{program} (apt-get install {package})"))
+        }
+        Need::Provided(true, _) | Need::Machine(true, _) => return true,
+        Need::Provided(false, what) => provided(false, what),
+        Need::Machine(false, why) => why.to_string(),
+        Need::File(var, script) => match std::env::var_os(var) {
+            Some(v) if !v.is_empty() => return true,
+            _ if fast => format!("needs {var} from {script}: left to the full tier"),
+            _ => provided(
+                false,
+                &format!("{var} (made by {script}; scripts/test.sh sets it)"),
+            ),
+        },
+    };
+    let test = test_name();
     eprintln!("skipped {test}: {why}");
-    log_skip("test", test, why);
+    log_skip("test", &test, &why);
+    false
+}
+
+/// The reason for a missing thing CI must have; under CI, a failure.
+fn provided(present: bool, what: &str) -> String {
+    assert!(
+        present || !in_ci(),
+        "{}: CI must provide {what}",
+        test_name()
+    );
+    format!("needs {what}")
+}
+
+fn test_name() -> String {
+    std::thread::current().name().unwrap_or("?").to_string()
 }
 
 /// Records a check skipped inside a test that otherwise runs (e.g. schema
 /// validation without python3-jsonschema): prints `message` on stderr and logs
-/// `check<TAB>TEST<TAB>WHY` (the test is the current libtest thread's name).
+/// `check<TAB>TEST<TAB>WHY`.
 pub fn skip_check(why: &str, message: &str) {
     eprintln!("{message}");
-    let thread = std::thread::current();
-    log_skip("check", thread.name().unwrap_or("?"), why);
+    log_skip("check", &test_name(), why);
 }
 
 fn log_skip(kind: &str, test: &str, why: &str) {
@@ -41,7 +111,7 @@ fn log_skip(kind: &str, test: &str, why: &str) {
     let clean = |s: &str| s.replace(['\t', '\n', '\r'], " ");
     let line = format!("{kind}\t{}\t{}\n", clean(test), clean(why));
     // One write of one short line to a file opened for appending: lines of
-    // tests running in parallel (and in other test binaries) do not mix.
+    // tests running in parallel (and in other processes) do not mix.
     let written = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -52,18 +122,6 @@ fn log_skip(kind: &str, test: &str, why: &str) {
             "cannot append to RTLAT_SKIP_LOG {}: {e}",
             path.to_string_lossy()
         );
-    }
-}
-
-/// True when the test may run; under emulation, prints why it cannot and returns false.
-pub fn runs_under_emulation(test: &str, why_not: &str) -> bool {
-    match emulator() {
-        Some(emu) => {
-            eprintln!("skipped {test} under {emu}: {why_not}");
-            log_skip("test", test, &format!("under {emu}: {why_not}"));
-            false
-        }
-        None => true,
     }
 }
 
@@ -87,25 +145,27 @@ pub fn is_root() -> bool {
         .unwrap_or(false)
 }
 
-/// True when the test may run; prints why it is skipped otherwise (and fails under CI).
 /// Tests that measure take turns: overlapping real-time runs (timer, switch,
 /// cruncher, net, irq) would disturb each other's figures and timing-based
-/// assertions. Hold the guard for the whole measuring part of a test.
-pub fn measuring() -> std::sync::MutexGuard<'static, ()> {
-    static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    TURN.lock().unwrap_or_else(|e| e.into_inner())
+/// assertions. Hold the guard for the whole measuring part of a test. The
+/// turn is an exclusive lock on a file, so that it holds between processes
+/// (nextest runs each test in its own) as well as between threads.
+pub fn measuring() -> Turn {
+    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join("measuring.lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .unwrap_or_else(|e| panic!("cannot open {}: {e}", path.display()));
+    rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
+        .unwrap_or_else(|e| panic!("cannot lock {}: {e}", path.display()));
+    Turn { _file: file }
 }
 
-pub fn require_root(test: &str) -> bool {
-    if is_root() {
-        return true;
-    }
-    assert!(!in_ci(), "{test}: CI must run as root");
-    skip(
-        test,
-        "needs root (RT scheduling, mlock, /dev/cpu_dma_latency)",
-    );
-    false
+/// A measuring turn: the lock is released when the file closes, on drop.
+pub struct Turn {
+    _file: std::fs::File,
 }
 
 pub fn stderr_lines(out: &Output) -> Vec<String> {
@@ -254,4 +314,34 @@ pub fn as_nobody(exe: &Path) -> std::process::Command {
     ]);
     c.arg(exe);
     c
+}
+
+/// A number from 1 to 249 that no other test, in this process or another,
+/// holds for `kind` while the slot lives: for names and addresses that must
+/// be unique on the machine (an address on the host's side of a veth pair).
+/// Held through a lock on a file, which the kernel releases when a killed
+/// test's process ends.
+pub fn slot(kind: &str) -> Slot {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("slots");
+    std::fs::create_dir_all(&dir).expect("slots directory");
+    for n in 1..250 {
+        let path = dir.join(format!("{kind}-{n}"));
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .unwrap_or_else(|e| panic!("cannot open {}: {e}", path.display()));
+        let lock = rustix::fs::FlockOperation::NonBlockingLockExclusive;
+        if rustix::fs::flock(&file, lock).is_ok() {
+            return Slot { n, _file: file };
+        }
+    }
+    panic!("all 249 {kind} slots are taken");
+}
+
+/// A slot of [`slot`]: its number, free again on drop.
+pub struct Slot {
+    pub n: u32,
+    _file: std::fs::File,
 }
