@@ -62,7 +62,10 @@ pub fn need(what: Need) -> bool {
                 .args(["-c", &format!("command -v {program}")])
                 .output()
                 .is_ok_and(|o| o.status.success());
-            provided(found, &format!("{program} (apt-get install {package})"))
+            if found {
+                return true;
+            }
+            provided(false, &format!("{program} (apt-get install {package})"))
         }
         Need::Provided(true, _) | Need::Machine(true, _) => return true,
         Need::Provided(false, what) => provided(false, what),
