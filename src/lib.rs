@@ -18,6 +18,7 @@ pub mod engine;
 pub mod error;
 #[cfg(feature = "host-tools")]
 pub mod import;
+pub mod input;
 pub mod load;
 pub mod metrics;
 pub mod outfile;

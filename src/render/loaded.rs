@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 /// Result files above this size are refused before reading (a result holds
 /// histograms of at most 7424 buckets and 4096 series points per thread).
-pub const MAX_RESULT_BYTES: u64 = 256 << 20;
+pub const MAX_RESULT_BYTES: u64 = crate::input::MAX_INPUT_BYTES;
 
 /// A result read from a file, checked, with the label readers show.
 #[derive(Debug, Clone)]

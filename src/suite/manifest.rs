@@ -78,8 +78,7 @@ impl Manifest {
     /// Read `dir/suite.json`.
     pub fn read(dir: &Path) -> Result<Manifest> {
         let path = dir.join(FILE);
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| Error::usage(format!("cannot read {}: {e}", path.display())).because(e))?;
+        let text = crate::input::read_json_object(&path, "an rtlat suite manifest")?;
         let m: Manifest = serde_json::from_str(&text).map_err(|e| {
             Error::usage(format!(
                 "{} is not an rtlat suite manifest: {}",

@@ -158,8 +158,7 @@ pub fn resolve(what: &str) -> Result<Plan> {
             profile_names()
         )));
     }
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Error::usage(format!("cannot read {what}: {e}")).because(e))?;
+    let text = crate::input::read_text(path)?;
     let stem = path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
