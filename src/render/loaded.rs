@@ -79,7 +79,8 @@ pub fn one_line(s: &str) -> String {
 
 /// The checks a reader needs beyond the schema: decodable histograms that
 /// hold every sample, sane extremes and ordered percentiles, a total that is
-/// its threads merged, counts that cannot overflow when merged.
+/// its threads merged, counts that cannot overflow when merged; then what
+/// [`super::consistent`] checks (names, dates, averages, the end).
 pub fn check(r: &RunResult) -> std::result::Result<(), String> {
     if r.complete && r.threads.is_empty() {
         return Err(
@@ -145,7 +146,7 @@ pub fn check(r: &RunResult) -> std::result::Result<(), String> {
         }
         check_total(threads, total).map_err(|e| format!("{}: {e}", at("total")))?;
     }
-    Ok(())
+    super::consistent::check(r)
 }
 
 fn check_summary(s: &Summary) -> std::result::Result<(), String> {

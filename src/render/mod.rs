@@ -23,6 +23,7 @@
 pub mod boards;
 #[cfg(feature = "host-tools")]
 pub mod compare;
+pub mod consistent;
 pub mod describe;
 #[cfg(feature = "host-tools")]
 pub mod html;

@@ -3,9 +3,10 @@
 //! Each is refused with one line and exit 2, or handled correctly; none
 //! panics or takes unbounded memory.
 
-use crate::util::bin;
+use crate::util::{bin, load, rtlat};
+use serde_json::{json, Value};
 use std::io::{Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 /// The finished child's exit code, stderr and peak resident memory (KiB).
@@ -68,6 +69,19 @@ fn assert_refused(r: &Ran, wants: &[&str]) {
     for w in wants {
         assert!(r.stderr.contains(w), "'{w}' not in: {}", r.stderr);
     }
+}
+
+fn fixture_result() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results/v1-timer.json")
+}
+
+/// The fixture result with `change` applied, written as `dir/name`.
+fn mutated(dir: &Path, name: &str, change: impl Fn(&mut Value)) -> PathBuf {
+    let mut v = load(&fixture_result());
+    change(&mut v);
+    let p = dir.join(name);
+    std::fs::write(&p, serde_json::to_vec_pretty(&v).expect("json")).expect("write");
+    p
 }
 
 fn mkfifo(path: &Path) {
@@ -181,4 +195,83 @@ fn a_suite_toml_and_a_manifest_are_read_bounded() {
     let r = run_str(dir.path(), &["compare", "--by-board", "board"]);
     assert_refused(&r, &["suite.json"]);
     assert!(r.max_rss_kib < SMALL_KIB, "{} KiB", r.max_rss_kib);
+}
+
+#[test]
+fn inconsistent_result_files_are_refused_naming_the_field() {
+    let dir = tempfile::tempdir().expect("tmp");
+    type Change = fn(&mut Value);
+    let cases: [(&str, Change, &[&str]); 9] = [
+        (
+            "avg-above-max",
+            |v| v["total"]["avg_ns"] = json!(9_000_000_000i64),
+            &["total", "avg"],
+        ),
+        (
+            "thread-avg-below-min",
+            |v| v["threads"][0]["summary"]["avg_ns"] = json!(1),
+            &["cpu0", "avg"],
+        ),
+        (
+            "total-not-the-sum",
+            |v| v["total"]["samples"] = json!(5),
+            &["total", "samples"],
+        ),
+        (
+            "buckets-not-the-samples",
+            |v| v["threads"][0]["histogram"]["buckets"][0]["count"] = json!(100_000),
+            &["cpu0", "histogram"],
+        ),
+        (
+            "complete-but-running",
+            |v| v["end_reason"] = json!("running"),
+            &["complete", "end_reason", "running"],
+        ),
+        (
+            "february-31",
+            |v| v["start_time_utc"] = json!("2026-02-31T10:00:00.000Z"),
+            &["start_time_utc"],
+        ),
+        (
+            "hour-25",
+            |v| v["start_time_utc"] = json!("2026-12-01T25:00:00.000Z"),
+            &["start_time_utc"],
+        ),
+        (
+            "series-avg-above-max",
+            |v| {
+                let p = &mut v["threads"][0]["series"]["points"][0];
+                p["avg_ns"] = json!(p["max_ns"].as_i64().expect("max") + 1);
+            },
+            &["series point 0"],
+        ),
+        (
+            "phase-ends-before-it-starts",
+            |v| {
+                let t = v["threads"].clone();
+                let total = v["total"].clone();
+                v["phases"] = json!([{"name": "idle", "start_ns": 10, "end_ns": 5,
+                    "threads": t, "total": total}]);
+            },
+            &["phase 'idle'", "start_ns"],
+        ),
+    ];
+    for (name, change, wants) in cases {
+        let file = format!("{name}.json");
+        mutated(dir.path(), &file, change);
+        let mut want: Vec<&str> = vec![&file];
+        want.extend_from_slice(wants);
+        assert_refused(&run_str(dir.path(), &["report", &file]), &want);
+        assert_refused(
+            &run_str(dir.path(), &["compare", "--format", "csv", &file]),
+            &want,
+        );
+    }
+    // The untouched fixture and legitimate imports still load.
+    let out = rtlat()
+        .args(["report", "--quiet"])
+        .arg(fixture_result())
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{out:?}");
 }
