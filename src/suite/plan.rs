@@ -158,6 +158,23 @@ pub fn resolve(what: &str) -> Result<Plan> {
             profile_names()
         )));
     }
+    from_file(path, what)
+}
+
+/// A profile name, or a `.toml` file whose name need not be UTF-8 (a file
+/// name is bytes; only a profile name is text).
+pub fn resolve_os(what: &std::ffi::OsStr) -> Result<Plan> {
+    match what.to_str() {
+        Some(s) => resolve(s),
+        None => {
+            let path = Path::new(what);
+            from_file(path, &path.display().to_string())
+        }
+    }
+}
+
+/// The suite a TOML file defines (`what` names it in errors).
+fn from_file(path: &Path, what: &str) -> Result<Plan> {
     let text = crate::input::read_text(path)?;
     let stem = path
         .file_stem()

@@ -198,6 +198,39 @@ fn a_suite_toml_and_a_manifest_are_read_bounded() {
 }
 
 #[test]
+fn labels_and_names_are_bounded_where_they_enter() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let long = "x".repeat(300);
+    let p = mutated(dir.path(), "long.json", |v| v["label"] = json!(long));
+    let name = p.file_name().and_then(|n| n.to_str()).expect("name");
+    for args in [
+        vec!["report", name],
+        vec!["report", "-q", name, "--html", "r.html"],
+        vec!["compare", name],
+    ] {
+        assert_refused(&run_str(dir.path(), &args), &["label", "256"]);
+    }
+    let p = mutated(dir.path(), "thread.json", |v| {
+        v["threads"][0]["name"] = json!("t".repeat(300))
+    });
+    let name = p.file_name().and_then(|n| n.to_str()).expect("name");
+    assert_refused(
+        &run_str(dir.path(), &["report", name]),
+        &["thread name", "256"],
+    );
+    // On the command line.
+    let fixture = fixture_result();
+    let src = fixture.to_str().expect("utf-8 path");
+    let cases: [&[&str]; 2] = [
+        &["import", src, "-o", "i.json", "--label", &long],
+        &["timer", "--duration", "1s", "--label", &long],
+    ];
+    for args in cases {
+        assert_refused(&run_str(dir.path(), args), &["label", "256"]);
+    }
+}
+
+#[test]
 fn inconsistent_result_files_are_refused_naming_the_field() {
     let dir = tempfile::tempdir().expect("tmp");
     type Change = fn(&mut Value);
@@ -274,4 +307,150 @@ fn inconsistent_result_files_are_refused_naming_the_field() {
         .output()
         .expect("run");
     assert!(out.status.success(), "{out:?}");
+}
+
+fn ff(bytes: &[u8]) -> std::ffi::OsString {
+    use std::os::unix::ffi::OsStrExt;
+    std::ffi::OsStr::from_bytes(bytes).to_os_string()
+}
+
+/// `args` with text and bytes mixed, run in `dir`.
+fn run_mixed(dir: &Path, args: &[std::ffi::OsString]) -> Ran {
+    let refs: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+    run_measured(dir, &refs)
+}
+
+fn args_of(words: &str, extra: &[std::ffi::OsString]) -> Vec<std::ffi::OsString> {
+    let mut v: Vec<std::ffi::OsString> = words.split_whitespace().map(Into::into).collect();
+    v.extend_from_slice(extra);
+    v
+}
+
+/// No panic: exit 0, or one line and an exit code of the table (2, 3, 4).
+fn assert_no_panic(r: &Ran, what: &str) {
+    assert!(
+        matches!(r.code, Some(0 | 2 | 3 | 4)),
+        "{what}: exit {:?}: {}",
+        r.code,
+        r.stderr
+    );
+    assert!(!r.stderr.contains("panicked"), "{what}: {}", r.stderr);
+}
+
+#[test]
+fn a_non_utf8_label_is_refused_by_every_subcommand_that_takes_one() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let label = ff(b"lab\xffel");
+    for sub in [
+        "timer",
+        "switch",
+        "cruncher",
+        "net ping 127.0.0.1:9",
+        "net serve",
+        "irq loopback",
+        "import x.txt -o x.json",
+    ] {
+        let r = run_mixed(
+            dir.path(),
+            &args_of(sub, &["--label".into(), label.clone()]),
+        );
+        assert_refused(&r, &["--label", "not UTF-8"]);
+    }
+    // Any other text option, and an argument that is no option's value.
+    let r = run_mixed(dir.path(), &args_of("load", &[ff(b"cpu:\xff")]));
+    assert_refused(&r, &["not UTF-8"]);
+    let r = run_mixed(dir.path(), &args_of("completions", &[ff(b"ba\xffsh")]));
+    assert_no_panic(&r, "completions");
+    assert_eq!(r.code, Some(2));
+}
+
+#[test]
+fn a_non_utf8_file_name_works_or_is_refused_by_every_subcommand() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let d = dir.path();
+    // An existing result under a name that is not UTF-8 reads like any other.
+    let name = ff(b"r\xff.json");
+    std::fs::copy(fixture_result(), d.join(&name)).expect("copy");
+    for sub in [
+        "report",
+        "report --format lava",
+        "compare",
+        "compare --format csv",
+    ] {
+        let r = run_mixed(d, &args_of(sub, std::slice::from_ref(&name)));
+        assert_eq!(r.code, Some(0), "{sub}: {}", r.stderr);
+    }
+    let html = ff(b"r\xff.html");
+    let r = run_mixed(
+        d,
+        &args_of("report -q", &[name.clone(), "--html".into(), html.clone()]),
+    );
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(d.join(&html).is_file());
+    // An import from and to such names.
+    let src = ff(b"ct\xff.json");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import/cyclictest.json"),
+        d.join(&src),
+    )
+    .expect("copy");
+    let out = ff(b"imp\xff.json");
+    let r = run_mixed(d, &args_of("import -q", &[src, "-o".into(), out.clone()]));
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    crate::util::assert_schema_valid(&d.join(&out));
+    // A suite file under such a name; the results directory must be UTF-8
+    // (the manifest records command lines as text).
+    let toml = ff(b"s\xff.toml");
+    std::fs::write(
+        d.join(&toml),
+        "[[step]]\nname = \"t\"\nbench = \"timer\"\nduration = \"1s\"\n",
+    )
+    .expect("toml");
+    let r = run_mixed(
+        d,
+        &args_of("suite", &[toml.clone(), "--out".into(), ff(b"o\xff")]),
+    );
+    assert_refused(&r, &["--out", "UTF-8"]);
+    assert!(!d.join(ff(b"o\xff")).exists());
+    // A missing file of that name: one line naming it, exit 2.
+    let missing = ff(b"gone\xff.json");
+    for sub in ["report", "compare", "import --from xenomai", "suite"] {
+        let mut extra = vec![missing.clone()];
+        if sub.starts_with("import") {
+            extra.extend(["-o".into(), "o.json".into()]);
+        }
+        if sub == "suite" {
+            extra = vec![ff(b"gone\xff.toml"), "--out".into(), "o".into()];
+        }
+        let r = run_mixed(d, &args_of(sub, &extra));
+        assert_refused(&r, &["gone"]);
+    }
+    // Measuring subcommands write their result under such a name (checked
+    // before measuring: a missing directory exits 4 at once).
+    let json = ff(b"nodir\xff/r.json");
+    for sub in [
+        "timer --duration 1s",
+        "switch --duration 1s",
+        "cruncher --duration 1s",
+        "net serve --duration 1s",
+        "load cpu:1 --duration 1s",
+    ] {
+        let r = run_mixed(d, &args_of(sub, &["--json".into(), json.clone()]));
+        assert_no_panic(&r, sub);
+        assert_eq!(r.code, Some(4), "{sub}: {}", r.stderr);
+    }
+    let t = ff(b"t\xff.json");
+    let r = run_mixed(
+        d,
+        &args_of(
+            "timer --duration 1s --policy other --no-mlock --dma-latency off -q --json",
+            std::slice::from_ref(&t),
+        ),
+    );
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    crate::util::assert_schema_valid(&d.join(&t));
+    let man = ff(b"man\xff");
+    let r = run_mixed(d, &args_of("man", std::slice::from_ref(&man)));
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(d.join(&man).join("rtlat.1").is_file());
 }
