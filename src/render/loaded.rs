@@ -22,9 +22,11 @@ pub struct Loaded {
 
 impl Loaded {
     /// A result with the label [`label_of`] gives it, marked when the run
-    /// did not finish (a file saved mid-run, or a killed run).
+    /// did not finish (a file saved mid-run, or a killed run). The label's
+    /// control characters are escapes ([`super::printable`]): every
+    /// renderer shows it.
     pub fn new(path: PathBuf, result: RunResult) -> Loaded {
-        let mut label = label_of(&result, &path);
+        let mut label = super::printable::printable_string(&label_of(&result, &path));
         if !result.complete {
             label.push_str(" (incomplete)");
         }
@@ -55,7 +57,10 @@ pub fn load(path: &Path) -> Result<Loaded> {
         )));
     }
     let result = RunResult::load(path).map_err(|e| Error::usage(one_line(&e)))?;
-    check(&result).map_err(|e| Error::usage(format!("{}: {e}", path.display())).because(e))?;
+    check(&result).map_err(|e| {
+        let e = super::printable::printable_string(&e);
+        Error::usage(format!("{}: {e}", path.display())).because(e)
+    })?;
     Ok(Loaded::new(path.to_path_buf(), result))
 }
 

@@ -30,6 +30,7 @@ pub mod html;
 #[cfg(feature = "host-tools")]
 pub mod lava;
 pub mod loaded;
+pub mod printable;
 #[cfg(feature = "host-tools")]
 pub mod svg;
 pub mod table;

@@ -454,3 +454,75 @@ fn a_non_utf8_file_name_works_or_is_refused_by_every_subcommand() {
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     assert!(d.join(&man).join("rtlat.1").is_file());
 }
+
+/// Every character of `out` a terminal would act on, other than line ends.
+fn controls(out: &str) -> Vec<char> {
+    out.chars()
+        .filter(|&c| (c.is_control() && c != '\n') || ('\u{202a}'..='\u{202e}').contains(&c))
+        .collect()
+}
+
+#[test]
+fn escapes_and_line_ends_in_names_reach_no_terminal_and_forge_no_row() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let evil = "evil\x1b[2J\x1b]0;owned\x07\nforged,row|x\r\"q\"\u{202e}";
+    mutated(dir.path(), "esc.json", |v| {
+        v["label"] = json!(evil);
+        v["threads"][0]["name"] = json!("cpu0\n\x1b[31mall");
+        v["system"]["hostname"] = json!("h\x1bost");
+        v["notes"] = json!(["a note\nnote: a forged note\x1b[0m"]);
+    });
+    let out = |args: &[&str]| {
+        let o = rtlat()
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .expect("run");
+        assert!(o.status.success(), "{args:?}: {o:?}");
+        String::from_utf8(o.stdout).expect("utf-8")
+    };
+    let report = out(&["report", "esc.json"]);
+    assert!(controls(&report).is_empty(), "{report:?}");
+    assert!(report.contains("evil\\x1b[2J"), "{report}");
+    assert_eq!(
+        report.lines().filter(|l| l.starts_with("note:")).count(),
+        1,
+        "{report}"
+    );
+    assert!(
+        !report
+            .lines()
+            .any(|l| l.starts_with("forged") || l.starts_with("all")),
+        "{report}"
+    );
+    // One header and one row per result, in every table format.
+    let text = out(&["compare", "esc.json", "esc.json"]);
+    assert!(controls(&text).is_empty(), "{text:?}");
+    assert_eq!(text.lines().filter(|l| l.starts_with("evil")).count(), 2);
+    let md = out(&["compare", "--format", "markdown", "esc.json"]);
+    assert!(controls(&md).is_empty(), "{md:?}");
+    let rows: Vec<&str> = md.lines().filter(|l| l.starts_with('|')).collect();
+    assert_eq!(rows.len(), 3, "{md}");
+    // Each row has as many cells as the header: `|` in the label is escaped.
+    let cells = |l: &str| l.replace("\\|", "").matches('|').count();
+    assert_eq!(cells(rows[0]), cells(rows[2]), "{md}");
+    let csv = out(&["compare", "--format", "csv", "esc.json"]);
+    assert!(controls(&csv).is_empty(), "{csv:?}");
+    assert_eq!(csv.lines().count(), 2, "{csv}");
+    assert!(
+        csv.lines()
+            .nth(1)
+            .expect("row")
+            .starts_with("\"evil\\x1b[2J"),
+        "{csv}"
+    );
+    assert!(csv.contains("\"\"q\"\""), "quotes doubled: {csv}");
+    // HTML and SVG escape on their own.
+    out(&[
+        "report", "-q", "esc.json", "--html", "r.html", "--svg", "r.svg",
+    ]);
+    for f in ["r.html", "r.svg"] {
+        let page = std::fs::read_to_string(dir.path().join(f)).expect("read");
+        assert!(!page.contains('\x1b') && !page.contains('\x07'), "{f}");
+    }
+}
