@@ -526,3 +526,51 @@ fn escapes_and_line_ends_in_names_reach_no_terminal_and_forge_no_row() {
         assert!(!page.contains('\x1b') && !page.contains('\x07'), "{f}");
     }
 }
+
+fn import_fixture(name: &str) -> String {
+    std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/import")
+            .join(name),
+    )
+    .expect("fixture")
+}
+
+#[test]
+fn numbers_beyond_range_are_refused_by_import_not_saturated() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let hist = import_fixture("cyclictest-hist.txt").replacen(
+        "# Max Latencies: 02427",
+        "# Max Latencies: 10000000000000000000",
+        1,
+    );
+    let mut ct: Value = serde_json::from_str(&import_fixture("cyclictest.json")).expect("json");
+    ct["thread"]["0"]["max"] = json!(10_000_000_000_000_000_000u64);
+    let mut avg = ct.clone();
+    avg["thread"]["0"]["max"] = json!(1082);
+    avg["thread"]["0"]["avg"] = json!(1e19);
+    let cases = [
+        ("hist.txt", "cyclictest-hist", hist, "the max"),
+        (
+            "max.json",
+            "cyclictest-json",
+            serde_json::to_string_pretty(&ct).expect("json"),
+            "the max",
+        ),
+        (
+            "avg.json",
+            "cyclictest-json",
+            serde_json::to_string_pretty(&avg).expect("json"),
+            "the avg",
+        ),
+    ];
+    for (file, from, text, what) in cases {
+        std::fs::write(dir.path().join(file), text).expect("write");
+        let r = run_str(
+            dir.path(),
+            &["import", "--from", from, file, "-o", "out.json"],
+        );
+        assert_refused(&r, &[file, what, "out of range"]);
+        assert!(!dir.path().join("out.json").exists());
+    }
+}
