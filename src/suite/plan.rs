@@ -12,7 +12,8 @@ use std::path::Path;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Step {
-    /// Names the result file (`<name>.json`); letters, digits, `-`, `_`, `.`.
+    /// Names the result file (`<name>.json`); letters, digits, `-`, `_`, `.`;
+    /// at most 256 characters.
     pub name: String,
     /// The subcommand, e.g. `timer`, `switch`, `cruncher` or `net ping`.
     pub bench: String,
@@ -223,7 +224,11 @@ fn validate(plan: &Plan) -> std::result::Result<(), String> {
     if plan.steps.is_empty() {
         return Err("no steps; add [[step]] tables with name, bench and duration".into());
     }
+    crate::input::check_name("suite name", &plan.name)?;
     for (i, s) in plan.steps.iter().enumerate() {
+        // The name becomes a file name (`<name>.json`, 255 bytes at most on
+        // Linux) and a column heading in every table.
+        crate::input::check_name("step name", &s.name)?;
         let ok_name = !s.name.is_empty()
             && !s.name.starts_with('.')
             && s.name

@@ -574,3 +574,17 @@ fn numbers_beyond_range_are_refused_by_import_not_saturated() {
         assert!(!dir.path().join("out.json").exists());
     }
 }
+
+#[test]
+fn a_step_name_of_300_characters_is_refused_before_anything_runs() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let name = "s".repeat(300);
+    std::fs::write(
+        dir.path().join("long.toml"),
+        format!("[[step]]\nname = \"{name}\"\nbench = \"timer\"\nduration = \"1s\"\n"),
+    )
+    .expect("toml");
+    let r = run_str(dir.path(), &["suite", "long.toml", "--out", "out"]);
+    assert_refused(&r, &["long.toml", "step name", "300 characters", "256"]);
+    assert!(!dir.path().join("out").exists());
+}
