@@ -22,6 +22,8 @@ pub mod input;
 pub mod load;
 pub mod metrics;
 pub mod outfile;
+#[cfg(all(test, feature = "host-tools"))]
+mod props;
 pub mod remote;
 pub mod render;
 pub mod result;
