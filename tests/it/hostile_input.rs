@@ -13,7 +13,7 @@ use std::process::{Command, Stdio};
 struct Ran {
     code: Option<i32>,
     stderr: String,
-    max_rss_kib: i64,
+    max_rss_kib: libc::c_long,
 }
 
 /// Run rtlat with `args` in `dir`, measuring its peak resident memory
@@ -111,9 +111,9 @@ fn feed_forever(path: &Path, head: &'static [u8], chunk: &'static [u8]) {
 
 /// The most memory an endless or oversized input may take: the 256 MiB
 /// input limit, and what parsing it needs.
-const BOUNDED_KIB: i64 = 640 << 10;
+const BOUNDED_KIB: libc::c_long = 640 << 10;
 /// What refusing `/dev/zero` at its first byte may take.
-const SMALL_KIB: i64 = 64 << 10;
+const SMALL_KIB: libc::c_long = 64 << 10;
 
 #[test]
 fn dev_zero_is_refused_at_once_by_every_reader() {
