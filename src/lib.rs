@@ -18,9 +18,12 @@ pub mod engine;
 pub mod error;
 #[cfg(feature = "host-tools")]
 pub mod import;
+pub mod input;
 pub mod load;
 pub mod metrics;
 pub mod outfile;
+#[cfg(all(test, feature = "host-tools"))]
+mod props;
 pub mod remote;
 pub mod render;
 pub mod result;

@@ -17,8 +17,10 @@ use rtlat::render::ReportConfig;
 static ALLOCATOR: rlsf::GlobalTlsf = rlsf::GlobalTlsf::new();
 
 fn main() {
-    let argv: Vec<String> = std::env::args().collect();
-    let cli = match Cli::try_parse_from(&argv) {
+    // Arguments as the kernel gave them: a file name need not be UTF-8 (clap
+    // takes paths as `PathBuf` and refuses other bytes in text options).
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(e) => match e.kind() {
             ErrorKind::DisplayHelp
@@ -30,6 +32,10 @@ fn main() {
                     "rtlat: '{name}' is not in this board build of rtlat (built without the \
                      host-tools feature): run it with the full build, e.g. on a workstation"
                 );
+                std::process::exit(exit::USAGE);
+            }
+            ErrorKind::InvalidUtf8 => {
+                eprintln!("rtlat: {}", not_utf8(&args));
                 std::process::exit(exit::USAGE);
             }
             _ => {
@@ -48,6 +54,11 @@ fn main() {
             }
         },
     };
+    // The command line a result records: bytes that are not UTF-8 become U+FFFD.
+    let argv: Vec<String> = args
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
     let outcome = match cli.command {
         Command::Timer(args) => TimerConfig::try_from(&args)
             .and_then(|c| rtlat::bench::timer::run(&c, argv))
@@ -90,6 +101,27 @@ fn main() {
         Command::Man(args) => rtlat::cli::meta::man(&args).map(|()| Outcome::Success),
     };
     std::process::exit(exit_code(outcome));
+}
+
+/// Which argument clap refused as not UTF-8 (a label, a name, any text
+/// option: file names may hold any bytes), and the option it belongs to.
+fn not_utf8(args: &[std::ffi::OsString]) -> String {
+    let Some(at) = args.iter().position(|a| a.to_str().is_none()) else {
+        return "an argument is not UTF-8 text (see 'rtlat --help')".into();
+    };
+    let shown = args[at].to_string_lossy();
+    let option = args[..at]
+        .last()
+        .and_then(|a| a.to_str())
+        .filter(|a| a.starts_with("--"));
+    match option {
+        Some(o) => format!(
+            "the value of {o} ('{shown}') is not UTF-8 text; labels and other text must be UTF-8 (only file names may hold other bytes)"
+        ),
+        None => format!(
+            "argument {at} ('{shown}') is not UTF-8 text; labels and other text must be UTF-8 (only file names may hold other bytes)"
+        ),
+    }
 }
 
 /// The subcommand asked for, when it is one only the full build has (a board

@@ -52,14 +52,21 @@ pub enum DmaArg {
     Us(i32),
 }
 
+/// A label as given with `--label`: UTF-8 (clap refuses other bytes before
+/// this runs) and at most [`crate::input::MAX_NAME_CHARS`] characters.
+pub fn label(s: &str) -> std::result::Result<String, String> {
+    crate::input::check_name("the label", s)?;
+    Ok(s.to_string())
+}
+
 /// Output and threshold settings shared by every benchmark.
 #[derive(Debug, Args)]
 pub struct OutputArgs {
     /// Write the result to FILE (rewritten atomically every few seconds during the run)
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// A label for this run in reports and comparisons [default: hostname + kernel]
-    #[arg(long)]
+    /// A label for this run in reports and comparisons, at most 256 characters [default: hostname + kernel]
+    #[arg(long, value_parser = label)]
     pub label: Option<String>,
     /// Print only the final summary
     #[arg(long, short)]

@@ -73,8 +73,8 @@ pub struct ImportArgs {
     /// Where to write the rtlat result
     #[arg(long, short, value_name = "RESULT.json")]
     pub output: PathBuf,
-    /// A label for this result in reports and comparisons [default: the tool, then hostname + kernel (or the file name)]
-    #[arg(long)]
+    /// A label for this result in reports and comparisons, at most 256 characters [default: the tool, then hostname + kernel (or the file name)]
+    #[arg(long, value_parser = super::common::label)]
     pub label: Option<String>,
     /// Do not print the report of the imported result
     #[arg(long, short)]

@@ -31,7 +31,7 @@ Examples:
 pub struct SuiteArgs {
     /// A profile (quick, classic, soak) or a FILE.toml defining the steps
     #[arg(value_name = "PROFILE|FILE.toml")]
-    pub suite: String,
+    pub suite: std::ffi::OsString,
     /// The results directory (created; the same again resumes)
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
@@ -75,7 +75,15 @@ fn check_steps(p: &Plan) -> Result<(), Error> {
 impl TryFrom<&SuiteArgs> for SuiteConfig {
     type Error = Error;
     fn try_from(a: &SuiteArgs) -> Result<Self, Error> {
-        let plan = plan::resolve(&a.suite)?;
+        // Each step is a command line recorded as text in suite.json (to be
+        // repeated by hand) and run with the result's path in it.
+        if a.out.to_str().is_none() {
+            return Err(Error::usage(format!(
+                "--out {}: the results directory of a suite must be named in UTF-8 (its steps' command lines are recorded as text in suite.json)",
+                a.out.display()
+            )));
+        }
+        let plan = plan::resolve_os(&a.suite)?;
         check_steps(&plan)?;
         Ok(SuiteConfig {
             plan,

@@ -65,6 +65,7 @@ impl Imported {
         file: &str,
         label: Option<String>,
     ) -> Parsed<RunResult> {
+        check_duration(self.duration_ns)?;
         if self.threads.is_empty() {
             return Err(ParseError::at(
                 0,
@@ -217,4 +218,17 @@ fn file_stem(file: &str) -> String {
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| file.to_string())
+}
+/// The longest run an import records: a century. A tool's duration beyond
+/// it (seconds that overflow when turned into ns) is refused, not saturated.
+const MAX_DURATION_NS: u64 = 100 * 366 * 86_400 * 1_000_000_000;
+
+fn check_duration(duration_ns: Option<u64>) -> Parsed<()> {
+    match duration_ns {
+        Some(d) if d >= MAX_DURATION_NS => Err(ParseError::at(
+            0,
+            format!("expected a duration below 100 years, found {d} ns: out of range"),
+        )),
+        _ => Ok(()),
+    }
 }

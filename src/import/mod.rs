@@ -140,11 +140,15 @@ pub fn declared_load(text: &str) -> serde_json::Value {
     })
 }
 
-/// The input: a file, or standard input for `-`.
+/// The input: a file, or standard input for `-`, bounded at
+/// [`crate::input::MAX_INPUT_BYTES`] (a FIFO fed forever ends there).
 fn open_input(cfg: &ImportConfig) -> Result<(String, Box<dyn Read>)> {
     let path = &cfg.file;
     if path.as_os_str() == "-" {
-        return Ok(("stdin".into(), Box::new(std::io::stdin())));
+        return Ok((
+            "stdin".into(),
+            Box::new(crate::input::Bounded::new(std::io::stdin())),
+        ));
     }
     let meta = std::fs::metadata(path)
         .map_err(|e| Error::usage(format!("cannot read {}: {e}", path.display())).because(e))?;
@@ -161,7 +165,7 @@ fn open_input(cfg: &ImportConfig) -> Result<(String, Box<dyn Read>)> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    Ok((name, Box::new(file)))
+    Ok((name, Box::new(crate::input::Bounded::new(file))))
 }
 
 /// The format to read the input as: the one given, checked against what the

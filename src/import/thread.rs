@@ -10,6 +10,11 @@ use crate::stats::recorder::Totals;
 use crate::stats::summary::signed;
 use crate::stats::{Histogram, Summary};
 
+/// The largest latency an import takes (9·10¹⁵ ns, 104 days; the 9·10¹² µs
+/// [`super::parse_us`] reads): far beyond any measurement, and far inside
+/// what a result's ns fields hold, so nothing saturates on the way.
+pub const MAX_LATENCY_NS: u64 = 9_000_000_000_000_000;
+
 /// One thread being rebuilt from another tool's figures.
 #[derive(Debug, Clone)]
 pub struct ThreadBuild {
@@ -122,6 +127,42 @@ impl ThreadBuild {
         Ok(highest)
     }
 
+    /// Every latency within [`MAX_LATENCY_NS`]: a figure beyond it is
+    /// refused by name, never saturated into the result (a tool's 1e19 µs
+    /// does not fit an i64 of ns).
+    fn check_range(&self) -> Parsed<()> {
+        // What was found is not shown: it may already be the saturated
+        // product of the tool's number and its unit.
+        let out_of_range = |what: &str| {
+            ParseError::at(
+                0,
+                format!(
+                    "{}: expected {what} below {} s, found a value out of range (refused rather than recorded wrong)",
+                    self.name,
+                    MAX_LATENCY_NS / 1_000_000_000
+                ),
+            )
+        };
+        let limit = MAX_LATENCY_NS as f64;
+        for (what, v) in [("the min", self.min_ns), ("the max", self.max_ns)] {
+            if v.is_some_and(|v| v.unsigned_abs() >= MAX_LATENCY_NS) {
+                return Err(out_of_range(what));
+            }
+        }
+        for (what, v) in [("the avg", self.avg_ns), ("the stddev", self.stddev_ns)] {
+            if v.is_some_and(|v| !v.is_finite() || v.abs() >= limit) {
+                return Err(out_of_range(what));
+            }
+        }
+        if self.samples > 0 && self.hist.max >= MAX_LATENCY_NS {
+            return Err(out_of_range("a histogram value"));
+        }
+        if self.overflow_at_ns.is_some_and(|v| v >= MAX_LATENCY_NS) {
+            return Err(out_of_range("the histogram's range"));
+        }
+        Ok(())
+    }
+
     /// Samples recorded in the histogram so far.
     pub fn recorded(&self) -> u64 {
         self.samples
@@ -216,6 +257,7 @@ impl ThreadBuild {
         unit: &str,
         notes: &mut Vec<String>,
     ) -> Parsed<(ThreadResult, Totals, Histogram)> {
+        self.check_range()?;
         let in_hist = self.samples;
         let n = self.count.unwrap_or(in_hist);
         if n < in_hist {

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 /// Result files above this size are refused before reading (a result holds
 /// histograms of at most 7424 buckets and 4096 series points per thread).
-pub const MAX_RESULT_BYTES: u64 = 256 << 20;
+pub const MAX_RESULT_BYTES: u64 = crate::input::MAX_INPUT_BYTES;
 
 /// A result read from a file, checked, with the label readers show.
 #[derive(Debug, Clone)]
@@ -22,9 +22,11 @@ pub struct Loaded {
 
 impl Loaded {
     /// A result with the label [`label_of`] gives it, marked when the run
-    /// did not finish (a file saved mid-run, or a killed run).
+    /// did not finish (a file saved mid-run, or a killed run). The label's
+    /// control characters are escapes ([`super::printable`]): every
+    /// renderer shows it.
     pub fn new(path: PathBuf, result: RunResult) -> Loaded {
-        let mut label = label_of(&result, &path);
+        let mut label = super::printable::printable_string(&label_of(&result, &path));
         if !result.complete {
             label.push_str(" (incomplete)");
         }
@@ -55,7 +57,10 @@ pub fn load(path: &Path) -> Result<Loaded> {
         )));
     }
     let result = RunResult::load(path).map_err(|e| Error::usage(one_line(&e)))?;
-    check(&result).map_err(|e| Error::usage(format!("{}: {e}", path.display())).because(e))?;
+    check(&result).map_err(|e| {
+        let e = super::printable::printable_string(&e);
+        Error::usage(format!("{}: {e}", path.display())).because(e)
+    })?;
     Ok(Loaded::new(path.to_path_buf(), result))
 }
 
@@ -79,7 +84,8 @@ pub fn one_line(s: &str) -> String {
 
 /// The checks a reader needs beyond the schema: decodable histograms that
 /// hold every sample, sane extremes and ordered percentiles, a total that is
-/// its threads merged, counts that cannot overflow when merged.
+/// its threads merged, counts that cannot overflow when merged; then what
+/// [`super::consistent`] checks (names, dates, averages, the end).
 pub fn check(r: &RunResult) -> std::result::Result<(), String> {
     if r.complete && r.threads.is_empty() {
         return Err(
@@ -145,7 +151,7 @@ pub fn check(r: &RunResult) -> std::result::Result<(), String> {
         }
         check_total(threads, total).map_err(|e| format!("{}: {e}", at("total")))?;
     }
-    Ok(())
+    super::consistent::check(r)
 }
 
 fn check_summary(s: &Summary) -> std::result::Result<(), String> {

@@ -23,12 +23,14 @@
 pub mod boards;
 #[cfg(feature = "host-tools")]
 pub mod compare;
+pub mod consistent;
 pub mod describe;
 #[cfg(feature = "host-tools")]
 pub mod html;
 #[cfg(feature = "host-tools")]
 pub mod lava;
 pub mod loaded;
+pub mod printable;
 #[cfg(feature = "host-tools")]
 pub mod svg;
 pub mod table;

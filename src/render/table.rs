@@ -2,6 +2,8 @@
 //! (the run summary, `rtlat compare`; plain enough for the `rtlat load` table):
 //! rows of cells, the header being the first row, alignment per column.
 
+use super::printable::printable;
+use std::borrow::Cow;
 use std::fmt::Write;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,7 +66,12 @@ impl Col {
 
 /// Rows of cells as aligned text, one line each, trailing spaces trimmed;
 /// a left-aligned last cell is not padded. Rows may be shorter than `cols`.
+/// Control characters in cells are written as escapes ([`printable`]).
 pub fn text(cols: &[Col], rows: &[Vec<String>]) -> String {
+    let rows: Vec<Vec<Cow<'_, str>>> = rows
+        .iter()
+        .map(|r| r.iter().map(|c| printable(c)).collect())
+        .collect();
     let widths: Vec<usize> = cols
         .iter()
         .enumerate()
@@ -85,7 +92,7 @@ pub fn text(cols: &[Col], rows: &[Vec<String>]) -> String {
     let mut out = String::new();
     for row in rows {
         let mut line = String::new();
-        for (c, v) in row.iter().enumerate() {
+        for (c, v) in row.iter().map(|v| v.as_ref()).enumerate() {
             let col = cols.get(c).copied().unwrap_or(Col::left());
             if c > 0 {
                 line.push_str(&" ".repeat(col.gap));
@@ -114,8 +121,9 @@ pub fn text(cols: &[Col], rows: &[Vec<String>]) -> String {
     out
 }
 
+/// A Markdown cell: control characters as escapes, `\\` and `|` escaped.
 fn md_cell(s: &str) -> String {
-    s.replace('\\', "\\\\").replace('|', "\\|")
+    printable(s).replace('\\', "\\\\").replace('|', "\\|")
 }
 
 /// A GitHub-flavoured Markdown table: the first row is the header.
@@ -142,11 +150,15 @@ pub fn markdown(aligns: &[Align], rows: &[Vec<String>]) -> String {
     o
 }
 
+/// A CSV field (RFC 4180): control characters as escapes, so that no
+/// field holds a line end; quoted, with `"` doubled, when it holds `,` or
+/// `"` or starts or ends with a space.
 fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
+    let s = printable(s);
+    if s.contains([',', '"']) || s.starts_with(' ') || s.ends_with(' ') {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
-        s.to_string()
+        s.into_owned()
     }
 }
 

@@ -6,6 +6,7 @@ use super::describe::{
     detail_value, dma_of, duration_of, extremes_of, loads_of, machine_of, mlock_of, percentile_of,
     period_of, policy_of, us_or_unknown, UNKNOWN,
 };
+use super::printable::printable;
 use super::table::{self, Col};
 use super::{Loaded, Render};
 use crate::result::{RunResult, ThreadResult};
@@ -69,14 +70,14 @@ pub fn summary(r: &RunResult) -> String {
         let _ = writeln!(
             s,
             "phase {} ({} to {}):",
-            p.name,
+            printable(&p.name),
             secs(p.start_ns),
             secs(p.end_ns)
         );
         s.push_str(&summary_table(&p.threads, merge.then_some(&p.total)));
     }
     for l in &r.loads {
-        let name = l.get("name").and_then(|v| v.as_str()).unwrap_or("?");
+        let name = printable(l.get("name").and_then(|v| v.as_str()).unwrap_or("?"));
         if l.get("declared").and_then(|v| v.as_bool()) == Some(true) {
             let _ = writeln!(s, "load {name}: declared, not measured");
             continue;
@@ -107,10 +108,12 @@ pub fn summary(r: &RunResult) -> String {
         let _ = writeln!(
             s,
             "break: {} sample #{} latency {} us at +{}{}",
-            r.threads
-                .get(b.thread)
-                .map(|t| t.name.as_str())
-                .unwrap_or("?"),
+            printable(
+                r.threads
+                    .get(b.thread)
+                    .map(|t| t.name.as_str())
+                    .unwrap_or("?")
+            ),
             b.sample,
             us(b.latency_ns),
             secs(b.at_ns),
@@ -125,7 +128,7 @@ pub fn summary(r: &RunResult) -> String {
         let _ = writeln!(s, "max-latency {} us: {}", us(limit), exceeded(r));
     }
     for n in &r.notes {
-        let _ = writeln!(s, "note: {n}");
+        let _ = writeln!(s, "note: {}", printable(n));
     }
     s
 }
@@ -209,20 +212,31 @@ pub fn summary_table(threads: &[ThreadResult], total: Option<&Summary>) -> Strin
 pub fn report(l: &Loaded) -> String {
     let r = &l.result;
     let mut s = String::new();
-    let _ = writeln!(s, "== {}: {} ({})", l.label, r.benchmark, l.path.display());
-    let _ = writeln!(s, "system: {}", machine_of(r));
+    let _ = writeln!(
+        s,
+        "== {}: {} ({})",
+        l.label,
+        r.benchmark,
+        printable(&l.path.display().to_string())
+    );
+    let _ = writeln!(s, "system: {}", printable(&machine_of(r)));
     let start = if r.start_time_utc.is_empty() {
         "unknown".to_string()
     } else {
         r.start_time_utc.clone()
     };
-    let _ = writeln!(s, "start: {start}, load: {}", loads_of(r, true));
+    let _ = writeln!(
+        s,
+        "start: {}, load: {}",
+        printable(&start),
+        printable(&loads_of(r, true))
+    );
     s.push_str(&summary(r));
     if !r.details.is_empty() {
         let items: Vec<String> = r
             .details
             .iter()
-            .map(|(k, v)| format!("{k}={}", detail_value(v)))
+            .map(|(k, v)| format!("{}={}", printable(k), printable(&detail_value(v))))
             .collect();
         let _ = writeln!(s, "details: {}", items.join(" "));
     }

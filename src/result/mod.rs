@@ -237,8 +237,8 @@ impl crate::stats::SeriesBuilder {
 impl RunResult {
     /// Read and check a result file.
     pub fn load(path: &Path) -> Result<RunResult, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let text = crate::input::read_json_object(path, "an rtlat result")
+            .map_err(|e| e.message().to_string())?;
         let r: RunResult = serde_json::from_str(&text).map_err(|e| {
             // JSON from another tool (cyclictest --json, jitterdebugger): say how to use it.
             let foreign = serde_json::from_str::<serde_json::Value>(&text)

@@ -78,8 +78,7 @@ impl Manifest {
     /// Read `dir/suite.json`.
     pub fn read(dir: &Path) -> Result<Manifest> {
         let path = dir.join(FILE);
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| Error::usage(format!("cannot read {}: {e}", path.display())).because(e))?;
+        let text = crate::input::read_json_object(&path, "an rtlat suite manifest")?;
         let m: Manifest = serde_json::from_str(&text).map_err(|e| {
             Error::usage(format!(
                 "{} is not an rtlat suite manifest: {}",
@@ -95,7 +94,21 @@ impl Manifest {
                 m.schema
             )));
         }
+        m.check_names()
+            .map_err(|e| Error::usage(format!("{}: {e}", path.display())))?;
         Ok(m)
+    }
+
+    /// The board, suite and step names a manifest gives are bounded as
+    /// those given on the command line or in a suite file are.
+    fn check_names(&self) -> std::result::Result<(), String> {
+        use crate::input::check_name;
+        check_name("board", &self.board)?;
+        check_name("suite name", &self.suite)?;
+        for s in &self.steps {
+            check_name("step name", &s.step.name)?;
+        }
+        Ok(())
     }
 
     /// The manifest of `dir` for `plan`: the existing one when it is the same

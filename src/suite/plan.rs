@@ -12,7 +12,8 @@ use std::path::Path;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Step {
-    /// Names the result file (`<name>.json`); letters, digits, `-`, `_`, `.`.
+    /// Names the result file (`<name>.json`); letters, digits, `-`, `_`, `.`;
+    /// at most 256 characters.
     pub name: String,
     /// The subcommand, e.g. `timer`, `switch`, `cruncher` or `net ping`.
     pub bench: String,
@@ -158,8 +159,24 @@ pub fn resolve(what: &str) -> Result<Plan> {
             profile_names()
         )));
     }
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Error::usage(format!("cannot read {what}: {e}")).because(e))?;
+    from_file(path, what)
+}
+
+/// A profile name, or a `.toml` file whose name need not be UTF-8 (a file
+/// name is bytes; only a profile name is text).
+pub fn resolve_os(what: &std::ffi::OsStr) -> Result<Plan> {
+    match what.to_str() {
+        Some(s) => resolve(s),
+        None => {
+            let path = Path::new(what);
+            from_file(path, &path.display().to_string())
+        }
+    }
+}
+
+/// The suite a TOML file defines (`what` names it in errors).
+fn from_file(path: &Path, what: &str) -> Result<Plan> {
+    let text = crate::input::read_text(path)?;
     let stem = path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
@@ -207,7 +224,11 @@ fn validate(plan: &Plan) -> std::result::Result<(), String> {
     if plan.steps.is_empty() {
         return Err("no steps; add [[step]] tables with name, bench and duration".into());
     }
+    crate::input::check_name("suite name", &plan.name)?;
     for (i, s) in plan.steps.iter().enumerate() {
+        // The name becomes a file name (`<name>.json`, 255 bytes at most on
+        // Linux) and a column heading in every table.
+        crate::input::check_name("step name", &s.name)?;
         let ok_name = !s.name.is_empty()
             && !s.name.starts_with('.')
             && s.name

@@ -6,6 +6,7 @@ mod cross;
 mod cruncher;
 mod deb;
 mod errors;
+mod hostile_input;
 mod import;
 mod irq;
 mod lava;
