@@ -57,7 +57,6 @@ SPLIT_PENDING = {
     ("src/import/cyclictest_hist.rs", "parse"),
     ("src/import/cyclictest_json.rs", "parse"),
     ("src/import/imported.rs", "into_result"),
-    ("src/import/rtla.rs", "parse"),
     ("src/import/sockperf.rs", "parse"),
     ("src/import/xenomai.rs", "finish"),
     ("src/render/html.rs", "section"),
