@@ -54,7 +54,6 @@ SPLIT_PENDING = {
     ("src/bench/timer/mod.rs", "run"),
     ("src/bench/timer/split.rs", "into_reader"),
     ("src/engine/run.rs", "execute"),
-    ("src/import/cyclictest_json.rs", "parse"),
     ("src/import/imported.rs", "into_result"),
     ("src/import/sockperf.rs", "parse"),
     ("src/import/xenomai.rs", "finish"),
