@@ -55,7 +55,6 @@ SPLIT_PENDING = {
     ("src/bench/timer/split.rs", "into_reader"),
     ("src/engine/run.rs", "execute"),
     ("src/import/imported.rs", "into_result"),
-    ("src/import/sockperf.rs", "parse"),
     ("src/import/xenomai.rs", "finish"),
     ("src/render/html.rs", "section"),
 }
