@@ -54,7 +54,6 @@ SPLIT_PENDING = {
     ("src/bench/timer/mod.rs", "run"),
     ("src/bench/timer/split.rs", "into_reader"),
     ("src/engine/run.rs", "execute"),
-    ("src/render/html.rs", "section"),
 }
 IDENT = re.compile(r"[A-Za-z0-9_]")
 
