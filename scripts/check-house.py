@@ -53,7 +53,6 @@ SPLIT_PENDING = {
     ("src/bench/timer/contexts.rs", "run"),
     ("src/bench/timer/mod.rs", "run"),
     ("src/bench/timer/split.rs", "into_reader"),
-    ("src/engine/run.rs", "execute"),
 }
 IDENT = re.compile(r"[A-Za-z0-9_]")
 
