@@ -4,14 +4,15 @@
 
 use super::channel::Channel;
 use super::control::{OutputConfig, RunControl, Setup};
-use super::crew::{Crew, Worker};
+use super::crew::{Crew, CrewEnd, Worker};
 use super::live::Live;
 use super::rt::{self, RtConfig, Runtime};
 use super::save::Saver;
 use crate::error::{Error, Outcome, Result};
 use crate::load::{LoadPlan, RunningLoads};
 use crate::result::{
-    self, Benchmark, EndReason, Phase, RunResult, ThreadResult, Thresholds, Tool, Tuning,
+    self, Benchmark, BreakEvent, EndReason, Phase, RunResult, ThreadResult, Thresholds, Tool,
+    Tuning,
 };
 use crate::stats::recorder::Totals;
 use crate::stats::{Collector, Histogram, Summary};
@@ -270,62 +271,24 @@ pub fn execute(
         Some(addr) => Some(crate::metrics::Server::start(addr, &result)?),
         None => None,
     };
-    if spec.idle_first_ns().is_some() {
-        // Before the memory is locked: the per-phase histograms.
-        for c in &mut channels {
-            c.collector.split_phases();
-        }
-    }
-    let runtime = if spec.synthetic {
-        None
-    } else {
-        let points = spec.expected_span_ns().map_or(usize::MAX, |d| {
-            usize::try_from(d / spec.control.interval_ns.max(1)).unwrap_or(usize::MAX)
-        });
-        let phases = if spec.idle_first_ns().is_some() { 2 } else { 1 };
-        let points = points.saturating_add(2);
-        for c in &mut channels {
-            c.series.reserve_points(points);
-        }
-        let reserve = rt::reporter_heap(channels.len(), points, phases);
-        Some(Runtime::setup(&spec.rt, reserve)?)
-    };
+    let runtime = prepare(&spec, &mut channels)?;
     let crew = Crew::spawn(workers, &spec.rt, spec.synthetic, &stop, clock)?;
 
     // Loads start after the real-time setup and before the first sample
     // (or, with an idle phase first, when the idle phase ends).
-    let mut loads: Option<RunningLoads> = None;
-    if let Some(plan) = spec
-        .load_plan
-        .as_ref()
-        .filter(|p| p.idle_first_ns.is_none())
-    {
-        match RunningLoads::start(&plan.spec, &plan.options) {
-            Ok(l) => loads = Some(l),
-            Err(e) => {
-                crew.abort();
-                return Err(e);
-            }
+    let mut loads = match start_loads(&spec) {
+        Ok(l) => l,
+        Err(e) => {
+            crew.abort();
+            return Err(e);
         }
-    }
-
-    // Go: every worker gets the same start time, a little in the future.
-    let delay = if spec.synthetic { 0 } else { START_DELAY_NS };
-    // The reporter's clock is read at the same moment as the workers': the
-    // first save below (an fsync) must not shorten the recorded duration.
-    let mono = Clock::Monotonic.id();
-    let mono_start = sys::clock::now_ns(mono) + delay;
-    let start = if spec.synthetic {
-        0
-    } else {
-        sys::clock::now_ns(clock) + delay
     };
-    let (wall_s, wall_ns) = sys::clock::wall_clock();
-    let wall_start = wall_s * 1_000_000_000 + wall_ns as u64 + delay;
-    result.start_time_utc = result::rfc3339_utc(
-        wall_start / 1_000_000_000,
-        (wall_start % 1_000_000_000) as u32,
-    );
+
+    let Start {
+        mono,
+        mono_start,
+        start,
+    } = start_times(&spec, clock, &mut result);
     if let Some(at) = spec.idle_first_ns() {
         for c in &channels {
             c.collector.set_phase_boundary(at);
@@ -377,52 +340,140 @@ pub fn execute(
     let duration_ns = if spec.synthetic {
         simulated_duration(&result, spec.control.duration_ns)
     } else {
-        // The span the periods covered. A run that reached its --duration
-        // by itself covered exactly that (every period until the end is a
-        // sample or a counted overrun); otherwise from the common start to
-        // the last measuring thread's end (not when the reporter, polling,
-        // noticed it).
+        // From the common start to the last measuring thread's end (not when
+        // the reporter, polling, noticed it), or to when the reporter stopped.
         let measured = ended
             .last_end
             .map(|end| end.saturating_sub(start))
             .unwrap_or_else(|| end_mono.saturating_sub(mono_start));
-        match spec.control.duration_ns {
-            Some(d) if spec.control.loops.is_none() && !stop.is_set() && ended.brk.is_none() => d,
-            _ => measured,
-        }
+        measured_duration(&spec, &stop, &ended, measured)
     };
     result.duration_ns = Some(duration_ns);
     publish(metrics.as_ref(), &channels, &result.loads, duration_ns);
     if let Some(load) = result.phases.get_mut(1) {
         load.end_ns = duration_ns.max(load.start_ns);
     }
-    result.end_reason = if ended.brk.is_some() {
+    let outcome = conclude(&spec.control, spec.finish, &mut result, ended.brk, caught);
+    crate::outfile::print(&crate::render::text::summary(&result));
+    saver.save_final(&result)?;
+    Ok(Finished { result, outcome })
+}
+
+/// Before the workers are spawned: the per-phase histograms and, for a real
+/// run, the series' room and the real-time set-up (memory locked, heap
+/// reserved for the reporter), so that nothing allocates while measuring.
+fn prepare(spec: &RunSpec, channels: &mut [Channel]) -> Result<Option<Runtime>> {
+    if spec.idle_first_ns().is_some() {
+        // Before the memory is locked: the per-phase histograms.
+        for c in channels.iter_mut() {
+            c.collector.split_phases();
+        }
+    }
+    if spec.synthetic {
+        return Ok(None);
+    }
+    let points = spec.expected_span_ns().map_or(usize::MAX, |d| {
+        usize::try_from(d / spec.control.interval_ns.max(1)).unwrap_or(usize::MAX)
+    });
+    let phases = if spec.idle_first_ns().is_some() { 2 } else { 1 };
+    let points = points.saturating_add(2);
+    for c in channels.iter_mut() {
+        c.series.reserve_points(points);
+    }
+    let reserve = rt::reporter_heap(channels.len(), points, phases);
+    Ok(Some(Runtime::setup(&spec.rt, reserve)?))
+}
+
+/// The loads that run from the start (none when an idle phase comes first:
+/// the reporter starts them when it ends).
+fn start_loads(spec: &RunSpec) -> Result<Option<RunningLoads>> {
+    match spec
+        .load_plan
+        .as_ref()
+        .filter(|p| p.idle_first_ns.is_none())
+    {
+        Some(plan) => RunningLoads::start(&plan.spec, &plan.options).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// The common start of a run, on the workers' clock and on the reporter's.
+struct Start {
+    /// The reporter's clock (monotonic) and the start on it.
+    mono: libc::clockid_t,
+    mono_start: u64,
+    /// The start on the run's clock (0 for a synthetic run).
+    start: u64,
+}
+
+/// Every worker gets the same start time, a little in the future; the result
+/// records it as wall-clock time.
+fn start_times(spec: &RunSpec, clock: libc::clockid_t, result: &mut RunResult) -> Start {
+    let delay = if spec.synthetic { 0 } else { START_DELAY_NS };
+    // The reporter's clock is read at the same moment as the workers': the
+    // first save (an fsync) must not shorten the recorded duration.
+    let mono = Clock::Monotonic.id();
+    let mono_start = sys::clock::now_ns(mono) + delay;
+    let start = if spec.synthetic {
+        0
+    } else {
+        sys::clock::now_ns(clock) + delay
+    };
+    let (wall_s, wall_ns) = sys::clock::wall_clock();
+    let wall_start = wall_s * 1_000_000_000 + wall_ns as u64 + delay;
+    result.start_time_utc = result::rfc3339_utc(
+        wall_start / 1_000_000_000,
+        (wall_start % 1_000_000_000) as u32,
+    );
+    Start {
+        mono,
+        mono_start,
+        start,
+    }
+}
+
+/// The span the periods of a real run covered. A run that reached its
+/// --duration by itself covered exactly that (every period until the end is
+/// a sample or a counted overrun); otherwise what was `measured`.
+fn measured_duration(spec: &RunSpec, stop: &StopFlag, ended: &CrewEnd, measured: u64) -> u64 {
+    match spec.control.duration_ns {
+        Some(d) if spec.control.loops.is_none() && !stop.is_set() && ended.brk.is_none() => d,
+        _ => measured,
+    }
+}
+
+/// Why the run ended, whether it crossed its thresholds, the benchmark's own
+/// finishing touch, and the outcome that follows.
+fn conclude(
+    control: &RunControl,
+    finish: Option<Finisher>,
+    result: &mut RunResult,
+    brk: Option<BreakEvent>,
+    caught: Option<i32>,
+) -> Outcome {
+    result.end_reason = if brk.is_some() {
         EndReason::Break
     } else if caught.is_some() {
         EndReason::Signal
-    } else if spec.control.loops.is_some() {
+    } else if control.loops.is_some() {
         EndReason::Loops
     } else {
         EndReason::Duration
     };
     result.complete = true;
-    let exceeded = spec
-        .control
+    let exceeded = control
         .max_latency_ns
         .is_some_and(|m| result.total.max_ns > crate::stats::summary::signed(m));
     result.thresholds.max_latency_exceeded = exceeded;
-    result.thresholds.break_event = ended.brk;
-    if let Some(finish) = spec.finish {
-        finish(&mut result);
+    result.thresholds.break_event = brk;
+    if let Some(finish) = finish {
+        finish(result);
     }
-    let outcome = if exceeded || result.thresholds.break_event.is_some() {
+    if exceeded || result.thresholds.break_event.is_some() {
         Outcome::ThresholdExceeded
     } else {
         Outcome::Success
-    };
-    crate::outfile::print(&crate::render::text::summary(&result));
-    saver.save_final(&result)?;
-    Ok(Finished { result, outcome })
+    }
 }
 
 /// The result as it is written before the first sample.

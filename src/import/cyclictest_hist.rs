@@ -71,57 +71,83 @@ fn status(t: &str) -> Option<(usize, i32, u64)> {
 }
 
 pub fn parse(lines: &mut Input) -> Parsed<Imported> {
-    let mut cols: Vec<Column> = Vec::new();
-    let mut summary: [Option<(usize, Vec<u64>)>; 5] = Default::default();
-    let mut last_bucket: Option<u64> = None;
-    let mut first_row = 0;
-    let mut dma: Option<i32> = None;
-    let mut policy = None;
-    let mut statuses: Vec<(i32, u64)> = Vec::new();
-    let mut preamble = Preamble::default();
-    let mut started = false;
+    let mut hist = Hist::default();
     let mut last = 0;
     while let Some((n, line)) = lines.next_line()? {
         last = n;
         if lines.cut() {
             return Err(ParseError::at(n, "expected a whole line, found the input ending inside this one (no line end): the output looks cut; import the whole output"));
         }
-        let t = line.trim();
+        hist.line(n, line.trim())?;
+    }
+    hist.finish(last)
+}
+
+/// A summary line as read: its line number and its numbers.
+type Numbers = (usize, Vec<u64>);
+
+/// What the lines read so far say: the parser's state, one method per kind of line.
+#[derive(Default)]
+struct Hist {
+    cols: Vec<Column>,
+    /// The summary lines, in `SUMMARY`'s order.
+    summary: [Option<Numbers>; 5],
+    last_bucket: Option<u64>,
+    /// The line of the first histogram row (0: none yet).
+    first_row: usize,
+    dma: Option<i32>,
+    policy: Option<String>,
+    /// (priority, interval µs) of each thread's status line.
+    statuses: Vec<(i32, u64)>,
+    preamble: Preamble,
+    started: bool,
+}
+
+impl Hist {
+    /// One trimmed line `n`.
+    fn line(&mut self, n: usize, t: &str) -> Parsed<()> {
         if t.is_empty() || t.starts_with("WARN:") {
-            continue;
+            return Ok(());
         }
         if let Some((i, prio, interval)) = status(t) {
-            if i >= statuses.len() {
-                statuses.resize(i + 1, (0, 0));
+            if i >= self.statuses.len() {
+                self.statuses.resize(i + 1, (0, 0));
             }
-            statuses[i] = (prio, interval);
-            started = true;
-            continue;
+            self.statuses[i] = (prio, interval);
+            self.started = true;
+            return Ok(());
         }
         if let Some(p) = t.strip_prefix("policy:") {
-            policy = p.split(':').next().map(|p| p.trim().to_string());
-            started = true;
-            continue;
+            self.policy = p.split(':').next().map(|p| p.trim().to_string());
+            self.started = true;
+            return Ok(());
         }
         if let Some(c) = t.strip_prefix('#') {
-            let c = c.trim();
-            if let Some(i) = SUMMARY.iter().position(|label| c.starts_with(label)) {
-                let what = format!("# {}", SUMMARY[i]);
-                summary[i] = Some((n, numbers(n, &c[SUMMARY[i].len()..], &what)?));
-            } else if let Some(rest) = c.strip_prefix("/dev/cpu_dma_latency set to ") {
-                dma = rest.trim_end_matches("us").trim().parse().ok();
-            } else if !started && !c.starts_with("Histogram") {
-                preamble.skip(n, t, EXPECTED)?;
-                continue;
-            }
-            started = true;
-            continue;
+            return self.comment(n, t, c.trim());
         }
+        self.row(n, t)
+    }
+
+    /// A `#` line `t`, `c` its text after the `#`: a summary line, the DMA latency, or a preamble line.
+    fn comment(&mut self, n: usize, t: &str, c: &str) -> Parsed<()> {
+        if let Some(i) = SUMMARY.iter().position(|label| c.starts_with(label)) {
+            let what = format!("# {}", SUMMARY[i]);
+            self.summary[i] = Some((n, numbers(n, &c[SUMMARY[i].len()..], &what)?));
+        } else if let Some(rest) = c.strip_prefix("/dev/cpu_dma_latency set to ") {
+            self.dma = rest.trim_end_matches("us").trim().parse().ok();
+        } else if !self.started && !c.starts_with("Histogram") {
+            return self.preamble.skip(n, t, EXPECTED);
+        }
+        self.started = true;
+        Ok(())
+    }
+
+    /// A histogram row (the bucket, then a count per column), or a preamble line before the first.
+    fn row(&mut self, n: usize, t: &str) -> Parsed<()> {
         let mut it = t.split_whitespace();
         let Some(bucket) = it.next().and_then(parse_u64) else {
-            if !started {
-                preamble.skip(n, t, EXPECTED)?;
-                continue;
+            if !self.started {
+                return self.preamble.skip(n, t, EXPECTED);
             }
             return Err(ParseError::at(
                 n,
@@ -131,23 +157,24 @@ pub fn parse(lines: &mut Input) -> Parsed<Imported> {
                 ),
             ));
         };
-        started = true;
-        if summary.iter().any(|s| s.is_some()) {
+        self.started = true;
+        if self.summary.iter().any(|s| s.is_some()) {
             return Err(ParseError::at(
                 n,
                 "expected no histogram row after '# Total:'",
             ));
         }
-        if last_bucket.is_some_and(|l| l >= bucket) {
+        if self.last_bucket.is_some_and(|l| l >= bucket) {
             return Err(ParseError::at(n, "expected buckets in increasing order"));
         }
-        last_bucket = Some(bucket);
+        self.last_bucket = Some(bucket);
+        let cols = &mut self.cols;
         let mut counts = 0;
         for tok in it {
             let v = parse_u64(tok).ok_or_else(|| {
                 ParseError::at(n, format!("expected a histogram row (the bucket in µs, then one count per thread), found {}", super::found(t)))
             })?;
-            if first_row == 0 {
+            if self.first_row == 0 {
                 cols.push(Column {
                     build: ThreadBuild::new(format!("thread{counts}"), None),
                     low: None,
@@ -171,8 +198,8 @@ pub fn parse(lines: &mut Input) -> Parsed<Imported> {
                 "expected one count per thread after the bucket",
             ));
         }
-        if first_row == 0 {
-            first_row = n;
+        if self.first_row == 0 {
+            self.first_row = n;
         } else if counts != cols.len() {
             return Err(ParseError::at(
                 n,
@@ -182,105 +209,127 @@ pub fn parse(lines: &mut Input) -> Parsed<Imported> {
                 ),
             ));
         }
+        Ok(())
     }
-    if cols.is_empty() {
-        return Err(ParseError::at(
-            last,
-            format!("expected histogram rows (run cyclictest with -h N and keep its stdout), but the input ends at line {last} without one"),
-        ));
+
+    /// The end of the input at line `last`: checks that the output is whole and its
+    /// summary lines fit the rows, then builds the import.
+    fn finish(mut self, last: usize) -> Parsed<Imported> {
+        if self.cols.is_empty() {
+            return Err(ParseError::at(
+                last,
+                format!("expected histogram rows (run cyclictest with -h N and keep its stdout), but the input ends at line {last} without one"),
+            ));
+        }
+        if let Some(i) = self.summary.iter().position(|s| s.is_none()) {
+            return Err(ParseError::at(
+                last,
+                format!(
+                    "expected cyclictest's summary lines after the histogram ('# Total:', '# Min Latencies:', '# Avg Latencies:', '# Max Latencies:', '# Histogram Overflows:'), but the input ends at line {last} without '# {}': the output looks cut; import the whole output",
+                    SUMMARY[i]
+                ),
+            ));
+        }
+        let summary = std::mem::take(&mut self.summary).map(|s| s.unwrap_or_default());
+        let threads = summary[0].1.len();
+        let columns = self.cols.len();
+        if threads == 0 || (columns != threads && columns != threads + 1) {
+            return Err(ParseError::at(
+                self.first_row,
+                format!("expected {threads} counts per row (one per thread, plus a sum with -H), found {columns}"),
+            ));
+        }
+        for (i, (n, v)) in summary.iter().enumerate() {
+            if v.len() != threads {
+                return Err(ParseError::at(
+                    *n,
+                    format!(
+                        "expected {threads} values after '# {}', found {}",
+                        SUMMARY[i],
+                        v.len()
+                    ),
+                ));
+            }
+        }
+        self.into_imported(&summary, threads)
     }
-    if let Some(i) = summary.iter().position(|s| s.is_none()) {
+
+    /// The import: a thread per column (the sum column of -H left out), and the run's settings.
+    fn into_imported(self, summary: &[Numbers; 5], threads: usize) -> Parsed<Imported> {
+        let overflows = &summary[4];
+        let limit = self.last_bucket.map_or(0, |l| l.saturating_add(1));
+        let mut imp = Imported::new(crate::result::Benchmark::Timer);
+        imp.notes.extend(self.preamble.note());
+        for (i, col) in self.cols.into_iter().take(threads).enumerate() {
+            imp.threads.push(thread(i, col, summary, limit)?);
+        }
+        let statuses = &self.statuses;
+        periods(&mut imp, statuses, threads);
+        if let Some(p) = self
+            .policy
+            .as_deref()
+            .and_then(crate::result::Policy::from_name)
+        {
+            imp.tuning.policy = Some(p);
+            imp.tuning.priority = statuses.first().map(|s| s.0.clamp(0, 99));
+        }
+        imp.config.insert("histogram_buckets".into(), limit.into());
+        imp.tuning.dma_latency_us = self.dma.map(Some);
+        imp.notes.push(if statuses.is_empty() {
+            "cyclictest's histogram text (with -q) names no host, kernel, period, policy or priority: those are unknown; buckets are read as µs (not -N)".into()
+        } else {
+            "cyclictest's histogram text names no host or kernel; the period and priority are its status lines' (T: … P: I:); buckets are read as µs (not -N)".into()
+        });
+        if overflows.1.iter().any(|&o| o > 0) {
+            imp.notes.push(
+                "the average of a thread with overflows is cyclictest's whole-µs average".into(),
+            );
+        }
+        Ok(imp)
+    }
+}
+
+/// Thread `i` from its column, checked against the summary lines; `limit` is the
+/// first µs past the histogram.
+fn thread(i: usize, col: Column, summary: &[Numbers; 5], limit: u64) -> Parsed<ThreadBuild> {
+    let [total, mins, avgs, maxs, overflows] = summary;
+    let Column {
+        build: mut b,
+        low,
+        high,
+    } = col;
+    if total.1[i] != b.recorded() {
         return Err(ParseError::at(
-            last,
+            total.0,
             format!(
-                "expected cyclictest's summary lines after the histogram ('# Total:', '# Min Latencies:', '# Avg Latencies:', '# Max Latencies:', '# Histogram Overflows:'), but the input ends at line {last} without '# {}': the output looks cut; import the whole output",
-                SUMMARY[i]
+                "expected '# Total:' of thread {i} to be the sum of its rows ({}), found {}",
+                b.recorded(),
+                total.1[i]
             ),
         ));
     }
-    let [total, mins, avgs, maxs, overflows] = summary.map(|s| s.unwrap_or_default());
-    let threads = total.1.len();
-    let columns = cols.len();
-    if threads == 0 || (columns != threads && columns != threads + 1) {
-        return Err(ParseError::at(
-            first_row,
-            format!("expected {threads} counts per row (one per thread, plus a sum with -H), found {columns}"),
-        ));
-    }
-    for (i, (n, v)) in [&total, &mins, &avgs, &maxs, &overflows]
-        .into_iter()
-        .enumerate()
-    {
-        if v.len() != threads {
-            return Err(ParseError::at(
-                *n,
-                format!(
-                    "expected {threads} values after '# {}', found {}",
-                    SUMMARY[i],
-                    v.len()
-                ),
-            ));
+    let over = overflows.1[i];
+    let (min, max) = (mins.1[i], maxs.1[i]);
+    if b.recorded() > 0 {
+        if low.is_some_and(|l| min < limit && min != l) {
+            return Err(ParseError::at(mins.0, format!("expected the minimum of thread {i} in its lowest non-empty bucket ({}), found {min}", low.unwrap_or(0))));
+        }
+        if over == 0 && high.is_some_and(|h| max != h) {
+            return Err(ParseError::at(maxs.0, format!("expected the maximum of thread {i} in its highest non-empty bucket ({}, no overflows), found {max}", high.unwrap_or(0))));
         }
     }
-    let limit = last_bucket.map_or(0, |l| l.saturating_add(1));
-    let mut imp = Imported::new(crate::result::Benchmark::Timer);
-    imp.notes.extend(preamble.note());
-    for (i, col) in cols.into_iter().take(threads).enumerate() {
-        let Column {
-            build: mut b,
-            low,
-            high,
-        } = col;
-        if total.1[i] != b.recorded() {
-            return Err(ParseError::at(
-                total.0,
-                format!(
-                    "expected '# Total:' of thread {i} to be the sum of its rows ({}), found {}",
-                    b.recorded(),
-                    total.1[i]
-                ),
-            ));
-        }
-        let over = overflows.1[i];
-        let (min, max) = (mins.1[i], maxs.1[i]);
-        if b.recorded() > 0 {
-            if low.is_some_and(|l| min < limit && min != l) {
-                return Err(ParseError::at(mins.0, format!("expected the minimum of thread {i} in its lowest non-empty bucket ({}), found {min}", low.unwrap_or(0))));
-            }
-            if over == 0 && high.is_some_and(|h| max != h) {
-                return Err(ParseError::at(maxs.0, format!("expected the maximum of thread {i} in its highest non-empty bucket ({}, no overflows), found {max}", high.unwrap_or(0))));
-            }
-        }
-        if over > 0 && max < limit {
-            return Err(ParseError::at(maxs.0, format!("expected the maximum of thread {i} beyond the histogram ({limit} µs, as {over} overflows are counted), found {max}")));
-        }
-        b.count = Some(b.recorded().saturating_add(over));
-        b.overflow_at_ns = Some(limit.saturating_mul(1000));
-        b.min_ns = Some(signed(min.saturating_mul(1000)));
-        b.max_ns = Some(signed(max.saturating_mul(1000)));
-        // cyclictest prints whole-µs averages here; the histogram mean is finer unless samples overflowed.
-        if over > 0 {
-            b.avg_ns = Some(avgs.1[i] as f64 * 1000.0);
-        }
-        imp.threads.push(b);
+    if over > 0 && max < limit {
+        return Err(ParseError::at(maxs.0, format!("expected the maximum of thread {i} beyond the histogram ({limit} µs, as {over} overflows are counted), found {max}")));
     }
-    periods(&mut imp, &statuses, threads);
-    if let Some(p) = policy.as_deref().and_then(crate::result::Policy::from_name) {
-        imp.tuning.policy = Some(p);
-        imp.tuning.priority = statuses.first().map(|s| s.0.clamp(0, 99));
+    b.count = Some(b.recorded().saturating_add(over));
+    b.overflow_at_ns = Some(limit.saturating_mul(1000));
+    b.min_ns = Some(signed(min.saturating_mul(1000)));
+    b.max_ns = Some(signed(max.saturating_mul(1000)));
+    // cyclictest prints whole-µs averages here; the histogram mean is finer unless samples overflowed.
+    if over > 0 {
+        b.avg_ns = Some(avgs.1[i] as f64 * 1000.0);
     }
-    imp.config.insert("histogram_buckets".into(), limit.into());
-    imp.tuning.dma_latency_us = dma.map(Some);
-    imp.notes.push(if statuses.is_empty() {
-        "cyclictest's histogram text (with -q) names no host, kernel, period, policy or priority: those are unknown; buckets are read as µs (not -N)".into()
-    } else {
-        "cyclictest's histogram text names no host or kernel; the period and priority are its status lines' (T: … P: I:); buckets are read as µs (not -N)".into()
-    });
-    if overflows.1.iter().any(|&o| o > 0) {
-        imp.notes
-            .push("the average of a thread with overflows is cyclictest's whole-µs average".into());
-    }
-    Ok(imp)
+    Ok(b)
 }
 
 /// Threads that ran with different intervals: recorded per thread, and said.

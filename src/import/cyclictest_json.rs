@@ -153,55 +153,62 @@ pub fn parse(text: &str) -> Parsed<Imported> {
         imp.precision_ns = 1;
         imp.unit = "ns";
     }
-
     if let Some(si) = root.get("sysinfo") {
-        let s = &mut imp.system;
-        system::uname(si, s)?;
-        s.realtime_sysfs = si
-            .get("realtime")
-            .map(|n| n.u64("realtime"))
-            .transpose()?
-            .map(|v| v == 1);
-        if s.realtime_sysfs == Some(true) {
-            s.preempt_model = "PREEMPT_RT".into();
+        sysinfo(si, &mut imp.system)?;
+    }
+    let (builds, longest) = threads(&root, &set, scale)?;
+    if let Some(n) = root
+        .get("num_threads")
+        .map(|n| n.u64("num_threads"))
+        .transpose()?
+    {
+        if n as usize != builds.len() {
+            imp.notes.push(format!(
+                "num_threads says {n} but the file has {} thread entries",
+                builds.len()
+            ));
         }
     }
+    let rc = run_span(&root, &set, longest, &mut imp)?;
+    imp.command_line = cmdline.split_whitespace().map(str::to_string).collect();
+    record_settings(&mut imp, &set, builds.len(), version.as_deref(), rc);
+    if root.get("start_time").is_none() {
+        imp.notes
+            .push("no start_time in the input: the start is unknown".into());
+    }
+    imp.notes.push(
+        "cyclictest does not record when the maximum happened (where it happened is unknown)"
+            .into(),
+    );
+    imp.threads = builds;
+    Ok(imp)
+}
 
+/// The `sysinfo` object: uname's fields and whether the kernel is PREEMPT_RT.
+fn sysinfo(si: &Node, s: &mut crate::sysinfo::SystemInfo) -> Parsed<()> {
+    system::uname(si, s)?;
+    s.realtime_sysfs = si
+        .get("realtime")
+        .map(|n| n.u64("realtime"))
+        .transpose()?
+        .map(|v| v == 1);
+    if s.realtime_sysfs == Some(true) {
+        s.preempt_model = "PREEMPT_RT".into();
+    }
+    Ok(())
+}
+
+/// The `thread` object: a build per thread, named by CPU when every thread has
+/// its own, and the most cycles any thread ran.
+fn threads(root: &Node, set: &Settings, scale: u64) -> Parsed<(Vec<ThreadBuild>, u64)> {
     let threads = root.field("thread", "the cyclictest result")?;
     let members = threads.members("\"thread\"")?;
     let mut builds = Vec::new();
     let mut cpus = Vec::new();
     let mut longest = 0u64;
     for (key, t) in members {
-        let what = format!("thread \"{key}\"");
-        t.members(&what)?;
-        let cycles = t.field("cycles", &what)?.u64("cycles")?;
-        let cpu = t
-            .get("cpu")
-            .map(|n| n.i64("cpu"))
-            .transpose()?
-            .filter(|&c| c >= 0)
-            .map(|c| c as usize);
-        let mut b = ThreadBuild::new(
-            format!("thread{key}"),
-            if set.affinity { cpu } else { None },
-        );
-        b.count = Some(cycles);
+        let (b, cpu, cycles) = thread(key, t, set, scale)?;
         longest = longest.max(cycles);
-        let highest = b.add_json(t, &what, scale, |bucket| {
-            format!(
-                "expected a bucket number as key in the histogram of {what}, found \"{}\"",
-                super::found(bucket).trim_matches('\'')
-            )
-        })?;
-        let limit = set.histogram.or(highest.map(|h: u64| h.saturating_add(1)));
-        b.overflow_at_ns = limit.map(|l| l.saturating_mul(scale));
-        if b.recorded() > cycles {
-            return Err(ParseError::at(
-                t.line,
-                format!("expected at most {cycles} samples (cycles) in the histogram of {what}, found {}", b.recorded()),
-            ));
-        }
         cpus.push(cpu);
         builds.push(b);
     }
@@ -222,20 +229,52 @@ pub fn parse(text: &str) -> Parsed<Imported> {
             }
         }
     }
-    if let Some(n) = root
-        .get("num_threads")
-        .map(|n| n.u64("num_threads"))
-        .transpose()?
-    {
-        if n as usize != builds.len() {
-            imp.notes.push(format!(
-                "num_threads says {n} but the file has {} thread entries",
-                builds.len()
-            ));
-        }
-    }
+    Ok((builds, longest))
+}
 
-    let builds_len = builds.len();
+/// Thread `key` of the `thread` object: its build, its CPU and its cycles.
+fn thread(
+    key: &str,
+    t: &Node,
+    set: &Settings,
+    scale: u64,
+) -> Parsed<(ThreadBuild, Option<usize>, u64)> {
+    let what = format!("thread \"{key}\"");
+    t.members(&what)?;
+    let cycles = t.field("cycles", &what)?.u64("cycles")?;
+    let cpu = t
+        .get("cpu")
+        .map(|n| n.i64("cpu"))
+        .transpose()?
+        .filter(|&c| c >= 0)
+        .map(|c| c as usize);
+    let mut b = ThreadBuild::new(
+        format!("thread{key}"),
+        if set.affinity { cpu } else { None },
+    );
+    b.count = Some(cycles);
+    let highest = b.add_json(t, &what, scale, |bucket| {
+        format!(
+            "expected a bucket number as key in the histogram of {what}, found \"{}\"",
+            super::found(bucket).trim_matches('\'')
+        )
+    })?;
+    let limit = set.histogram.or(highest.map(|h: u64| h.saturating_add(1)));
+    b.overflow_at_ns = limit.map(|l| l.saturating_mul(scale));
+    if b.recorded() > cycles {
+        return Err(ParseError::at(
+            t.line,
+            format!(
+                "expected at most {cycles} samples (cycles) in the histogram of {what}, found {}",
+                b.recorded()
+            ),
+        ));
+    }
+    Ok((b, cpu, cycles))
+}
+
+/// When the run started, how long it ran and why it ended; returns its `return_code`.
+fn run_span(root: &Node, set: &Settings, longest: u64, imp: &mut Imported) -> Parsed<Option<i64>> {
     let start = root
         .get("start_time")
         .map(|n| n.str("start_time"))
@@ -268,7 +307,18 @@ pub fn parse(text: &str) -> Parsed<Imported> {
     if rc.is_some_and(|c| c != 0) {
         imp.end_reason = EndReason::Error;
     }
-    imp.command_line = cmdline.split_whitespace().map(str::to_string).collect();
+    Ok(rc)
+}
+
+/// The run's settings from its command line, version and return code: config, tuning and their notes.
+fn record_settings(
+    imp: &mut Imported,
+    set: &Settings,
+    builds_len: usize,
+    version: Option<&str>,
+    rc: Option<i64>,
+) {
+    let period_ns = set.period_us.saturating_mul(1000);
     imp.config.insert("period_ns".into(), period_ns.into());
     if builds_len > 1 && set.distance_us > 0 {
         let periods: Vec<u64> = (0..builds_len as u64)
@@ -287,9 +337,9 @@ pub fn parse(text: &str) -> Parsed<Imported> {
                 ""
             }
         );
-        super::cyclictest_hist::thread_periods(&mut imp, periods, &why);
+        super::cyclictest_hist::thread_periods(imp, periods, &why);
     }
-    if let Some(v) = &version {
+    if let Some(v) = version {
         imp.config
             .insert("tool".into(), format!("cyclictest {v}").into());
     }
@@ -315,16 +365,6 @@ pub fn parse(text: &str) -> Parsed<Imported> {
     } else {
         "cyclictest holds /dev/cpu_dma_latency at 0 by default (recorded as such; it is not in its output)".into()
     });
-    if root.get("start_time").is_none() {
-        imp.notes
-            .push("no start_time in the input: the start is unknown".into());
-    }
-    imp.notes.push(
-        "cyclictest does not record when the maximum happened (where it happened is unknown)"
-            .into(),
-    );
-    imp.threads = builds;
-    Ok(imp)
 }
 
 #[cfg(test)]

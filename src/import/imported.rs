@@ -3,7 +3,7 @@
 
 use super::{ImportFormat, ParseError, Parsed, ThreadBuild};
 use crate::result::{Benchmark, EndReason};
-use crate::result::{RunResult, Thresholds, Tool, Tuning};
+use crate::result::{RunResult, ThreadResult, Thresholds, Tool, Tuning};
 use crate::stats::histogram::Overflow;
 use crate::stats::recorder::Totals;
 use crate::stats::{Histogram, Summary};
@@ -86,15 +86,7 @@ impl Imported {
         )];
         let mut thread_notes = Vec::new();
         let mut threads = Vec::new();
-        let mut total_totals = Totals::default();
-        let mut total_hist = Histogram::new();
-        let mut avg_weighted = 0f64;
-        let mut avg_samples = 0u64;
-        let mut total_has_hist = true;
-        // Signed extremes, overflow and where the maximum was, from the threads' summaries.
-        let mut extremes: Option<(i64, i64)> = None;
-        let mut overflows = Vec::new();
-        let mut max_at = None;
+        let mut merged = Merged::default();
         let mut seen = std::collections::BTreeSet::new();
         for tb in self.threads {
             if !seen.insert(tb.name.clone()) {
@@ -106,54 +98,11 @@ impl Imported {
             let in_total = self.total_of.is_empty() || self.total_of.contains(&tb.name);
             let (t, totals, hist) = tb.finish(self.unit, &mut thread_notes)?;
             if in_total {
-                total_totals.merge(&totals);
-                if totals.samples > 0 && hist.samples == 0 {
-                    total_has_hist = false;
-                }
-                total_hist.merge(&hist);
-                overflows.extend(t.histogram.overflow);
-                if t.summary.samples > 0 {
-                    let s = &t.summary;
-                    if extremes.is_none_or(|(_, hi)| s.max_ns > hi) {
-                        max_at = Some((s.max_sample, s.max_at_ns));
-                    }
-                    extremes = Some(match extremes {
-                        Some((lo, hi)) => (lo.min(s.min_ns), hi.max(s.max_ns)),
-                        None => (s.min_ns, s.max_ns),
-                    });
-                }
-                avg_weighted += t.summary.avg_ns as f64 * t.summary.samples as f64;
-                avg_samples = avg_samples.saturating_add(t.summary.samples);
+                merged.add(&t, &totals, &hist);
             }
             threads.push(t);
         }
-        if total_totals.samples == 0 {
-            total_totals = Totals {
-                overruns: total_totals.overruns,
-                ..Totals::default()
-            };
-        }
-        if total_hist.samples > 0 {
-            total_hist.set_extremes(total_totals.min, total_totals.max);
-        }
-        let empty = Histogram::new();
-        let mut total = Summary::from_parts(
-            &total_totals,
-            if total_has_hist { &total_hist } else { &empty },
-        );
-        if let Some((lo, hi)) = extremes {
-            (total.min_ns, total.max_ns) = (lo, hi);
-        }
-        if avg_samples > 0 {
-            total.avg_ns = (avg_weighted / avg_samples as f64).round() as i64;
-            total.avg_ns = total.avg_ns.clamp(total.min_ns, total.max_ns);
-        }
-        (total.max_sample, total.max_at_ns) = max_at.unwrap_or_default();
-        let overflow = Overflow::merged(overflows);
-        if !total_has_hist || overflow.is_some() {
-            total.stddev_ns = None;
-        }
-        total.mark_bounds(overflow.map_or(0, |o| o.count));
+        let total = merged.total();
         if !self.total_of.is_empty() {
             notes.push(format!("total merges {}", self.total_of.join(", ")));
         }
@@ -172,21 +121,7 @@ impl Imported {
         if tuning.phase_offsets_ns.len() != n {
             tuning.phase_offsets_ns = vec![0; n];
         }
-        // The tool's name first, so an import and an rtlat run of the same machine differ.
-        let label = label.or_else(|| {
-            let machine: Vec<&str> = [
-                self.system.hostname.as_deref(),
-                self.system.kernel_release.as_deref(),
-            ]
-            .into_iter()
-            .flatten()
-            .collect();
-            Some(if machine.is_empty() {
-                format!("{} {}", format.tool, file_stem(file))
-            } else {
-                format!("{} {}", format.tool, machine.join(" "))
-            })
-        });
+        let label = label.or_else(|| Some(default_label(format, file, &self.system)));
         Ok(RunResult {
             schema: crate::result::SCHEMA_NAME.into(),
             schema_version: crate::result::SCHEMA_VERSION,
@@ -210,6 +145,106 @@ impl Imported {
             phases: Vec::new(),
             details: self.details,
         })
+    }
+}
+
+/// The threads merged into the total, as they are added.
+struct Merged {
+    totals: Totals,
+    hist: Histogram,
+    /// The sum of each thread's average times its samples, and of its samples.
+    avg_weighted: f64,
+    avg_samples: u64,
+    /// Every merged thread with samples has a histogram.
+    has_hist: bool,
+    /// Signed extremes, overflow and where the maximum was, from the threads' summaries.
+    extremes: Option<(i64, i64)>,
+    overflows: Vec<Overflow>,
+    max_at: Option<(Option<u64>, Option<u64>)>,
+}
+
+impl Default for Merged {
+    fn default() -> Self {
+        Merged {
+            totals: Totals::default(),
+            hist: Histogram::new(),
+            avg_weighted: 0.0,
+            avg_samples: 0,
+            has_hist: true,
+            extremes: None,
+            overflows: Vec::new(),
+            max_at: None,
+        }
+    }
+}
+
+impl Merged {
+    /// Thread `t`, with the totals and histogram it was finished with.
+    fn add(&mut self, t: &ThreadResult, totals: &Totals, hist: &Histogram) {
+        self.totals.merge(totals);
+        if totals.samples > 0 && hist.samples == 0 {
+            self.has_hist = false;
+        }
+        self.hist.merge(hist);
+        self.overflows.extend(t.histogram.overflow);
+        if t.summary.samples > 0 {
+            let s = &t.summary;
+            if self.extremes.is_none_or(|(_, hi)| s.max_ns > hi) {
+                self.max_at = Some((s.max_sample, s.max_at_ns));
+            }
+            self.extremes = Some(match self.extremes {
+                Some((lo, hi)) => (lo.min(s.min_ns), hi.max(s.max_ns)),
+                None => (s.min_ns, s.max_ns),
+            });
+        }
+        self.avg_weighted += t.summary.avg_ns as f64 * t.summary.samples as f64;
+        self.avg_samples = self.avg_samples.saturating_add(t.summary.samples);
+    }
+
+    /// The total's summary: from the merged histogram where every thread has
+    /// one, with the threads' own extremes and weighted average.
+    fn total(self) -> Summary {
+        let mut totals = self.totals;
+        if totals.samples == 0 {
+            totals = Totals {
+                overruns: totals.overruns,
+                ..Totals::default()
+            };
+        }
+        let mut hist = self.hist;
+        if hist.samples > 0 {
+            hist.set_extremes(totals.min, totals.max);
+        }
+        let empty = Histogram::new();
+        let mut total = Summary::from_parts(&totals, if self.has_hist { &hist } else { &empty });
+        if let Some((lo, hi)) = self.extremes {
+            (total.min_ns, total.max_ns) = (lo, hi);
+        }
+        if self.avg_samples > 0 {
+            total.avg_ns = (self.avg_weighted / self.avg_samples as f64).round() as i64;
+            total.avg_ns = total.avg_ns.clamp(total.min_ns, total.max_ns);
+        }
+        (total.max_sample, total.max_at_ns) = self.max_at.unwrap_or_default();
+        let overflow = Overflow::merged(self.overflows);
+        if !self.has_hist || overflow.is_some() {
+            total.stddev_ns = None;
+        }
+        total.mark_bounds(overflow.map_or(0, |o| o.count));
+        total
+    }
+}
+
+/// The label of an import given none: the tool's name first, so an import
+/// and an rtlat run of the same machine differ, then the machine (or the file).
+fn default_label(format: &ImportFormat, file: &str, system: &SystemInfo) -> String {
+    let machine: Vec<&str> = [system.hostname.as_deref(), system.kernel_release.as_deref()]
+        .into_iter()
+        .flatten()
+        .collect();
+    if machine.is_empty() {
+        format!("{} {}", format.tool, file_stem(file))
+    } else {
+        format!("{} {}", format.tool, machine.join(" "))
     }
 }
 

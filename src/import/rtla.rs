@@ -120,96 +120,160 @@ fn gcd(a: u64, b: u64) -> u64 {
 }
 
 pub fn parse(lines: &mut Input) -> Parsed<Imported> {
-    let mut scale = 1000u64;
-    let mut secs = None;
-    let mut cols: Vec<Column> = Vec::new();
-    let mut header_line = None;
-    let mut preamble = Preamble::default();
-    let mut last_index: Option<u64> = None;
-    let mut rows_gcd = 0u64;
-    let mut stats: [SummaryRow; 5] = Default::default();
+    let mut hist = Hist::new();
     let mut last = 0;
-    let mut started = false;
-    let mut summary_done = false;
     while let Some((n, raw)) = lines.next_line()? {
         last = n;
         if lines.cut() {
             return Err(ParseError::at(n, "expected a whole line, found the input ending inside this one (no line end): the output looks cut; import the whole output"));
         }
-        let t = raw.trim();
-        if t.is_empty() || summary_done {
+        hist.line(n, raw.trim())?;
+    }
+    hist.finish(last)
+}
+
+/// What the lines read so far say: the parser's state, one method per kind of line.
+struct Hist {
+    /// Nanoseconds per printed unit: 1000 for microseconds, 1 for nanoseconds.
+    scale: u64,
+    secs: Option<u64>,
+    cols: Vec<Column>,
+    header_line: Option<usize>,
+    preamble: Preamble,
+    last_index: Option<u64>,
+    rows_gcd: u64,
+    stats: [SummaryRow; 5],
+    started: bool,
+    summary_done: bool,
+}
+
+/// The histogram's range: bucket size and entries, given or told from the rows.
+struct Range {
+    width: u64,
+    entries: Option<u64>,
+    /// The first value past the histogram (its upper bound if `entries` is unknown).
+    limit: u64,
+    given_width: Option<u64>,
+    given_entries: Option<u64>,
+    /// The bucket size was told from the rows.
+    inferred: bool,
+    /// The lowest max: of the columns with samples past the range.
+    overflow_max: Option<u64>,
+}
+
+impl Hist {
+    fn new() -> Self {
+        Hist {
+            scale: 1000,
+            secs: None,
+            cols: Vec::new(),
+            header_line: None,
+            preamble: Preamble::default(),
+            last_index: None,
+            rows_gcd: 0,
+            stats: Default::default(),
+            started: false,
+            summary_done: false,
+        }
+    }
+
+    /// One trimmed line `n`.
+    fn line(&mut self, n: usize, t: &str) -> Parsed<()> {
+        if t.is_empty() || self.summary_done {
             // After the summary: the all-CPU summary (we merge ourselves) and rtla's closing messages.
-            continue;
+            return Ok(());
         }
         if let Some(c) = t.strip_prefix('#') {
-            let c = c.trim();
-            if let Some(u) = c.strip_prefix("Time unit is ") {
-                scale = if u.starts_with("nano") { 1 } else { 1000 };
-            } else if let Some(d) = c.strip_prefix("Duration:") {
-                secs = duration(d);
-            }
-            started |= c.starts_with("RTLA timerlat");
-            if !started && !c.starts_with("RTLA") {
-                preamble.skip(n, t, EXPECTED)?;
-            }
-            continue;
+            return self.comment(n, t, c.trim());
         }
-        if header_line.is_none() {
-            if let Some(rest) = t.strip_prefix("Index") {
-                for tok in rest.split_whitespace() {
-                    let parsed = tok.split_once('-').and_then(|(k, c)| {
-                        let cpu = parse_u64(c)? as usize;
-                        matches!(k, "IRQ" | "Thr" | "Usr").then(|| (k.to_string(), cpu))
-                    });
-                    let (kind, cpu) = parsed.ok_or_else(|| {
-                        ParseError::at(
-                            n,
-                            format!(
-                                "expected columns like IRQ-000, Thr-000, Usr-000, found {}",
-                                super::found(tok)
-                            ),
-                        )
-                    })?;
-                    cols.push(Column {
-                        build: ThreadBuild::new(name(&kind, cpu), Some(cpu)),
-                        kind,
-                        cpu,
-                        low: None,
-                        high: None,
-                    });
-                }
-                if cols.is_empty() {
-                    return Err(ParseError::at(
-                        n,
-                        "expected at least one column after Index",
-                    ));
-                }
-                header_line = Some(n);
-                started = true;
-                continue;
-            }
-            if !started {
-                preamble.skip(n, t, EXPECTED)?;
-                continue;
+        if self.header_line.is_none() {
+            return self.header(n, t);
+        }
+        if let Some(i) = NAMES.iter().position(|name| t.starts_with(name)) {
+            return self.summary_row(n, t, i);
+        }
+        self.data_row(n, t)
+    }
+
+    /// A `#` line `t`, `c` its text after the `#`: the time unit, the duration, rtla's banner.
+    fn comment(&mut self, n: usize, t: &str, c: &str) -> Parsed<()> {
+        if let Some(u) = c.strip_prefix("Time unit is ") {
+            self.scale = if u.starts_with("nano") { 1 } else { 1000 };
+        } else if let Some(d) = c.strip_prefix("Duration:") {
+            self.secs = duration(d);
+        }
+        self.started |= c.starts_with("RTLA timerlat");
+        if !self.started && !c.starts_with("RTLA") {
+            self.preamble.skip(n, t, EXPECTED)?;
+        }
+        Ok(())
+    }
+
+    /// A line before the `Index …` header: the header itself, or a preamble line.
+    fn header(&mut self, n: usize, t: &str) -> Parsed<()> {
+        let Some(rest) = t.strip_prefix("Index") else {
+            if !self.started {
+                return self.preamble.skip(n, t, EXPECTED);
             }
             return Err(ParseError::at(
                 n,
                 format!("expected {EXPECTED}, found {}", super::found(t)),
             ));
-        }
-        let columns = cols.len();
-        if let Some(i) = NAMES.iter().position(|name| t.starts_with(name)) {
-            if i > 0 && stats[i - 1].is_none() || stats[i].is_some() {
-                return Err(ParseError::at(
+        };
+        for tok in rest.split_whitespace() {
+            let parsed = tok.split_once('-').and_then(|(k, c)| {
+                let cpu = parse_u64(c)? as usize;
+                matches!(k, "IRQ" | "Thr" | "Usr").then(|| (k.to_string(), cpu))
+            });
+            let (kind, cpu) = parsed.ok_or_else(|| {
+                ParseError::at(
                     n,
-                    format!("expected the summary rows in rtla's order (over:, count:, min:, avg:, max:), found {}", super::found(t)),
-                ));
-            }
-            stats[i] = Some((n, values(n, &t[NAMES[i].len()..], columns, NAMES[i])?));
-            summary_done = i == 4;
-            continue;
+                    format!(
+                        "expected columns like IRQ-000, Thr-000, Usr-000, found {}",
+                        super::found(tok)
+                    ),
+                )
+            })?;
+            self.cols.push(Column {
+                build: ThreadBuild::new(name(&kind, cpu), Some(cpu)),
+                kind,
+                cpu,
+                low: None,
+                high: None,
+            });
         }
-        if stats.iter().any(|s| s.is_some()) {
+        if self.cols.is_empty() {
+            return Err(ParseError::at(
+                n,
+                "expected at least one column after Index",
+            ));
+        }
+        self.header_line = Some(n);
+        self.started = true;
+        Ok(())
+    }
+
+    /// Summary row `i` of `NAMES` (over:, count:, min:, avg:, max:).
+    fn summary_row(&mut self, n: usize, t: &str, i: usize) -> Parsed<()> {
+        let stats = &mut self.stats;
+        if i > 0 && stats[i - 1].is_none() || stats[i].is_some() {
+            return Err(ParseError::at(
+                n,
+                format!("expected the summary rows in rtla's order (over:, count:, min:, avg:, max:), found {}", super::found(t)),
+            ));
+        }
+        stats[i] = Some((
+            n,
+            values(n, &t[NAMES[i].len()..], self.cols.len(), NAMES[i])?,
+        ));
+        self.summary_done = i == 4;
+        Ok(())
+    }
+
+    /// A histogram row: the bucket, then a count per column.
+    fn data_row(&mut self, n: usize, t: &str) -> Parsed<()> {
+        let columns = self.cols.len();
+        if self.stats.iter().any(|s| s.is_some()) {
             return Err(ParseError::at(
                 n,
                 format!(
@@ -224,19 +288,21 @@ pub fn parse(lines: &mut Input) -> Parsed<Imported> {
         let Some(index) = index else {
             return Err(ParseError::at(n, format!("expected a histogram row (the bucket, then {columns} counts) or over:, found {}", super::found(t))));
         };
-        if last_index.is_some_and(|l| l >= index) {
+        if self.last_index.is_some_and(|l| l >= index) {
             return Err(ParseError::at(n, "expected buckets in increasing order"));
         }
-        last_index = Some(index);
-        rows_gcd = gcd(rows_gcd, index);
+        self.last_index = Some(index);
+        self.rows_gcd = gcd(self.rows_gcd, index);
         for tok in it {
             let c = counts;
             counts += 1;
-            let Some(col) = cols.get_mut(c) else { continue };
+            let Some(col) = self.cols.get_mut(c) else {
+                continue;
+            };
             let v = parse_u64(tok).ok_or_else(|| ParseError::at(n, format!("expected a histogram row (the bucket, then {columns} counts) or over:, found {}", super::found(t))))?;
             if v > 0 {
                 col.build
-                    .add(index.saturating_mul(scale), v)
+                    .add(index.saturating_mul(self.scale), v)
                     .map_err(|e| ParseError::at(n, e.msg))?;
                 col.low.get_or_insert(index);
                 col.high = Some(index);
@@ -248,143 +314,195 @@ pub fn parse(lines: &mut Input) -> Parsed<Imported> {
                 format!("expected {columns} counts after the bucket, found {counts}"),
             ));
         }
+        Ok(())
     }
-    if header_line.is_none() {
-        return Err(ParseError::at(last, format!("expected an 'Index IRQ-000 Thr-000 …' header line (rtla timerlat hist output without --no-header/--no-index), but the input ends at line {last} without one")));
-    }
-    if let Some(missing) = NAMES.iter().zip(&stats).find(|(_, s)| s.is_none()) {
-        return Err(ParseError::at(
-            last,
-            format!(
-                "expected rtla's summary rows (over:, count:, min:, avg:, max:) after the histogram, but the input ends at line {last} without '{}': the output looks cut (or was printed with --no-summary); import the whole output",
-                missing.0
-            ),
-        ));
-    }
-    let (given_width, given_entries) = preamble
-        .command("rtla")
-        .map(|w| hist_options(&w))
-        .unwrap_or((None, None));
-    let inferred = rows_gcd > 1 && given_width.is_none();
-    let width = given_width.unwrap_or(rows_gcd.max(1));
-    let highest = last_index.unwrap_or(0);
-    if highest % width != 0 || rows_gcd % width != 0 {
-        return Err(ParseError::at(
-            0,
-            format!(
-                "expected every bucket to be a multiple of the bucket size {width} (-b), found {}",
-                rows_gcd
-            ),
-        ));
-    }
-    // rtla's default is 256 entries; more rows than that say -E was larger.
-    // Columns with samples beyond the range bound it from above: their max is past it.
-    let overflow_max = (0..cols.len())
-        .filter(|&c| stat_of(&stats, 0, c).unwrap_or(0) > 0)
-        .filter_map(|c| stat_of(&stats, 4, c))
-        .min();
-    let default_fits = highest / width < 256 && overflow_max.is_none_or(|m| m >= 256 * width);
-    let entries = given_entries.or(default_fits.then_some(256));
-    if let Some(e) = entries {
-        if highest / width >= e {
+
+    /// The end of the input at line `last`: checks that the output is whole, then builds the import.
+    fn finish(self, last: usize) -> Parsed<Imported> {
+        if self.header_line.is_none() {
+            return Err(ParseError::at(last, format!("expected an 'Index IRQ-000 Thr-000 …' header line (rtla timerlat hist output without --no-header/--no-index), but the input ends at line {last} without one")));
+        }
+        if let Some(missing) = NAMES.iter().zip(&self.stats).find(|(_, s)| s.is_none()) {
             return Err(ParseError::at(
-                0,
+                last,
                 format!(
-                    "expected buckets below {} ({e} entries of {width}), found {highest}",
-                    e.saturating_mul(width)
+                    "expected rtla's summary rows (over:, count:, min:, avg:, max:) after the histogram, but the input ends at line {last} without '{}': the output looks cut (or was printed with --no-summary); import the whole output",
+                    missing.0
                 ),
             ));
         }
+        let range = self.range()?;
+        self.into_imported(&range)
     }
-    let limit = entries.map_or(highest.saturating_add(width), |e| e.saturating_mul(width));
-    let mut imp = Imported::new(crate::result::Benchmark::Timer);
-    imp.notes.extend(preamble.note());
-    imp.precision_ns = width.saturating_mul(scale);
-    if scale == 1 {
-        imp.unit = "ns";
-    }
-    let stat = |i: usize, c: usize| stat_of(&stats, i, c);
-    let line_of = |i: usize| stats[i].as_ref().map_or(0, |(n, _)| *n);
-    // The total is the level closest to user space, as `timer --context`'s:
-    // user (`-u`) where rtla measured it, else the timerlat thread.
-    let main = if cols.iter().any(|c| c.kind == "Usr") {
-        "Usr"
-    } else {
-        "Thr"
-    };
-    let threads: Vec<String> = cols
-        .iter()
-        .filter(|c| c.kind == main)
-        .map(|c| name(&c.kind, c.cpu))
-        .collect();
-    for (c, col) in cols.into_iter().enumerate() {
-        let Column {
-            kind,
-            cpu,
-            mut build,
-            low,
-            high,
-        } = col;
-        let over = stat(0, c).unwrap_or(0);
-        let expected = build.recorded().saturating_add(over);
-        let count = stat(1, c).unwrap_or(0);
-        if count != expected {
-            return Err(ParseError::at(line_of(1), format!("expected count {expected} for {kind}-{cpu:03} (its rows plus over:), found {count}")));
+
+    /// The bucket size and entries: from rtla's command line before the output, else told from the rows.
+    fn range(&self) -> Parsed<Range> {
+        let (given_width, given_entries) = self
+            .preamble
+            .command("rtla")
+            .map(|w| hist_options(&w))
+            .unwrap_or((None, None));
+        let rows_gcd = self.rows_gcd;
+        let inferred = rows_gcd > 1 && given_width.is_none();
+        let width = given_width.unwrap_or(rows_gcd.max(1));
+        let highest = self.last_index.unwrap_or(0);
+        if highest % width != 0 || rows_gcd % width != 0 {
+            return Err(ParseError::at(
+                0,
+                format!(
+                    "expected every bucket to be a multiple of the bucket size {width} (-b), found {}",
+                    rows_gcd
+                ),
+            ));
         }
-        check_extremes(
-            &kind,
-            cpu,
-            stat(2, c),
-            stat(4, c),
-            low,
-            high,
-            over,
-            limit,
-            width,
-            [line_of(2), line_of(4)],
-        )?;
-        build.count = Some(expected);
-        build.overflow_at_ns = Some(limit.saturating_mul(scale));
-        if expected > 0 {
-            build.min_ns = stat(2, c).map(|v| signed(v.saturating_mul(scale)));
-            build.max_ns = stat(4, c).map(|v| signed(v.saturating_mul(scale)));
-            if over > 0 || width > 1 {
-                build.avg_ns = stat(3, c).map(|v| v as f64 * scale as f64);
+        // rtla's default is 256 entries; more rows than that say -E was larger.
+        // Columns with samples beyond the range bound it from above: their max is past it.
+        let stats = &self.stats;
+        let overflow_max = (0..self.cols.len())
+            .filter(|&c| stat_of(stats, 0, c).unwrap_or(0) > 0)
+            .filter_map(|c| stat_of(stats, 4, c))
+            .min();
+        let default_fits = highest / width < 256 && overflow_max.is_none_or(|m| m >= 256 * width);
+        let entries = given_entries.or(default_fits.then_some(256));
+        if let Some(e) = entries {
+            if highest / width >= e {
+                return Err(ParseError::at(
+                    0,
+                    format!(
+                        "expected buckets below {} ({e} entries of {width}), found {highest}",
+                        e.saturating_mul(width)
+                    ),
+                ));
             }
         }
-        imp.threads.push(build);
+        let limit = entries.map_or(highest.saturating_add(width), |e| e.saturating_mul(width));
+        Ok(Range {
+            width,
+            entries,
+            limit,
+            given_width,
+            given_entries,
+            inferred,
+            overflow_max,
+        })
     }
-    imp.total_of = threads;
-    imp.duration_ns = secs.map(|s| s.saturating_mul(1_000_000_000));
-    imp.config
-        .insert("tool".into(), "rtla timerlat hist".into());
-    imp.config.insert(
-        "histogram_bucket_ns".into(),
-        width.saturating_mul(scale).into(),
-    );
-    if let Some(e) = entries {
-        imp.config.insert("histogram_entries".into(), e.into());
-    }
-    imp.notes.push(format!(
-        "rtla's histogram: buckets of {width} {}{}, {}",
-        if scale == 1 { "ns" } else { "µs" },
-        match (given_width, inferred) {
-            (Some(_), _) => " (-b, from the command line before the output)",
-            (None, true) => " (told from the printed rows: every one is a multiple of it)",
-            (None, false) => " (rtla's default; no -b in the input)",
-        },
-        match (given_entries, entries) {
-            (Some(e), _) => format!("{e} entries (-E, from the command line)"),
-            (None, Some(e)) => format!("{e} entries (rtla's default; no -E in the input)"),
-            (None, None) => format!("not rtla's default 256 entries (-E not in the input): the range is at least {limit}{}", overflow_max.map(|m| format!(" and at most {m}")).unwrap_or_default()),
+
+    /// The import: a thread per column, checked against the summary rows, and the notes.
+    fn into_imported(self, range: &Range) -> Parsed<Imported> {
+        let Range {
+            width,
+            entries,
+            limit,
+            ..
+        } = *range;
+        let scale = self.scale;
+        let stats = &self.stats;
+        let mut imp = Imported::new(crate::result::Benchmark::Timer);
+        imp.notes.extend(self.preamble.note());
+        imp.precision_ns = width.saturating_mul(scale);
+        if scale == 1 {
+            imp.unit = "ns";
         }
-    ));
-    imp.notes.push("rtla's histogram output names no host, kernel, period or policy; cpuN/thread is the timerlat thread latency (Thr), cpuN/irq the IRQ latency, cpuN/user the user-space latency (Usr)".into());
-    if secs.is_none() {
-        imp.notes
-            .push("no '# Duration:' line: the duration is unknown".into());
+        let stat = |i: usize, c: usize| stat_of(stats, i, c);
+        let line_of = |i: usize| stats[i].as_ref().map_or(0, |(n, _)| *n);
+        // The total is the level closest to user space, as `timer --context`'s:
+        // user (`-u`) where rtla measured it, else the timerlat thread.
+        let main = if self.cols.iter().any(|c| c.kind == "Usr") {
+            "Usr"
+        } else {
+            "Thr"
+        };
+        let threads: Vec<String> = self
+            .cols
+            .iter()
+            .filter(|c| c.kind == main)
+            .map(|c| name(&c.kind, c.cpu))
+            .collect();
+        for (c, col) in self.cols.into_iter().enumerate() {
+            let Column {
+                kind,
+                cpu,
+                mut build,
+                low,
+                high,
+            } = col;
+            let over = stat(0, c).unwrap_or(0);
+            let expected = build.recorded().saturating_add(over);
+            let count = stat(1, c).unwrap_or(0);
+            if count != expected {
+                return Err(ParseError::at(line_of(1), format!("expected count {expected} for {kind}-{cpu:03} (its rows plus over:), found {count}")));
+            }
+            check_extremes(
+                &kind,
+                cpu,
+                stat(2, c),
+                stat(4, c),
+                low,
+                high,
+                over,
+                limit,
+                width,
+                [line_of(2), line_of(4)],
+            )?;
+            build.count = Some(expected);
+            build.overflow_at_ns = Some(limit.saturating_mul(scale));
+            if expected > 0 {
+                build.min_ns = stat(2, c).map(|v| signed(v.saturating_mul(scale)));
+                build.max_ns = stat(4, c).map(|v| signed(v.saturating_mul(scale)));
+                if over > 0 || width > 1 {
+                    build.avg_ns = stat(3, c).map(|v| v as f64 * scale as f64);
+                }
+            }
+            imp.threads.push(build);
+        }
+        imp.total_of = threads;
+        imp.duration_ns = self.secs.map(|s| s.saturating_mul(1_000_000_000));
+        imp.config
+            .insert("tool".into(), "rtla timerlat hist".into());
+        imp.config.insert(
+            "histogram_bucket_ns".into(),
+            width.saturating_mul(scale).into(),
+        );
+        if let Some(e) = entries {
+            imp.config.insert("histogram_entries".into(), e.into());
+        }
+        imp.notes.push(range.note(scale));
+        imp.notes.push("rtla's histogram output names no host, kernel, period or policy; cpuN/thread is the timerlat thread latency (Thr), cpuN/irq the IRQ latency, cpuN/user the user-space latency (Usr)".into());
+        if self.secs.is_none() {
+            imp.notes
+                .push("no '# Duration:' line: the duration is unknown".into());
+        }
+        Ok(imp)
     }
-    Ok(imp)
+}
+
+impl Range {
+    /// The note on the bucket size and entries, and where each came from.
+    fn note(&self, scale: u64) -> String {
+        let Range {
+            width,
+            entries,
+            limit,
+            given_width,
+            given_entries,
+            inferred,
+            overflow_max,
+        } = *self;
+        format!(
+            "rtla's histogram: buckets of {width} {}{}, {}",
+            if scale == 1 { "ns" } else { "µs" },
+            match (given_width, inferred) {
+                (Some(_), _) => " (-b, from the command line before the output)",
+                (None, true) => " (told from the printed rows: every one is a multiple of it)",
+                (None, false) => " (rtla's default; no -b in the input)",
+            },
+            match (given_entries, entries) {
+                (Some(e), _) => format!("{e} entries (-E, from the command line)"),
+                (None, Some(e)) => format!("{e} entries (rtla's default; no -E in the input)"),
+                (None, None) => format!("not rtla's default 256 entries (-E not in the input): the range is at least {limit}{}", overflow_max.map(|m| format!(" and at most {m}")).unwrap_or_default()),
+            }
+        )
+    }
 }
 
 /// A summary row as read: its line and a value per column (`-`: none).

@@ -64,71 +64,116 @@ pub static FORMAT: ImportFormat = ImportFormat {
 };
 
 pub fn parse(lines: &mut Input) -> Parsed<Imported> {
-    let mut imp = Imported::new(crate::result::Benchmark::Net);
-    imp.precision_ns = 1;
-    imp.unit = "ns";
-    let mut b = ThreadBuild::new("rtt", None);
-    let mut series = SeriesBuilder::new(SERIES_INTERVAL_NS);
-    let mut in_data = false;
-    let mut first_tx = None;
-    let mut last_tx = 0u64;
-    let mut index = 0u64;
-    let mut worst: Option<(u64, u64, u64)> = None;
-    let mut params = None;
-    let (mut dropped, mut duplicated, mut reordered) = (None, None, None);
-    let mut valid_runtime = None;
-    let (mut sent, mut received) = (None, None);
-    let mut preamble = super::lines::Preamble::default();
-    let mut started = false;
+    let mut log = Log::new();
     let mut cut_line = None;
     while let Some((n, raw)) = lines.next_line()? {
-        if lines.cut() && in_data {
+        if lines.cut() && log.in_data {
             // The log stops inside this row: the rows before it are what is known.
             cut_line = Some(n);
             break;
         }
-        let t = raw.trim();
+        log.line(n, raw.trim())?;
+    }
+    log.finish(cut_line)
+}
+
+/// What the lines read so far say: the parser's state, one method per kind of line.
+struct Log {
+    b: ThreadBuild,
+    series: SeriesBuilder,
+    /// After the `packet, txTime(sec), …` line.
+    in_data: bool,
+    first_tx: Option<u64>,
+    last_tx: u64,
+    /// Packet rows read.
+    index: u64,
+    /// (rtt, row, ns since the first packet) of the longest round trip.
+    worst: Option<(u64, u64, u64)>,
+    params: Option<String>,
+    dropped: Option<u64>,
+    duplicated: Option<u64>,
+    reordered: Option<u64>,
+    valid_runtime: Option<u64>,
+    sent: Option<u64>,
+    received: Option<u64>,
+    preamble: super::lines::Preamble,
+    started: bool,
+}
+
+impl Log {
+    fn new() -> Self {
+        Log {
+            b: ThreadBuild::new("rtt", None),
+            series: SeriesBuilder::new(SERIES_INTERVAL_NS),
+            in_data: false,
+            first_tx: None,
+            last_tx: 0,
+            index: 0,
+            worst: None,
+            params: None,
+            dropped: None,
+            duplicated: None,
+            reordered: None,
+            valid_runtime: None,
+            sent: None,
+            received: None,
+            preamble: super::lines::Preamble::default(),
+            started: false,
+        }
+    }
+
+    /// One trimmed line `n`.
+    fn line(&mut self, n: usize, t: &str) -> Parsed<()> {
         if t.is_empty() || t.bytes().all(|c| c == b'-') {
-            started |= !t.is_empty();
-            continue;
+            self.started |= !t.is_empty();
+            return Ok(());
         }
         if let Some(p) = t.strip_prefix("test was performed using the following parameters:") {
-            started = true;
-            params = Some(p.trim().to_string());
-            continue;
+            self.started = true;
+            self.params = Some(p.trim().to_string());
+            return Ok(());
         }
         if let Some(s) = t.strip_prefix("sockperf:") {
-            started = true;
-            if s.contains("dropped messages") {
-                dropped = number_after(s, "dropped messages");
-                duplicated = number_after(s, "duplicated messages");
-                reordered = number_after(s, "out-of-order messages");
-            }
-            if s.contains("[Valid Duration]") {
-                valid_runtime = s
-                    .split("RunTime=")
-                    .nth(1)
-                    .and_then(|r| r.split_whitespace().next())
-                    .and_then(seconds_ns);
-                sent = number_after(s, "SentMessages");
-                received = number_after(s, "ReceivedMessages");
-            }
-            continue;
+            self.started = true;
+            self.summary(s);
+            return Ok(());
         }
         if t.starts_with("packet,") {
-            in_data = true;
-            continue;
+            self.in_data = true;
+            return Ok(());
         }
-        if !in_data && !started {
-            preamble.skip(n, t, "sockperf --full-log output ('sockperf: …' lines, then 'packet, txTime(sec), rxTime(sec), latency(usec)')")?;
-            continue;
+        if !self.in_data && !self.started {
+            return self.preamble.skip(n, t, "sockperf --full-log output ('sockperf: …' lines, then 'packet, txTime(sec), rxTime(sec), latency(usec)')");
         }
-        if !in_data {
+        if !self.in_data {
             return Err(ParseError::at(
                 n,
                 format!("expected sockperf --full-log output ('sockperf: …' lines, then 'packet, txTime(sec), rxTime(sec), latency(usec)'), found {}", super::found(t)),
             ));
         }
+        self.packet(n, t)
+    }
+
+    /// A `sockperf:` line `s` (after the prefix): the message counts it may carry.
+    fn summary(&mut self, s: &str) {
+        if s.contains("dropped messages") {
+            self.dropped = number_after(s, "dropped messages");
+            self.duplicated = number_after(s, "duplicated messages");
+            self.reordered = number_after(s, "out-of-order messages");
+        }
+        if s.contains("[Valid Duration]") {
+            self.valid_runtime = s
+                .split("RunTime=")
+                .nth(1)
+                .and_then(|r| r.split_whitespace().next())
+                .and_then(seconds_ns);
+            self.sent = number_after(s, "SentMessages");
+            self.received = number_after(s, "ReceivedMessages");
+        }
+    }
+
+    /// A packet row: `packet, txTime(sec), rxTime(sec), latency(usec)`.
+    fn packet(&mut self, n: usize, t: &str) -> Parsed<()> {
         let f: Vec<&str> = t.split(',').map(str::trim).collect();
         let row = || {
             ParseError::at(
@@ -148,83 +193,99 @@ pub fn parse(lines: &mut Input) -> Parsed<Imported> {
         if rx < tx {
             return Err(ParseError::at(n, "expected rxTime at or after txTime"));
         }
-        if tx < last_tx {
+        if tx < self.last_tx {
             return Err(ParseError::at(
                 n,
                 "expected txTime at or after the previous packet's",
             ));
         }
-        last_tx = tx;
-        let start = *first_tx.get_or_insert(tx);
+        self.last_tx = tx;
+        let start = *self.first_tx.get_or_insert(tx);
         let rtt = rx - tx;
         let at = tx - start;
-        b.add(rtt, 1).map_err(|e| ParseError::at(n, e.msg))?;
-        series.push(&sample(at, rtt));
-        if worst.is_none_or(|w| rtt > w.0) {
-            worst = Some((rtt, index, at));
+        self.b.add(rtt, 1).map_err(|e| ParseError::at(n, e.msg))?;
+        self.series.push(&sample(at, rtt));
+        if self.worst.is_none_or(|w| rtt > w.0) {
+            self.worst = Some((rtt, self.index, at));
         }
-        index += 1;
+        self.index += 1;
+        Ok(())
     }
-    if index == 0 {
-        return Err(ParseError::at(
-            0,
-            "expected packet rows after 'packet, txTime(sec), rxTime(sec), latency(usec)' (run sockperf ping-pong with --full-log FILE)",
-        ));
-    }
-    imp.notes.extend(preamble.note());
-    if let Some(r) = received {
-        if index > r {
-            return Err(ParseError::at(0, format!("expected at most {r} packet rows (ReceivedMessages of the [Valid Duration] line), found {index}")));
-        }
-        if index < r {
-            imp.complete = false;
-            imp.end_reason = crate::result::EndReason::Running;
-            imp.notes.push(format!(
-                "the log stops after {index} of the {r} packets sockperf received{}: the figures cover the rows present",
-                cut_line.map(|n| format!(" (line {n} is cut off)")).unwrap_or_default()
+
+    /// The end of the log (`cut_line`: the row it stops inside): checks the rows
+    /// against the counts sockperf printed, then builds the import.
+    fn finish(self, cut_line: Option<usize>) -> Parsed<Imported> {
+        let index = self.index;
+        if index == 0 {
+            return Err(ParseError::at(
+                0,
+                "expected packet rows after 'packet, txTime(sec), rxTime(sec), latency(usec)' (run sockperf ping-pong with --full-log FILE)",
             ));
         }
-    } else {
-        imp.notes.push("no '[Valid Duration]' line with ReceivedMessages: whether every packet row is present cannot be checked".into());
-    }
-    b.max_at = worst.map(|w| (w.1, w.2));
-    b.series = series.to_series();
-    imp.duration_ns = Some(
-        valid_runtime
-            .filter(|_| imp.complete)
-            .unwrap_or(last_tx - first_tx.unwrap_or(last_tx)),
-    );
-    imp.threads.push(b);
-    for (k, v) in [
-        ("lost", dropped),
-        ("duplicated", duplicated),
-        ("reordered", reordered),
-        ("sent", sent),
-        ("received", received),
-    ] {
-        if let Some(v) = v {
-            imp.details.insert(k.into(), v.into());
+        let mut imp = Imported::new(crate::result::Benchmark::Net);
+        imp.precision_ns = 1;
+        imp.unit = "ns";
+        imp.notes.extend(self.preamble.note());
+        if let Some(r) = self.received {
+            if index > r {
+                return Err(ParseError::at(0, format!("expected at most {r} packet rows (ReceivedMessages of the [Valid Duration] line), found {index}")));
+            }
+            if index < r {
+                imp.complete = false;
+                imp.end_reason = crate::result::EndReason::Running;
+                imp.notes.push(format!(
+                    "the log stops after {index} of the {r} packets sockperf received{}: the figures cover the rows present",
+                    cut_line.map(|n| format!(" (line {n} is cut off)")).unwrap_or_default()
+                ));
+            }
+        } else {
+            imp.notes.push("no '[Valid Duration]' line with ReceivedMessages: whether every packet row is present cannot be checked".into());
         }
-    }
-    if let Some(p) = &params {
+        let mut b = self.b;
+        b.max_at = self.worst.map(|w| (w.1, w.2));
+        b.series = self.series.to_series();
+        imp.duration_ns = Some(
+            self.valid_runtime
+                .filter(|_| imp.complete)
+                .unwrap_or(self.last_tx - self.first_tx.unwrap_or(self.last_tx)),
+        );
+        imp.threads.push(b);
+        for (k, v) in [
+            ("lost", self.dropped),
+            ("duplicated", self.duplicated),
+            ("reordered", self.reordered),
+            ("sent", self.sent),
+            ("received", self.received),
+        ] {
+            if let Some(v) = v {
+                imp.details.insert(k.into(), v.into());
+            }
+        }
+        if let Some(p) = &self.params {
+            parameters(&mut imp, p);
+        }
         imp.config
-            .insert("sockperf_parameters".into(), p.clone().into());
-        imp.command_line = std::iter::once("sockperf".to_string())
-            .chain(std::iter::once("ping-pong".to_string()))
-            .chain(p.split_whitespace().map(str::to_string))
-            .collect();
-        if let Some(mps) = number_after(p, "--mps") {
-            imp.config.insert("messages_per_second".into(), mps.into());
-        }
-        if let Some(size) = number_after(p, "--msg-size") {
-            imp.config.insert("message_bytes".into(), size.into());
-        }
+            .insert("tool".into(), "sockperf ping-pong".into());
+        imp.notes.push("sockperf's own latency is half the round trip; rtt here is the full round trip (rxTime − txTime of each packet)".into());
+        imp.notes.push("sockperf's log names no host, kernel or start time, and has no send (tx) or receive (rx) path split".into());
+        Ok(imp)
     }
+}
+
+/// sockperf's parameters line `p`: the command line, the message rate and size.
+fn parameters(imp: &mut Imported, p: &str) {
     imp.config
-        .insert("tool".into(), "sockperf ping-pong".into());
-    imp.notes.push("sockperf's own latency is half the round trip; rtt here is the full round trip (rxTime − txTime of each packet)".into());
-    imp.notes.push("sockperf's log names no host, kernel or start time, and has no send (tx) or receive (rx) path split".into());
-    Ok(imp)
+        .insert("sockperf_parameters".into(), p.to_string().into());
+    imp.command_line = std::iter::once("sockperf".to_string())
+        .chain(std::iter::once("ping-pong".to_string()))
+        .chain(p.split_whitespace().map(str::to_string))
+        .collect();
+    if let Some(mps) = number_after(p, "--mps") {
+        imp.config.insert("messages_per_second".into(), mps.into());
+    }
+    if let Some(size) = number_after(p, "--msg-size") {
+        imp.config.insert("message_bytes".into(), size.into());
+    }
 }
 
 #[cfg(test)]

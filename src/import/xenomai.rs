@@ -410,7 +410,7 @@ fn per_second(period_us: u64) -> u64 {
 }
 
 fn finish(
-    seen: Seen,
+    mut seen: Seen,
     log: RowLog,
     preamble: Preamble,
     cut_line: Option<usize>,
@@ -427,7 +427,6 @@ fn finish(
             "expected the period ('== Sampling period: N us' or an RTT line)",
         ));
     };
-    let period_ns = period_us.saturating_mul(1000);
     let per_second = per_second(period_us);
     let mut imp = Imported::new(crate::result::Benchmark::Timer);
     imp.notes.extend(preamble.note());
@@ -438,19 +437,7 @@ fn finish(
         cpu,
     );
     let rts = seen.rts.as_ref().map(|(n, t)| (*n, t));
-    let (min, avg, max, overruns, msw) = match rts {
-        Some((n, t)) => {
-            // The closing summary covers every row printed before it.
-            if log.rows > 0 && (t.min > log.min || t.max < log.max || t.overruns < log.overruns) {
-                return Err(ParseError::at(n, format!(
-                    "expected the RTS line to cover its RTD lines (min ≤ {}, max ≥ {}, overruns ≥ {}), found min {}, max {}, overruns {}",
-                    us(log.min), us(log.max), log.overruns, us(t.min), us(t.max), t.overruns
-                )));
-            }
-            (t.min, t.avg, t.max, t.overruns, t.msw)
-        }
-        None => (log.min, log.avg(), log.max, log.overruns, log.msw),
-    };
+    let (min, avg, max, overruns, msw) = figures(rts, &log)?;
     let negative = min < 0 || log.negative;
     b.min_ns = Some(min);
     b.max_ns = Some(max);
@@ -462,42 +449,8 @@ fn finish(
         .filter(|w| w.1 >= max)
         .map(|(i, _)| (i * per_second, i * 1_000_000_000));
 
-    match (rts, seen.hist) {
-        (Some(_), Some(mut hist)) => {
-            // The last cell also holds everything beyond the histogram: when the maximum lies past it, it is the overflow.
-            let (n, last, hits) = seen.last_cell.expect("a histogram has a last cell");
-            let overflow_cell = max.max(0) as u64 >= last.saturating_add(1).saturating_mul(1000);
-            if !overflow_cell {
-                hist.add(last.saturating_mul(1000), hits)
-                    .map_err(|e| ParseError::at(n, e.msg))?;
-            } else {
-                hist.overflow_at_ns = Some(last.saturating_mul(1000));
-            }
-            if let Some((m, count, _)) = seen.hss_avg {
-                if count != seen.hist_hits {
-                    return Err(ParseError::at(m, format!(
-                        "expected the HSS avg sample count to be the sum of the HSD avg cells ({}), found {count}",
-                        seen.hist_hits
-                    )));
-                }
-            }
-            hist.name = b.name.clone();
-            hist.cpu = b.cpu;
-            hist.count = Some(seen.hist_hits);
-            hist.min_ns = b.min_ns;
-            hist.max_ns = b.max_ns;
-            hist.avg_ns = b.avg_ns;
-            hist.overruns = b.overruns;
-            hist.series = std::mem::replace(
-                &mut b.series,
-                crate::result::Series {
-                    interval_ns: 1_000_000_000,
-                    points: Vec::new(),
-                },
-            );
-            hist.max_at = b.max_at;
-            b = hist;
-        }
+    match (rts, seen.hist.take()) {
+        (Some(_), Some(hist)) => b = with_histogram(b, hist, &seen, max)?,
         (Some((_, t)), None) => {
             let secs = t.actual_s.filter(|_| log.rows == 0).unwrap_or(log.rows);
             b.count = Some(secs.saturating_mul(per_second));
@@ -521,26 +474,8 @@ fn finish(
         }
         imp.notes.push(format!("{count} samples and the stddev are latency's own statistics (its HSS avg line, computed over 1 µs cells)"));
     }
-    imp.duration_ns = Some(
-        rts.and_then(|(_, t)| t.actual_s)
-            .unwrap_or(log.rows)
-            .saturating_mul(1_000_000_000),
-    );
-    if let Some(req) = rts.and_then(|(_, t)| t.requested_s) {
-        imp.config.insert(
-            "requested_duration_ns".into(),
-            req.saturating_mul(1_000_000_000).into(),
-        );
-    }
-    imp.config.insert("period_ns".into(), period_ns.into());
-    if let Some(m) = &seen.mode {
-        imp.config.insert("test_mode".into(), m.clone().into());
-    }
-    imp.config.insert("histogram_cell_ns".into(), 1000.into());
+    record_run(&mut imp, &seen, rts.map(|(_, t)| t), log.rows, period_us);
     imp.details.insert("mode_switches".into(), msw.into());
-    imp.tuning.policy = Some(crate::result::Policy::Fifo);
-    imp.tuning.priority = Some(seen.prio.unwrap_or(99).clamp(1, 99));
-    imp.tuning.affinity = vec![cpu];
     imp.notes.push("Xenomai latency prints no host, kernel or start time; HSD cells are read as 1 µs (the default -B 1000)".into());
     if seen.other_histograms {
         imp.notes.push("the HSD min/max histograms (per-second extremes) are not imported; the avg histogram holds every sample".into());
@@ -553,6 +488,91 @@ fn finish(
     }
     imp.threads.push(b);
     Ok(imp)
+}
+
+/// (min, avg, max, overruns, mode switches) of the run: the closing RTS line's
+/// (checked to cover the RTD lines), else what the RTD lines add up to.
+fn figures(rts: Option<(usize, &Totals)>, log: &RowLog) -> Parsed<(i64, i64, i64, u64, u64)> {
+    Ok(match rts {
+        Some((n, t)) => {
+            // The closing summary covers every row printed before it.
+            if log.rows > 0 && (t.min > log.min || t.max < log.max || t.overruns < log.overruns) {
+                return Err(ParseError::at(n, format!(
+                    "expected the RTS line to cover its RTD lines (min ≤ {}, max ≥ {}, overruns ≥ {}), found min {}, max {}, overruns {}",
+                    us(log.min), us(log.max), log.overruns, us(t.min), us(t.max), t.overruns
+                )));
+            }
+            (t.min, t.avg, t.max, t.overruns, t.msw)
+        }
+        None => (log.min, log.avg(), log.max, log.overruns, log.msw),
+    })
+}
+
+/// The thread as the avg histogram `hist` (HSD lines) holds it, with `b`'s
+/// figures and series; `max` tells whether the last cell is the overflow.
+fn with_histogram(
+    mut b: ThreadBuild,
+    mut hist: ThreadBuild,
+    seen: &Seen,
+    max: i64,
+) -> Parsed<ThreadBuild> {
+    // The last cell also holds everything beyond the histogram: when the maximum lies past it, it is the overflow.
+    let (n, last, hits) = seen.last_cell.expect("a histogram has a last cell");
+    let overflow_cell = max.max(0) as u64 >= last.saturating_add(1).saturating_mul(1000);
+    if !overflow_cell {
+        hist.add(last.saturating_mul(1000), hits)
+            .map_err(|e| ParseError::at(n, e.msg))?;
+    } else {
+        hist.overflow_at_ns = Some(last.saturating_mul(1000));
+    }
+    if let Some((m, count, _)) = seen.hss_avg {
+        if count != seen.hist_hits {
+            return Err(ParseError::at(m, format!(
+                "expected the HSS avg sample count to be the sum of the HSD avg cells ({}), found {count}",
+                seen.hist_hits
+            )));
+        }
+    }
+    hist.name = b.name.clone();
+    hist.cpu = b.cpu;
+    hist.count = Some(seen.hist_hits);
+    hist.min_ns = b.min_ns;
+    hist.max_ns = b.max_ns;
+    hist.avg_ns = b.avg_ns;
+    hist.overruns = b.overruns;
+    hist.series = std::mem::replace(
+        &mut b.series,
+        crate::result::Series {
+            interval_ns: 1_000_000_000,
+            points: Vec::new(),
+        },
+    );
+    hist.max_at = b.max_at;
+    Ok(hist)
+}
+
+/// The run's duration (`rows`: its RTD lines, one per second), period, mode and tuning.
+fn record_run(imp: &mut Imported, seen: &Seen, rts: Option<&Totals>, rows: u64, period_us: u64) {
+    imp.duration_ns = Some(
+        rts.and_then(|t| t.actual_s)
+            .unwrap_or(rows)
+            .saturating_mul(1_000_000_000),
+    );
+    if let Some(req) = rts.and_then(|t| t.requested_s) {
+        imp.config.insert(
+            "requested_duration_ns".into(),
+            req.saturating_mul(1_000_000_000).into(),
+        );
+    }
+    imp.config
+        .insert("period_ns".into(), period_us.saturating_mul(1000).into());
+    if let Some(m) = &seen.mode {
+        imp.config.insert("test_mode".into(), m.clone().into());
+    }
+    imp.config.insert("histogram_cell_ns".into(), 1000.into());
+    imp.tuning.policy = Some(crate::result::Policy::Fifo);
+    imp.tuning.priority = Some(seen.prio.unwrap_or(99).clamp(1, 99));
+    imp.tuning.affinity = vec![seen.cpu];
 }
 
 /// ns as µs with 3 decimals, as latency prints them.

@@ -11,6 +11,7 @@ use super::svg::{escape, has_series, report_plots};
 use super::text::{exceeded, max_at, shown_percentiles};
 use super::{Loaded, Render};
 use crate::load::human_rate;
+use crate::result::RunResult;
 use crate::stats::summary::label as percentile_label;
 use crate::stats::Summary;
 use crate::units::{secs, us};
@@ -100,6 +101,21 @@ fn opt(v: &Option<String>) -> String {
 
 fn section(o: &mut String, i: usize, l: &Loaded) {
     let r = &l.result;
+    heading(o, i, l);
+    run_table(o, l);
+    system_table(o, r);
+    tuning_table(o, r);
+    loads_table(o, r);
+    summaries(o, r);
+    notes_list(o, r);
+    plots(o, l);
+    result_data(o, i, l);
+    let _ = writeln!(o, "</section>");
+}
+
+/// The section's opening: its anchor, title, machine and load, and whether the run finished.
+fn heading(o: &mut String, i: usize, l: &Loaded) {
+    let r = &l.result;
     let _ = writeln!(o, "<section id=\"result-{i}\">");
     let _ = writeln!(
         o,
@@ -120,7 +136,11 @@ fn section(o: &mut String, i: usize, l: &Loaded) {
             r.end_reason
         );
     }
+}
 
+/// Run: the file, the tool, the command line and when and how long it ran.
+fn run_table(o: &mut String, l: &Loaded) {
+    let r = &l.result;
     let _ = writeln!(o, "<h3>Run</h3>");
     kv(
         o,
@@ -141,7 +161,10 @@ fn section(o: &mut String, i: usize, l: &Loaded) {
             ),
         ],
     );
+}
 
+/// System: the machine, its kernel and what tunes its latency.
+fn system_table(o: &mut String, r: &RunResult) {
     let s = &r.system;
     let _ = writeln!(o, "<h3>System</h3>");
     let governors: Vec<String> = s
@@ -212,7 +235,10 @@ fn section(o: &mut String, i: usize, l: &Loaded) {
             ),
         ],
     );
+}
 
+/// Tuning and configuration: the run's scheduling and its config object.
+fn tuning_table(o: &mut String, r: &RunResult) {
     let t = &r.tuning;
     let _ = writeln!(o, "<h3>Tuning and configuration</h3>");
     kv(
@@ -245,7 +271,10 @@ fn section(o: &mut String, i: usize, l: &Loaded) {
     );
     let config = serde_json::to_string_pretty(&r.config).unwrap_or_default();
     let _ = writeln!(o, "<pre>{}</pre>", escape(&config));
+}
 
+/// Load: a row per declared load, or that there was none.
+fn loads_table(o: &mut String, r: &RunResult) {
     let _ = writeln!(o, "<h3>Load</h3>");
     if r.loads.is_empty() {
         let _ = writeln!(o, "<p>No load was declared (idle).</p>");
@@ -287,7 +316,10 @@ fn section(o: &mut String, i: usize, l: &Loaded) {
         }
         let _ = writeln!(o, "</table>");
     }
+}
 
+/// Summary: a row per thread (and all), then the phases, the details and the threshold.
+fn summaries(o: &mut String, r: &RunResult) {
     let _ = writeln!(o, "<h3>Summary</h3>");
     let mut rows: Vec<(&str, &Summary)> = r
         .threads
@@ -325,6 +357,10 @@ fn section(o: &mut String, i: usize, l: &Loaded) {
     if let Some(limit) = r.thresholds.max_latency_ns {
         let _ = writeln!(o, "<p>max-latency {} us: {}</p>", us(limit), exceeded(r));
     }
+}
+
+/// Notes: the result's notes as a list.
+fn notes_list(o: &mut String, r: &RunResult) {
     if !r.notes.is_empty() {
         let _ = writeln!(o, "<h3>Notes</h3>\n<ul>");
         for n in &r.notes {
@@ -332,7 +368,11 @@ fn section(o: &mut String, i: usize, l: &Loaded) {
         }
         let _ = writeln!(o, "</ul>");
     }
+}
 
+/// Plots: the result's plots inline, or why there is no plot over time.
+fn plots(o: &mut String, l: &Loaded) {
+    let r = &l.result;
     let _ = writeln!(o, "<h3>Plots</h3>");
     if !has_series(r) {
         let _ = writeln!(
@@ -343,7 +383,10 @@ fn section(o: &mut String, i: usize, l: &Loaded) {
     for p in report_plots(l) {
         o.push_str(&p.inline());
     }
+}
 
+/// Result data: the result file embedded in the page.
+fn result_data(o: &mut String, i: usize, l: &Loaded) {
     let _ = writeln!(o, "<h3>Result data</h3>");
     let _ = writeln!(
         o,
@@ -354,7 +397,6 @@ fn section(o: &mut String, i: usize, l: &Loaded) {
         "<script type=\"application/json\" id=\"data-{i}\">{}</script>",
         embedded_json(&l.result)
     );
-    let _ = writeln!(o, "</section>");
 }
 
 /// JSON safe inside `<script>`: every `<` and `/` escaped (`\u003c`, `\/`),

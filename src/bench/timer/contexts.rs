@@ -26,6 +26,7 @@ use crate::result::{BreakEvent, Policy};
 use crate::stats::recorder::{self, Recorder};
 use crate::sys::clock::{self, Clock};
 use crate::sys::tracefs::{self, Capabilities, Pipe, RawPipes, Session};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -220,6 +221,84 @@ fn read_raw(
 
 /// Run `timer --context`.
 pub fn run(cfg: &TimerConfig, command_line: Vec<String>) -> Result<Finished> {
+    let user = cfg.contexts.contains(&Ctx::User);
+    let Tracing {
+        root,
+        session,
+        mut notes,
+        inst,
+        reader,
+        source,
+    } = start_tracing(cfg, user)?;
+
+    let mono = Clock::Monotonic.id();
+    let (channels, recs) = channels(cfg, user);
+    let mut spec = RunSpec::new("timer", cfg, &cfg.setup, &cfg.control, command_line)?
+        .threads(vec![None], vec![0]);
+    measuring_threads(cfg, &mut spec, user, &mut notes);
+    spec.notes = notes;
+    let problems: Arc<Mutex<Vec<String>>> = Arc::default();
+    let done = Arc::new(AtomicBool::new(false));
+    let mut workers: Vec<Worker> = if user {
+        cfg.cpus
+            .iter()
+            .map(|&c| {
+                userlat::worker(
+                    &root,
+                    c,
+                    cfg.control.duration_ns,
+                    GRACE_NS + 1_000_000_000,
+                    Arc::clone(&done),
+                    Arc::clone(&problems),
+                )
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+
+    let shared: Arc<Mutex<ContextDetails>> = Arc::default();
+    workers.push(reader_worker(
+        cfg,
+        user,
+        recs,
+        reader,
+        inst,
+        done,
+        Arc::clone(&shared),
+    ));
+    let session = Arc::new(Mutex::new(session));
+    spec.finish = Some(finisher(shared, source, Arc::clone(&session), problems));
+    let r = engine::execute(spec, channels, workers, mono);
+    // Restored already by the finisher; on an early error here.
+    if let Ok(mut s) = session.lock() {
+        s.restore();
+    }
+    r
+}
+
+/// The trace lags the clock (more so on a loaded system, where the reader
+/// waits behind the busy tasks): after the end the reader reads until every
+/// CPU's samples have passed it (so that every period of the window is a
+/// sample or a counted skip), at most this long.
+const GRACE_NS: u64 = 2_000_000_000;
+
+/// The timerlat tracer at work in rtlat's tracefs instance, and how its
+/// samples are read. The fields are in the order they are dropped.
+struct Tracing {
+    reader: Reader,
+    /// Where the samples come from, for the details.
+    source: String,
+    inst: PathBuf,
+    notes: Vec<String>,
+    /// Restores tracefs when dropped.
+    session: Session,
+    root: PathBuf,
+}
+
+/// Sets up the timerlat tracer (period, CPUs, the user workload with
+/// `user`) in an instance of rtlat's own, and opens its output.
+fn start_tracing(cfg: &TimerConfig, user: bool) -> Result<Tracing> {
     let caps = Capabilities::probe_or_mount();
     if let Some(e) = refuse(&caps, &cfg.contexts) {
         return Err(e);
@@ -234,7 +313,6 @@ pub fn run(cfg: &TimerConfig, command_line: Vec<String>) -> Result<Finished> {
     session
         .set("osnoise/timerlat_period_us", &period_us)
         .map_err(|e| tracefs_error("set osnoise/timerlat_period_us", e))?;
-    let user = cfg.contexts.contains(&Ctx::User);
     if user {
         if !cfg.setup.rt.can_pin() {
             return Err(Error::usage(
@@ -254,35 +332,7 @@ pub fn run(cfg: &TimerConfig, command_line: Vec<String>) -> Result<Finished> {
             userlat::probe(&root, c)?;
         }
     }
-    // The binary per-CPU buffers where their layout can be read (cheaper for
-    // the measured CPUs), else the text trace_pipe.
-    let format = raw::TimerlatLayout::parse(
-        &tracefs::read(&root, "events/header_page").unwrap_or_default(),
-        &tracefs::read(&root, "events/ftrace/timerlat/format").unwrap_or_default(),
-    );
-    let noise = match (&format, cfg.control.break_threshold_ns) {
-        (Some(_), Some(_)) => noise_events(&root, &inst, &cfg.cpus, &mut notes),
-        (None, Some(_)) => {
-            notes.push("--break-threshold: the break is not analysed (the trace's binary layout could not be read)".into());
-            None
-        }
-        _ => None,
-    };
-    let (mut reader, how) = match format {
-        Some(f) => (
-            Reader::Raw(
-                RawPipes::open(&inst, &cfg.cpus)
-                    .map_err(|e| tracefs_error("open trace_pipe_raw", e))?,
-                f,
-                Box::new(noise),
-            ),
-            "the binary per-CPU trace_pipe_raw buffers",
-        ),
-        None => (
-            Reader::Text(Pipe::open(&inst).map_err(|e| tracefs_error("open trace_pipe", e))?),
-            "the text trace_pipe",
-        ),
-    };
+    let (reader, how) = open_reader(cfg, &root, &inst, &mut notes)?;
     let workload = if user {
         "rtlat's threads rtlat-tlatN read osnoise/per_cpu/cpuN/timerlat_fd, the kernel's timerlat/N threads off".to_string()
     } else {
@@ -292,12 +342,64 @@ pub fn run(cfg: &TimerConfig, command_line: Vec<String>) -> Result<Finished> {
         "samples of the kernel's timerlat tracer (period {period_us} us, CPUs {cpus}; {workload}) read from {how} of tracefs instance {name}"
     ));
     let source = format!("timerlat tracer, {how} of rtlat's tracefs instance");
+    Ok(Tracing {
+        reader,
+        source,
+        inst,
+        notes,
+        session,
+        root,
+    })
+}
 
-    let mono = Clock::Monotonic.id();
+/// The binary per-CPU buffers where their layout can be read (cheaper for
+/// the measured CPUs), else the text trace_pipe; and what it is, for the notes.
+fn open_reader(
+    cfg: &TimerConfig,
+    root: &Path,
+    inst: &Path,
+    notes: &mut Vec<String>,
+) -> Result<(Reader, &'static str)> {
+    let format = raw::TimerlatLayout::parse(
+        &tracefs::read(root, "events/header_page").unwrap_or_default(),
+        &tracefs::read(root, "events/ftrace/timerlat/format").unwrap_or_default(),
+    );
+    let noise = match (&format, cfg.control.break_threshold_ns) {
+        (Some(_), Some(_)) => noise_events(root, inst, &cfg.cpus, notes),
+        (None, Some(_)) => {
+            notes.push("--break-threshold: the break is not analysed (the trace's binary layout could not be read)".into());
+            None
+        }
+        _ => None,
+    };
+    Ok(match format {
+        Some(f) => (
+            Reader::Raw(
+                RawPipes::open(inst, &cfg.cpus)
+                    .map_err(|e| tracefs_error("open trace_pipe_raw", e))?,
+                f,
+                Box::new(noise),
+            ),
+            "the binary per-CPU trace_pipe_raw buffers",
+        ),
+        None => (
+            Reader::Text(Pipe::open(inst).map_err(|e| tracefs_error("open trace_pipe", e))?),
+            "the text trace_pipe",
+        ),
+    })
+}
+
+/// The level closest to user space: the total (and the main figure), as a
+/// plain timer run's is the user thread's.
+fn top(user: bool) -> Ctx {
+    *levels(user).last().unwrap_or(&Ctx::Thread)
+}
+
+/// A channel and its recorder per CPU and level, in that order.
+fn channels(cfg: &TimerConfig, user: bool) -> (Vec<Channel>, Vec<Recorder>) {
     let mut channels = Vec::new();
     let mut recs = Vec::new();
-    let user = cfg.contexts.contains(&Ctx::User);
-    let top = *levels(user).last().unwrap_or(&Ctx::Thread);
+    let top = top(user);
     for &cpu in &cfg.cpus {
         for &ctx in levels(user) {
             let (rec, col) = recorder::pair(cfg.control.interval_ns);
@@ -307,15 +409,16 @@ pub fn run(cfg: &TimerConfig, command_line: Vec<String>) -> Result<Finished> {
                 col,
                 cfg.control.interval_ns,
             );
-            // The total (and the main figure) is the level closest to user
-            // space, as a plain timer run's is the user thread's.
             channel.in_total = ctx == top;
             channels.push(channel);
             recs.push(rec);
         }
     }
-    let mut spec = RunSpec::new("timer", cfg, &cfg.setup, &cfg.control, command_line)?
-        .threads(vec![None], vec![0]);
+    (channels, recs)
+}
+
+/// The tuning of the settings line: that of the threads that measure.
+fn measuring_threads(cfg: &TimerConfig, spec: &mut RunSpec, user: bool, notes: &mut Vec<String>) {
     if user {
         // The measuring threads are rtlat's own, with its policy, one per CPU.
         spec.tuning = spec.rt.tuning(
@@ -337,35 +440,23 @@ pub fn run(cfg: &TimerConfig, command_line: Vec<String>) -> Result<Finished> {
         spec.tuning.affinity = cfg.cpus.iter().map(|&c| Some(c)).collect();
         spec.tuning.phase_offsets_ns = vec![0; cfg.cpus.len()];
     }
-    spec.notes = notes;
-    // The trace lags the clock (more so on a loaded system, where the reader
-    // waits behind the busy tasks): after the end it reads until every CPU's
-    // samples have passed it (so that every period of the window is a sample
-    // or a counted skip), at most this long.
-    let grace = 2_000_000_000;
-    let problems: Arc<Mutex<Vec<String>>> = Arc::default();
-    let done = Arc::new(AtomicBool::new(false));
-    let reader_done = Arc::clone(&done);
-    let mut workers: Vec<Worker> = if user {
-        cfg.cpus
-            .iter()
-            .map(|&c| {
-                userlat::worker(
-                    &root,
-                    c,
-                    cfg.control.duration_ns,
-                    grace + 1_000_000_000,
-                    Arc::clone(&done),
-                    Arc::clone(&problems),
-                )
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
+}
 
-    let shared: Arc<Mutex<ContextDetails>> = Arc::default();
-    let out = Arc::clone(&shared);
+/// The thread that reads the trace into `recs` until the end (and the
+/// grace after it), a break or a stop; then it tells the timerlat_fd
+/// readers (`done`) and leaves the trace's details in `out`.
+fn reader_worker(
+    cfg: &TimerConfig,
+    user: bool,
+    recs: Vec<Recorder>,
+    mut reader: Reader,
+    inst_dir: PathBuf,
+    reader_done: Arc<AtomicBool>,
+    out: Arc<Mutex<ContextDetails>>,
+) -> Worker {
+    let mono = Clock::Monotonic.id();
+    let top = top(user);
+    let grace = GRACE_NS;
     let (period, cpus_sel, duration, loops, threshold) = (
         cfg.period_ns,
         cfg.cpus.clone(),
@@ -373,8 +464,7 @@ pub fn run(cfg: &TimerConfig, command_line: Vec<String>) -> Result<Finished> {
         cfg.control.loops,
         cfg.control.break_threshold_ns,
     );
-    let inst_dir = inst.clone();
-    let worker = Worker {
+    Worker {
         name: "rtlat-timerlat".into(),
         cpu: None,
         body: Box::new(move |start: u64, stop: &StopFlag| -> WorkerEnd {
@@ -460,11 +550,18 @@ pub fn run(cfg: &TimerConfig, command_line: Vec<String>) -> Result<Finished> {
             }
             WorkerEnd { brk: sink.brk }
         }),
-    };
-    workers.push(worker);
-    let session = Arc::new(Mutex::new(session));
-    let at_end = Arc::clone(&session);
-    spec.finish = Some(Box::new(move |result| {
+    }
+}
+
+/// At the end of the run: the trace's details into the result, tracefs
+/// restored, and the notes on what the trace missed.
+fn finisher(
+    shared: Arc<Mutex<ContextDetails>>,
+    source: String,
+    at_end: Arc<Mutex<Session>>,
+    problems: Arc<Mutex<Vec<String>>>,
+) -> engine::Finisher {
+    Box::new(move |result| {
         let mut d = shared.lock().map(|g| g.clone()).unwrap_or_default();
         d.source = source;
         if let Ok(mut s) = at_end.lock() {
@@ -490,13 +587,7 @@ pub fn run(cfg: &TimerConfig, command_line: Vec<String>) -> Result<Finished> {
             ));
         }
         result.details = crate::result::details::Details::to_map(&d);
-    }));
-    let r = engine::execute(spec, channels, workers, mono);
-    // Restored already by the finisher; on an early error here.
-    if let Ok(mut s) = session.lock() {
-        s.restore();
-    }
-    r
+    })
 }
 
 /// Trace the osnoise events in the instance for the analysis of a break

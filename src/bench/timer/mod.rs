@@ -212,23 +212,7 @@ pub fn run(cfg: &TimerConfig, command_line: Vec<String>) -> Result<Finished> {
         );
     }
     let tracer = if cfg.control.break_threshold_ns.is_some() && !synthetic {
-        match Tracer::open_or_mount() {
-            Some((t, mounted)) => {
-                if mounted {
-                    notes.push(format!(
-                        "mounted tracefs at {} for --break-threshold",
-                        t.dir.display()
-                    ));
-                }
-                Some(t)
-            }
-            None => {
-                notes.push(
-                    "tracefs not writable: a break will not be marked in the kernel trace".into(),
-                );
-                None
-            }
-        }
+        break_tracer(&mut notes)
     } else {
         None
     };
@@ -256,7 +240,7 @@ pub fn run(cfg: &TimerConfig, command_line: Vec<String>) -> Result<Finished> {
     let mut channels = Vec::with_capacity(n);
     let mut workers = Vec::with_capacity(n);
     for (i, &cpu) in cfg.cpus.iter().enumerate() {
-        let (mut rec, col) = recorder::pair(cfg.control.interval_ns);
+        let (rec, col) = recorder::pair(cfg.control.interval_ns);
         // Unpinned threads (SCHED_DEADLINE) are named by index, not by a CPU they may leave.
         let (name, pinned) = if pin {
             (format!("cpu{cpu}"), Some(cpu))
@@ -276,58 +260,12 @@ pub fn run(cfg: &TimerConfig, command_line: Vec<String>) -> Result<Finished> {
         });
         #[cfg(not(feature = "kernel-trace"))]
         let tap: Option<Arc<Tap>> = None;
-        let tracer = Arc::clone(&tracer);
-        let (period, phase, duration, loops, brk, seed) = (
-            cfg.period_ns,
-            phases[i],
-            cfg.control.duration_ns,
-            cfg.control.loops,
-            cfg.control.break_threshold_ns,
-            cfg.synthetic_seed,
-        );
-        workers.push(Worker {
-            name: format!("rtlat-{name}"),
-            cpu: pinned,
-            body: Box::new(move |start: u64, stop: &StopFlag| -> WorkerEnd {
-                let plan = Plan {
-                    index: i,
-                    period,
-                    start,
-                    first: start + phase,
-                    end: duration.map(|d| start + d),
-                    loops,
-                    break_threshold: brk,
-                };
-                let _closer = tap.map(|t| {
-                    t.set_writer(sys::sched::gettid());
-                    CloseOnDrop(t)
-                });
-                let tap = _closer.as_ref().map(|c| &*c.0);
-                let mut brk = match seed {
-                    Some(s) => measure(
-                        &mut SyntheticWaker::new(s, i, period),
-                        &mut rec,
-                        &plan,
-                        stop,
-                        tap,
-                    ),
-                    None => measure(&mut RealWaker(clock_id), &mut rec, &plan, stop, tap),
-                };
-                rec.finish();
-                if let Some(b) = brk.as_mut() {
-                    b.cpu = pinned;
-                    if let Ok(mut guard) = tracer.lock() {
-                        if let Some(t) = guard.as_mut() {
-                            b.trace_marked = t.mark_and_stop(&format!(
-                                "rtlat: break on {name}: latency {} ns > threshold at sample {}\n",
-                                b.latency_ns, b.sample
-                            ));
-                        }
-                    }
-                }
-                WorkerEnd { brk }
-            }),
-        });
+        let mark = BreakMark {
+            tracer: Arc::clone(&tracer),
+            name,
+            pinned,
+        };
+        workers.push(worker(cfg, i, phases[i], rec, tap, mark));
     }
     #[cfg(feature = "kernel-trace")]
     if let Some(split) = split {
@@ -342,6 +280,107 @@ pub fn run(cfg: &TimerConfig, command_line: Vec<String>) -> Result<Finished> {
         return r;
     }
     engine::execute(spec, channels, workers, clock_id)
+}
+
+/// The tracer that marks a break in the kernel's trace (tracefs mounted if
+/// need be), or none when tracefs is not writable; the notes say which.
+fn break_tracer(notes: &mut Vec<String>) -> Option<Tracer> {
+    match Tracer::open_or_mount() {
+        Some((t, mounted)) => {
+            if mounted {
+                notes.push(format!(
+                    "mounted tracefs at {} for --break-threshold",
+                    t.dir.display()
+                ));
+            }
+            Some(t)
+        }
+        None => {
+            notes.push(
+                "tracefs not writable: a break will not be marked in the kernel trace".into(),
+            );
+            None
+        }
+    }
+}
+
+/// Where a measuring thread's break is recorded: its thread and the kernel's trace.
+struct BreakMark {
+    tracer: Arc<Mutex<Option<Tracer>>>,
+    /// The thread's series name and its CPU (if pinned).
+    name: String,
+    pinned: Option<usize>,
+}
+
+impl BreakMark {
+    /// After the measuring loop: the break's CPU, and the break marked in the
+    /// trace (which stops tracing) by the first thread to break.
+    fn mark(&self, b: &mut BreakEvent) {
+        b.cpu = self.pinned;
+        if let Ok(mut guard) = self.tracer.lock() {
+            if let Some(t) = guard.as_mut() {
+                b.trace_marked = t.mark_and_stop(&format!(
+                    "rtlat: break on {}: latency {} ns > threshold at sample {}\n",
+                    self.name, b.latency_ns, b.sample
+                ));
+            }
+        }
+    }
+}
+
+/// Measuring thread `i` (first wake-up `phase` after the start): it measures
+/// into `rec` (and `tap`, with --split), then marks a break.
+fn worker(
+    cfg: &TimerConfig,
+    i: usize,
+    phase: u64,
+    mut rec: Recorder,
+    tap: Option<Arc<Tap>>,
+    mark: BreakMark,
+) -> Worker {
+    let clock_id = cfg.clock.id();
+    let (period, duration, loops, brk, seed) = (
+        cfg.period_ns,
+        cfg.control.duration_ns,
+        cfg.control.loops,
+        cfg.control.break_threshold_ns,
+        cfg.synthetic_seed,
+    );
+    Worker {
+        name: format!("rtlat-{}", mark.name),
+        cpu: mark.pinned,
+        body: Box::new(move |start: u64, stop: &StopFlag| -> WorkerEnd {
+            let plan = Plan {
+                index: i,
+                period,
+                start,
+                first: start + phase,
+                end: duration.map(|d| start + d),
+                loops,
+                break_threshold: brk,
+            };
+            let _closer = tap.map(|t| {
+                t.set_writer(sys::sched::gettid());
+                CloseOnDrop(t)
+            });
+            let tap = _closer.as_ref().map(|c| &*c.0);
+            let mut brk = match seed {
+                Some(s) => measure(
+                    &mut SyntheticWaker::new(s, i, period),
+                    &mut rec,
+                    &plan,
+                    stop,
+                    tap,
+                ),
+                None => measure(&mut RealWaker(clock_id), &mut rec, &plan, stop, tap),
+            };
+            rec.finish();
+            if let Some(b) = brk.as_mut() {
+                mark.mark(b);
+            }
+            WorkerEnd { brk }
+        }),
+    }
 }
 
 #[cfg(test)]

@@ -25,7 +25,7 @@ use crate::sys::sched::{self, Sched};
 use crate::sys::tracefs::{self, Capabilities, RawPipes, Session};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 /// The figures of a split run beside its series (`details.split`).
@@ -461,18 +461,7 @@ impl Split {
                 for r in &mut parts.recs {
                     r.finish();
                 }
-                let mut d = sp.details;
-                d.tap_lost = readers.iter().map(|r| r.lost).sum();
-                d.unmatched_samples += d.tap_lost;
-                for &c in &cpus {
-                    let (o, dropped) = tracefs::cpu_losses(&instance, c);
-                    d.ring_buffer_overruns += o;
-                    d.dropped_events += dropped;
-                }
-                if let Some(e) = read_error {
-                    d.restore_problems
-                        .push(format!("reading trace_pipe_raw failed: {e}"));
-                }
+                let d = reader_details(sp.details, &readers, &cpus, &instance, read_error);
                 if let Ok(mut g) = out.lock() {
                     *g = d;
                 }
@@ -480,27 +469,58 @@ impl Split {
             }),
         };
         let session = Arc::new(Mutex::new(session));
-        let at_end = Arc::clone(&session);
-        let finish = Box::new(move |result: &mut RunResult| {
-            let mut d = shared.lock().map(|g| g.clone()).unwrap_or_default();
-            d.source = "timer:hrtimer_start and timer:hrtimer_expire_entry events, the binary per-CPU trace_pipe_raw buffers of rtlat's tracefs instance".into();
-            if let Ok(mut s) = at_end.lock() {
-                d.restore_problems.extend(s.restore());
-            }
-            let all = d.matched + d.unmatched_samples;
-            if all > 0 && d.unmatched_samples * 100 > all {
-                result.notes.push(format!(
-                    "--split: {} of {all} samples without their timer expiry in the trace ({} lost by the reader, {} trace events lost)",
-                    d.unmatched_samples, d.tap_lost, d.lost_events
-                ));
-            }
-            let w = Wrapped { split: d };
-            result
-                .details
-                .extend(crate::result::details::Details::to_map(&w));
-        });
+        let finish = finisher(shared, Arc::clone(&session));
         (worker, finish, session)
     }
+}
+
+/// The reader's details at its end: the samples the taps lost, what the
+/// trace's buffers lost, and a read error.
+fn reader_details(
+    mut d: SplitDetails,
+    readers: &[TapReader],
+    cpus: &[usize],
+    instance: &Path,
+    read_error: Option<String>,
+) -> SplitDetails {
+    d.tap_lost = readers.iter().map(|r| r.lost).sum();
+    d.unmatched_samples += d.tap_lost;
+    for &c in cpus {
+        let (o, dropped) = tracefs::cpu_losses(instance, c);
+        d.ring_buffer_overruns += o;
+        d.dropped_events += dropped;
+    }
+    if let Some(e) = read_error {
+        d.restore_problems
+            .push(format!("reading trace_pipe_raw failed: {e}"));
+    }
+    d
+}
+
+/// At the end of the run: the reader's details (`shared`) into the result,
+/// tracefs restored, and a note when many samples missed their expiry.
+fn finisher(
+    shared: Arc<Mutex<SplitDetails>>,
+    at_end: Arc<Mutex<Session>>,
+) -> Box<dyn FnOnce(&mut RunResult) + Send> {
+    Box::new(move |result: &mut RunResult| {
+        let mut d = shared.lock().map(|g| g.clone()).unwrap_or_default();
+        d.source = "timer:hrtimer_start and timer:hrtimer_expire_entry events, the binary per-CPU trace_pipe_raw buffers of rtlat's tracefs instance".into();
+        if let Ok(mut s) = at_end.lock() {
+            d.restore_problems.extend(s.restore());
+        }
+        let all = d.matched + d.unmatched_samples;
+        if all > 0 && d.unmatched_samples * 100 > all {
+            result.notes.push(format!(
+                "--split: {} of {all} samples without their timer expiry in the trace ({} lost by the reader, {} trace events lost)",
+                d.unmatched_samples, d.tap_lost, d.lost_events
+            ));
+        }
+        let w = Wrapped { split: d };
+        result
+            .details
+            .extend(crate::result::details::Details::to_map(&w));
+    })
 }
 
 #[cfg(test)]
