@@ -20,15 +20,6 @@ const NO_TIMESTAMPING: &str =
 
 static NEXT: AtomicU32 = AtomicU32::new(1);
 
-fn ip(args: &[&str]) {
-    let out = Command::new("ip").args(args).output().expect("ip runs");
-    assert!(
-        out.status.success(),
-        "ip {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 /// Two namespaces `a` (server) and `b` (client) joined by a veth pair.
 /// Dropping it deletes both namespaces (and with them the veth pair).
 struct Netns {

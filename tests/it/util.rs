@@ -128,6 +128,19 @@ fn log_skip(kind: &str, test: &str, why: &str) {
     }
 }
 
+/// Runs `ip ARGS` (iproute2), asserting that it succeeds.
+pub fn ip(args: &[&str]) {
+    let out = std::process::Command::new("ip")
+        .args(args)
+        .output()
+        .expect("ip runs");
+    assert!(
+        out.status.success(),
+        "ip {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 pub fn rtlat() -> Command {
     Command::new(bin())
 }
