@@ -302,12 +302,7 @@ fn sim_run_ends_on_sigint_with_a_complete_file() {
         std::thread::sleep(Duration::from_millis(20));
     }
     std::thread::sleep(Duration::from_millis(300));
-    let ok = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .expect("kill")
-        .success();
-    assert!(ok);
+    send_signal(child.id(), "INT");
     let t0 = Instant::now();
     let status = loop {
         if let Some(s) = child.try_wait().expect("wait") {

@@ -159,13 +159,7 @@ impl Server {
     /// Send `sig`, wait (≤ 10 s) and return the output.
     fn stop(mut self, sig: i32) -> (Option<i32>, String) {
         let pid = self.pid();
-        let ok = Command::new("kill")
-            .arg(format!("-{sig}"))
-            .arg(pid.to_string())
-            .status()
-            .expect("kill runs")
-            .success();
-        assert!(ok, "kill -{sig} {pid}");
+        send_signal(pid, &sig.to_string());
         let mut child = self.child.take().expect("child");
         let t0 = Instant::now();
         let status = loop {

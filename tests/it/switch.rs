@@ -295,11 +295,7 @@ fn sigint_ends_a_process_run_promptly_and_reaps_the_wakees() {
         assert_eq!(wakees.len(), cpus, "one wakee process per pair: {wakees:?}");
     }
     let t0 = Instant::now();
-    let st = std::process::Command::new("kill")
-        .args(["-INT", &pid.to_string()])
-        .status()
-        .expect("kill");
-    assert!(st.success());
+    send_signal(pid, "INT");
     let out = child.wait_with_output().expect("wait");
     assert!(
         t0.elapsed() < Duration::from_millis(1500),

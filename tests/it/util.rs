@@ -141,6 +141,18 @@ pub fn ip(args: &[&str]) {
     );
 }
 
+/// Sends signal `sig` (a name or a number) to process `pid` with kill(1),
+/// asserting that it was delivered.
+pub fn send_signal(pid: u32, sig: &str) {
+    let ok = std::process::Command::new("kill")
+        .arg(format!("-{sig}"))
+        .arg(pid.to_string())
+        .status()
+        .expect("kill runs")
+        .success();
+    assert!(ok, "kill -{sig} {pid} failed");
+}
+
 pub fn rtlat() -> Command {
     Command::new(bin())
 }
