@@ -180,15 +180,20 @@ pub fn is_root() -> bool {
 /// (nextest runs each test in its own) as well as between threads.
 pub fn measuring() -> Turn {
     let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join("measuring.lock");
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .unwrap_or_else(|e| panic!("cannot open {}: {e}", path.display()));
+    let file = lock_file(&path);
     rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
         .unwrap_or_else(|e| panic!("cannot lock {}: {e}", path.display()));
     Turn { _file: file }
+}
+
+/// `path`, made if missing, opened to hold an flock on it.
+fn lock_file(path: &Path) -> std::fs::File {
+    std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .unwrap_or_else(|e| panic!("cannot open {}: {e}", path.display()))
 }
 
 /// A measuring turn: the lock is released when the file closes, on drop.
@@ -353,13 +358,7 @@ pub fn slot(kind: &str) -> Slot {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("slots");
     std::fs::create_dir_all(&dir).expect("slots directory");
     for n in 1..250 {
-        let path = dir.join(format!("{kind}-{n}"));
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .unwrap_or_else(|e| panic!("cannot open {}: {e}", path.display()));
+        let file = lock_file(&dir.join(format!("{kind}-{n}")));
         let lock = rustix::fs::FlockOperation::NonBlockingLockExclusive;
         if rustix::fs::flock(&file, lock).is_ok() {
             return Slot { n, _file: file };
