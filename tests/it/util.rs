@@ -282,19 +282,17 @@ pub fn assert_summary_invariants(s: &Value) {
 /// Histogram counts add up to the samples; series samples too.
 pub fn assert_thread_consistent(t: &Value) {
     let samples = t["summary"]["samples"].as_u64().expect("samples");
-    let hist: u64 = t["histogram"]["buckets"]
-        .as_array()
-        .expect("buckets")
-        .iter()
-        .map(|b| b["count"].as_u64().expect("count"))
-        .sum();
+    // The sum of `key` over the entries of the array `list`.
+    let sum = |list: &Value, key: &str| -> u64 {
+        list.as_array()
+            .unwrap_or_else(|| panic!("no array for {key}: {t}"))
+            .iter()
+            .map(|e| e[key].as_u64().unwrap_or_else(|| panic!("no {key} in {e}")))
+            .sum()
+    };
+    let hist = sum(&t["histogram"]["buckets"], "count");
     assert_eq!(hist, samples, "histogram counts != samples");
-    let series: u64 = t["series"]["points"]
-        .as_array()
-        .expect("points")
-        .iter()
-        .map(|p| p["samples"].as_u64().expect("samples"))
-        .sum();
+    let series = sum(&t["series"]["points"], "samples");
     assert_eq!(series, samples, "series samples != samples");
     let max_bucket_high = t["histogram"]["buckets"]
         .as_array()
