@@ -126,26 +126,12 @@ fn policy_other_is_the_explicit_unprivileged_mode() {
     std::fs::write(&json, b"").expect("create");
     std::fs::set_permissions(&json, std::os::unix::fs::PermissionsExt::from_mode(0o666))
         .expect("chmod");
-    let out = as_nobody(&exe)
-        .args([
-            "timer",
-            "--policy",
-            "other",
-            "--no-mlock",
-            "--dma-latency",
-            "off",
-        ])
-        .args(["--duration", "1s", "--quiet", "--json"])
-        .arg(&json)
-        .output()
-        .expect("runs");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r = load(&json);
+    let mut nobody = as_nobody(&exe);
+    nobody
+        .arg("timer")
+        .args(UNPRIVILEGED)
+        .args(["--duration", "1s", "--quiet"]);
+    let (_, r) = run_json(&mut assert_cmd::Command::from_std(nobody), &json, 0);
     assert_eq!(r["tuning"]["policy"], "other");
     assert_eq!(r["tuning"]["mlock"], false);
     assert!(r["tuning"]["dma_latency_us"].is_null());

@@ -475,9 +475,6 @@ fn request(size: usize, seq: u64) -> Vec<u8> {
     b
 }
 
-/// Server options that work without privileges (the hostile-input test runs on loopback).
-const UNPRIVILEGED: [&str; 5] = ["--policy", "other", "--no-mlock", "--dma-latency", "off"];
-
 #[test]
 fn hostile_datagrams_are_counted_and_ignored_and_valid_pings_still_answered() {
     if !need(Need::Native(NO_TIMESTAMPING)) {

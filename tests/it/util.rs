@@ -201,6 +201,31 @@ pub struct Turn {
     _file: std::fs::File,
 }
 
+/// Options for a run without privileges: no real-time scheduling, no memory
+/// locking, no /dev/cpu_dma_latency.
+pub const UNPRIVILEGED: [&str; 5] = ["--policy", "other", "--no-mlock", "--dma-latency", "off"];
+
+/// Asserts that `out` exited with `code`; when not, the message names `case`
+/// and shows the run's stderr.
+pub fn assert_exit(out: &Output, code: i32, case: &str) {
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{case}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Runs `cmd` with `--json JSON` added, asserts that it exits with `code`
+/// and that the result it wrote matches the schema, and returns its output
+/// and the result.
+pub fn run_json(cmd: &mut Command, json: &Path, code: i32) -> (Output, Value) {
+    let out = cmd.arg("--json").arg(json).output().expect("runs");
+    assert_exit(&out, code, &format!("{cmd:?}"));
+    assert_schema_valid(json);
+    (out, load(json))
+}
+
 pub fn stderr_lines(out: &Output) -> Vec<String> {
     String::from_utf8_lossy(&out.stderr)
         .lines()
