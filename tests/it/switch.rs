@@ -45,6 +45,7 @@ fn assert_switch_result(r: &Value, what: &str, duration_ns: u64, period_ns: u64,
     let threads = r["threads"].as_array().expect("threads");
     let pairs = r["details"]["pairs"].as_array().expect("details.pairs");
     assert_eq!(threads.len(), pairs.len(), "{what}");
+    assert_result_consistent(r);
     let mut lost_total = 0;
     for (i, (t, p)) in threads.iter().zip(pairs).enumerate() {
         assert_eq!(t["name"], format!("pair{i}"), "{what}");

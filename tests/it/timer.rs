@@ -45,11 +45,7 @@ fn synthetic_results_are_deterministic_consistent_and_schema_valid() {
     assert_eq!(a["complete"], true);
     assert_eq!(a["end_reason"], "loops");
     assert_eq!(a["total"]["samples"], 50_000);
-    assert_summary_invariants(&a["total"]);
-    for t in a["threads"].as_array().expect("threads") {
-        assert_summary_invariants(&t["summary"]);
-        assert_thread_consistent(t);
-    }
+    assert_result_consistent(&a);
     // 50 000 samples at 200 us cover ~10 s: one series point per second.
     let points = a["threads"][0]["series"]["points"]
         .as_array()
@@ -160,10 +156,9 @@ fn real_timer_run_meets_the_acceptance_invariants() {
     let online = threads.len();
     assert!(online >= 1);
     assert_eq!(t["affinity"].as_array().expect("affinity").len(), online);
+    assert_result_consistent(&r);
     for th in threads {
         let s = &th["summary"];
-        assert_summary_invariants(s);
-        assert_thread_consistent(th);
         // Every period of the 3 s is either a sample or a counted overrun.
         let periods = s["samples"].as_u64().expect("n") + s["overruns"].as_u64().expect("o");
         assert!(

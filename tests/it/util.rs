@@ -328,6 +328,16 @@ pub fn assert_thread_consistent(t: &Value) {
     assert!(max <= max_bucket_high, "max {max} outside the last bucket");
 }
 
+/// The consistency of a whole result: the summary invariants of its total
+/// and of every thread, and every thread's histogram and series.
+pub fn assert_result_consistent(r: &Value) {
+    assert_summary_invariants(&r["total"]);
+    for t in r["threads"].as_array().expect("threads") {
+        assert_summary_invariants(&t["summary"]);
+        assert_thread_consistent(t);
+    }
+}
+
 /// A short deterministic timer run (synthetic samples, no privilege needed)
 /// writing its result to `dest`.
 pub fn synthetic_timer(dest: &Path) -> Command {
