@@ -103,19 +103,12 @@ fn cruncher_unprivileged_loops() {
 
 #[test]
 fn cruncher_bad_inputs_give_one_line_and_exit_2() {
-    let cases: [&[&str]; 6] = [
-        &["--work", "0"],
-        &["--work", "0ms"],
-        &["--work", "10ms", "--period", "5ms"],
-        &["--tolerance", "lots"],
-        &["--cpu", "9999"],
-        &["--policy", "deadline"],
-    ];
-    for args in cases {
-        let out = rtlat().arg("cruncher").args(args).output().expect("runs");
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
-        let lines = stderr_lines(&out);
-        assert_eq!(lines.len(), 1, "{args:?}: {lines:?}");
-        assert!(lines[0].starts_with("rtlat: "), "{args:?}: {lines:?}");
-    }
+    assert_usage_errors(&[
+        &["cruncher", "--work", "0"],
+        &["cruncher", "--work", "0ms"],
+        &["cruncher", "--work", "10ms", "--period", "5ms"],
+        &["cruncher", "--tolerance", "lots"],
+        &["cruncher", "--cpu", "9999"],
+        &["cruncher", "--policy", "deadline"],
+    ]);
 }

@@ -31,14 +31,7 @@ fn bad_values_give_one_line_and_exit_2() {
         &["timer", "--no-such-option"],
         &["nosuchcommand"],
     ];
-    for args in cases {
-        let out = rtlat().args(*args).output().expect("runs");
-        let lines = stderr_lines(&out);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {lines:?}");
-        assert_eq!(lines.len(), 1, "{args:?} printed {lines:?}");
-        assert!(lines[0].starts_with("rtlat: "), "{args:?}: {lines:?}");
-        assert!(out.stdout.is_empty(), "{args:?} printed to stdout");
-    }
+    assert_usage_errors(cases);
 }
 
 #[test]
@@ -91,12 +84,10 @@ fn missing_privileges_exit_3_naming_the_fix() {
             .args(extra)
             .output()
             .expect("setpriv runs");
-        let lines = stderr_lines(&out);
-        assert_eq!(out.status.code(), Some(3), "{extra:?}: {lines:?}");
-        assert_eq!(lines.len(), 1, "{lines:?}");
+        let line = error_line(&out, 3, &format!("{extra:?}"));
         assert!(
-            lines[0].contains("setcap cap_sys_nice,cap_ipc_lock+ep"),
-            "{lines:?}"
+            line.contains("setcap cap_sys_nice,cap_ipc_lock+ep"),
+            "{line}"
         );
     }
     // With memory locking and dma latency off, the scheduling refusal names --policy other.

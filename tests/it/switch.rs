@@ -311,20 +311,13 @@ fn unprivileged_mode_runs_without_real_time() {
 
 #[test]
 fn bad_inputs_give_one_line_and_exit_2() {
-    let cases: [&[&str]; 7] = [
-        &["--via", "nosuch"],
-        &["--period", "0"],
-        &["--period", "0ms"],
-        &["--duration", "-1s"],
-        &["--placement", "cross", "--cpus", "0"],
-        &["--policy", "deadline"],
-        &["--cpus", "9999"],
-    ];
-    for args in cases {
-        let out = rtlat().arg("switch").args(args).output().expect("runs");
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
-        let lines = stderr_lines(&out);
-        assert_eq!(lines.len(), 1, "{args:?}: {lines:?}");
-        assert!(lines[0].starts_with("rtlat: "), "{args:?}: {lines:?}");
-    }
+    assert_usage_errors(&[
+        &["switch", "--via", "nosuch"],
+        &["switch", "--period", "0"],
+        &["switch", "--period", "0ms"],
+        &["switch", "--duration", "-1s"],
+        &["switch", "--placement", "cross", "--cpus", "0"],
+        &["switch", "--policy", "deadline"],
+        &["switch", "--cpus", "9999"],
+    ]);
 }

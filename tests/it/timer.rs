@@ -362,8 +362,8 @@ fn idle_first_then_load_gives_two_phases_and_a_load_record() {
 
 #[test]
 fn load_options_are_validated() {
-    for args in [
-        &["timer", "--idle-first", "1s"][..],
+    assert_usage_errors(&[
+        &["timer", "--idle-first", "1s"],
         &[
             "timer",
             "--load",
@@ -372,14 +372,10 @@ fn load_options_are_validated() {
             "5s",
             "--duration",
             "2s",
-        ][..],
-        &["timer", "--load", "nosuch:1"][..],
-        &["timer", "--load-cpus", "0"][..],
-    ] {
-        let out = rtlat().args(args).output().expect("runs");
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
-        assert_eq!(stderr_lines(&out).len(), 1, "{args:?}");
-    }
+        ],
+        &["timer", "--load", "nosuch:1"],
+        &["timer", "--load-cpus", "0"],
+    ]);
 }
 
 /// The times of the `interval t=…s` lines of a piped run, in output order.

@@ -233,6 +233,28 @@ pub fn stderr_lines(out: &Output) -> Vec<String> {
         .collect()
 }
 
+/// The one line a refused run printed on stderr, once asserted that the run
+/// exited with `code` and printed just that line. `case` names the run in
+/// failure messages.
+pub fn error_line(out: &Output, code: i32, case: &str) -> String {
+    let lines = stderr_lines(out);
+    assert_eq!(out.status.code(), Some(code), "{case}: {lines:?}");
+    assert_eq!(lines.len(), 1, "{case} printed {lines:?}");
+    lines.into_iter().next().expect("one line")
+}
+
+/// Asserts that each of `cases` is a usage error: rtlat run with it exits 2,
+/// prints one line on stderr, starting `rtlat: `, and nothing on stdout.
+pub fn assert_usage_errors(cases: &[&[&str]]) {
+    for args in cases {
+        let out = rtlat().args(*args).output().expect("runs");
+        let case = format!("{args:?}");
+        let line = error_line(&out, 2, &case);
+        assert!(line.starts_with("rtlat: "), "{case}: {line}");
+        assert!(out.stdout.is_empty(), "{case} printed to stdout");
+    }
+}
+
 pub fn load(path: &Path) -> Value {
     let text = std::fs::read_to_string(path)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
