@@ -15,36 +15,25 @@ fn a_cruncher_run_meets_the_acceptance() {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
-    let json = dir.path().join("c.json");
     // As many calibration runs as measured runs: the ideal is the minimum of as
     // many draws. Above the other tests' real-time threads (priority 80), which
     // would otherwise stretch calibration runs and measured runs unequally.
-    let out = rtlat()
-        .args([
-            "cruncher",
-            "--priority",
-            "90",
-            "--work",
-            "2ms",
-            "--period",
-            "20ms",
-            "--calibration-runs",
-            "100",
-            "--duration",
-            "1s",
-            "--json",
-        ])
-        .arg(&json)
-        .timeout(Duration::from_secs(60))
-        .output()
-        .expect("runs");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let (out, r) = run_json(
+        rtlat()
+            .args([
+                "cruncher",
+                "--priority",
+                "90",
+                "--work",
+                "2ms",
+                "--period",
+                "20ms",
+            ])
+            .args(["--calibration-runs", "100", "--duration", "1s"])
+            .timeout(Duration::from_secs(60)),
+        &dir.path().join("c.json"),
+        0,
     );
-    let r = load(&json);
     assert_eq!(r["benchmark"], "cruncher");
     assert_eq!(r["complete"], true);
     assert_eq!(r["end_reason"], "duration");
@@ -55,8 +44,8 @@ fn a_cruncher_run_meets_the_acceptance() {
     assert_eq!(d["calibration_runs"], 100);
     assert!(d["calibration_slowest_ns"].as_u64().expect("slowest") >= ideal);
     assert_eq!(d["tolerance"].as_f64(), Some(0.05));
+    assert_result_consistent(&r);
     let t = &r["total"];
-    assert_summary_invariants(t);
     let (min, avg, max) = (
         t["min_ns"].as_u64().expect("min"),
         t["avg_ns"].as_u64().expect("avg"),
@@ -82,68 +71,44 @@ fn a_cruncher_run_meets_the_acceptance() {
     // Runs beyond the tolerance can only exist if the maximum is beyond it.
     assert_eq!(beyond > 0, max as f64 > ideal as f64 * 1.05 + 0.5);
     assert_eq!(r["threads"][0]["name"], "run");
-    assert_thread_consistent(&r["threads"][0]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("stretch"), "{stdout}");
-    assert_schema_valid(&json);
 }
 
 #[test]
 fn cruncher_unprivileged_loops() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let json = dir.path().join("u.json");
-    let out = rtlat()
-        .args([
-            "cruncher",
-            "--policy",
-            "other",
-            "--no-mlock",
-            "--dma-latency",
-            "off",
-            "--work",
-            "1ms",
-            "--period",
-            "5ms",
-            "--calibration-runs",
-            "3",
-            "--loops",
-            "7",
-            "--quiet",
-            "--json",
-        ])
-        .arg(&json)
-        .timeout(Duration::from_secs(60))
-        .output()
-        .expect("runs");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let (_, r) = run_json(
+        rtlat()
+            .arg("cruncher")
+            .args(UNPRIVILEGED)
+            .args([
+                "--work",
+                "1ms",
+                "--period",
+                "5ms",
+                "--calibration-runs",
+                "3",
+            ])
+            .args(["--loops", "7", "--quiet"])
+            .timeout(Duration::from_secs(60)),
+        &dir.path().join("u.json"),
+        0,
     );
-    let r = load(&json);
     assert_eq!(r["end_reason"], "loops");
     assert_eq!(r["total"]["samples"], 7);
     assert_eq!(r["tuning"]["policy"], "other");
     assert!(r["details"]["ideal_ns"].as_u64().expect("ideal") > 0);
-    assert_schema_valid(&json);
 }
 
 #[test]
 fn cruncher_bad_inputs_give_one_line_and_exit_2() {
-    let cases: [&[&str]; 6] = [
-        &["--work", "0"],
-        &["--work", "0ms"],
-        &["--work", "10ms", "--period", "5ms"],
-        &["--tolerance", "lots"],
-        &["--cpu", "9999"],
-        &["--policy", "deadline"],
-    ];
-    for args in cases {
-        let out = rtlat().arg("cruncher").args(args).output().expect("runs");
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
-        let lines = stderr_lines(&out);
-        assert_eq!(lines.len(), 1, "{args:?}: {lines:?}");
-        assert!(lines[0].starts_with("rtlat: "), "{args:?}: {lines:?}");
-    }
+    assert_usage_errors(&[
+        &["cruncher", "--work", "0"],
+        &["cruncher", "--work", "0ms"],
+        &["cruncher", "--work", "10ms", "--period", "5ms"],
+        &["cruncher", "--tolerance", "lots"],
+        &["cruncher", "--cpu", "9999"],
+        &["cruncher", "--policy", "deadline"],
+    ]);
 }

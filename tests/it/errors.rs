@@ -31,14 +31,7 @@ fn bad_values_give_one_line_and_exit_2() {
         &["timer", "--no-such-option"],
         &["nosuchcommand"],
     ];
-    for args in cases {
-        let out = rtlat().args(*args).output().expect("runs");
-        let lines = stderr_lines(&out);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {lines:?}");
-        assert_eq!(lines.len(), 1, "{args:?} printed {lines:?}");
-        assert!(lines[0].starts_with("rtlat: "), "{args:?}: {lines:?}");
-        assert!(out.stdout.is_empty(), "{args:?} printed to stdout");
-    }
+    assert_usage_errors(cases);
 }
 
 #[test]
@@ -91,12 +84,10 @@ fn missing_privileges_exit_3_naming_the_fix() {
             .args(extra)
             .output()
             .expect("setpriv runs");
-        let lines = stderr_lines(&out);
-        assert_eq!(out.status.code(), Some(3), "{extra:?}: {lines:?}");
-        assert_eq!(lines.len(), 1, "{lines:?}");
+        let line = error_line(&out, 3, &format!("{extra:?}"));
         assert!(
-            lines[0].contains("setcap cap_sys_nice,cap_ipc_lock+ep"),
-            "{lines:?}"
+            line.contains("setcap cap_sys_nice,cap_ipc_lock+ep"),
+            "{line}"
         );
     }
     // With memory locking and dma latency off, the scheduling refusal names --policy other.
@@ -126,26 +117,12 @@ fn policy_other_is_the_explicit_unprivileged_mode() {
     std::fs::write(&json, b"").expect("create");
     std::fs::set_permissions(&json, std::os::unix::fs::PermissionsExt::from_mode(0o666))
         .expect("chmod");
-    let out = as_nobody(&exe)
-        .args([
-            "timer",
-            "--policy",
-            "other",
-            "--no-mlock",
-            "--dma-latency",
-            "off",
-        ])
-        .args(["--duration", "1s", "--quiet", "--json"])
-        .arg(&json)
-        .output()
-        .expect("runs");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r = load(&json);
+    let mut nobody = as_nobody(&exe);
+    nobody
+        .arg("timer")
+        .args(UNPRIVILEGED)
+        .args(["--duration", "1s", "--quiet"]);
+    let (_, r) = run_json(&mut assert_cmd::Command::from_std(nobody), &json, 0);
     assert_eq!(r["tuning"]["policy"], "other");
     assert_eq!(r["tuning"]["mlock"], false);
     assert!(r["tuning"]["dma_latency_us"].is_null());

@@ -7,15 +7,15 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// Unprivileged settings: these tests check behaviour, not real-time latency.
-const UNPRIV: &[&str] = &["--policy", "other", "--no-mlock", "--dma-latency", "off"];
-
+/// A run of the simulated wire as `role`, unprivileged (these tests check
+/// behaviour, not real-time latency), with `extra` options: its output and
+/// its result, which must exist and match the schema.
 fn sim(dir: &Path, role: &str, extra: &[&str]) -> (std::process::Output, Value) {
     let json = dir.join(format!("{role}.json"));
     let out = rtlat()
         .args(["irq", role, "--backend", "sim", "--quiet", "--json"])
         .arg(&json)
-        .args(UNPRIV)
+        .args(UNPRIVILEGED)
         .args(extra)
         .output()
         .expect("runs");
@@ -88,10 +88,9 @@ fn sim_loopback_measures_irq_user_and_wake_for_every_edge() {
     assert_eq!(r["complete"], true);
     assert_eq!(r["end_reason"], "loops");
     assert_eq!(names(&r), ["irq", "user", "wake"]);
+    assert_result_consistent(&r);
     for t in r["threads"].as_array().expect("threads") {
         assert_eq!(t["summary"]["samples"], 2000, "{}", t["name"]);
-        assert_summary_invariants(&t["summary"]);
-        assert_thread_consistent(t);
     }
     assert_irq_below_user(&r);
     // The simulated interrupt comes at least 20 us (the default delay) after the write.
@@ -128,21 +127,18 @@ fn sim_loopback_under_real_time_settings() {
     }
     let _turn = measuring();
     let dir = tempfile::tempdir().expect("tempdir");
-    let json = dir.path().join("rt.json");
-    let out = rtlat()
-        .args(["irq", "loopback", "--backend", "sim", "--count", "1000"])
-        .args(["--period", "200us", "--cpu", "0", "--quiet", "--json"])
-        .arg(&json)
-        .output()
-        .expect("runs");
-    assert_eq!(out.status.code(), Some(0), "{:?}", stderr_lines(&out));
-    let r = load(&json);
+    let (_, r) = run_json(
+        rtlat()
+            .args(["irq", "loopback", "--backend", "sim", "--count", "1000"])
+            .args(["--period", "200us", "--cpu", "0", "--quiet"]),
+        &dir.path().join("rt.json"),
+        0,
+    );
     assert_eq!(r["tuning"]["policy"], "fifo");
     assert_eq!(r["tuning"]["mlock"], true);
     assert_eq!(r["tuning"]["affinity"], serde_json::json!([0]));
     assert_eq!(r["total"]["samples"], 3000);
     assert_irq_below_user(&r);
-    assert_schema_valid(&json);
 }
 
 #[test]
@@ -240,10 +236,9 @@ fn sim_target_answers_every_edge_and_splits_its_response() {
     );
     assert_eq!(out.status.code(), Some(0), "{:?}", stderr_lines(&out));
     assert_eq!(names(&r), ["kernel_to_user", "user_to_reply"]);
+    assert_result_consistent(&r);
     for t in r["threads"].as_array().expect("threads") {
         assert_eq!(t["summary"]["samples"], 1000);
-        assert_summary_invariants(&t["summary"]);
-        assert_thread_consistent(t);
     }
     let d = &r["details"];
     assert_eq!(d["answered"], 1000);
@@ -287,7 +282,7 @@ fn sim_run_ends_on_sigint_with_a_complete_file() {
     let mut child = Command::new(bin())
         .args(["irq", "loopback", "--backend", "sim", "--quiet", "--json"])
         .arg(&json)
-        .args(UNPRIV)
+        .args(UNPRIVILEGED)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -302,12 +297,7 @@ fn sim_run_ends_on_sigint_with_a_complete_file() {
         std::thread::sleep(Duration::from_millis(20));
     }
     std::thread::sleep(Duration::from_millis(300));
-    let ok = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .expect("kill")
-        .success();
-    assert!(ok);
+    send_signal(child.id(), "INT");
     let t0 = Instant::now();
     let status = loop {
         if let Some(s) = child.try_wait().expect("wait") {
@@ -330,8 +320,10 @@ fn sim_run_ends_on_sigint_with_a_complete_file() {
 
 #[test]
 fn bad_irq_options_give_one_line_and_exit_2() {
-    let cases: &[&[&str]] = &[
-        &["irq"],
+    // `rtlat irq` alone prints the usage (clap's help on a missing subcommand).
+    let out = rtlat().arg("irq").output().expect("runs");
+    assert_ne!(out.status.code(), Some(0));
+    assert_usage_errors(&[
         &["irq", "loopback", "--out", "1"],
         &["irq", "loopback", "--in", "1", "--out", "1"],
         &["irq", "loopback", "--backend", "sim", "--in", "3"],
@@ -364,19 +356,7 @@ fn bad_irq_options_give_one_line_and_exit_2() {
             "--rate",
             "10",
         ],
-    ];
-    for args in cases {
-        let out = rtlat().args(*args).output().expect("runs");
-        let lines = stderr_lines(&out);
-        if args.len() == 1 {
-            // `rtlat irq` alone prints the usage (clap's help on a missing subcommand).
-            assert_ne!(out.status.code(), Some(0), "{args:?}");
-            continue;
-        }
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {lines:?}");
-        assert_eq!(lines.len(), 1, "{args:?} printed {lines:?}");
-        assert!(lines[0].starts_with("rtlat: "), "{args:?}: {lines:?}");
-    }
+    ]);
 }
 
 #[test]
@@ -434,11 +414,13 @@ fn missing_devices_give_one_line_naming_the_fix_and_exit_3() {
         ),
     ];
     for (args, fix) in cases {
-        let out = rtlat().args(*args).args(UNPRIV).output().expect("runs");
-        let lines = stderr_lines(&out);
-        assert_eq!(out.status.code(), Some(3), "{args:?}: {lines:?}");
-        assert_eq!(lines.len(), 1, "{args:?} printed {lines:?}");
-        assert!(lines[0].contains(fix), "{args:?}: {lines:?}");
+        let out = rtlat()
+            .args(*args)
+            .args(UNPRIVILEGED)
+            .output()
+            .expect("runs");
+        let line = error_line(&out, 3, &format!("{args:?}"));
+        assert!(line.contains(fix), "{args:?}: {line}");
         assert!(out.stdout.is_empty(), "{args:?} started a run");
     }
 }
@@ -456,13 +438,10 @@ fn reply_from_the_kernel_without_the_module_names_the_build_and_exits_3() {
         let out = rtlat()
             .args(["irq", "target", "--reply-from", mode])
             .args(["--chip", "gpiochip97", "--in", "0", "--out", "1"])
-            .args(UNPRIV)
+            .args(UNPRIVILEGED)
             .output()
             .expect("runs");
-        let lines = stderr_lines(&out);
-        assert_eq!(out.status.code(), Some(3), "{mode}: {lines:?}");
-        assert_eq!(lines.len(), 1, "{mode} printed {lines:?}");
-        let l = &lines[0];
+        let l = error_line(&out, 3, mode);
         assert!(
             l.contains("rtlat-responder kernel module is not loaded"),
             "{l}"

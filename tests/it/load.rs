@@ -72,16 +72,6 @@ fn spawn_load(args: &[&str], tag: &str, tmp: &Path) -> Child {
         .expect("spawn rtlat load")
 }
 
-fn signal(pid: u32, sig: &str) {
-    let ok = Command::new("kill")
-        .arg(format!("-{sig}"))
-        .arg(pid.to_string())
-        .status()
-        .expect("kill runs")
-        .success();
-    assert!(ok, "kill -{sig} {pid} failed");
-}
-
 fn empty_dir(dir: &Path) -> bool {
     std::fs::read_dir(dir).expect("read dir").count() == 0
 }
@@ -196,7 +186,7 @@ fn sigkill_of_rtlat_leaves_no_load_process_within_2s() {
         "no load host"
     );
     assert!(before.iter().any(|&p| comm(p) == "rtlat-hackbench"));
-    signal(child.id(), "KILL");
+    send_signal(child.id(), "KILL");
     let _ = child.wait();
     let t0 = Instant::now();
     let gone = wait_until(Duration::from_secs(2), || tagged(&tag).is_empty());
@@ -225,7 +215,7 @@ fn sigint_and_sigterm_end_the_run_with_rates_printed() {
         let periodic = lines.next().expect("a rate line").expect("text");
         assert!(periodic.starts_with("t="), "{periodic}");
         let t0 = Instant::now();
-        signal(child.id(), sig);
+        send_signal(child.id(), sig);
         let rest: Vec<String> = lines.map_while(std::result::Result::ok).collect();
         let status = child.wait().expect("wait");
         assert!(t0.elapsed() < Duration::from_secs(3), "SIG{sig}: slow end");
@@ -577,7 +567,7 @@ fn killing_the_load_host_kills_its_children_and_is_reported() {
     );
     // Let the host report once, then kill it: its children die with it (PR_SET_PDEATHSIG).
     std::thread::sleep(Duration::from_millis(700));
-    signal(host().expect("host") as u32, "KILL");
+    send_signal(host().expect("host") as u32, "KILL");
     let front = child.id() as i32;
     assert!(
         wait_until(Duration::from_secs(2), || tagged(&tag)

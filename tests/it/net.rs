@@ -20,15 +20,6 @@ const NO_TIMESTAMPING: &str =
 
 static NEXT: AtomicU32 = AtomicU32::new(1);
 
-fn ip(args: &[&str]) {
-    let out = Command::new("ip").args(args).output().expect("ip runs");
-    assert!(
-        out.status.success(),
-        "ip {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 /// Two namespaces `a` (server) and `b` (client) joined by a veth pair.
 /// Dropping it deletes both namespaces (and with them the veth pair).
 struct Netns {
@@ -168,13 +159,7 @@ impl Server {
     /// Send `sig`, wait (≤ 10 s) and return the output.
     fn stop(mut self, sig: i32) -> (Option<i32>, String) {
         let pid = self.pid();
-        let ok = Command::new("kill")
-            .arg(format!("-{sig}"))
-            .arg(pid.to_string())
-            .status()
-            .expect("kill runs")
-            .success();
-        assert!(ok, "kill -{sig} {pid}");
+        send_signal(pid, &sig.to_string());
         let mut child = self.child.take().expect("child");
         let t0 = Instant::now();
         let status = loop {
@@ -447,12 +432,10 @@ fn server_killed_mid_run_counts_losses_writes_results_and_exits_3() {
     let t0 = Instant::now();
     let out = ping.wait_with_output().expect("ping ends");
     assert!(t0.elapsed() < Duration::from_secs(10), "ping hung");
-    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
-    let lines = stderr_lines(&out);
-    assert_eq!(lines.len(), 1, "{lines:?}");
+    let line = error_line(&out, 3, &show(&out));
     assert!(
-        lines[0].contains("stopped answering") && lines[0].contains("results written to"),
-        "{lines:?}"
+        line.contains("stopped answering") && line.contains("results written to"),
+        "{line}"
     );
     let r = load(&pj);
     assert_ping_result(&r, &pj);
@@ -489,9 +472,6 @@ fn request(size: usize, seq: u64) -> Vec<u8> {
     b[24..32].copy_from_slice(&123_456_789u64.to_be_bytes());
     b
 }
-
-/// Server options that work without privileges (the hostile-input test runs on loopback).
-const UNPRIVILEGED: [&str; 5] = ["--policy", "other", "--no-mlock", "--dma-latency", "off"];
 
 #[test]
 fn hostile_datagrams_are_counted_and_ignored_and_valid_pings_still_answered() {
@@ -749,14 +729,7 @@ fn bad_inputs_give_one_line_and_exit_2() {
             "hardware",
         ],
     ];
-    for args in cases {
-        let out = rtlat().args(*args).output().expect("runs");
-        let lines = stderr_lines(&out);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {lines:?}");
-        assert_eq!(lines.len(), 1, "{args:?} printed {lines:?}");
-        assert!(lines[0].starts_with("rtlat: "), "{args:?}: {lines:?}");
-        assert!(out.stdout.is_empty(), "{args:?} printed to stdout");
-    }
+    assert_usage_errors(cases);
     let msg = |args: &[&str]| stderr_lines(&rtlat().args(args).output().expect("runs")).join("");
     let m = msg(&["net", "ping", "127.0.0.1:7357", "--size", "10"]);
     assert!(m.contains("--size 10") && m.contains("48"), "{m}");
@@ -801,13 +774,8 @@ fn a_port_in_use_for_serve_exits_2_naming_it() {
         .args(UNPRIVILEGED)
         .output()
         .expect("runs");
-    let lines = stderr_lines(&out);
-    assert_eq!(out.status.code(), Some(2), "{lines:?}");
-    assert_eq!(lines.len(), 1, "{lines:?}");
-    assert!(
-        lines[0].contains(&listen) && lines[0].contains("in use"),
-        "{lines:?}"
-    );
+    let line = error_line(&out, 2, &listen);
+    assert!(line.contains(&listen) && line.contains("in use"), "{line}");
     // The bulk sink's port (the next one) in use.
     let listen = format!("127.0.0.1:{}", port - 1);
     let out = rtlat()
@@ -815,10 +783,8 @@ fn a_port_in_use_for_serve_exits_2_naming_it() {
         .args(UNPRIVILEGED)
         .output()
         .expect("runs");
-    let lines = stderr_lines(&out);
-    assert_eq!(out.status.code(), Some(2), "{lines:?}");
-    assert_eq!(lines.len(), 1, "{lines:?}");
-    assert!(lines[0].contains("in use"), "{lines:?}");
+    let line = error_line(&out, 2, &listen);
+    assert!(line.contains("in use"), "{line}");
 }
 
 #[test]
@@ -833,12 +799,10 @@ fn an_unresolvable_host_exits_2() {
         .exec(&net.b, &["net", "ping", "no-such-host.invalid:7357"])
         .output()
         .expect("runs");
-    let lines = stderr_lines(&out);
-    assert_eq!(out.status.code(), Some(2), "{lines:?}");
-    assert_eq!(lines.len(), 1, "{lines:?}");
+    let line = error_line(&out, 2, "ping no-such-host.invalid");
     assert!(
-        lines[0].contains("no-such-host.invalid") && lines[0].contains("resolve"),
-        "{lines:?}"
+        line.contains("no-such-host.invalid") && line.contains("resolve"),
+        "{line}"
     );
 }
 
@@ -865,12 +829,10 @@ fn without_privileges_ping_and_serve_exit_3_naming_the_fix() {
         ][..],
     ] {
         let out = as_nobody(&exe).args(args).output().expect("setpriv runs");
-        let lines = stderr_lines(&out);
-        assert_eq!(out.status.code(), Some(3), "{args:?}: {lines:?}");
-        assert_eq!(lines.len(), 1, "{args:?}: {lines:?}");
+        let line = error_line(&out, 3, &format!("{args:?}"));
         assert!(
-            lines[0].contains("setcap cap_sys_nice,cap_ipc_lock+ep"),
-            "{lines:?}"
+            line.contains("setcap cap_sys_nice,cap_ipc_lock+ep"),
+            "{line}"
         );
     }
 }

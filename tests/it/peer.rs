@@ -301,11 +301,9 @@ fn a_board_unreachable_without_rtlat_or_with_another_version_is_refused_in_one_l
         )
         .output()
         .expect("runs");
-        let lines = stderr_lines(&r);
-        eprintln!("refused: {lines:?}");
-        assert_eq!(r.status.code(), Some(3), "{lines:?}");
-        assert_eq!(lines.len(), 1, "{lines:?}");
-        assert!(lines[0].contains(want), "{lines:?}");
+        let line = error_line(&r, 3, want);
+        eprintln!("refused: {line}");
+        assert!(line.contains(want), "{line}");
         assert!(!json.exists(), "nothing was measured, nothing written");
     };
     let t = board.target();
@@ -332,13 +330,8 @@ fn a_board_unreachable_without_rtlat_or_with_another_version_is_refused_in_one_l
     )
     .output()
     .expect("runs");
-    let lines = stderr_lines(&r);
-    assert_eq!(r.status.code(), Some(3), "{lines:?}");
-    assert_eq!(lines.len(), 1, "{lines:?}");
-    assert!(
-        lines[0].contains("has no '/nonexistent/rtlat'"),
-        "{lines:?}"
-    );
+    let line = error_line(&r, 3, "irq host, no rtlat on the board");
+    assert!(line.contains("has no '/nonexistent/rtlat'"), "{line}");
     assert_nothing_left(&board);
 }
 
@@ -381,11 +374,9 @@ fn a_board_lost_mid_run_keeps_what_the_host_measured() {
     std::thread::sleep(std::time::Duration::from_secs(1));
     board.kill_all();
     let run = child.wait_with_output().expect("ends");
-    let lines = stderr_lines(&run);
-    eprintln!("lost: {lines:?}");
-    assert_eq!(run.status.code(), Some(3), "{lines:?}");
-    assert_eq!(lines.len(), 1, "{lines:?}");
-    assert!(lines[0].contains(&board.addr), "{lines:?}");
+    let line = error_line(&run, 3, "a lost board");
+    eprintln!("lost: {line}");
+    assert!(line.contains(&board.addr), "{line}");
     let r = load(&json);
     assert_eq!(r["complete"], true);
     assert!(r["threads"][0]["summary"]["samples"].as_u64().unwrap() > 2000);

@@ -12,16 +12,6 @@ fn spawn_run(json: &std::path::Path) -> Child {
         .expect("spawn rtlat")
 }
 
-fn signal(child: &Child, sig: i32) {
-    let ok = Command::new("kill")
-        .arg(format!("-{sig}"))
-        .arg(child.id().to_string())
-        .status()
-        .expect("kill runs")
-        .success();
-    assert!(ok, "kill -{sig} failed");
-}
-
 #[test]
 fn sigint_ends_the_run_within_a_second_with_summary_and_complete_file() {
     if !need(Need::Root) {
@@ -33,13 +23,13 @@ fn sigint_ends_the_run_within_a_second_with_summary_and_complete_file() {
     )) {
         return;
     }
-    for sig in [2, 15] {
+    for sig in ["INT", "TERM"] {
         let dir = tempfile::tempdir().expect("tempdir");
         let json = dir.path().join("r.json");
         let mut child = spawn_run(&json);
         std::thread::sleep(Duration::from_millis(2500));
         let t0 = Instant::now();
-        signal(&child, sig);
+        send_signal(child.id(), sig);
         let status = loop {
             if let Some(s) = child.try_wait().expect("wait") {
                 break s;
@@ -86,7 +76,7 @@ fn sigkill_leaves_a_valid_incomplete_file() {
     let json = dir.path().join("k.json");
     let mut child = spawn_run(&json);
     std::thread::sleep(Duration::from_millis(3500));
-    signal(&child, 9);
+    send_signal(child.id(), "KILL");
     child.wait().expect("wait");
     let r = load(&json);
     assert_eq!(r["complete"], false);

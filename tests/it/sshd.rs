@@ -18,15 +18,6 @@ pub struct Board {
     _slot: Slot,
 }
 
-fn ip(args: &[&str]) {
-    let out = Command::new("ip").args(args).output().expect("ip runs");
-    assert!(
-        out.status.success(),
-        "ip {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 /// Keys for the client (`key`, authorized on every board) and the boards' host key.
 pub struct Keys {
     dir: tempfile::TempDir,

@@ -258,10 +258,8 @@ fn bad_suites_give_one_line_and_exit_2() {
     let out = dir.path().join("o");
     let bad = |args: &[&str], want: &str| {
         let r = rtlat().args(args).output().expect("runs");
-        let lines = stderr_lines(&r);
-        assert_eq!(r.status.code(), Some(2), "{args:?}: {lines:?}");
-        assert_eq!(lines.len(), 1, "{lines:?}");
-        assert!(lines[0].contains(want), "{args:?}: {lines:?}");
+        let line = error_line(&r, 2, &format!("{args:?}"));
+        assert!(line.contains(want), "{args:?}: {line}");
     };
     let o = out.to_str().unwrap();
     bad(&["suite", "fast", "--out", o], "quick, classic, soak");
@@ -456,11 +454,9 @@ fn a_target_without_rtlat_or_with_another_version_is_refused_in_one_line() {
         let r = remote_suite_with(Path::new("quick"), &out, &keys, &[&a], Path::new(remote))
             .output()
             .expect("runs");
-        let lines = stderr_lines(&r);
-        eprintln!("refused: {lines:?}");
-        assert_eq!(r.status.code(), Some(3), "{lines:?}");
-        assert_eq!(lines.len(), 1, "{lines:?}");
-        assert!(lines[0].contains(want), "{lines:?}");
+        let line = error_line(&r, 3, want);
+        eprintln!("refused: {line}");
+        assert!(line.contains(want), "{line}");
     };
     refused(
         "/nonexistent/rtlat",
@@ -475,9 +471,7 @@ fn a_target_without_rtlat_or_with_another_version_is_refused_in_one_line() {
         .args(["--ssh-option", "ConnectTimeout=2"])
         .output()
         .expect("runs");
-    let lines = stderr_lines(&gone);
-    eprintln!("unreachable: {lines:?}");
-    assert_eq!(gone.status.code(), Some(3), "{lines:?}");
-    assert_eq!(lines.len(), 1, "{lines:?}");
-    assert!(lines[0].contains("is unreachable"), "{lines:?}");
+    let line = error_line(&gone, 3, "an unreachable target");
+    eprintln!("unreachable: {line}");
+    assert!(line.contains("is unreachable"), "{line}");
 }

@@ -22,33 +22,22 @@ fn two_cpus() -> bool {
     std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2)
 }
 
+/// A `switch` run with `args` that succeeds, its result in `json`.
 fn run_switch(json: &Path, args: &[&str]) -> (std::process::Output, Value) {
-    let out = rtlat()
-        .args(["switch", "--quiet", "--json"])
-        .arg(json)
-        .args(args)
-        .timeout(Duration::from_secs(30))
-        .output()
-        .expect("runs");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "rtlat switch {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out, load(json))
+    run_json(
+        rtlat()
+            .args(["switch", "--quiet"])
+            .args(args)
+            .timeout(Duration::from_secs(30)),
+        json,
+        0,
+    )
 }
 
-/// Every period of every pair is a sample or a lost wake; files are complete and valid.
-/// Unless `slow`, most wakes arrive.
-fn assert_switch_result(
-    r: &Value,
-    json: &Path,
-    what: &str,
-    duration_ns: u64,
-    period_ns: u64,
-    slow: bool,
-) {
+/// Every period of every pair is a sample or a lost wake; the result is
+/// complete (run_switch checked it against the schema). Unless `slow`, most
+/// wakes arrive.
+fn assert_switch_result(r: &Value, what: &str, duration_ns: u64, period_ns: u64, slow: bool) {
     assert_eq!(r["benchmark"], "switch", "{what}");
     assert_eq!(r["complete"], true, "{what}");
     assert_eq!(r["end_reason"], "duration", "{what}");
@@ -56,13 +45,12 @@ fn assert_switch_result(
     let threads = r["threads"].as_array().expect("threads");
     let pairs = r["details"]["pairs"].as_array().expect("details.pairs");
     assert_eq!(threads.len(), pairs.len(), "{what}");
+    assert_result_consistent(r);
     let mut lost_total = 0;
     for (i, (t, p)) in threads.iter().zip(pairs).enumerate() {
         assert_eq!(t["name"], format!("pair{i}"), "{what}");
         assert_eq!(p["name"], t["name"], "{what}");
         let s = &t["summary"];
-        assert_summary_invariants(s);
-        assert_thread_consistent(t);
         let samples = s["samples"].as_u64().expect("samples");
         let lost = p["lost"].as_u64().expect("lost");
         let unrecorded = p["unrecorded"].as_u64().expect("unrecorded");
@@ -89,7 +77,6 @@ fn assert_switch_result(
         lost_total += lost;
     }
     assert_eq!(r["details"]["lost"].as_u64(), Some(lost_total), "{what}");
-    assert_schema_valid(json);
 }
 
 /// The acceptance, for every mechanism: same CPU and cross CPU (threads or processes).
@@ -117,7 +104,7 @@ fn every_mechanism(processes: bool) {
             }
             let what = format!("{args:?}");
             let (out, r) = run_switch(&json, &args);
-            assert_switch_result(&r, &json, &what, 500_000_000, 1_000_000, false);
+            assert_switch_result(&r, &what, 500_000_000, 1_000_000, false);
             assert_eq!(r["config"]["via"], *via);
             assert_eq!(r["config"]["processes"], processes);
             assert_eq!(r["config"]["placement"], *placement);
@@ -171,7 +158,7 @@ fn a_default_run_has_one_pair_per_cpu_and_the_documented_defaults() {
     assert_eq!(r["config"]["waker_priority"], 79);
     assert_eq!(r["tuning"]["policy"], "fifo");
     assert_eq!(r["tuning"]["priority"], 80);
-    assert_switch_result(&r, &json, "defaults", 1_000_000_000, 1_000_000, false);
+    assert_switch_result(&r, "defaults", 1_000_000_000, 1_000_000, false);
 }
 
 #[test]
@@ -203,7 +190,7 @@ fn a_slow_wakee_loses_wakes_and_they_are_counted() {
             args.push("--processes");
         }
         let (out, r) = run_switch(&json, &args);
-        assert_switch_result(&r, &json, "slow wakee", 600_000_000, 1_000_000, true);
+        assert_switch_result(&r, "slow wakee", 600_000_000, 1_000_000, true);
         let p = &r["details"]["pairs"][0];
         let samples = r["threads"][0]["summary"]["samples"].as_u64().expect("n");
         let busy = p["wakee_busy"].as_u64().expect("busy");
@@ -236,18 +223,12 @@ fn loops_bound_the_wakes_per_pair() {
     }
     let _turn = measuring();
     let dir = tempfile::tempdir().expect("tempdir");
-    let json = dir.path().join("n.json");
-    let out = rtlat()
-        .args([
-            "switch", "--quiet", "--cpus", "0", "--loops", "300", "--period", "500us", "--via",
-            "pipe", "--json",
-        ])
-        .arg(&json)
-        .timeout(Duration::from_secs(30))
-        .output()
-        .expect("runs");
-    assert_eq!(out.status.code(), Some(0));
-    let r = load(&json);
+    let (_, r) = run_switch(
+        &dir.path().join("n.json"),
+        &[
+            "--cpus", "0", "--loops", "300", "--period", "500us", "--via", "pipe",
+        ],
+    );
     assert_eq!(r["end_reason"], "loops");
     let p = &r["details"]["pairs"][0];
     let samples = r["threads"][0]["summary"]["samples"].as_u64().expect("n");
@@ -295,11 +276,7 @@ fn sigint_ends_a_process_run_promptly_and_reaps_the_wakees() {
         assert_eq!(wakees.len(), cpus, "one wakee process per pair: {wakees:?}");
     }
     let t0 = Instant::now();
-    let st = std::process::Command::new("kill")
-        .args(["-INT", &pid.to_string()])
-        .status()
-        .expect("kill");
-    assert!(st.success());
+    send_signal(pid, "INT");
     let out = child.wait_with_output().expect("wait");
     assert!(
         t0.elapsed() < Duration::from_millis(1500),
@@ -324,55 +301,23 @@ fn sigint_ends_a_process_run_promptly_and_reaps_the_wakees() {
 #[test]
 fn unprivileged_mode_runs_without_real_time() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let json = dir.path().join("u.json");
-    let out = rtlat()
-        .args([
-            "switch",
-            "--quiet",
-            "--policy",
-            "other",
-            "--no-mlock",
-            "--dma-latency",
-            "off",
-            "--cpus",
-            "0",
-            "--loops",
-            "200",
-            "--json",
-        ])
-        .arg(&json)
-        .timeout(Duration::from_secs(30))
-        .output()
-        .expect("runs");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r = load(&json);
+    let mut args = UNPRIVILEGED.to_vec();
+    args.extend(["--cpus", "0", "--loops", "200"]);
+    let (_, r) = run_switch(&dir.path().join("u.json"), &args);
     assert_eq!(r["tuning"]["policy"], "other");
     assert_eq!(r["config"]["waker_priority"], Value::Null);
     assert!(r["total"]["samples"].as_u64().expect("n") > 0);
-    assert_schema_valid(&json);
 }
 
 #[test]
 fn bad_inputs_give_one_line_and_exit_2() {
-    let cases: [&[&str]; 7] = [
-        &["--via", "nosuch"],
-        &["--period", "0"],
-        &["--period", "0ms"],
-        &["--duration", "-1s"],
-        &["--placement", "cross", "--cpus", "0"],
-        &["--policy", "deadline"],
-        &["--cpus", "9999"],
-    ];
-    for args in cases {
-        let out = rtlat().arg("switch").args(args).output().expect("runs");
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
-        let lines = stderr_lines(&out);
-        assert_eq!(lines.len(), 1, "{args:?}: {lines:?}");
-        assert!(lines[0].starts_with("rtlat: "), "{args:?}: {lines:?}");
-    }
+    assert_usage_errors(&[
+        &["switch", "--via", "nosuch"],
+        &["switch", "--period", "0"],
+        &["switch", "--period", "0ms"],
+        &["switch", "--duration", "-1s"],
+        &["switch", "--placement", "cross", "--cpus", "0"],
+        &["switch", "--policy", "deadline"],
+        &["switch", "--cpus", "9999"],
+    ]);
 }

@@ -1,15 +1,18 @@
 use crate::util::*;
 use std::path::Path;
 
-fn synthetic(dir: &Path, name: &str, extra: &[&str]) -> (std::process::Output, serde_json::Value) {
-    let json = dir.join(name);
-    let out = rtlat()
-        .args(["timer", "--synthetic", "7", "--quiet", "--json"])
-        .arg(&json)
-        .args(extra)
-        .output()
-        .expect("runs");
-    (out, load(&json))
+/// A synthetic timer run (seed 7) with `extra` options, its result in
+/// `dir/name`, that exits with `code`.
+fn synthetic(
+    dir: &Path,
+    name: &str,
+    extra: &[&str],
+    code: i32,
+) -> (std::process::Output, serde_json::Value) {
+    let mut cmd = rtlat();
+    cmd.args(["timer", "--synthetic", "7", "--quiet"])
+        .args(extra);
+    run_json(&mut cmd, &dir.join(name), code)
 }
 
 #[test]
@@ -35,38 +38,31 @@ fn synthetic_summary_matches_snapshot() {
 fn synthetic_results_are_deterministic_consistent_and_schema_valid() {
     let dir = tempfile::tempdir().expect("tempdir");
     let args = ["--cpus", "0", "--loops", "50000", "--period", "200us"];
-    let (o1, a) = synthetic(dir.path(), "a.json", &args);
-    let (o2, b) = synthetic(dir.path(), "b.json", &args);
-    assert_eq!(o1.status.code(), Some(0));
-    assert_eq!(o2.status.code(), Some(0));
+    let (_, a) = synthetic(dir.path(), "a.json", &args, 0);
+    let (_, b) = synthetic(dir.path(), "b.json", &args, 0);
     assert_eq!(a["threads"], b["threads"], "same seed, different samples");
     assert_eq!(a["total"], b["total"]);
     assert_eq!(a["complete"], true);
     assert_eq!(a["end_reason"], "loops");
     assert_eq!(a["total"]["samples"], 50_000);
-    assert_summary_invariants(&a["total"]);
-    for t in a["threads"].as_array().expect("threads") {
-        assert_summary_invariants(&t["summary"]);
-        assert_thread_consistent(t);
-    }
+    assert_result_consistent(&a);
     // 50 000 samples at 200 us cover ~10 s: one series point per second.
     let points = a["threads"][0]["series"]["points"]
         .as_array()
         .expect("points");
     assert!((10..=11).contains(&points.len()), "{} points", points.len());
     assert_eq!(a["config"]["period_ns"], 200_000);
-    assert_schema_valid(&dir.path().join("a.json"));
 }
 
 #[test]
 fn synthetic_overruns_are_counted_and_the_max_is_located() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let (out, r) = synthetic(
+    let (_, r) = synthetic(
         dir.path(),
         "o.json",
         &["--cpus", "0", "--loops", "1000000", "--period", "100us"],
+        0,
     );
-    assert_eq!(out.status.code(), Some(0));
     let s = &r["threads"][0]["summary"];
     // The synthetic source overruns by >= 2 periods about every 200 000 samples.
     assert!(s["overruns"].as_u64().expect("overruns") >= 2, "{s}");
@@ -91,25 +87,25 @@ fn max_latency_exceeded_exits_1_after_writing_results() {
         dir.path(),
         "m.json",
         &["--cpus", "0", "--loops", "10000", "--max-latency", "10us"],
+        1,
     );
-    assert_eq!(out.status.code(), Some(1));
     assert_eq!(r["complete"], true);
     assert_eq!(r["thresholds"]["max_latency_exceeded"], true);
     assert_eq!(r["total"]["samples"], 10_000);
     assert!(String::from_utf8_lossy(&out.stdout).contains("EXCEEDED"));
-    let (out, r) = synthetic(
+    let (_, r) = synthetic(
         dir.path(),
         "n.json",
         &["--cpus", "0", "--loops", "10000", "--max-latency", "10s"],
+        0,
     );
-    assert_eq!(out.status.code(), Some(0));
     assert_eq!(r["thresholds"]["max_latency_exceeded"], false);
 }
 
 #[test]
 fn break_threshold_stops_at_the_first_sample_above() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let (out, r) = synthetic(
+    let (_, r) = synthetic(
         dir.path(),
         "b.json",
         &[
@@ -120,8 +116,8 @@ fn break_threshold_stops_at_the_first_sample_above() {
             "--break-threshold",
             "40us",
         ],
+        1,
     );
-    assert_eq!(out.status.code(), Some(1));
     assert_eq!(r["end_reason"], "break");
     let b = &r["thresholds"]["break_event"];
     let s = &r["threads"][0]["summary"];
@@ -142,20 +138,11 @@ fn real_timer_run_meets_the_acceptance_invariants() {
     }
     let _turn = measuring();
     let dir = tempfile::tempdir().expect("tempdir");
-    let json = dir.path().join("r.json");
-    let out = rtlat()
-        .args(["timer", "--duration", "3s", "--json"])
-        .arg(&json)
-        .output()
-        .expect("runs");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let (out, r) = run_json(
+        rtlat().args(["timer", "--duration", "3s"]),
+        &dir.path().join("r.json"),
+        0,
     );
-    let r = load(&json);
-    assert_schema_valid(&json);
     assert_eq!(r["complete"], true);
     assert_eq!(r["end_reason"], "duration");
     let t = &r["tuning"];
@@ -169,10 +156,9 @@ fn real_timer_run_meets_the_acceptance_invariants() {
     let online = threads.len();
     assert!(online >= 1);
     assert_eq!(t["affinity"].as_array().expect("affinity").len(), online);
+    assert_result_consistent(&r);
     for th in threads {
         let s = &th["summary"];
-        assert_summary_invariants(s);
-        assert_thread_consistent(th);
         // Every period of the 3 s is either a sample or a counted overrun.
         let periods = s["samples"].as_u64().expect("n") + s["overruns"].as_u64().expect("o");
         assert!(
@@ -194,16 +180,13 @@ fn real_loops_give_exactly_that_many_samples() {
     }
     let _turn = measuring();
     let dir = tempfile::tempdir().expect("tempdir");
-    let json = dir.path().join("l.json");
-    let out = rtlat()
-        .args([
-            "timer", "--cpus", "0", "--period", "200us", "--loops", "2000", "--quiet", "--json",
-        ])
-        .arg(&json)
-        .output()
-        .expect("runs");
-    assert_eq!(out.status.code(), Some(0));
-    let r = load(&json);
+    let (_, r) = run_json(
+        rtlat().args([
+            "timer", "--cpus", "0", "--period", "200us", "--loops", "2000", "--quiet",
+        ]),
+        &dir.path().join("l.json"),
+        0,
+    );
     assert_eq!(r["total"]["samples"], 2000);
     assert_eq!(r["end_reason"], "loops");
     assert_eq!(r["threads"][0]["cpu"], 0);
@@ -216,24 +199,13 @@ fn real_break_marks_the_kernel_trace() {
     }
     let _turn = measuring();
     let dir = tempfile::tempdir().expect("tempdir");
-    let json = dir.path().join("t.json");
-    let out = rtlat()
-        .args([
-            "timer",
-            "--cpus",
-            "0",
-            "--duration",
-            "5s",
-            "--break-threshold",
-            "1ns",
-            "--quiet",
-            "--json",
-        ])
-        .arg(&json)
-        .output()
-        .expect("runs");
-    assert_eq!(out.status.code(), Some(1));
-    let r = load(&json);
+    let (_, r) = run_json(
+        rtlat()
+            .args(["timer", "--cpus", "0", "--duration", "5s"])
+            .args(["--break-threshold", "1ns", "--quiet"]),
+        &dir.path().join("t.json"),
+        1,
+    );
     let b = &r["thresholds"]["break_event"];
     assert_eq!(b["sample"], 0, "1 ns is exceeded by the first sample");
     if b["trace_marked"] == true {
@@ -258,29 +230,13 @@ fn deadline_policy_runs_unpinned_and_is_recorded() {
     }
     let _turn = measuring();
     let dir = tempfile::tempdir().expect("tempdir");
-    let json = dir.path().join("d.json");
-    let out = rtlat()
-        .args([
-            "timer",
-            "--policy",
-            "deadline",
-            "--dl-runtime",
-            "100us",
-            "--duration",
-            "1s",
-            "--quiet",
-            "--json",
-        ])
-        .arg(&json)
-        .output()
-        .expect("runs");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let (_, r) = run_json(
+        rtlat()
+            .args(["timer", "--policy", "deadline", "--dl-runtime", "100us"])
+            .args(["--duration", "1s", "--quiet"]),
+        &dir.path().join("d.json"),
+        0,
     );
-    let r = load(&json);
     assert_eq!(r["tuning"]["policy"], "deadline");
     assert_eq!(r["tuning"]["deadline"]["runtime_ns"], 100_000);
     assert_eq!(r["tuning"]["deadline"]["period_ns"], 1_000_000);
@@ -348,29 +304,21 @@ fn idle_first_then_load_gives_two_phases_and_a_load_record() {
     }
     let _turn = measuring();
     let dir = tempfile::tempdir().expect("tempdir");
-    let json = dir.path().join("p.json");
-    let out = rtlat()
-        .args([
-            "timer",
-            "--cpus",
-            "0",
-            "--duration",
-            "3s",
-            "--idle-first",
-            "1s",
-        ])
-        .args(["--load", "cpu:1", "--load-cpus", "0", "--quiet", "--json"])
-        .arg(&json)
-        .output()
-        .expect("runs");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let (out, r) = run_json(
+        rtlat()
+            .args([
+                "timer",
+                "--cpus",
+                "0",
+                "--duration",
+                "3s",
+                "--idle-first",
+                "1s",
+            ])
+            .args(["--load", "cpu:1", "--load-cpus", "0", "--quiet"]),
+        &dir.path().join("p.json"),
+        0,
     );
-    assert_schema_valid(&json);
-    let r = load(&json);
     let phases = r["phases"].as_array().expect("phases");
     assert_eq!(phases.len(), 2);
     assert_eq!(
@@ -414,8 +362,8 @@ fn idle_first_then_load_gives_two_phases_and_a_load_record() {
 
 #[test]
 fn load_options_are_validated() {
-    for args in [
-        &["timer", "--idle-first", "1s"][..],
+    assert_usage_errors(&[
+        &["timer", "--idle-first", "1s"],
         &[
             "timer",
             "--load",
@@ -424,14 +372,10 @@ fn load_options_are_validated() {
             "5s",
             "--duration",
             "2s",
-        ][..],
-        &["timer", "--load", "nosuch:1"][..],
-        &["timer", "--load-cpus", "0"][..],
-    ] {
-        let out = rtlat().args(args).output().expect("runs");
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
-        assert_eq!(stderr_lines(&out).len(), 1, "{args:?}");
-    }
+        ],
+        &["timer", "--load", "nosuch:1"],
+        &["timer", "--load-cpus", "0"],
+    ]);
 }
 
 /// The times of the `interval t=…s` lines of a piped run, in output order.
@@ -508,16 +452,13 @@ fn the_recorded_duration_is_the_span_the_periods_cover() {
     }
     let _turn = measuring();
     let dir = tempfile::tempdir().expect("tempdir");
-    let json = dir.path().join("d.json");
-    let out = rtlat()
-        .args([
-            "timer", "--cpus", "0", "--period", "1ms", "--loops", "1000", "--quiet", "--json",
-        ])
-        .arg(&json)
-        .output()
-        .expect("runs");
-    assert_eq!(out.status.code(), Some(0));
-    let r = load(&json);
+    let (_, r) = run_json(
+        rtlat().args([
+            "timer", "--cpus", "0", "--period", "1ms", "--loops", "1000", "--quiet",
+        ]),
+        &dir.path().join("d.json"),
+        0,
+    );
     let duration = r["duration_ns"].as_u64().expect("duration") as f64;
     // 1 000 samples cover 1 000 periods, plus the periods an overrun skipped.
     let overruns = r["total"]["overruns"].as_u64().expect("overruns") as f64;

@@ -128,6 +128,31 @@ fn log_skip(kind: &str, test: &str, why: &str) {
     }
 }
 
+/// Runs `ip ARGS` (iproute2), asserting that it succeeds.
+pub fn ip(args: &[&str]) {
+    let out = std::process::Command::new("ip")
+        .args(args)
+        .output()
+        .expect("ip runs");
+    assert!(
+        out.status.success(),
+        "ip {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Sends signal `sig` (a name or a number) to process `pid` with kill(1),
+/// asserting that it was delivered.
+pub fn send_signal(pid: u32, sig: &str) {
+    let ok = std::process::Command::new("kill")
+        .arg(format!("-{sig}"))
+        .arg(pid.to_string())
+        .status()
+        .expect("kill runs")
+        .success();
+    assert!(ok, "kill -{sig} {pid} failed");
+}
+
 pub fn rtlat() -> Command {
     Command::new(bin())
 }
@@ -155,15 +180,20 @@ pub fn is_root() -> bool {
 /// (nextest runs each test in its own) as well as between threads.
 pub fn measuring() -> Turn {
     let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join("measuring.lock");
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .unwrap_or_else(|e| panic!("cannot open {}: {e}", path.display()));
+    let file = lock_file(&path);
     rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
         .unwrap_or_else(|e| panic!("cannot lock {}: {e}", path.display()));
     Turn { _file: file }
+}
+
+/// `path`, made if missing, opened to hold an flock on it.
+fn lock_file(path: &Path) -> std::fs::File {
+    std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .unwrap_or_else(|e| panic!("cannot open {}: {e}", path.display()))
 }
 
 /// A measuring turn: the lock is released when the file closes, on drop.
@@ -171,11 +201,58 @@ pub struct Turn {
     _file: std::fs::File,
 }
 
+/// Options for a run without privileges: no real-time scheduling, no memory
+/// locking, no /dev/cpu_dma_latency.
+pub const UNPRIVILEGED: [&str; 5] = ["--policy", "other", "--no-mlock", "--dma-latency", "off"];
+
+/// Asserts that `out` exited with `code`; when not, the message names `case`
+/// and shows the run's stderr.
+pub fn assert_exit(out: &Output, code: i32, case: &str) {
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{case}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Runs `cmd` with `--json JSON` added, asserts that it exits with `code`
+/// and that the result it wrote matches the schema, and returns its output
+/// and the result.
+pub fn run_json(cmd: &mut Command, json: &Path, code: i32) -> (Output, Value) {
+    let out = cmd.arg("--json").arg(json).output().expect("runs");
+    assert_exit(&out, code, &format!("{cmd:?}"));
+    assert_schema_valid(json);
+    (out, load(json))
+}
+
 pub fn stderr_lines(out: &Output) -> Vec<String> {
     String::from_utf8_lossy(&out.stderr)
         .lines()
         .map(str::to_owned)
         .collect()
+}
+
+/// The one line a refused run printed on stderr, once asserted that the run
+/// exited with `code` and printed just that line. `case` names the run in
+/// failure messages.
+pub fn error_line(out: &Output, code: i32, case: &str) -> String {
+    let lines = stderr_lines(out);
+    assert_eq!(out.status.code(), Some(code), "{case}: {lines:?}");
+    assert_eq!(lines.len(), 1, "{case} printed {lines:?}");
+    lines.into_iter().next().expect("one line")
+}
+
+/// Asserts that each of `cases` is a usage error: rtlat run with it exits 2,
+/// prints one line on stderr, starting `rtlat: `, and nothing on stdout.
+pub fn assert_usage_errors(cases: &[&[&str]]) {
+    for args in cases {
+        let out = rtlat().args(*args).output().expect("runs");
+        let case = format!("{args:?}");
+        let line = error_line(&out, 2, &case);
+        assert!(line.starts_with("rtlat: "), "{case}: {line}");
+        assert!(out.stdout.is_empty(), "{case} printed to stdout");
+    }
 }
 
 pub fn load(path: &Path) -> Value {
@@ -252,19 +329,17 @@ pub fn assert_summary_invariants(s: &Value) {
 /// Histogram counts add up to the samples; series samples too.
 pub fn assert_thread_consistent(t: &Value) {
     let samples = t["summary"]["samples"].as_u64().expect("samples");
-    let hist: u64 = t["histogram"]["buckets"]
-        .as_array()
-        .expect("buckets")
-        .iter()
-        .map(|b| b["count"].as_u64().expect("count"))
-        .sum();
+    // The sum of `key` over the entries of the array `list`.
+    let sum = |list: &Value, key: &str| -> u64 {
+        list.as_array()
+            .unwrap_or_else(|| panic!("no array for {key}: {t}"))
+            .iter()
+            .map(|e| e[key].as_u64().unwrap_or_else(|| panic!("no {key} in {e}")))
+            .sum()
+    };
+    let hist = sum(&t["histogram"]["buckets"], "count");
     assert_eq!(hist, samples, "histogram counts != samples");
-    let series: u64 = t["series"]["points"]
-        .as_array()
-        .expect("points")
-        .iter()
-        .map(|p| p["samples"].as_u64().expect("samples"))
-        .sum();
+    let series = sum(&t["series"]["points"], "samples");
     assert_eq!(series, samples, "series samples != samples");
     let max_bucket_high = t["histogram"]["buckets"]
         .as_array()
@@ -273,6 +348,16 @@ pub fn assert_thread_consistent(t: &Value) {
         .expect("a bucket");
     let max = t["summary"]["max_ns"].as_u64().expect("max");
     assert!(max <= max_bucket_high, "max {max} outside the last bucket");
+}
+
+/// The consistency of a whole result: the summary invariants of its total
+/// and of every thread, and every thread's histogram and series.
+pub fn assert_result_consistent(r: &Value) {
+    assert_summary_invariants(&r["total"]);
+    for t in r["threads"].as_array().expect("threads") {
+        assert_summary_invariants(&t["summary"]);
+        assert_thread_consistent(t);
+    }
 }
 
 /// A short deterministic timer run (synthetic samples, no privilege needed)
@@ -328,13 +413,7 @@ pub fn slot(kind: &str) -> Slot {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("slots");
     std::fs::create_dir_all(&dir).expect("slots directory");
     for n in 1..250 {
-        let path = dir.join(format!("{kind}-{n}"));
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .unwrap_or_else(|e| panic!("cannot open {}: {e}", path.display()));
+        let file = lock_file(&dir.join(format!("{kind}-{n}")));
         let lock = rustix::fs::FlockOperation::NonBlockingLockExclusive;
         if rustix::fs::flock(&file, lock).is_ok() {
             return Slot { n, _file: file };
