@@ -676,9 +676,9 @@ fn import_big(dir: &Path, format: &str, bytes: u64) -> (u64, u64, Value) {
 
 #[test]
 fn large_inputs_from_standard_input_import_in_bounded_memory() {
-    // 500 MB each with a release build (`cargo test --release`); in a debug
-    // build (≈ 5 MB/s) 40 MB: an importer that kept its lines (3 bytes of
-    // memory per byte of input before) would still exceed the bound.
+    // 500 MB each with a release build (`cargo test --release`), 40 MB in a
+    // slower debug build: an importer that kept its lines in memory would
+    // still exceed the bound.
     let bytes: u64 = if cfg!(debug_assertions) {
         40 << 20
     } else {
@@ -698,7 +698,7 @@ fn large_inputs_from_standard_input_import_in_bounded_memory() {
         assert!(peak_kb > 0, "{format}: no memory figure");
         match emulator() {
             // qemu-user's own memory (its cache of translated code) is in the
-            // figure: 88 MB for the 40 MB Xenomai input under qemu-arm.
+            // figure, tens of megabytes of it.
             Some(emu) => skip_check(
                 &format!("under {emu}: the memory is qemu-user's, not the import's"),
                 &format!("{format}: the memory bound is not checked under {emu}"),

@@ -507,8 +507,8 @@ fn a_one_cpu_run_holds_little_memory() {
     // the run touches is resident. The resident code (RssFile) is the
     // binary's and libc's as the kernel maps them (a debug build's is far
     // larger than a release build's), so the bound is on the rest: the
-    // heap, the stacks, the buffers. A fixed heap reserve (4 MB + 1 MB per
-    // thread before) or fully populated thread stacks would exceed it.
+    // heap, the stacks, the buffers. A heap reserve of megabytes per thread
+    // or fully populated thread stacks would exceed it.
     assert!(locked > 0, "memory not locked");
     let rest = hwm.saturating_sub(file);
     assert!(
