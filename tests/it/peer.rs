@@ -40,12 +40,26 @@ fn local_leftovers(addr: &str) -> Vec<String> {
         .collect()
 }
 
+/// Nothing of a run is left on the board or here. sshd ends a closed
+/// connection's own process after the client is gone, so the board is given
+/// a few seconds to settle to its one listening sshd.
 fn assert_nothing_left(board: &Board) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while board.pids().len() > 1 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let left: Vec<String> = board
+        .pids()
+        .iter()
+        .map(|pid| {
+            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            format!("{pid} {}", String::from_utf8_lossy(&cmd).replace('\0', " "))
+        })
+        .collect();
     assert_eq!(
-        board.pids().len(),
+        left.len(),
         1,
-        "left on the board besides its sshd: {:?}",
-        board.pids()
+        "left on the board besides its sshd: {left:?}"
     );
     assert!(
         local_leftovers(&board.addr).is_empty(),
