@@ -68,11 +68,7 @@ pub fn run(args: &LoadCommand, argv: Vec<String>) -> Result<Outcome> {
         std::thread::sleep(Duration::from_millis(50));
         let now = mono_ns();
         if let Some(sig) = watch.caught() {
-            break if sig == crate::sys::signals::SIGINT {
-                "SIGINT"
-            } else {
-                "SIGTERM"
-            };
+            break crate::sys::signals::name(sig);
         }
         if args.duration.is_some_and(|d| now - t0 >= d) {
             break "duration reached";
