@@ -39,9 +39,12 @@ pub fn run(args: &LoadCommand, argv: Vec<String>) -> Result<Outcome> {
     if args.serve {
         return host::serve(spec, opts, args.parent);
     }
-    if let Some(path) = &args.json {
-        crate::outfile::checked(path)?;
-    }
+    // Checked and locked before the loads start, until the last write.
+    let _output = args
+        .json
+        .as_deref()
+        .map(crate::outfile::checked)
+        .transpose()?;
     let stop = StopFlag::default();
     let watch = SignalWatch::start(stop.clone())
         .map_err(|e| Error::env(format!("cannot watch for signals: {e}")).because(e))?;
