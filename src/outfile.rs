@@ -1,17 +1,29 @@
 //! The one writer of every output file (`--json`, `import -o`, `report
 //! --svg/--html`, `compare --svg`, `load --json`).
 //!
-//! A path that names a regular file, or nothing yet, is replaced atomically:
-//! a temporary file in the same directory, fsync, rename — a reader (or a
-//! crash) sees the old file or the new one, never a mix. A symbolic link is
-//! followed and its target replaced the same way; the link stays a link.
-//! Anything else — a character device such as `/dev/null`, a FIFO, a socket,
-//! `/dev/stdout` — is opened and written in place, never replaced: rtlat runs
-//! as root and must not turn a device node into a regular file.
+//! An output is a regular file (or nothing yet), standard output (`-` or
+//! `/dev/stdout`) or `/dev/null`. A FIFO, socket or any other device is
+//! refused before any work (exit 2): nothing may read it, and a run must
+//! never wait on it.
+//!
+//! A regular file is replaced atomically: a temporary file in the same
+//! directory, fsync, rename — a reader (or a crash) sees the old file or the
+//! new one, never a mix. Every file rtlat creates beside an output (the
+//! temporary file, the writability probe) has an unpredictable name and is
+//! created with O_EXCL|O_NOFOLLOW: a link planted in a shared directory is
+//! never followed, so it can never make root write another file. A link at
+//! the output's own name is followed (the link stays a link, its target is
+//! replaced) when its owner is this user or the directory's: a link another
+//! user planted in a sticky directory such as /tmp is refused, as the
+//! kernel's `fs.protected_symlinks` refuses it.
+//!
+//! A regular output is locked from the check before any work to the last
+//! write ([`Output`]): a second rtlat writing the same file is refused
+//! before it measures (exit 4, naming the writer).
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Write};
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 /// How a destination is written.
@@ -19,13 +31,55 @@ use std::path::{Path, PathBuf};
 pub enum Destination {
     /// A regular file (or none yet) at this path, replaced atomically.
     Replace(PathBuf),
-    /// A device, FIFO or socket, written in place (through this path).
+    /// The null device, written in place (through this path).
     InPlace(PathBuf),
+    /// Standard output (`-`, `/dev/stdout`), written in place.
+    Stdout,
+}
+
+/// Why a path cannot be an output whatever its permissions (exit 2).
+#[derive(Debug)]
+struct Refused(String);
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Refused {}
+
+fn refused(why: impl Into<String>) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, Refused(why.into()))
+}
+
+/// The refusal of something that is neither a regular file nor the null device.
+fn not_a_file(kind: std::fs::FileType) -> io::Error {
+    let what = if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_char_device() || kind.is_block_device() {
+        "a device"
+    } else {
+        "not a regular file"
+    };
+    refused(format!(
+        "is {what}; results go only to a regular file, - (standard output) or /dev/null"
+    ))
+}
+
+/// Whether `meta` is the null device (wherever its node is).
+fn is_null_device(meta: &std::fs::Metadata) -> bool {
+    meta.file_type().is_char_device() && meta.rdev() == libc::makedev(1, 3)
 }
 
 impl Destination {
     /// What `path` names now; a link is followed to what it points at.
     pub fn of(path: &Path) -> io::Result<Destination> {
+        if path.as_os_str() == "-" || path == Path::new("/dev/stdout") {
+            return Ok(Destination::Stdout);
+        }
         let meta = match std::fs::symlink_metadata(path) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 return Ok(Destination::Replace(path.to_path_buf()))
@@ -33,12 +87,13 @@ impl Destination {
             other => other?,
         };
         if meta.file_type().is_symlink() {
+            check_link_owner(path, &meta)?;
             return match std::fs::metadata(path) {
                 // A link to a regular file: replace the file it points at.
                 Ok(m) if m.is_file() => Ok(Destination::Replace(std::fs::canonicalize(path)?)),
                 Ok(m) if m.is_dir() => Err(is_a_directory()),
-                // A link to a device, FIFO or socket (`/dev/stdout`): write through it.
-                Ok(_) => Ok(Destination::InPlace(path.to_path_buf())),
+                Ok(m) if is_null_device(&m) => Ok(Destination::InPlace(path.to_path_buf())),
+                Ok(m) => Err(not_a_file(m.file_type())),
                 // A dangling link: create what it points at.
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {
                     let target = std::fs::read_link(path)?;
@@ -53,36 +108,31 @@ impl Destination {
             Err(is_a_directory())
         } else if kind.is_file() {
             Ok(Destination::Replace(path.to_path_buf()))
-        } else {
+        } else if is_null_device(&meta) {
             Ok(Destination::InPlace(path.to_path_buf()))
+        } else {
+            Err(not_a_file(kind))
         }
     }
 
     /// Whether a rewrite during a run makes sense: a file is rewritten whole
-    /// each time; a device or FIFO would receive every copy, so it gets only
+    /// each time; standard output would receive every copy, so it gets only
     /// the final one.
     pub fn takes_rewrites(&self) -> bool {
         matches!(self, Destination::Replace(_))
     }
 
     /// Check before any work that the destination can be written: the
-    /// directory exists and takes a new file, a device opens. A FIFO is not
-    /// opened (its reader would see the end of its input): it must have a
-    /// reader when the result is written.
+    /// directory exists and takes a new file, the null device opens.
     pub fn check(&self) -> io::Result<()> {
         match self {
             Destination::Replace(path) => {
                 let (dir, name) = split(path);
-                let probe = dir.join(format!(".{name}.check{}", std::process::id()));
-                File::create(&probe)?;
+                let (probe, _) = create_beside(dir, &name, "check")?;
                 std::fs::remove_file(&probe)
             }
-            Destination::InPlace(path) => {
-                if std::fs::metadata(path)?.file_type().is_fifo() {
-                    return Ok(());
-                }
-                open_in_place(path).map(drop)
-            }
+            Destination::InPlace(path) => open_in_place(path).map(drop),
+            Destination::Stdout => Ok(()),
         }
     }
 
@@ -91,15 +141,46 @@ impl Destination {
         &self,
         fill: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>,
     ) -> io::Result<()> {
-        match self {
-            Destination::Replace(path) => replace(path, fill),
-            Destination::InPlace(path) => {
-                let mut w = BufWriter::new(open_in_place(path)?);
-                fill(&mut w)?;
-                w.write_all(b"\n")?;
-                w.flush()
-            }
-        }
+        let file = match self {
+            Destination::Replace(path) => return replace(path, fill),
+            Destination::InPlace(path) => open_in_place(path)?,
+            Destination::Stdout => File::from(rustix::io::dup(io::stdout())?),
+        };
+        let mut w = BufWriter::new(file);
+        fill(&mut w)?;
+        w.write_all(b"\n")?;
+        w.flush()
+    }
+}
+
+/// Refuse to follow a link another user planted in a sticky directory
+/// (/tmp): the rule of the kernel's `fs.protected_symlinks`, which a path
+/// resolved by rtlat itself (to replace the link's target) would bypass.
+fn check_link_owner(path: &Path, link: &std::fs::Metadata) -> io::Result<()> {
+    let (dir, _) = split(path);
+    let dir = std::fs::metadata(dir)?;
+    let sticky = dir.mode() & libc::S_ISVTX != 0;
+    let me = rustix::process::geteuid().as_raw();
+    if sticky && link.uid() != me && link.uid() != dir.uid() {
+        return Err(refused(
+            "is a symbolic link another user owns in a shared directory; name the file itself",
+        ));
+    }
+    Ok(())
+}
+
+/// A destination checked before any work, with its lock: no other rtlat
+/// writes the same file while this is held.
+#[derive(Debug)]
+pub struct Output {
+    dest: Destination,
+    _lock: Option<Lock>,
+}
+
+impl std::ops::Deref for Output {
+    type Target = Destination;
+    fn deref(&self) -> &Destination {
+        &self.dest
     }
 }
 
@@ -123,20 +204,28 @@ macro_rules! outln {
 /// file of one thread is larger).
 pub const MIN_ROOM: u64 = 16 << 10;
 
-/// The destination of an output file, checked before any work: exit 4 with
-/// the fix when it cannot be written, or when its file system has less than
-/// [`MIN_ROOM`] free.
-pub fn checked(path: &Path) -> crate::error::Result<Destination> {
+/// The destination of an output file, checked and locked before any work:
+/// exit 2 when it cannot be an output, exit 4 with the fix when it cannot be
+/// written, when another rtlat writes it, or when its file system has less
+/// than [`MIN_ROOM`] free. Keep the [`Output`] until the last write.
+pub fn checked(path: &Path) -> crate::error::Result<Output> {
     checked_with_room(path, MIN_ROOM)
 }
 
 /// [`checked`], with room for at least `bytes` (e.g. the first save of a
-/// result; a device or FIFO is not checked for room).
-pub fn checked_with_room(path: &Path, bytes: u64) -> crate::error::Result<Destination> {
-    Destination::of(path)
-        .and_then(|d| d.check().map(|()| d))
-        .and_then(|d| d.check_room(bytes).map(|()| d))
-        .map_err(|e| write_error(path, e))
+/// result; standard output and /dev/null are not checked for room).
+pub fn checked_with_room(path: &Path, bytes: u64) -> crate::error::Result<Output> {
+    (|| {
+        let dest = Destination::of(path)?;
+        let lock = match &dest {
+            Destination::Replace(p) => Some(Lock::take(p)?),
+            _ => None,
+        };
+        dest.check()?;
+        dest.check_room(bytes)?;
+        Ok(Output { dest, _lock: lock })
+    })()
+    .map_err(|e| write_error(path, e))
 }
 
 impl Destination {
@@ -160,17 +249,54 @@ impl Destination {
     }
 }
 
-/// The one error line of an output file that cannot be written (exit 4).
+/// The one error line of an output file that cannot be written (exit 4), or
+/// that cannot be an output at all (exit 2).
 pub fn write_error(path: &Path, e: io::Error) -> crate::error::Error {
+    if let Some(r) = e.get_ref().and_then(|r| r.downcast_ref::<Refused>()) {
+        return crate::error::Error::usage(format!("{} {r}", path.display()));
+    }
+    if let Some(b) = e.get_ref().and_then(|r| r.downcast_ref::<Busy>()) {
+        return crate::error::Error::io(format!("cannot write {}: {b}", path.display()));
+    }
     let fix = match e.kind() {
         io::ErrorKind::NotFound => "create the directory first",
         io::ErrorKind::PermissionDenied => "choose a writable place",
         _ if e.raw_os_error() == Some(libc::EISDIR) => "name a file, not a directory",
-        _ if e.raw_os_error() == Some(libc::ENXIO) => "start the FIFO's reader first",
+        _ if e.raw_os_error() == Some(libc::ELOOP) => "remove the link planted beside it",
         _ if e.raw_os_error() == Some(libc::ENOSPC) => "free some space",
         _ => "check the path and free space",
     };
     crate::error::Error::io(format!("cannot write {}: {e}; {fix}", path.display())).because(e)
+}
+
+/// Refuse (exit 2) a command whose output is one of its inputs: writing it
+/// would destroy what is being read. Files are compared by device and inode,
+/// links resolved; outputs and inputs that do not exist yet cannot clash.
+pub fn refuse_inputs<'a>(
+    outputs: impl IntoIterator<Item = &'a Path>,
+    inputs: impl IntoIterator<Item = &'a Path> + Clone,
+) -> crate::error::Result<()> {
+    let id = |p: &Path| -> Option<(u64, u64)> {
+        let m = if p.as_os_str() == "-" {
+            return None;
+        } else {
+            std::fs::metadata(p).ok()?
+        };
+        m.is_file().then(|| (m.dev(), m.ino()))
+    };
+    for out in outputs {
+        let Some(o) = id(out) else { continue };
+        for input in inputs.clone() {
+            if id(input) == Some(o) {
+                return Err(crate::error::Error::usage(format!(
+                    "{} is also an input of this command ({}); write to another file",
+                    out.display(),
+                    input.display()
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Write `path` (see the module doc); `fill` streams the content.
@@ -195,21 +321,59 @@ fn split(path: &Path) -> (&Path, String) {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    let name = path
+    let mut name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "result".into());
+    // Room in NAME_MAX (255) for the dot and suffix of the files beside it.
+    while name.len() > 200 {
+        name.pop();
+    }
     (dir, name)
 }
 
-/// Open a device, FIFO or socket for writing without truncating or replacing
-/// it; a FIFO without a reader fails at once (ENXIO) instead of blocking.
+/// A random suffix for the name of a file beside an output: another user
+/// cannot guess it to plant something there first.
+fn random_suffix() -> io::Result<String> {
+    let mut bytes = [0u8; 8];
+    match rustix::rand::getrandom(&mut bytes, rustix::rand::GetRandomFlags::empty()) {
+        Ok(n) if n == bytes.len() => {}
+        // No getrandom(2) (or a short read): the same pool through its device.
+        _ => io::Read::read_exact(&mut File::open("/dev/urandom")?, &mut bytes)?,
+    }
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Create `.NAME.WHATxxxxxxxxxxxxxxxx` in `dir`: a new file (O_EXCL), never
+/// through a link (O_NOFOLLOW), under a name nobody can guess; another name
+/// is tried if one exists.
+fn create_beside(dir: &Path, name: &str, what: &str) -> io::Result<(PathBuf, File)> {
+    let mut tries = 0;
+    loop {
+        let path = dir.join(format!(".{name}.{what}{}", random_suffix()?));
+        let made = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&path);
+        match made {
+            Ok(f) => return Ok((path, f)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && tries < 16 => tries += 1,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Open the null device for writing without truncating or replacing it.
 fn open_in_place(path: &Path) -> io::Result<File> {
     let f = OpenOptions::new()
         .write(true)
-        .custom_flags(libc::O_NONBLOCK)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
         .open(path)?;
-    // Written with ordinary blocking writes once open.
+    // What was opened is checked again: the path may have changed since.
+    if !is_null_device(&f.metadata()?) {
+        return Err(not_a_file(f.metadata()?.file_type()));
+    }
     rustix::io::ioctl_fionbio(&f, false)?;
     Ok(f)
 }
@@ -220,9 +384,9 @@ fn replace(
     fill: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>,
 ) -> io::Result<()> {
     let (dir, name) = split(path);
-    let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
+    let (tmp, file) = create_beside(dir, &name, "tmp")?;
     let result = (|| {
-        let mut w = BufWriter::new(File::create(&tmp)?);
+        let mut w = BufWriter::new(file);
         fill(&mut w)?;
         w.write_all(b"\n")?;
         let f = w.into_inner().map_err(|e| e.into_error())?;
@@ -233,6 +397,105 @@ fn replace(
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+/// Another rtlat holds the lock of an output (exit 4).
+#[derive(Debug)]
+struct Busy(String);
+
+impl std::fmt::Display for Busy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Busy {}
+
+/// An advisory lock (flock) on `.NAME.lock` beside a regular output. The
+/// output itself cannot carry it: each write replaces its inode. The lock
+/// file is opened without following a link and never written; it is
+/// removed when the lock is let go.
+#[derive(Debug)]
+struct Lock {
+    path: PathBuf,
+    _file: File,
+}
+
+impl Lock {
+    /// Take the lock of the output `out`, or fail at once naming its holder.
+    fn take(out: &Path) -> io::Result<Lock> {
+        let (dir, name) = split(out);
+        let path = dir.join(format!(".{name}.lock"));
+        loop {
+            let file = OpenOptions::new()
+                .write(true)
+                .create(true)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+                .open(&path)?;
+            let meta = file.metadata()?;
+            if !meta.is_file() {
+                return Err(refused(format!(
+                    "cannot be locked: {} is not a regular file; remove it",
+                    path.display()
+                )));
+            }
+            let op = rustix::fs::FlockOperation::NonBlockingLockExclusive;
+            if let Err(e) = rustix::fs::flock(&file, op) {
+                if e != rustix::io::Errno::WOULDBLOCK {
+                    return Err(e.into());
+                }
+                return Err(io::Error::other(Busy(busy_message(out, &meta))));
+            }
+            // Locked; unless the holder before removed the file meanwhile
+            // (then a new one may be locked by someone else): try again.
+            match std::fs::symlink_metadata(&path) {
+                Ok(now) if now.dev() == meta.dev() && now.ino() == meta.ino() => {
+                    return Ok(Lock { path, _file: file })
+                }
+                _ => continue,
+            }
+        }
+    }
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        // Removed while still locked: a waiter that opened it sees it gone.
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Who holds the lock file `meta` (from /proc/locks), in a sentence.
+fn busy_message(out: &Path, meta: &std::fs::Metadata) -> String {
+    let id = format!(
+        "{:02x}:{:02x}:{}",
+        libc::major(meta.dev()),
+        libc::minor(meta.dev()),
+        meta.ino()
+    );
+    let holder = std::fs::read_to_string("/proc/locks")
+        .ok()
+        .and_then(|locks| {
+            locks
+                .lines()
+                .filter(|l| !l.contains("->"))
+                .find(|l| l.split_whitespace().nth(5) == Some(id.as_str()))
+                .and_then(|l| l.split_whitespace().nth(4).map(str::to_owned))
+        });
+    let who = match holder {
+        Some(pid) if pid == std::process::id().to_string() => {
+            return format!(
+                "{} is named twice as an output; name each output once",
+                out.display()
+            )
+        }
+        Some(pid) => format!("another rtlat (pid {pid})"),
+        None => "another rtlat".to_string(),
+    };
+    format!(
+        "{who} is writing {}; wait for it to end or choose another file",
+        out.display()
+    )
 }
 
 #[cfg(test)]
@@ -274,7 +537,7 @@ mod tests {
     }
 
     #[test]
-    fn devices_are_written_in_place_and_never_replaced() {
+    fn only_the_null_device_is_written_in_place_and_never_replaced() {
         let null = Path::new("/dev/null");
         assert_eq!(
             Destination::of(null).unwrap(),
@@ -285,19 +548,21 @@ mod tests {
             .unwrap()
             .file_type()
             .is_char_device());
-        let full = Path::new("/dev/full");
-        if full.exists() {
-            let e = write(full, &[b' '; 65536]).unwrap_err();
-            assert_eq!(e.raw_os_error(), Some(libc::ENOSPC));
-            assert!(std::fs::metadata(full)
-                .unwrap()
-                .file_type()
-                .is_char_device());
+        assert_eq!(
+            Destination::of(Path::new("-")).unwrap(),
+            Destination::Stdout
+        );
+        let zero = Path::new("/dev/zero");
+        if zero.exists() {
+            let e = Destination::of(zero).unwrap_err();
+            assert!(e.to_string().contains("is a device"), "{e}");
+            let shown = write_error(zero, e);
+            assert_eq!(shown.exit_code(), crate::error::exit::USAGE);
         }
     }
 
     #[test]
-    fn a_fifo_without_a_reader_fails_at_once_and_one_with_a_reader_gets_the_bytes() {
+    fn a_fifo_is_refused_and_never_opened() {
         let dir = tempfile::tempdir().unwrap();
         let fifo = dir.path().join("fifo");
         let made = std::process::Command::new("mkfifo")
@@ -305,28 +570,53 @@ mod tests {
             .status()
             .unwrap();
         assert!(made.success());
-        let d = Destination::of(&fifo).unwrap();
-        assert!(!d.takes_rewrites());
-        d.check().expect("a FIFO is not opened by the check");
-        let alone = d.write_with(|w| w.write_all(b"x")).unwrap_err();
-        assert_eq!(alone.raw_os_error(), Some(libc::ENXIO));
-        let reader = {
-            let fifo = fifo.clone();
-            std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
-        };
-        // The reader opens the FIFO; write as soon as it is there.
-        let mut tries = 0;
-        while let Err(e) = d.write_with(|w| w.write_all(b"{\"ok\":true}")) {
-            assert_eq!(e.raw_os_error(), Some(libc::ENXIO));
-            tries += 1;
-            assert!(tries < 500, "the reader never opened the FIFO");
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
-        assert_eq!(reader.join().unwrap(), "{\"ok\":true}\n");
-        assert!(std::fs::symlink_metadata(&fifo)
-            .unwrap()
-            .file_type()
-            .is_fifo());
+        let e = Destination::of(&fifo).unwrap_err();
+        assert!(e.to_string().contains("is a FIFO"), "{e}");
+        assert!(write(&fifo, b"x").is_err());
+        let e = checked(&fifo).unwrap_err();
+        assert_eq!(e.exit_code(), crate::error::exit::USAGE);
+        assert!(e.message().contains("regular file"), "{}", e.message());
+    }
+
+    #[test]
+    fn files_beside_an_output_get_new_unguessable_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, _) = create_beside(dir.path(), "r.json", "tmp").unwrap();
+        let (b, _) = create_beside(dir.path(), "r.json", "tmp").unwrap();
+        assert_ne!(a, b);
+        let name = a.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(name.starts_with(".r.json.tmp") && name.len() == ".r.json.tmp".len() + 16);
+        // A long name still leaves room for the suffix.
+        let long = "x".repeat(255);
+        create_beside(dir.path(), &split(&dir.path().join(&long)).1, "tmp").unwrap();
+    }
+
+    #[test]
+    fn a_second_writer_of_one_output_is_refused_until_the_first_is_done() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("r.json");
+        let first = checked(&p).unwrap();
+        let e = checked(&p).unwrap_err();
+        assert_eq!(e.exit_code(), crate::error::exit::IO);
+        assert!(e.message().contains("r.json"), "{}", e.message());
+        drop(first);
+        let again = checked(&p).unwrap();
+        drop(again);
+        // Nothing is left beside the output.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn an_output_that_is_an_input_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("r.json");
+        std::fs::write(&input, "{}").unwrap();
+        let link = dir.path().join("link.json");
+        symlink(&input, &link).unwrap();
+        let other = dir.path().join("other.json");
+        let e = refuse_inputs([link.as_path()], [other.as_path(), input.as_path()]).unwrap_err();
+        assert_eq!(e.exit_code(), crate::error::exit::USAGE);
+        refuse_inputs([other.as_path()], [input.as_path()]).unwrap();
     }
 
     #[test]

@@ -85,6 +85,8 @@ impl TryFrom<&ImportArgs> for ImportConfig {
     type Error = Error;
 
     fn try_from(a: &ImportArgs) -> Result<Self, Error> {
+        // Refused before anything is read: writing would destroy the input.
+        crate::outfile::refuse_inputs([a.output.as_path()], [a.file.as_path()])?;
         Ok(ImportConfig {
             format: a.from.map(ImportFromArg::format),
             file: a.file.clone(),

@@ -2,13 +2,14 @@
 //! one output writer, [`crate::outfile`]).
 
 use crate::error::Result;
-use crate::outfile::{self, Destination};
+use crate::outfile::{self, Output};
 use crate::result::RunResult;
 use std::path::PathBuf;
 
 /// Where the result file is written.
 pub struct Saver {
-    target: Option<(PathBuf, Destination)>,
+    /// The checked destination; it holds the output's lock until the end.
+    target: Option<(PathBuf, Output)>,
     /// The last rewrite's failure, reported once until a rewrite succeeds.
     last_error: Option<String>,
 }
@@ -32,8 +33,8 @@ impl Saver {
         })
     }
 
-    /// Rewrite the file during the run (not a device or FIFO: those get the
-    /// final result only); a failure is reported once and never stops the
+    /// Rewrite the file during the run (not standard output or /dev/null:
+    /// those get the final result only); a failure is reported once and never stops the
     /// measurement.
     pub fn save(&mut self, result: &RunResult) {
         let Some((path, dest)) = &self.target else {
@@ -67,7 +68,7 @@ impl Saver {
     }
 }
 
-fn write(dest: &Destination, result: &RunResult) -> std::io::Result<()> {
+fn write(dest: &outfile::Destination, result: &RunResult) -> std::io::Result<()> {
     dest.write_with(|w| {
         serde_json::to_writer_pretty(&mut *w, result).map_err(std::io::Error::other)
     })

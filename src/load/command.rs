@@ -39,9 +39,12 @@ pub fn run(args: &LoadCommand, argv: Vec<String>) -> Result<Outcome> {
     if args.serve {
         return host::serve(spec, opts, args.parent);
     }
-    if let Some(path) = &args.json {
-        crate::outfile::checked(path)?;
-    }
+    // Checked and locked before the loads start, until the last write.
+    let _output = args
+        .json
+        .as_deref()
+        .map(crate::outfile::checked)
+        .transpose()?;
     let stop = StopFlag::default();
     let watch = SignalWatch::start(stop.clone())
         .map_err(|e| Error::env(format!("cannot watch for signals: {e}")).because(e))?;
@@ -68,11 +71,7 @@ pub fn run(args: &LoadCommand, argv: Vec<String>) -> Result<Outcome> {
         std::thread::sleep(Duration::from_millis(50));
         let now = mono_ns();
         if let Some(sig) = watch.caught() {
-            break if sig == crate::sys::signals::SIGINT {
-                "SIGINT"
-            } else {
-                "SIGTERM"
-            };
+            break crate::sys::signals::name(sig);
         }
         if args.duration.is_some_and(|d| now - t0 >= d) {
             break "duration reached";

@@ -9,8 +9,8 @@
 //! through its terminal (SIGINT: it ends as interrupted and writes its
 //! result), waits for it, then fetches and removes FILE. Dropped without
 //! `stop` (an error, this process killed), the ssh client is killed and the
-//! remote run receives SIGHUP with its terminal: nothing is left on either
-//! side.
+//! remote run receives SIGHUP with its terminal: it ends as interrupted and
+//! nothing is left running on either side.
 
 use super::{quote, Ssh, Target};
 use crate::error::{Error, Result};

@@ -415,9 +415,14 @@ impl Render for CompareTable<'_> {
 
 /// `rtlat compare`.
 pub fn run(args: &CompareConfig) -> Result<Outcome> {
-    if let Some(path) = &args.svg {
-        crate::outfile::checked(path)?;
-    }
+    let inputs = args.results.iter().chain(&args.baseline);
+    crate::outfile::refuse_inputs(args.svg.as_deref(), inputs.map(PathBuf::as_path))?;
+    // Checked and locked before any work, until the last write.
+    let _output = args
+        .svg
+        .as_deref()
+        .map(crate::outfile::checked)
+        .transpose()?;
     let results = load_all(&args.results)?;
     let base = args.baseline.as_deref().map(load).transpose()?;
     let mut rows: Vec<&Loaded> = Vec::new();

@@ -95,9 +95,13 @@ pub enum ReportFormat {
 /// `rtlat report`: the SVG and HTML files asked for, then the text reports.
 pub fn run_report(cfg: &ReportConfig) -> Result<Outcome> {
     let (files, stdout) = renderers(cfg)?;
-    for (path, _) in &files {
-        crate::outfile::checked(path)?;
-    }
+    let inputs = cfg.results.iter().map(PathBuf::as_path);
+    crate::outfile::refuse_inputs(files.iter().map(|(p, _)| *p), inputs)?;
+    // Checked and locked before any work, until the last write.
+    let _outputs = files
+        .iter()
+        .map(|(path, _)| crate::outfile::checked(path))
+        .collect::<Result<Vec<_>>>()?;
     let loaded = load_all(&cfg.results)?;
     let results: Vec<&Loaded> = loaded.iter().collect();
     for (path, renderer) in files {

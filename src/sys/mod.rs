@@ -5,7 +5,7 @@
 //! - [`mem`]: memory locking and stack prefaulting;
 //! - [`net`]: UDP sockets with kernel send/receive timestamps (SO_TIMESTAMPING);
 //! - [`pm`]: the `/dev/cpu_dma_latency` request held for a run;
-//! - [`signals`]: blocking and waiting for SIGINT/SIGTERM;
+//! - [`signals`]: blocking and waiting for SIGINT/SIGTERM/SIGHUP;
 //! - [`trace`]: markers in the kernel's trace buffer (tracefs);
 //! - [`tracefs`]: rtlat's own tracefs instance, its settings saved and restored, its `trace_pipe`;
 //! - [`process`]: the one child-process type: fork/exec and forked tasks of the loads, forked wakees, reaping;

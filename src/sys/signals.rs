@@ -1,8 +1,13 @@
-//! SIGINT/SIGTERM: blocked in every thread, received by one waiter thread.
+//! SIGINT/SIGTERM/SIGHUP: blocked in every thread, received by one waiter
+//! thread.
 //!
-//! The process blocks both signals before it spawns any thread, so measuring
-//! threads inherit the blocked mask and are never interrupted. A dedicated,
-//! non-real-time thread waits for them with sigwait(2) and raises a flag.
+//! The process blocks these signals before it spawns any thread, so
+//! measuring threads inherit the blocked mask and are never interrupted. A
+//! dedicated, non-real-time thread waits for them with sigwait(2) and raises
+//! a flag: the run stops and saves its result. SIGHUP (the terminal or ssh
+//! session that started the run closed) ends a run like SIGTERM, unless the
+//! process was started with SIGHUP ignored (`nohup`): then it stays ignored
+//! and the run goes on.
 
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
@@ -34,16 +39,40 @@ pub(crate) fn block(signals: &[libc::c_int]) -> io::Result<()> {
     Ok(())
 }
 
+/// Whether SIGHUP was ignored when the process started (`nohup`). A blocked
+/// signal is queued even when ignored, so it must stay out of the waited set
+/// for `nohup` to keep its meaning.
+fn hangup_ignored() -> bool {
+    static IGNORED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *IGNORED.get_or_init(|| {
+        // SAFETY: sigaction is plain data, filled in by the call below.
+        let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+        // SAFETY: a null new action only reads the current one into `old`.
+        let rc = unsafe { libc::sigaction(libc::SIGHUP, std::ptr::null(), &mut old) };
+        rc == 0 && old.sa_sigaction == libc::SIG_IGN
+    })
+}
+
+/// The signals that end a run: SIGINT, SIGTERM, and SIGHUP unless ignored.
+fn term_signals() -> &'static [libc::c_int] {
+    if hangup_ignored() {
+        &[libc::SIGINT, libc::SIGTERM]
+    } else {
+        &[libc::SIGINT, libc::SIGTERM, libc::SIGHUP]
+    }
+}
+
 fn term_set() -> libc::sigset_t {
-    sigset(&[libc::SIGINT, libc::SIGTERM])
+    sigset(term_signals())
 }
 
-/// Block SIGINT and SIGTERM in the calling thread (and threads it spawns later).
+/// Block the signals that end a run (SIGINT, SIGTERM, SIGHUP) in the calling
+/// thread (and threads it spawns later).
 pub fn block_termination() -> io::Result<()> {
-    block(&[libc::SIGINT, libc::SIGTERM])
+    block(term_signals())
 }
 
-/// Wait for SIGINT or SIGTERM (they must be blocked); returns the signal number.
+/// Wait for a signal that ends a run (they must be blocked); returns the signal number.
 pub fn wait_termination() -> i32 {
     let set = term_set();
     let mut sig: libc::c_int = 0;
@@ -76,8 +105,18 @@ pub fn die_with_parent() -> io::Result<()> {
 
 pub const SIGINT: i32 = libc::SIGINT;
 pub const SIGTERM: i32 = libc::SIGTERM;
+pub const SIGHUP: i32 = libc::SIGHUP;
 
-/// A stop request shared by all threads of a run: set by SIGINT/SIGTERM, a
+/// The name of a signal that ends a run (`SIGINT`, `SIGTERM`, `SIGHUP`).
+pub fn name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGINT => "SIGINT",
+        libc::SIGHUP => "SIGHUP",
+        _ => "SIGTERM",
+    }
+}
+
+/// A stop request shared by all threads of a run: set by SIGINT/SIGTERM/SIGHUP, a
 /// duration limit or a break; read with one relaxed load per sample.
 #[derive(Debug, Clone, Default)]
 pub struct StopFlag(Arc<AtomicBool>);
@@ -92,7 +131,7 @@ impl StopFlag {
     }
 }
 
-/// Watches for SIGINT/SIGTERM on a non-real-time thread.
+/// Watches for SIGINT/SIGTERM/SIGHUP on a non-real-time thread.
 pub struct SignalWatch {
     caught: Arc<AtomicI32>,
     done: Arc<AtomicBool>,
@@ -100,7 +139,7 @@ pub struct SignalWatch {
 }
 
 impl SignalWatch {
-    /// Block SIGINT/SIGTERM process-wide (call before spawning threads) and
+    /// Block SIGINT/SIGTERM/SIGHUP process-wide (call before spawning threads) and
     /// start the watcher, which sets `stop` when one arrives.
     pub fn start(stop: StopFlag) -> io::Result<SignalWatch> {
         block_termination()?;

@@ -7,6 +7,7 @@ mod cruncher;
 mod deb;
 mod errors;
 mod hostile_input;
+mod hostile_output;
 mod import;
 mod irq;
 mod lava;

@@ -1,8 +1,8 @@
 //! Output files (`--json`, `import -o`, `report --svg/--html`, `compare
 //! --svg`, `load --json`) go through one writer: files and links are
-//! replaced atomically, devices and FIFOs are written in place and never
-//! replaced, and a destination that cannot be written is refused before
-//! anything is measured.
+//! replaced atomically, /dev/null is written in place, FIFOs and other
+//! devices are refused and left as they are, and a destination that cannot
+//! be written is refused before anything is measured.
 
 use crate::util::*;
 use assert_cmd::Command;
@@ -68,63 +68,66 @@ fn long_run_to(dest: &Path) -> (std::process::Output, Duration) {
     (out, started.elapsed())
 }
 
+/// `cmd`, refused before any work: exit 2, one line naming `dest` and the fix.
+fn assert_refused(what: &str, mut cmd: Command, dest: &Path) {
+    let started = Instant::now();
+    let out = cmd.timeout(Duration::from_secs(20)).output().expect("runs");
+    let lines = stderr_lines(&out);
+    assert_eq!(out.status.code(), Some(2), "{what}: {lines:?}");
+    assert_eq!(lines.len(), 1, "{what}: {lines:?}");
+    assert!(
+        lines[0].contains(&*dest.to_string_lossy()) && lines[0].contains("regular file"),
+        "{what}: {lines:?}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{what} took {:?}",
+        started.elapsed()
+    );
+}
+
 #[test]
-fn a_device_node_stays_a_device_node() {
+fn a_device_node_is_refused_and_stays_a_device_node() {
     if !need(Need::Root) {
         return;
     }
     let dir = tempfile::tempdir().expect("tmp");
     let result = a_result(dir.path());
-    let dev = dir.path().join("null");
+    let dev = dir.path().join("zero");
     let c = std::ffi::CString::new(dev.as_os_str().as_encoded_bytes()).unwrap();
-    // SAFETY: `c` is a valid path; makedev(1, 3) is /dev/null's device number.
-    let rc = unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 3)) };
+    // SAFETY: `c` is a valid path; makedev(1, 5) is /dev/zero's device number.
+    let rc = unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 5)) };
     assert_eq!(rc, 0, "mknod: {}", std::io::Error::last_os_error());
-    for (what, mut cmd) in writers(&result, &dev) {
-        let out = cmd.output().expect("runs");
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{what}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+    for (what, cmd) in writers(&result, &dev) {
+        assert_refused(what, cmd, &dev);
         let kind = std::fs::symlink_metadata(&dev)
             .expect("still there")
             .file_type();
         assert!(kind.is_char_device(), "{what} replaced the device node");
     }
+    // The null device is an output, wherever it is named.
+    let out = synthetic_timer(Path::new("/dev/null"))
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
 }
 
 #[test]
-fn a_fifo_receives_the_result_and_stays_a_fifo() {
+fn a_fifo_is_refused_at_once_and_stays_a_fifo() {
     let dir = tempfile::tempdir().expect("tmp");
+    let result = a_result(dir.path());
     let fifo = dir.path().join("fifo");
     let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
     // SAFETY: `c` is a valid path.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-    let reader = {
-        let fifo = fifo.clone();
-        std::thread::spawn(move || std::fs::read_to_string(fifo).expect("read"))
-    };
-    // Let the reader open its end (the writer refuses a FIFO without a reader).
-    std::thread::sleep(Duration::from_millis(200));
-    let out = synthetic_timer(&fifo).output().expect("runs");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let got = reader.join().expect("reader");
-    let v: serde_json::Value = serde_json::from_str(&got).expect("one whole result");
-    assert_eq!(
-        v["complete"], true,
-        "the FIFO got a rewrite, not the final result"
-    );
-    assert!(std::fs::symlink_metadata(&fifo)
-        .unwrap()
-        .file_type()
-        .is_fifo());
+    // No reader: a run that opened it would wait forever.
+    for (what, cmd) in writers(&result, &fifo) {
+        assert_refused(what, cmd, &fifo);
+        assert!(std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo());
+    }
 }
 
 #[test]
@@ -145,28 +148,16 @@ fn a_symlink_stays_a_link_and_its_target_holds_the_result() {
 }
 
 #[test]
-fn a_full_device_exits_4_once_and_keeps_the_summary() {
+fn a_full_device_is_refused_before_measuring() {
     if !need(Need::Machine(
         Path::new("/dev/full").exists(),
         "no /dev/full",
     )) {
         return;
     }
-    let out = synthetic_timer(Path::new("/dev/full"))
-        .output()
-        .expect("runs");
-    // Printed once.
-    let line = error_line(&out, 4, "timer --json /dev/full");
-    assert!(
-        line.contains("/dev/full") && line.contains("space"),
-        "{line}"
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        stdout.contains("cpu0") && stdout.contains("1000"),
-        "summary lost: {stdout}"
-    );
-    assert!(std::fs::metadata("/dev/full")
+    let full = Path::new("/dev/full");
+    assert_refused("timer", synthetic_timer(full), full);
+    assert!(std::fs::metadata(full)
         .unwrap()
         .file_type()
         .is_char_device());

@@ -1,0 +1,234 @@
+//! Hostile neighbours of an output file and of a run: links planted beside
+//! the output, an output that is also an input, two writers of one file,
+//! outputs that are never read, and the hangup of the session that started
+//! the run.
+
+use crate::util::*;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Send `sig` to `child` and wait for it to end (at most `within`); its
+/// exit code and how long it took.
+fn signal_and_wait(child: &mut Child, sig: i32, within: Duration) -> (Option<i32>, Duration) {
+    // SAFETY: kill takes a pid and a signal number; no pointers.
+    let rc = unsafe { libc::kill(child.id() as i32, sig) };
+    assert_eq!(rc, 0, "kill: {}", std::io::Error::last_os_error());
+    let t0 = Instant::now();
+    loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            return (s.code(), t0.elapsed());
+        }
+        assert!(
+            t0.elapsed() < within + Duration::from_secs(5),
+            "signal {sig} did not end the run"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// A 60 s run of `bench` (with `args`) writing `json`.
+fn spawn_long(bench: &str, args: &[&str], json: &Path) -> Child {
+    Command::new(bin())
+        .args([bench, "--quiet", "--duration", "60s"])
+        .args(args)
+        .arg("--json")
+        .arg(json)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn rtlat")
+}
+
+#[test]
+fn sighup_ends_timer_and_switch_runs_with_a_complete_result() {
+    if !need(Need::Root) {
+        return;
+    }
+    let _turn = measuring();
+    if !need(Need::Native(
+        "it signals 1.5 s after spawn; an emulated start can take 3 s",
+    )) {
+        return;
+    }
+    let runs: [(&str, &[&str]); 2] = [("timer", &[]), ("switch", &["--cpus", "0"])];
+    for (bench, args) in runs {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let json = dir.path().join("r.json");
+        let mut child = spawn_long(bench, args, &json);
+        std::thread::sleep(Duration::from_millis(1500));
+        let (code, took) = signal_and_wait(&mut child, libc::SIGHUP, Duration::from_secs(2));
+        let err = child.wait_with_output().expect("output").stderr;
+        assert!(
+            took <= Duration::from_secs(2),
+            "{bench}: SIGHUP took {took:?} to end the run"
+        );
+        assert_eq!(code, Some(0), "{bench}: {}", String::from_utf8_lossy(&err));
+        let r = load(&json);
+        assert_eq!(r["benchmark"], bench);
+        assert_eq!(r["complete"], true, "{bench}");
+        assert_eq!(r["end_reason"], "signal", "{bench}");
+        assert!(r["total"]["samples"].as_u64().unwrap_or(0) > 0, "{bench}");
+        assert_schema_valid(&json);
+    }
+}
+
+#[test]
+fn links_planted_beside_an_output_are_never_followed() {
+    if !need(Need::Root) {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "precious").expect("victim");
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).expect("out");
+    // Every name beside r.json that a pid-named scheme would use for the
+    // next pids, each a link to the victim.
+    let last: u32 = std::fs::read_to_string("/proc/sys/kernel/ns_last_pid")
+        .expect("ns_last_pid")
+        .trim()
+        .parse()
+        .expect("a pid");
+    for pid in last + 1..last + 300 {
+        for what in ["tmp", "check"] {
+            let link = out.join(format!(".r.json.{what}{pid}"));
+            std::os::unix::fs::symlink(&victim, link).expect("plant");
+        }
+    }
+    let json = out.join("r.json");
+    let run = synthetic_timer(&json).output().expect("runs");
+    assert_eq!(run.status.code(), Some(0), "{:?}", stderr_lines(&run));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    assert_eq!(load(&json)["complete"], true);
+    assert_schema_valid(&json);
+
+    // A link another user planted at the output's own name in a sticky
+    // directory is refused, as the kernel refuses to follow it.
+    let shared = dir.path().join("shared");
+    std::fs::create_dir(&shared).expect("shared");
+    std::fs::set_permissions(
+        &shared,
+        std::os::unix::fs::PermissionsExt::from_mode(0o1777),
+    )
+    .expect("chmod");
+    let planted = shared.join("r.json");
+    std::os::unix::fs::symlink(&victim, &planted).expect("plant");
+    std::os::unix::fs::lchown(&planted, Some(65534), Some(65534)).expect("lchown");
+    let run = synthetic_timer(&planted).output().expect("runs");
+    let lines = stderr_lines(&run);
+    assert_eq!(run.status.code(), Some(2), "{lines:?}");
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+}
+
+/// `cmd` refused before doing anything: exit `code`, one line containing `needle`.
+fn assert_refused(what: &str, mut cmd: assert_cmd::Command, code: i32, needle: &str) {
+    let t0 = Instant::now();
+    let out = cmd.timeout(Duration::from_secs(20)).output().expect("runs");
+    let lines = stderr_lines(&out);
+    assert_eq!(out.status.code(), Some(code), "{what}: {lines:?}");
+    assert_eq!(lines.len(), 1, "{what}: {lines:?}");
+    assert!(lines[0].contains(needle), "{what}: {lines:?}");
+    assert!(
+        t0.elapsed() < Duration::from_secs(5),
+        "{what}: {:?}",
+        t0.elapsed()
+    );
+}
+
+#[test]
+fn an_output_that_is_an_input_of_the_same_command_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let r = dir.path().join("r.json");
+    assert_eq!(
+        synthetic_timer(&r).output().expect("runs").status.code(),
+        Some(0)
+    );
+    let link = dir.path().join("link.json");
+    std::os::unix::fs::symlink(&r, &link).expect("link");
+    let before = std::fs::read(&r).expect("read");
+    for flag in ["--html", "--svg"] {
+        let mut c = rtlat();
+        c.args(["report", "--quiet"]).arg(&r).arg(flag).arg(&link);
+        assert_refused(flag, c, 2, "also an input");
+    }
+    let mut c = rtlat();
+    c.arg("compare").arg(&r).arg(&r).arg("--svg").arg(&r);
+    assert_refused("compare", c, 2, "also an input");
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import/cyclictest.json");
+    let x = dir.path().join("x.json");
+    std::fs::copy(fixture, &x).expect("copy");
+    let imported = std::fs::read(&x).expect("read");
+    let mut c = rtlat();
+    c.args(["import", "--quiet"]).arg(&x).arg("-o").arg(&x);
+    assert_refused("import", c, 2, "also an input");
+    assert_eq!(
+        std::fs::read(&r).unwrap(),
+        before,
+        "an input was overwritten"
+    );
+    assert_eq!(
+        std::fs::read(&x).unwrap(),
+        imported,
+        "an input was overwritten"
+    );
+}
+
+#[test]
+fn a_second_run_writing_the_same_file_is_refused_before_measuring() {
+    let _turn = measuring();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("r.json");
+    let mut first = Command::new(bin())
+        .args(["timer", "--quiet", "--policy", "other", "--no-mlock"])
+        .args(["--dma-latency", "off", "--cpus", "0", "--duration", "60s"])
+        .arg("--json")
+        .arg(&json)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn rtlat");
+    // The first run holds the lock once it has checked its output.
+    let t0 = Instant::now();
+    while !dir.path().join(".r.json.lock").exists() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "the first run never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pid = first.id().to_string();
+    assert_refused("second", synthetic_timer(&json), 4, &pid);
+    let (code, _) = signal_and_wait(&mut first, libc::SIGTERM, Duration::from_secs(2));
+    let err = first.wait_with_output().expect("output").stderr;
+    assert_eq!(code, Some(0), "{}", String::from_utf8_lossy(&err));
+    let r = load(&json);
+    assert_eq!(r["complete"], true);
+    assert_eq!(r["end_reason"], "signal");
+}
+
+#[test]
+fn an_unread_fifo_as_the_result_file_is_refused_at_once() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fifo = dir.path().join("fifo");
+    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: `c` is a valid path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let mut long = rtlat();
+    long.args([
+        "timer",
+        "--policy",
+        "other",
+        "--no-mlock",
+        "--dma-latency",
+        "off",
+    ])
+    .args(["--duration", "60s", "--json"])
+    .arg(&fifo);
+    assert_refused("timer", long, 2, "FIFO");
+    assert!(std::os::unix::fs::FileTypeExt::is_fifo(
+        &std::fs::symlink_metadata(&fifo).unwrap().file_type()
+    ));
+}
