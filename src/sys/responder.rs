@@ -92,13 +92,36 @@ pub enum GpioLine {
     Name(String),
 }
 
-// _IOR/_IOW/_IO of <asm-generic/ioctl.h> (x86, arm, arm64, riscv; not mips/powerpc/sparc).
+/// The request directions and where they sit, as the kernel's _IOC encodes
+/// them: <asm-generic/ioctl.h> (x86, arm, arm64, riscv) puts two direction
+/// bits at 30 (none 0, read 2, write 1); powerpc, mips and sparc
+/// (arch/*/include/uapi/asm/ioctl.h) three at 29 (none 1, read 2, write 4).
+#[cfg(not(any(
+    target_arch = "powerpc",
+    target_arch = "powerpc64",
+    target_arch = "mips",
+    target_arch = "mips64",
+    target_arch = "sparc",
+    target_arch = "sparc64"
+)))]
+const IOC_DIRS: (u32, u32, u32, u32) = (0, 2, 1, 30);
+#[cfg(any(
+    target_arch = "powerpc",
+    target_arch = "powerpc64",
+    target_arch = "mips",
+    target_arch = "mips64",
+    target_arch = "sparc",
+    target_arch = "sparc64"
+))]
+const IOC_DIRS: (u32, u32, u32, u32) = (1, 2, 4, 29);
+
+/// _IOC(dir, RTLAT_RESP_IOC_MAGIC, nr, size).
 const fn ioc(dir: u32, nr: u32, size: usize) -> u32 {
-    (dir << 30) | ((size as u32) << 16) | (0xB7 << 8) | nr
+    (dir << IOC_DIRS.3) | ((size as u32) << 16) | (0xB7 << 8) | nr
 }
-const IOC_INFO: u32 = ioc(2, 0, std::mem::size_of::<InfoRaw>());
-const IOC_START: u32 = ioc(1, 1, std::mem::size_of::<ConfigRaw>());
-const IOC_STOP: u32 = ioc(0, 2, 0);
+const IOC_INFO: u32 = ioc(IOC_DIRS.1, 0, std::mem::size_of::<InfoRaw>());
+const IOC_START: u32 = ioc(IOC_DIRS.2, 1, std::mem::size_of::<ConfigRaw>());
+const IOC_STOP: u32 = ioc(IOC_DIRS.0, 2, 0);
 
 fn copy_name(dst: &mut [u8; NAME_LEN], s: &str) -> io::Result<()> {
     if s.len() >= NAME_LEN {
@@ -368,8 +391,22 @@ mod tests {
             c_offsets("rtlat_resp_record")
         );
 
-        // The request numbers, from the header's _IOR/_IOW/_IO lines and
-        // <asm-generic/ioctl.h>: direction << 30 | size << 16 | magic << 8 | nr.
+        // The request numbers, from the header's _IOR/_IOW/_IO lines and the
+        // kernel's encoding: direction << 30 | size << 16 | magic << 8 | nr
+        // (asm-generic: none 0, read 2, write 1), or on powerpc, mips and
+        // sparc direction << 29 with none 1, read 2, write 4.
+        let (none, read, write, shift) = if cfg!(any(
+            target_arch = "powerpc",
+            target_arch = "powerpc64",
+            target_arch = "mips",
+            target_arch = "mips64",
+            target_arch = "sparc",
+            target_arch = "sparc64"
+        )) {
+            (1u32, 2u32, 4u32, 29)
+        } else {
+            (0, 2, 1, 30)
+        };
         let magic = define("RTLAT_RESP_IOC_MAGIC") as u32;
         let request = |name: &str| -> u32 {
             let line = HEADER
@@ -380,12 +417,12 @@ mod tests {
             let args: Vec<&str> = args.trim_end_matches(')').split(", ").collect();
             let nr: u32 = args[1].parse().expect("nr");
             let (dir, size) = match kind {
-                "_IO" => (0, 0),
-                "_IOR" => (2, c_size(args[2].trim_start_matches("struct "))),
-                "_IOW" => (1, c_size(args[2].trim_start_matches("struct "))),
+                "_IO" => (none, 0),
+                "_IOR" => (read, c_size(args[2].trim_start_matches("struct "))),
+                "_IOW" => (write, c_size(args[2].trim_start_matches("struct "))),
                 other => panic!("{other}"),
             };
-            (dir << 30) | ((size as u32) << 16) | (magic << 8) | nr
+            (dir << shift) | ((size as u32) << 16) | (magic << 8) | nr
         };
         assert_eq!(IOC_INFO, request("RTLAT_RESP_IOC_INFO"));
         assert_eq!(IOC_START, request("RTLAT_RESP_IOC_START"));
