@@ -1042,3 +1042,74 @@ fn the_path_follows_period_and_overlap_and_no_split_keeps_the_round_trip_only() 
     let (code, _) = server.stop(2);
     assert_eq!(code, Some(0));
 }
+
+/// A plain UDP echo service (RFC 862) on loopback, in a thread of the test.
+struct EchoThread {
+    addr: String,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl EchoThread {
+    fn start() -> EchoThread {
+        let sock = UdpSocket::bind("127.0.0.1:0").expect("bind");
+        sock.set_read_timeout(Some(Duration::from_millis(50)))
+            .expect("timeout");
+        let addr = sock.local_addr().expect("addr").to_string();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stopped = std::sync::Arc::clone(&stop);
+        let thread = std::thread::spawn(move || {
+            let mut buf = [0u8; 2048];
+            while !stopped.load(Ordering::Relaxed) {
+                if let Ok((n, from)) = sock.recv_from(&mut buf) {
+                    let _ = sock.send_to(&buf[..n], from);
+                }
+            }
+        });
+        EchoThread {
+            addr,
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for EchoThread {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// The short unprivileged run of `net ping` that also runs under qemu-user:
+/// against an echo service with the split off, it needs neither `net
+/// serve` nor the kernel's socket timestamps (which qemu-user lacks).
+#[test]
+fn an_unprivileged_echo_ping_on_loopback_answers_every_request() {
+    let echo = EchoThread::start();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("ping.json");
+    let (_, r) = run_json(
+        rtlat()
+            .args(["net", "ping", "--echo", &echo.addr, "--no-split", "--quiet"])
+            .args(["--count", "300", "--period", "2ms"])
+            .args(UNPRIVILEGED)
+            .timeout(Duration::from_secs(120)),
+        &json,
+        0,
+    );
+    assert_eq!(r["benchmark"], "net");
+    assert_eq!(r["complete"], true);
+    let d = &r["details"];
+    assert_eq!(d["sent"], 300);
+    assert_eq!(
+        d["sent"],
+        d["answered"].as_u64().expect("answered") + d["lost"].as_u64().expect("lost")
+    );
+    assert_eq!(r["threads"][0]["name"], "rtt");
+    assert_eq!(r["threads"][0]["summary"]["samples"], d["answered"]);
+    assert!(d["answered"].as_u64().expect("answered") > 0);
+    assert_summary_invariants(&r["total"]);
+}
