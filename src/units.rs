@@ -1,9 +1,22 @@
 //! Parsing of the user's units: durations (`1ms`, `100us`, `2h`) and CPU lists (`0,2-3`, `all`).
 
-/// Parse a duration with a unit into nanoseconds.
+/// The longest duration rtlat takes anywhere (a run's `--duration`, a
+/// suite step's, a timeout): 8784 hours, 366 days. Every time computed from a
+/// duration (a start plus a duration, a sum of two) then stays far from the
+/// end of the 64-bit nanosecond range (584 years).
+pub const MAX_DURATION_NS: u64 = 8784 * 3_600_000_000_000;
+
+/// The longest period of a measuring loop (`timer`, `switch`, `irq`, `net
+/// ping --period`) and the longest `cruncher --work`: one second, so a stop
+/// (SIGINT, SIGTERM, SIGHUP, the end of `--duration`) is seen within it.
+pub const MAX_PERIOD_NS: u64 = 1_000_000_000;
+
+/// Parse a duration with a unit into nanoseconds, at most [`MAX_DURATION_NS`].
 ///
 /// Units: `ns`, `us` (or `µs`), `ms`, `s`, `m`, `h`. A fractional number is
-/// allowed (`1.5ms`). A bare number is refused because its unit would be a guess.
+/// allowed (`1.5ms`, rounded to the nearest ns). A bare number is refused
+/// because its unit would be a guess. The arithmetic is checked: a value past
+/// the bound is refused, never wrapped or saturated.
 pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
     let t = text.trim();
     if t.is_empty() {
@@ -28,30 +41,72 @@ pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
     if num.is_empty() {
         return Err(format!("'{t}' is not a number with a unit, e.g. 1ms"));
     }
-    let scale: f64 = match unit {
-        "ns" => 1.0,
-        "us" | "µs" => 1e3,
-        "ms" => 1e6,
-        "s" => 1e9,
-        "m" | "min" => 60e9,
-        "h" => 3600e9,
+    let scale: u128 = match unit {
+        "ns" => 1,
+        "us" | "µs" => 1_000,
+        "ms" => 1_000_000,
+        "s" => 1_000_000_000,
+        "m" | "min" => 60_000_000_000,
+        "h" => 3_600_000_000_000,
         _ => {
             return Err(format!(
                 "'{t}': unknown unit '{unit}'; use ns, us, ms, s, m or h"
             ))
         }
     };
-    if num.is_empty() || num.chars().filter(|&c| c == '.').count() > 1 {
-        return Err(format!("'{t}' is not a number with a unit, e.g. 1ms"));
+    let not_a_number = || format!("'{t}' is not a number with a unit, e.g. 1ms");
+    let (whole, frac) = num.split_once('.').unwrap_or((num, ""));
+    if frac.contains('.') || (whole.is_empty() && frac.is_empty()) {
+        return Err(not_a_number());
     }
-    let value: f64 = num
-        .parse()
-        .map_err(|_| format!("'{t}' is not a number with a unit, e.g. 1ms"))?;
-    let ns = value * scale;
-    if !ns.is_finite() || ns >= u64::MAX as f64 {
-        return Err(format!("'{t}' is too large"));
+    let too_large = || {
+        format!(
+            "'{t}' is above the longest duration rtlat takes, {}h (366 days)",
+            MAX_DURATION_NS / 3_600_000_000_000
+        )
+    };
+    // Digits past the 19th cannot change a bounded value by a nanosecond.
+    let whole = whole.trim_start_matches('0');
+    if whole.len() > 19 {
+        return Err(too_large());
     }
-    Ok(ns.round() as u64)
+    let w: u128 = if whole.is_empty() {
+        0
+    } else {
+        whole.parse().map_err(|_| not_a_number())?
+    };
+    let frac = &frac[..frac.len().min(19)];
+    let f: u128 = if frac.is_empty() {
+        0
+    } else {
+        frac.parse().map_err(|_| not_a_number())?
+    };
+    let denom = 10u128.pow(frac.len() as u32);
+    let ns = w
+        .checked_mul(scale)
+        .and_then(|v| v.checked_add((f * scale + denom / 2) / denom))
+        .ok_or_else(too_large)?;
+    if ns > u128::from(MAX_DURATION_NS) {
+        return Err(too_large());
+    }
+    Ok(ns as u64)
+}
+
+/// A period or a computation's length: a positive duration of at most
+/// [`MAX_PERIOD_NS`].
+pub fn parse_period_ns(text: &str) -> Result<u64, String> {
+    let ns = parse_duration_ns(text)?;
+    if ns == 0 {
+        return Err(format!(
+            "'{text}' is zero; give a positive duration such as 1ms"
+        ));
+    }
+    if ns > MAX_PERIOD_NS {
+        return Err(format!(
+            "'{text}' is above the longest period rtlat takes, 1s (a run must see a stop request within it)"
+        ));
+    }
+    Ok(ns)
 }
 
 /// Split `12.5ms` into its number and its unit (`("12.5", "ms")`): the number
@@ -195,8 +250,17 @@ mod tests {
                 ("5m", 300_000_000_000),
                 ("250ns", 250),
                 ("0s", 0),
+                ("0.5ns", 1),
+                (".5s", 500_000_000),
+                ("8784h", MAX_DURATION_NS),
+                ("1.0000000000000000000001s", 1_000_000_000),
+                ("000000000000000000000001s", 1_000_000_000),
             ],
         );
+        assert_eq!(parse_period_ns("1s"), Ok(1_000_000_000));
+        assert!(parse_period_ns("1001ms")
+            .unwrap_err()
+            .contains("longest period"));
         assert_eq!(split_unit("12.5ms"), ("12.5", "ms"));
         assert_eq!(split_unit("7"), ("7", ""));
     }
@@ -210,7 +274,10 @@ mod tests {
             ("10parsecs", "unknown unit"),
             ("1.2.3ms", ""),
             ("", ""),
-            ("99999999999999h", ""),
+            ("99999999999999h", "longest duration"),
+            ("18446744073s", "longest duration"),
+            ("18446744073709551616ns", "longest duration"),
+            ("8785h", "8784h"),
         ] {
             let e = parse_duration_ns(text).unwrap_err();
             assert!(e.contains(reason), "{text}: {e}");

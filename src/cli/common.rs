@@ -254,6 +254,12 @@ pub fn positive_duration(s: &str) -> std::result::Result<u64, String> {
     Ok(ns)
 }
 
+/// The period of a measuring loop, or a computation's length: positive and
+/// at most [`crate::units::MAX_PERIOD_NS`] (1 s).
+pub fn period(s: &str) -> std::result::Result<u64, String> {
+    crate::units::parse_period_ns(s)
+}
+
 /// `--metrics-listen`: an explicit IP address and port.
 pub(crate) fn listen_addr(s: &str) -> std::result::Result<std::net::SocketAddr, String> {
     s.parse().map_err(|_| {

@@ -28,8 +28,8 @@ Examples:
 #[derive(Debug, Args)]
 #[command(after_help = CRUNCHER_HELP, mut_arg("loops", |a| a.help("Stop after N runs")))]
 pub struct CruncherArgs {
-    /// Length of the computation, sized at calibration (ns, us, ms, s)
-    #[arg(long, short, default_value = "10ms", value_parser = positive_duration)]
+    /// Length of the computation, sized at calibration (ns, us, ms, s), at most 1s
+    #[arg(long, short, default_value = "10ms", value_parser = super::common::period)]
     pub work: u64,
     /// Period of the runs [default: 100ms, or 2 x --work if that is longer]
     #[arg(long, short, allow_hyphen_values = true, value_parser = positive_duration)]

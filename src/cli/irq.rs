@@ -127,8 +127,8 @@ pub struct RoleArgs {
     /// Debounce period of the GPIO input line
     #[arg(long, value_name = "DURATION", value_parser = positive_duration)]
     pub debounce: Option<u64>,
-    /// Time between measured edges (loopback, host; target with --backend sim) [default: 1ms]
-    #[arg(long, short, value_name = "DURATION", value_parser = positive_duration, conflicts_with = "rate")]
+    /// Time between measured edges (loopback, host; target with --backend sim), at most 1s [default: 1ms]
+    #[arg(long, short, value_name = "DURATION", value_parser = super::common::period, conflicts_with = "rate")]
     pub period: Option<u64>,
     /// Measured edges per second, instead of --period
     #[arg(long, value_name = "HZ", value_parser = rate_period)]
@@ -197,8 +197,10 @@ fn rate_period(s: &str) -> std::result::Result<u64, String> {
         .trim_end_matches("hz")
         .parse()
         .map_err(|_| format!("'{s}' is not a rate in Hz, e.g. 1000"))?;
-    if !(hz.is_finite() && hz > 0.0 && hz <= 1e9) {
-        return Err(format!("'{s}' is out of range: give 0 < HZ <= 1e9"));
+    if !(hz.is_finite() && (1.0..=1e9).contains(&hz)) {
+        return Err(format!(
+            "'{s}' is out of range: give 1 <= HZ <= 1e9 (a period of at most 1s)"
+        ));
     }
     Ok(((1e9 / hz).round() as u64).max(1))
 }

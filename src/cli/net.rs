@@ -118,8 +118,8 @@ pub struct PingArgs {
     /// Packets per second, e.g. `1000/s` or `10k/s` [default: 1000/s]
     #[arg(long, conflicts_with = "period")]
     pub rate: Option<String>,
-    /// Time between packets, e.g. `1ms` (instead of --rate)
-    #[arg(long, short, value_parser = positive_duration)]
+    /// Time between packets, e.g. `1ms` (instead of --rate), at most 1s
+    #[arg(long, short, value_parser = super::common::period)]
     pub period: Option<u64>,
     /// Datagram size in bytes (UDP payload), the 48-byte header included
     #[arg(long, default_value_t = 64)]

@@ -90,8 +90,8 @@ pub struct SwitchArgs {
     /// same: both sides of a pair on its CPU; cross: the wakee on the next CPU of --cpus
     #[arg(long, value_enum, default_value = "same")]
     pub placement: PlacementArg,
-    /// Period of every waker (ns, us, ms, s)
-    #[arg(long, short, default_value = "1ms", allow_hyphen_values = true, value_parser = positive_duration)]
+    /// Period of every waker (ns, us, ms, s), at most 1s
+    #[arg(long, short, default_value = "1ms", allow_hyphen_values = true, value_parser = super::common::period)]
     pub period: u64,
     #[command(flatten)]
     pub length: RunLength,

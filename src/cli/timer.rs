@@ -47,8 +47,8 @@ pub struct TimerArgs {
     /// CPUs to measure, e.g. `0,2-3`, or `all`
     #[arg(long, default_value = "all")]
     pub cpus: String,
-    /// Period of every thread (ns, us, ms, s)
-    #[arg(long, short, default_value = "1ms", allow_hyphen_values = true, value_parser = positive_duration)]
+    /// Period of every thread (ns, us, ms, s), at most 1s
+    #[arg(long, short, default_value = "1ms", allow_hyphen_values = true, value_parser = super::common::period)]
     pub period: u64,
     /// Clock for the absolute sleeps and timestamps
     #[arg(long, value_enum, default_value = "monotonic")]

@@ -63,7 +63,7 @@ impl Step {
                 .and_then(|t| crate::units::parse_duration_ns(t).ok())
                 .unwrap_or(0)
         };
-        d(&Some(self.duration.clone())) + d(&self.idle_first)
+        d(&Some(self.duration.clone())).saturating_add(d(&self.idle_first))
     }
 }
 

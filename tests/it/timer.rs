@@ -516,3 +516,78 @@ fn a_one_cpu_run_holds_little_memory() {
         "peak resident {hwm} kB, of which {file} kB code and files: {rest} kB beyond them"
     );
 }
+
+/// Send `sig` to `child` and wait for it; how long it took to end.
+fn signal_and_time(child: &mut std::process::Child, sig: i32) -> std::time::Duration {
+    let sent = std::time::Instant::now();
+    // SAFETY: kill(2) on our own child, which has not been waited for.
+    unsafe { libc::kill(child.id() as i32, sig) };
+    let status = child.wait().expect("waits");
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    sent.elapsed()
+}
+
+#[test]
+fn absurd_periods_and_durations_are_refused_and_the_longest_period_still_answers_sigterm() {
+    for args in [
+        ["--period", "18446744073s"],
+        ["--period", "2s"],
+        ["--duration", "18446744073s"],
+        ["--duration", "99999999999999999999h"],
+        ["--save-every", "8785h"],
+    ] {
+        let started = std::time::Instant::now();
+        let out = rtlat()
+            .args(["timer", "--cpus", "0", "--policy", "other", "--quiet"])
+            .args(args)
+            .timeout(std::time::Duration::from_secs(20))
+            .output()
+            .expect("runs");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains("longest"), "{args:?} names no bound: {err}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    }
+    // A suite step's duration goes through the same bound.
+    let dir = tempfile::tempdir().expect("tmp");
+    let plan = dir.path().join("s.toml");
+    std::fs::write(
+        &plan,
+        "name = \"x\"\n[[step]]\nname = \"t\"\nbench = \"timer\"\nduration = \"18446744073s\"\n",
+    )
+    .unwrap();
+    let out = rtlat()
+        .arg("suite")
+        .arg(&plan)
+        .arg("--out")
+        .arg(dir.path().join("out"))
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("longest duration"));
+
+    // The longest period there is: SIGTERM still ends the run within 2 s, result saved.
+    let _turn = measuring();
+    let r = dir.path().join("r.json");
+    let mut child = std::process::Command::new(bin())
+        .args(["timer", "--cpus", "0", "--policy", "other", "--no-mlock"])
+        .args([
+            "--dma-latency",
+            "off",
+            "--quiet",
+            "--period",
+            "1s",
+            "--json",
+        ])
+        .arg(&r)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("spawns");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let took = signal_and_time(&mut child, libc::SIGTERM);
+    assert!(took < std::time::Duration::from_secs(2), "took {took:?}");
+    let v = load(&r);
+    assert_eq!(v["complete"], true);
+    assert_eq!(v["end_reason"], "signal");
+}

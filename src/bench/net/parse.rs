@@ -65,6 +65,11 @@ pub fn parse_rate(text: &str) -> std::result::Result<f64, String> {
     if !rate.is_finite() || rate <= 0.0 {
         return Err(format!("--rate '{t}' must be above zero; give e.g. 1000/s"));
     }
+    if rate < 1.0 {
+        return Err(format!(
+            "--rate '{t}' is below 1/s (a period of at most 1s); give e.g. 1000/s"
+        ));
+    }
     if rate > 1e6 {
         return Err(format!(
             "--rate '{t}' is above 1000000/s (a 1us period); lower it"
@@ -127,8 +132,12 @@ mod tests {
                 ("2kHz", 2000.0),
             ],
         );
-        check_refuses(parse_rate, &["0/s", "-5/s", "fast", "5M/s", "2000000/s"]);
+        check_refuses(
+            parse_rate,
+            &["0/s", "-5/s", "fast", "5M/s", "2000000/s", "0.5/s"],
+        );
         assert!(parse_rate("0").unwrap_err().contains("above zero"));
+        assert!(parse_rate("0.5/s").unwrap_err().contains("below 1/s"));
     }
 
     #[test]
