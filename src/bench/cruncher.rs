@@ -59,6 +59,9 @@ pub fn crunch(iterations: u64) -> u64 {
 
 const CLOCK: libc::clockid_t = libc::CLOCK_MONOTONIC;
 
+/// Sleeps longer than this are sliced to see a stop request in time.
+const SLICED_ABOVE_NS: u64 = 400_000_000;
+
 /// Duration of one computation of `iterations` steps, in ns.
 #[inline(always)]
 fn timed(iterations: u64) -> u64 {
@@ -82,35 +85,50 @@ pub struct Calibration {
 /// `period` as in the measurement (a CPU's speed depends on its duty cycle:
 /// turbo budgets, thermal limits, idle states).
 pub fn calibrate(work_ns: u64, runs: u32, period: u64) -> Calibration {
+    calibrate_until(work_ns, runs, period, &StopFlag::default())
+}
+
+/// [`calibrate`], cut short when `stop` is set: the sleeps between runs are
+/// sliced so a stop is seen within a fraction of a second, and `runs` counts
+/// the timed runs done (0 when stopped before the first; the ideal is then
+/// the sizing's estimate).
+pub fn calibrate_until(work_ns: u64, runs: u32, period: u64, stop: &StopFlag) -> Calibration {
     black_box(crunch(10_000)); // warm caches and branch predictors
     let mut n: u64 = 1 << 12;
     let goal = (work_ns / 4).clamp(1, 20_000_000);
-    while timed(n) < goal && n < 1 << 40 {
+    while timed(n) < goal && n < 1 << 40 && !stop.is_set() {
         n *= 2;
     }
     let t = (0..3).map(|_| timed(n)).min().unwrap_or(1).max(1);
     let iterations = ((n as u128 * work_ns as u128) / t as u128).clamp(1, u64::MAX as u128) as u64;
     let (mut ideal, mut slowest) = (u64::MAX, 0);
     let mut next = sys::clock::now_ns(CLOCK) + period;
-    for _ in 0..runs.max(1) {
-        sys::clock::sleep_until(CLOCK, next);
+    let mut done = 0;
+    while done < runs.max(1) && !stop.is_set() {
+        if !super::switch::pause(CLOCK, next, stop, period > SLICED_ABOVE_NS) {
+            break;
+        }
         let d = timed(iterations);
         ideal = ideal.min(d);
         slowest = slowest.max(d);
         next += period;
+        done += 1;
+    }
+    if done == 0 {
+        ideal = work_ns;
     }
     Calibration {
         iterations,
         ideal_ns: ideal.max(1),
         slowest_ns: slowest,
-        runs: runs.max(1),
+        runs: done,
     }
 }
 
 /// Calibrate on the measuring CPU at the run's policy and priority, with the
 /// run's memory locking and DMA latency request held, on a thread of its own,
 /// before the measurement starts.
-fn calibrate_on_cpu(cfg: &CruncherConfig) -> Result<Calibration> {
+fn calibrate_on_cpu(cfg: &CruncherConfig, stop: &StopFlag) -> Result<Calibration> {
     // The run's own setup (later) sizes the reporter's heap.
     let _held = engine::rt::Runtime::setup(&cfg.setup.rt, 0)?;
     let (rt, cpu, work, runs, period) = (
@@ -120,15 +138,37 @@ fn calibrate_on_cpu(cfg: &CruncherConfig) -> Result<Calibration> {
         cfg.calibration_runs,
         cfg.period_ns,
     );
+    let stop = stop.clone();
     let h = std::thread::Builder::new()
         .name("rtlat-calibrate".into())
         .spawn(move || -> Result<Calibration> {
             engine::rt::enter_rt_thread(&rt, Some(cpu))?;
-            Ok(calibrate(work, runs, period))
+            Ok(calibrate_until(work, runs, period, &stop))
         })
         .map_err(|e| Error::env(format!("cannot start the calibration thread: {e}")).because(e))?;
     h.join()
         .map_err(|_| Error::env("the calibration thread panicked"))?
+}
+
+/// Calibrate with SIGINT/SIGTERM/SIGHUP watched: one of them cuts the
+/// calibration short and is returned, and sent again to this process, where
+/// it stays pending (blocked) until the run's own signal watch takes it: the
+/// run then ends at once as interrupted and still writes its result.
+fn calibrate_watched(cfg: &CruncherConfig) -> Result<(Calibration, Option<i32>)> {
+    let stop = StopFlag::default();
+    let watch = sys::signals::SignalWatch::start(stop.clone()).map_err(|e| {
+        Error::env(format!(
+            "cannot block signals or start the signal thread: {e}"
+        ))
+        .because(e)
+    })?;
+    let cal = calibrate_on_cpu(cfg, &stop);
+    let caught = watch.caught();
+    drop(watch);
+    if let Some(sig) = caught {
+        sys::signals::raise_to_process(sig);
+    }
+    Ok((cal?, caught))
 }
 
 /// What the measuring thread is told to do.
@@ -146,7 +186,7 @@ fn measure(rec: &mut Recorder, plan: &Plan, start: u64, stop: &StopFlag) -> u64 
     let mut next = start;
     let end = plan.duration.map_or(u64::MAX, |d| start + d);
     let loops = plan.loops.unwrap_or(u64::MAX);
-    let sliced = plan.period > 400_000_000;
+    let sliced = plan.period > SLICED_ABOVE_NS;
     let (mut n, mut beyond) = (0u64, 0u64);
     while n < loops && next < end && !stop.is_set() {
         if !super::switch::pause(CLOCK, next, stop, sliced) {
@@ -172,10 +212,16 @@ fn limit(ideal_ns: u64, tolerance: f64) -> u64 {
 
 /// Run the cruncher end to end.
 pub fn run(cfg: &CruncherConfig, argv: Vec<String>) -> Result<Outcome> {
-    let cal = calibrate_on_cpu(cfg)?;
+    let (cal, interrupted) = calibrate_watched(cfg)?;
 
     let mut spec = RunSpec::new("cruncher", cfg, &cfg.setup, &cfg.control, argv)?
         .threads(vec![Some(cfg.cpu)], vec![0]);
+    if let Some(sig) = interrupted {
+        spec.notes.push(format!(
+            "{} came during calibration: nothing was measured",
+            sys::signals::name(sig)
+        ));
+    }
     let calibrated = CruncherDetails {
         ideal_ns: cal.ideal_ns,
         work_ns: cfg.work_ns,
@@ -208,7 +254,11 @@ pub fn run(cfg: &CruncherConfig, argv: Vec<String>) -> Result<Outcome> {
         name: "rtlat-cruncher".into(),
         cpu: Some(cfg.cpu),
         body: Box::new(move |start: u64, stop: &StopFlag| -> WorkerEnd {
-            let n = measure(&mut rec, &plan, start, stop);
+            let n = if interrupted.is_some() {
+                0
+            } else {
+                measure(&mut rec, &plan, start, stop)
+            };
             rec.finish();
             b.store(n.min(u32::MAX as u64) as u32, Ordering::Release);
             WorkerEnd { brk: None }

@@ -112,3 +112,69 @@ fn cruncher_bad_inputs_give_one_line_and_exit_2() {
         &["cruncher", "--policy", "deadline"],
     ]);
 }
+
+/// An unprivileged cruncher run writing `dest`, with `runs` calibration runs of 100 ms.
+fn cruncher_run(dest: &std::path::Path, runs: &str) -> std::process::Child {
+    std::process::Command::new(bin())
+        .args(["cruncher", "--work", "100ms", "--calibration-runs", runs])
+        .args(["--policy", "other", "--no-mlock", "--dma-latency", "off"])
+        .arg("--json")
+        .arg(dest)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawns")
+}
+
+/// Send `sig` to `child`, wait for it: how long it took to end, and its output.
+fn end_with(child: std::process::Child, sig: i32) -> (Duration, std::process::Output) {
+    let sent = std::time::Instant::now();
+    // SAFETY: kill(2) on our own child, not yet waited for.
+    unsafe { libc::kill(child.id() as i32, sig) };
+    let out = child.wait_with_output().expect("waits");
+    (sent.elapsed(), out)
+}
+
+#[test]
+fn each_terminal_signal_ends_calibration_with_a_result_that_says_nothing_was_measured() {
+    let _turn = measuring();
+    let dir = tempfile::tempdir().expect("tmp");
+    for (sig, name) in [
+        (libc::SIGINT, "SIGINT"),
+        (libc::SIGTERM, "SIGTERM"),
+        (libc::SIGHUP, "SIGHUP"),
+    ] {
+        let r = dir.path().join(format!("{name}.json"));
+        // 100 calibration runs of 100 ms, one per 200 ms: 20 s of calibration.
+        let child = cruncher_run(&r, "100");
+        std::thread::sleep(Duration::from_millis(1500));
+        let (took, out) = end_with(child, sig);
+        assert_eq!(out.status.code(), Some(0), "{name}: {out:?}");
+        assert!(took < Duration::from_secs(2), "{name}: took {took:?}");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.contains("nothing was measured"), "{name}: {stdout}");
+        let v = load(&r);
+        assert_eq!(v["complete"], true, "{name}");
+        assert_eq!(v["end_reason"], "signal", "{name}");
+        assert_eq!(v["total"]["samples"], 0, "{name}");
+        let notes = v["notes"].to_string();
+        assert!(
+            notes.contains(name) && notes.contains("nothing was measured"),
+            "{notes}"
+        );
+        assert_schema_valid(&r);
+    }
+    // After calibration, SIGHUP ends the measurement with what it measured.
+    let r = dir.path().join("measured.json");
+    let child = cruncher_run(&r, "1");
+    std::thread::sleep(Duration::from_millis(2000));
+    let (took, out) = end_with(child, libc::SIGHUP);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(took < Duration::from_secs(2), "took {took:?}");
+    let v = load(&r);
+    assert_eq!(v["end_reason"], "signal");
+    assert!(
+        v["total"]["samples"].as_u64().unwrap_or(0) > 0,
+        "nothing measured"
+    );
+}
