@@ -94,6 +94,13 @@ pub fn raise_to_thread(thread: std::os::unix::thread::RawPthread, sig: i32) {
     unsafe { libc::pthread_kill(thread, sig) };
 }
 
+/// Send `sig` to this process (a blocked signal stays pending until a
+/// thread waits for it).
+pub fn raise_to_process(sig: i32) {
+    // SAFETY: kill(2) on our own pid with a valid signal number; no pointers.
+    unsafe { libc::kill(libc::getpid(), sig) };
+}
+
 /// Ask the kernel to send SIGKILL to this process when its parent dies.
 pub fn die_with_parent() -> io::Result<()> {
     // SAFETY: prctl with PR_SET_PDEATHSIG takes a signal number; no pointers.
