@@ -17,23 +17,33 @@ use crate::stats::Summary;
 const SUBSET_THREADS: usize = 16;
 
 /// Every check of this module; the error names the field.
+/// The run's threads and total, then each phase's, with the phase's name
+/// ("" for the run itself): what the checks of a loaded result walk.
+pub(crate) fn groups(
+    r: &RunResult,
+) -> impl Iterator<Item = (&str, &Vec<crate::result::ThreadResult>, &Summary)> {
+    std::iter::once(("", &r.threads, &r.total)).chain(
+        r.phases
+            .iter()
+            .map(|p| (p.name.as_str(), &p.threads, &p.total)),
+    )
+}
+
+/// Where a check found a problem: the thread, and its phase when in one.
+pub(crate) fn place(phase: &str, name: &str) -> String {
+    if phase.is_empty() {
+        format!("thread '{name}'")
+    } else {
+        format!("phase '{phase}', thread '{name}'")
+    }
+}
+
 pub fn check(r: &RunResult) -> Result<(), String> {
     check_names(r)?;
     check_end(r)?;
     check_start_time(&r.start_time_utc)?;
-    let groups = std::iter::once(("", &r.threads, &r.total)).chain(
-        r.phases
-            .iter()
-            .map(|p| (p.name.as_str(), &p.threads, &p.total)),
-    );
-    for (phase, threads, total) in groups {
-        let at = |name: &str| {
-            if phase.is_empty() {
-                format!("thread '{name}'")
-            } else {
-                format!("phase '{phase}', thread '{name}'")
-            }
-        };
+    for (phase, threads, total) in groups(r) {
+        let at = |name: &str| place(phase, name);
         check_average(total).map_err(|e| format!("{}: {e}", at("total")))?;
         for t in threads {
             check_average(&t.summary).map_err(|e| format!("{}: {e}", at(&t.name)))?;

@@ -3,6 +3,7 @@
 //! Everything here reads files that may come from anywhere: every reader
 //! checks what it uses and fails with one line (exit 2), never a panic.
 
+use super::consistent::{groups, place};
 use crate::error::{Error, Result};
 use crate::result::RunResult;
 use crate::stats::{Histogram, Summary};
@@ -93,19 +94,8 @@ pub fn check(r: &RunResult) -> std::result::Result<(), String> {
         );
     }
     let mut grand_total: u64 = 0;
-    let groups = std::iter::once(("", &r.threads, &r.total)).chain(
-        r.phases
-            .iter()
-            .map(|p| (p.name.as_str(), &p.threads, &p.total)),
-    );
-    for (phase, threads, total) in groups {
-        let at = |name: &str| {
-            if phase.is_empty() {
-                format!("thread '{name}'")
-            } else {
-                format!("phase '{phase}', thread '{name}'")
-            }
-        };
+    for (phase, threads, total) in groups(r) {
+        let at = |name: &str| place(phase, name);
         check_summary(total).map_err(|e| format!("{}: {e}", at("total")))?;
         for t in threads.iter() {
             check_summary(&t.summary).map_err(|e| format!("{}: {e}", at(&t.name)))?;
