@@ -95,10 +95,11 @@ trap 'rm -rf "$work"' EXIT INT TERM
 # and c_char = u8 show problems x86_64 glibc never does. Per target, so that
 # PowerPC keeps .cargo/config.toml's flags (not PIE) and every cargo call here
 # has the same flags (nothing rebuilt between them); RUSTFLAGS would replace them.
+# PowerPC's are .cargo/config.toml's (not PIE, no RELRO) with warnings denied.
 unset RUSTFLAGS
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUSTFLAGS="-D warnings"
 export CARGO_TARGET_ARMV7_UNKNOWN_LINUX_GNUEABIHF_RUSTFLAGS="-D warnings"
-export CARGO_TARGET_POWERPC_UNKNOWN_LINUX_GNU_RUSTFLAGS="-C relocation-model=static -D warnings"
+export CARGO_TARGET_POWERPC_UNKNOWN_LINUX_GNU_RUSTFLAGS="-C relocation-model=static -C link-arg=-Wl,-z,norelro -D warnings"
 export CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_RUSTFLAGS="-D warnings"
 export CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUSTFLAGS="-D warnings"
 
