@@ -96,24 +96,21 @@ pub enum GpioLine {
 /// them: <asm-generic/ioctl.h> (x86, arm, arm64, riscv) puts two direction
 /// bits at 30 (none 0, read 2, write 1); powerpc, mips and sparc
 /// (arch/*/include/uapi/asm/ioctl.h) three at 29 (none 1, read 2, write 4).
-#[cfg(not(any(
+/// True where the kernel encodes ioctl requests as powerpc, mips and sparc do.
+const IOC_THREE_DIR_BITS: bool = cfg!(any(
     target_arch = "powerpc",
     target_arch = "powerpc64",
     target_arch = "mips",
     target_arch = "mips64",
     target_arch = "sparc",
     target_arch = "sparc64"
-)))]
-const IOC_DIRS: (u32, u32, u32, u32) = (0, 2, 1, 30);
-#[cfg(any(
-    target_arch = "powerpc",
-    target_arch = "powerpc64",
-    target_arch = "mips",
-    target_arch = "mips64",
-    target_arch = "sparc",
-    target_arch = "sparc64"
-))]
-const IOC_DIRS: (u32, u32, u32, u32) = (1, 2, 4, 29);
+));
+/// None, read, write, and the shift of the direction bits.
+const IOC_DIRS: (u32, u32, u32, u32) = if IOC_THREE_DIR_BITS {
+    (1, 2, 4, 29)
+} else {
+    (0, 2, 1, 30)
+};
 
 /// _IOC(dir, RTLAT_RESP_IOC_MAGIC, nr, size).
 const fn ioc(dir: u32, nr: u32, size: usize) -> u32 {
@@ -342,67 +339,53 @@ mod tests {
             assert_eq!(mode as u64, define(&format!("RTLAT_RESP_MODE_{name}")));
         }
 
-        assert_eq!(size_of::<LineRaw>(), c_size("rtlat_resp_line"));
-        assert_eq!(
-            vec![
-                offset_of!(LineRaw, chip),
-                offset_of!(LineRaw, name),
-                offset_of!(LineRaw, offset)
-            ],
-            c_offsets("rtlat_resp_line")
+        // Each struct: its size and every field's offset, in the header's order.
+        macro_rules! same_layout {
+            ($t:ty, $c:literal, $($f:ident),+) => {
+                assert_eq!(size_of::<$t>(), c_size($c), "size of {}", $c);
+                assert_eq!(vec![$(offset_of!($t, $f)),+], c_offsets($c), "offsets of {}", $c);
+            };
+        }
+        same_layout!(LineRaw, "rtlat_resp_line", chip, name, offset);
+        same_layout!(
+            ConfigRaw,
+            "rtlat_resp_config",
+            input,
+            output,
+            mode,
+            priority,
+            flags,
+            reserved
         );
-        assert_eq!(size_of::<ConfigRaw>(), c_size("rtlat_resp_config"));
-        assert_eq!(
-            vec![
-                offset_of!(ConfigRaw, input),
-                offset_of!(ConfigRaw, output),
-                offset_of!(ConfigRaw, mode),
-                offset_of!(ConfigRaw, priority),
-                offset_of!(ConfigRaw, flags),
-                offset_of!(ConfigRaw, reserved)
-            ],
-            c_offsets("rtlat_resp_config")
+        same_layout!(
+            InfoRaw,
+            "rtlat_resp_info",
+            seen,
+            answered,
+            coalesced,
+            dropped,
+            version,
+            preempt_rt,
+            running,
+            mode,
+            reason
         );
-        assert_eq!(size_of::<InfoRaw>(), c_size("rtlat_resp_info"));
-        assert_eq!(
-            vec![
-                offset_of!(InfoRaw, seen),
-                offset_of!(InfoRaw, answered),
-                offset_of!(InfoRaw, coalesced),
-                offset_of!(InfoRaw, dropped),
-                offset_of!(InfoRaw, version),
-                offset_of!(InfoRaw, preempt_rt),
-                offset_of!(InfoRaw, running),
-                offset_of!(InfoRaw, mode),
-                offset_of!(InfoRaw, reason)
-            ],
-            c_offsets("rtlat_resp_info")
-        );
-        assert_eq!(size_of::<Record>(), c_size("rtlat_resp_record"));
-        assert_eq!(
-            vec![
-                offset_of!(Record, seq),
-                offset_of!(Record, edge_ns),
-                offset_of!(Record, start_ns),
-                offset_of!(Record, reply_ns),
-                offset_of!(Record, level),
-                offset_of!(Record, reserved)
-            ],
-            c_offsets("rtlat_resp_record")
+        same_layout!(
+            Record,
+            "rtlat_resp_record",
+            seq,
+            edge_ns,
+            start_ns,
+            reply_ns,
+            level,
+            reserved
         );
 
         // The request numbers, from the header's _IOR/_IOW/_IO lines and the
         // kernel's encoding: direction << 30 | size << 16 | magic << 8 | nr
         // (asm-generic: none 0, read 2, write 1), or on powerpc, mips and
         // sparc direction << 29 with none 1, read 2, write 4.
-        let (none, read, write, shift) = if cfg!(any(
-            target_arch = "powerpc",
-            target_arch = "powerpc64",
-            target_arch = "mips",
-            target_arch = "mips64",
-            target_arch = "sparc",
-            target_arch = "sparc64"
-        )) {
+        let (none, read, write, shift) = if IOC_THREE_DIR_BITS {
             (1u32, 2u32, 4u32, 29)
         } else {
             (0, 2, 1, 30)
