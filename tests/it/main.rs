@@ -26,4 +26,5 @@ mod sshd;
 mod suite;
 mod switch;
 mod timer;
+mod trend;
 mod util;
