@@ -59,13 +59,15 @@ fn figure_plot(t: &Trend, f: RunFigure, t0: i64, t1: i64) -> Plot {
                 .collect(),
         });
         let worst = runs.iter().filter_map(|p| p.get(f)).max().unwrap_or(0);
+        // Whole µs from 1 ms up: the legend has room for 26 characters.
+        let worst = if worst >= 1_000_000 {
+            ((worst + 500) / 1000).to_string()
+        } else {
+            crate::units::us(worst)
+        };
         keys.push(Key::series(
             format!("{} {}", k.board, k.series),
-            Some(format!(
-                "{} runs, worst {} µs",
-                runs.len(),
-                crate::units::us(worst)
-            )),
+            Some(format!("{} runs, worst {worst} µs", runs.len())),
             i,
         ));
         for w in runs.windows(2) {
@@ -77,11 +79,25 @@ fn figure_plot(t: &Trend, f: RunFigure, t0: i64, t1: i64) -> Plot {
             }
         }
     }
+    for (k, runs, cs) in t.iter() {
+        for c in cs
+            .iter()
+            .filter(|c| c.worse && c.shifts.iter().any(|s| s.figure == f))
+        {
+            markers.push(Marker {
+                x: day(&runs[c.at]),
+                text: format!("{} worse", k.board),
+            });
+        }
+    }
     markers.sort_by(|a, b| a.x.total_cmp(&b.x));
     markers.dedup_by(|a, b| a.text == b.text && (a.x - b.x).abs() < 1.0);
     keys.extend(Key::not_drawn(left_out));
     if !markers.is_empty() {
-        keys.push(Key::remark("| first run on a kernel".into(), None));
+        keys.push(Key::remark(
+            "| first run on a kernel,".into(),
+            Some("or the first worse run".into()),
+        ));
     }
     Plot {
         title: format!("{} per run over time", f.name()),
