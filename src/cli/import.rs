@@ -1,7 +1,8 @@
 //! `rtlat import` options, turned into [`ImportConfig`].
 
 use crate::error::Error;
-use crate::import::{cyclictest_hist, cyclictest_json, jitterdebugger, rtla, sockperf};
+use crate::import::{cyclictest_hist, cyclictest_json, cyclictest_status, cyclictest_verbose};
+use crate::import::{jitterdebugger, rtla, sockperf};
 use crate::import::{xenomai, ImportConfig, ImportFormat};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
@@ -10,6 +11,8 @@ const IMPORT_EXAMPLES: &str = "\
 Formats:
   cyclictest-json   cyclictest --json=FILE (with or without -h N)
   cyclictest-hist   cyclictest -h N -q > FILE (the histogram text on stdout)
+  cyclictest-status cyclictest -q > FILE (its T: summary lines), or a log of its live view
+  cyclictest-verbose cyclictest -v > FILE (a thread:loop:latency line per sample)
   xenomai           Xenomai latency output (RTT/RTD lines, HSD/HSS with -h/-s, RTS)
   rtla-timerlat     rtla timerlat hist output
   jitterdebugger    jitterdebugger's results.json
@@ -35,6 +38,10 @@ pub enum ImportFromArg {
     CyclictestJson,
     /// cyclictest -h N output (histogram text)
     CyclictestHist,
+    /// cyclictest status lines: the -q summary or a log of its live view
+    CyclictestStatus,
+    /// cyclictest -v per-sample output
+    CyclictestVerbose,
     /// Xenomai latency output (RTD/RTS/HSD lines)
     Xenomai,
     /// rtla timerlat hist output
@@ -50,6 +57,8 @@ impl ImportFromArg {
         match self {
             ImportFromArg::CyclictestJson => &cyclictest_json::FORMAT,
             ImportFromArg::CyclictestHist => &cyclictest_hist::FORMAT,
+            ImportFromArg::CyclictestStatus => &cyclictest_status::FORMAT,
+            ImportFromArg::CyclictestVerbose => &cyclictest_verbose::FORMAT,
             ImportFromArg::Xenomai => &xenomai::FORMAT,
             ImportFromArg::RtlaTimerlat => &rtla::FORMAT,
             ImportFromArg::Jitterdebugger => &jitterdebugger::FORMAT,

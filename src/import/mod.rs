@@ -11,6 +11,8 @@
 //! range's limit, with the exact maximum, and a note says so ([`thread`]).
 //!
 //! - [`cyclictest_json`] `cyclictest --json`, [`cyclictest_hist`] `cyclictest -h`,
+//!   [`cyclictest_status`] its status lines (`-q` summary, live log),
+//!   [`cyclictest_verbose`] its `-v` per-sample output,
 //!   [`xenomai`] Xenomai `latency`, [`rtla`] `rtla timerlat hist`,
 //!   [`jitterdebugger`] its `results.json`, [`sockperf`] `sockperf --full-log`;
 //! - [`json`]: a lenient JSON reader for the tools' hand-printed JSON;
@@ -18,6 +20,8 @@
 
 pub mod cyclictest_hist;
 pub mod cyclictest_json;
+pub mod cyclictest_status;
+pub mod cyclictest_verbose;
 pub mod dates;
 pub mod detect;
 pub mod imported;
@@ -90,9 +94,11 @@ impl std::fmt::Debug for ImportFormat {
 }
 
 /// Every format, in the order `--from` lists them.
-pub static FORMATS: [&ImportFormat; 6] = [
+pub static FORMATS: [&ImportFormat; 8] = [
     &cyclictest_json::FORMAT,
     &cyclictest_hist::FORMAT,
+    &cyclictest_status::FORMAT,
+    &cyclictest_verbose::FORMAT,
     &xenomai::FORMAT,
     &rtla::FORMAT,
     &jitterdebugger::FORMAT,
@@ -173,7 +179,9 @@ fn open_input(cfg: &ImportConfig) -> Result<(String, Box<dyn Read>)> {
 fn choose(cfg: &ImportConfig, shown: &str, head: &[u8]) -> Result<&'static ImportFormat> {
     let detected = detect(&String::from_utf8_lossy(head));
     match (cfg.format, detected) {
-        (Some(f), Some(d)) if f.name != d.name => Err(Error::usage(format!(
+        // Outputs of one tool can share their first lines (cyclictest's
+        // status lines start its -h output too): its own parser judges.
+        (Some(f), Some(d)) if f.name != d.name && f.tool != d.tool => Err(Error::usage(format!(
             "{shown} does not look like {} but like {}: give --from {} (or leave --from out)",
             f.describe, d.describe, d.name
         ))),

@@ -118,11 +118,7 @@ impl Runs {
             file: path.to_path_buf(),
             start: r.start_time_utc.clone(),
             at,
-            kernel: r
-                .system
-                .kernel_release
-                .clone()
-                .unwrap_or_else(|| "-".into()),
+            kernel: kernel.clone(),
             max_ns: s.max_ns.max(0) as u64,
             p999_ns: s.percentile(99.9),
             p99_ns: s.percentile(99.0),

@@ -9,6 +9,7 @@ mod errors;
 mod hostile_input;
 mod hostile_output;
 mod import;
+mod import_plain;
 mod irq;
 mod lava;
 mod load;
