@@ -213,3 +213,38 @@ fn text_markdown_csv_and_svg_snapshots() {
     assert!(html.contains(&super::plot::plots(&t)[0].inline()));
     assert!(!html.contains("http://") && !html.contains("https://"));
 }
+
+#[test]
+fn a_suite_directory_names_the_board_else_the_hostname_does() {
+    let d = tempfile::tempdir().unwrap();
+    let template = testdata::timer_many();
+    let suite = d.path().join("lab/rpi4");
+    std::fs::create_dir_all(&suite).unwrap();
+    let manifest = serde_json::json!({
+        "schema": crate::suite::manifest::SCHEMA, "schema_version": 1,
+        "tool": {"name": "rtlat", "version": "0.1.0"},
+        "suite": "quick", "board": "lab-rpi4", "steps": []
+    });
+    std::fs::write(suite.join("suite.json"), manifest.to_string()).unwrap();
+    let figs = [90_000, 40_000, 20_000, 10_000];
+    for (dir, day) in [(&suite, 0), (&d.path().to_path_buf(), 1)] {
+        let r = nightly(template.clone(), "pi", "6.6.21-rt26", day, figs);
+        std::fs::write(
+            dir.join(format!("{day}.json")),
+            serde_json::to_string(&r).unwrap(),
+        )
+        .unwrap();
+    }
+    // Not results: counted, not fatal.
+    std::fs::write(d.path().join("other.json"), "{\"cpu\": {}}").unwrap();
+    let files = walk::files(&[d.path().to_path_buf()]).unwrap();
+    let runs = Runs::read(&files);
+    let boards: Vec<&str> = runs.series.keys().map(|k| k.board.as_str()).collect();
+    assert_eq!(boards, ["lab-rpi4", "pi"]);
+    assert_eq!(runs.skipped, 1);
+    assert!(runs
+        .first_skipped
+        .as_deref()
+        .unwrap()
+        .contains("other.json"));
+}
