@@ -85,9 +85,28 @@ pub struct ImportArgs {
     /// A label for this result in reports and comparisons, at most 256 characters [default: the tool, then hostname + kernel (or the file name)]
     #[arg(long, value_parser = super::common::label)]
     pub label: Option<String>,
+    /// When the run started, in UTC (2024-01-05T02:00:00Z, or a date): for outputs that do not record it, so that rtlat trend can place them in time
+    #[arg(long, value_name = "TIME", value_parser = parse_start)]
+    pub start: Option<u64>,
     /// Do not print the report of the imported result
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+/// `2024-01-05T02:00:00Z`, `2024-01-05T02:00:00.000Z` or `2024-01-05` as
+/// seconds since the Unix epoch.
+pub fn parse_start(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let full = if t.len() == 10 {
+        format!("{t}T00:00:00Z")
+    } else {
+        t.to_string()
+    };
+    crate::import::dates::parse_rfc3339_utc(&full)
+        .and_then(|v| u64::try_from(v).ok())
+        .ok_or_else(|| {
+            format!("'{s}' is not a UTC time; give it as 2024-01-05T02:00:00Z or 2024-01-05")
+        })
 }
 
 impl TryFrom<&ImportArgs> for ImportConfig {
@@ -102,6 +121,7 @@ impl TryFrom<&ImportArgs> for ImportConfig {
             load: a.load.clone(),
             output: a.output.clone(),
             label: a.label.clone(),
+            start: a.start,
             quiet: a.quiet,
         })
     }
@@ -110,6 +130,19 @@ impl TryFrom<&ImportArgs> for ImportConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn start_times() {
+        crate::units::check_parses(
+            parse_start,
+            &[
+                ("2024-01-05T02:00:00Z", 1_704_420_000),
+                ("2024-01-05T02:00:00.250Z", 1_704_420_000),
+                ("2024-01-05", 1_704_412_800),
+            ],
+        );
+        crate::units::check_refuses(parse_start, &["yesterday", "2024-13-05", "1969-12-31"]);
+    }
 
     #[test]
     fn every_format_has_its_name_on_the_command_line() {

@@ -122,6 +122,8 @@ pub struct ImportConfig {
     /// Where the rtlat result goes.
     pub output: PathBuf,
     pub label: Option<String>,
+    /// When the run started (seconds since the epoch), as the user declares it.
+    pub start: Option<u64>,
     /// Do not print the report of the imported result.
     pub quiet: bool,
 }
@@ -228,6 +230,17 @@ pub fn run(cfg: &ImportConfig) -> Result<Outcome> {
             "rtlat import: {shown} read as {} ({})",
             format.name, format.describe
         );
+    }
+    if let Some(secs) = cfg.start {
+        let given = crate::result::rfc3339_utc(secs, 0);
+        let was = std::mem::replace(&mut result.start_time_utc, given.clone());
+        result.notes.push(if was.is_empty() {
+            format!("start time declared at import (--start): {given}")
+        } else {
+            format!(
+                "start time declared at import (--start): {given}, in place of the source's {was}"
+            )
+        });
     }
     if let Some(load) = &cfg.load {
         result.loads = vec![declared_load(load)];

@@ -137,3 +137,55 @@ fn a_cut_last_line_is_refused_with_its_number() {
         assert!(!dir.path().join("cut.json").exists(), "{file}");
     }
 }
+
+#[test]
+fn imported_logs_with_a_declared_start_go_into_a_trend() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let logs = dir.path().join("logs");
+    std::fs::create_dir(&logs).expect("mkdir");
+    for (day, file) in [
+        ("2019-03-01", "cyclictest-q.txt"),
+        ("2019-03-02", "cyclictest-v.txt"),
+    ] {
+        let out = rtlat()
+            .arg("import")
+            .arg(fixture(file))
+            .args(["--start", day, "--label", "old-board", "--quiet", "-o"])
+            .arg(logs.join(format!("{day}.json")))
+            .output()
+            .expect("runs");
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let r = load(&logs.join(format!("{day}.json")));
+        assert_eq!(r["start_time_utc"], format!("{day}T00:00:00.000Z"));
+    }
+    let out = rtlat().arg("trend").arg(&logs).output().expect("runs");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("timer "))
+        .expect("a row");
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    // series (2 words), runs, first and last (date and time each).
+    assert_eq!(cells[3], "2", "{text}");
+    assert_eq!((cells[4], cells[6]), ("2019-03-01", "2019-03-02"), "{text}");
+    assert!(text.starts_with("old-board\n"), "{text}");
+    let out = rtlat()
+        .args(["import", "--start", "yesterday", "-o", "x.json"])
+        .arg(fixture("cyclictest-q.txt"))
+        .current_dir(dir.path())
+        .output()
+        .expect("runs");
+    let line = error_line(&out, 2, "bad --start");
+    assert!(line.contains("2024-01-05T02:00:00Z"), "{line}");
+}
