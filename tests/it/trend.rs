@@ -169,3 +169,49 @@ fn trend_html_renders_in_chromium_without_errors() {
         );
     }
 }
+
+#[test]
+fn three_thousand_results_make_one_trend() {
+    let d = tempfile::tempdir().unwrap();
+    for board in ["board-a", "board-b", "board-c"] {
+        std::fs::create_dir(d.path().join(board)).unwrap();
+        for day in 0..1000u64 {
+            let wobble = 1000 + (day * 37 % 11) * 40;
+            let kernel = if day < 500 {
+                "6.6.21-rt26"
+            } else {
+                "6.6.30-rt30"
+            };
+            let r = nightly(board, kernel, day, 10 * wobble, 30 * wobble, 90 * wobble);
+            std::fs::write(
+                d.path().join(format!("{board}/{day:04}.json")),
+                r.to_string(),
+            )
+            .unwrap();
+        }
+    }
+    let svg = d.path().join("t.svg");
+    let out = rtlat()
+        .arg("trend")
+        .arg(d.path())
+        .arg("--svg")
+        .arg(&svg)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("timer ")).collect();
+    assert_eq!(rows.len(), 3, "{text}");
+    assert!(
+        rows.iter()
+            .all(|r| r.split_whitespace().nth(3) == Some("1000")),
+        "{text}"
+    );
+    assert!(text.contains("no change beyond run-to-run noise"), "{text}");
+    assert!(std::fs::read_to_string(&svg).unwrap().contains("1000 runs"));
+}
