@@ -15,9 +15,9 @@
 # dispatcher's log and every test case of `rtlat report --format lava` with
 # its measurement.
 #
-# Skipped, with the reason printed (and logged for scripts/test.sh), where
-# lava-run, qemu-system-x86_64 or a static busybox is missing; under CI=true
-# a missing one is an error.
+# Skipped, with the reason printed (and logged for scripts/test.sh), when not
+# run as root or where lava-run, qemu-system-x86_64 or a static busybox is
+# missing; under CI=true that is an error.
 #
 # Environment:
 #   RTLAT_LAVA_BIN   a static x86_64 rtlat (else RTLAT_E2E_BIN, else built:
@@ -48,6 +48,7 @@ skip() {
     exit 0
 }
 
+[ "$(id -u)" = 0 ] || skip "lava-run needs root (it works in /var/lib/lava/dispatcher): run as root"
 command -v lava-run >/dev/null || skip "lava-run is missing (apt-get install lava-dispatcher)"
 command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 is missing (apt-get install qemu-system-x86)"
 case "$(ldd /bin/busybox 2>&1 || true)" in
