@@ -8,7 +8,7 @@
 # Two jobs, both contrib/lava/qemu-job.yaml on the device of
 # contrib/lava/qemu-device.jinja2 (rendered with lava-server's own device-type
 # templates, from Debian's lava-server package, unpacked only):
-#   pass  MAX_LATENCY as in the job (1s): every test case passes;
+#   pass  MAX_LATENCY as in the job (5s): every test case passes;
 #   fail  MAX_LATENCY=1us, which no guest meets: the maxima fail, the other
 #         cases pass, and the job still ends Complete.
 # Each job must end Complete with the deploy, boot and test actions in the
