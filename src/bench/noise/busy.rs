@@ -74,6 +74,9 @@ pub struct LoopCount {
     pub stolen_ns: u64,
     /// From the first read to the last: the sum of every gap.
     pub span_ns: u64,
+    /// The first and the last read on CLOCK_MONOTONIC.
+    pub first_ns: u64,
+    pub last_ns: u64,
 }
 
 /// The recorders a loop writes: every gap, and the gaps above the threshold.
@@ -130,6 +133,8 @@ pub fn busy<T: Ticks>(
     out.all.finish();
     out.noise.finish();
     count.span_ns = t.span_ns(prev.wrapping_sub(first));
+    count.first_ns = t.mono_ns(first);
+    count.last_ns = t.mono_ns(prev);
     count
 }
 

@@ -17,7 +17,6 @@ use crate::result::details::noise::{CpuNoise, NoiseDetails};
 use crate::result::details::Details;
 use crate::result::RunResult;
 use crate::stats::recorder;
-use crate::units::us;
 use busy::{GapLog, LoopCount, LoopPlan, LoopRecorders};
 use counter::{CounterKind, Monotonic, Ticks, Tsc};
 use serde::Serialize;
@@ -153,6 +152,8 @@ fn cpu_details(r: &RunResult, ends: &[CpuEnd]) -> Vec<CpuNoise> {
                 } else {
                     e.count.stolen_ns as f64 / span as f64
                 },
+                first_ns: e.count.first_ns,
+                last_ns: e.count.last_ns,
                 longest: e.log.worst.clone(),
             }
         })
@@ -220,21 +221,8 @@ pub fn run(cfg: &NoiseConfig, argv: Vec<String>) -> Result<Outcome> {
         r.details.extend(after.to_map());
     }));
     let outcome = engine::execute(spec, channels, workers, MONO)?;
-    if let Some(d) = NoiseDetails::of(&outcome.result) {
-        for c in &d.cpus {
-            crate::outln!(
-                "noise: cpu{}: {} us stolen by {} gaps above {} us ({:.4} %), loop {} ns (clock read {} ns, {}), {} loops",
-                c.cpu,
-                us(c.stolen_ns),
-                c.gaps_above,
-                us(d.threshold_ns),
-                c.stolen_fraction * 100.0,
-                c.floor_ns,
-                c.read_cost_ns,
-                d.counter,
-                c.loops
-            );
-        }
+    for line in crate::render::describe::noise_lines(&outcome.result) {
+        crate::outln!("{line}");
     }
     Ok(outcome.outcome)
 }

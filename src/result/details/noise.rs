@@ -41,6 +41,9 @@ pub struct CpuNoise {
     pub stolen_ns: u64,
     /// Stolen time over the time the loop ran.
     pub stolen_fraction: f64,
+    /// The loop's first and last clock read on CLOCK_MONOTONIC (ns).
+    pub first_ns: u64,
+    pub last_ns: u64,
     /// The longest gaps above the threshold, longest first, on CLOCK_MONOTONIC.
     pub longest: Vec<NoiseGap>,
 }
@@ -81,6 +84,8 @@ mod tests {
                 gaps_above: 1,
                 stolen_ns: 6000,
                 stolen_fraction: 0.5,
+                first_ns: 1,
+                last_ns: 12001,
                 longest: vec![NoiseGap {
                     start_ns: 1,
                     end_ns: 6001,
