@@ -1,7 +1,7 @@
 //! `rtlat import` options, turned into [`ImportConfig`].
 
 use crate::error::Error;
-use crate::import::{cyclictest_hist, cyclictest_json, jitterdebugger, rtla, sockperf};
+use crate::import::{cyclictest_hist, cyclictest_json, jitterdebugger, oslat, rtla, sockperf};
 use crate::import::{xenomai, ImportConfig, ImportFormat};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
@@ -14,6 +14,7 @@ Formats:
   rtla-timerlat     rtla timerlat hist output
   jitterdebugger    jitterdebugger's results.json
   sockperf          sockperf ping-pong --full-log FILE
+  oslat             oslat output (its per-core table)
 Without --from, the format is told from the file's first lines (and said on
 stderr); a --from that does not fit names the format that does. Lines before
 the output (a shell prompt and the command) are skipped with a note. A cut
@@ -43,6 +44,8 @@ pub enum ImportFromArg {
     Jitterdebugger,
     /// sockperf ping-pong --full-log CSV
     Sockperf,
+    /// oslat output (its per-core table)
+    Oslat,
 }
 
 impl ImportFromArg {
@@ -54,6 +57,7 @@ impl ImportFromArg {
             ImportFromArg::RtlaTimerlat => &rtla::FORMAT,
             ImportFromArg::Jitterdebugger => &jitterdebugger::FORMAT,
             ImportFromArg::Sockperf => &sockperf::FORMAT,
+            ImportFromArg::Oslat => &oslat::FORMAT,
         }
     }
 }

@@ -89,7 +89,7 @@ pub enum Command {
     /// Compare result files side by side (text, Markdown, CSV); regression checks
     #[cfg(feature = "host-tools")]
     Compare(CompareArgs),
-    /// Turn other tools' output (cyclictest, Xenomai, rtla, jitterdebugger, sockperf) into a result
+    /// Turn other tools' output (cyclictest, Xenomai, rtla, jitterdebugger, sockperf, oslat) into a result
     #[cfg(feature = "host-tools")]
     Import(ImportArgs),
     #[cfg(feature = "host-tools")]

@@ -12,7 +12,8 @@
 //!
 //! - [`cyclictest_json`] `cyclictest --json`, [`cyclictest_hist`] `cyclictest -h`,
 //!   [`xenomai`] Xenomai `latency`, [`rtla`] `rtla timerlat hist`,
-//!   [`jitterdebugger`] its `results.json`, [`sockperf`] `sockperf --full-log`;
+//!   [`jitterdebugger`] its `results.json`, [`sockperf`] `sockperf --full-log`,
+//!   [`oslat`] oslat's table;
 //! - [`json`]: a lenient JSON reader for the tools' hand-printed JSON;
 //! - [`imported`]: what a parser found, and how it becomes a [`RunResult`].
 
@@ -24,6 +25,7 @@ pub mod imported;
 pub mod jitterdebugger;
 pub mod json;
 pub mod lines;
+pub mod oslat;
 pub mod rtla;
 pub mod sockperf;
 pub mod system;
@@ -90,13 +92,14 @@ impl std::fmt::Debug for ImportFormat {
 }
 
 /// Every format, in the order `--from` lists them.
-pub static FORMATS: [&ImportFormat; 6] = [
+pub static FORMATS: [&ImportFormat; 7] = [
     &cyclictest_json::FORMAT,
     &cyclictest_hist::FORMAT,
     &xenomai::FORMAT,
     &rtla::FORMAT,
     &jitterdebugger::FORMAT,
     &sockperf::FORMAT,
+    &oslat::FORMAT,
 ];
 
 /// The format called `name` (as `--from` spells it).

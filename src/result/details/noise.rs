@@ -42,7 +42,9 @@ pub struct CpuNoise {
     /// Stolen time over the time the loop ran.
     pub stolen_fraction: f64,
     /// The loop's first and last clock read on CLOCK_MONOTONIC (ns).
+    #[serde(default)]
     pub first_ns: u64,
+    #[serde(default)]
     pub last_ns: u64,
     /// The longest gaps above the threshold, longest first, on CLOCK_MONOTONIC.
     pub longest: Vec<NoiseGap>,
