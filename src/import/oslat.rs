@@ -1,17 +1,18 @@
-//! `oslat` output (rt-tests): a banner, then one column per measured core:
+//! `oslat` output (rt-tests): a banner, then one column per measured core
+//! (`\t` is a tab):
 //!
 //! ```text
-//!         Core:	 0 1
-//! Counter Freq:	 2597 2597 (Mhz)
-//!     001 (us):	 68541878 76726484
-//!     002 (us):	 126 176
+//!         Core:\t 0 1
+//! Counter Freq:\t 2597 2597 (Mhz)
+//!     001 (us):\t 68541878 76726484
+//!     002 (us):\t 126 176
 //!     ...
-//!     032 (us):	 21 19 (including overflows)
-//!      Minimum:	 1 1 (us)
-//!      Average:	 1.000 1.000 (us)
-//!      Maximum:	 10283 45212 (us)
-//!      Max-Min:	 10282 45211 (us)
-//!     Duration:	 2.001 2.001 (sec)
+//!     032 (us):\t 21 19 (including overflows)
+//!      Minimum:\t 1 1 (us)
+//!      Average:\t 1.000 1.000 (us)
+//!      Maximum:\t 10283 45212 (us)
+//!      Max-Min:\t 10282 45211 (us)
+//!     Duration:\t 2.001 2.001 (sec)
 //! ```
 //!
 //! A row `NNN (us)` counts the loop gaps shorter than NNN µs and at least

@@ -125,7 +125,9 @@ pub fn busy<T: Ticks>(
         }
         count.loops += n;
         let now = t.mono_ns(prev);
-        hand_over(&mut tally, out.all, now.saturating_sub(start));
+        // The last batch's gaps belong to the run's last interval, not past its end.
+        let at = now.min(end.saturating_sub(1)).saturating_sub(start);
+        hand_over(&mut tally, out.all, at);
         if now >= end {
             break;
         }
@@ -150,10 +152,11 @@ fn long_gap<T: Ticks>(
     out: &mut LoopRecorders,
     count: &mut LoopCount,
 ) {
-    let end = t.mono_ns(to);
-    out.all.record(gap, end.saturating_sub(start), 0);
+    // Both series place a gap where it began: when the loop lost the CPU.
+    let begin = t.mono_ns(from);
+    out.all.record(gap, begin.saturating_sub(start), 0);
     if gap > threshold {
-        let begin = t.mono_ns(from);
+        let end = t.mono_ns(to);
         out.noise.record(gap, begin.saturating_sub(start), 0);
         out.log.push(Gap {
             start_ns: begin,

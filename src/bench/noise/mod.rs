@@ -162,6 +162,24 @@ fn cpu_details(r: &RunResult, ends: &[CpuEnd]) -> Vec<CpuNoise> {
     cpus
 }
 
+/// Confine this thread, and the threads it starts after (the reporter's
+/// helpers: signals, metrics, loads), to the CPUs not measured, as oslat
+/// keeps its main thread on CPU 0: on a measured CPU they would be noise of
+/// rtlat's own. With every CPU measured there is nowhere else to go.
+fn keep_off(measured: &[usize], notes: &mut Vec<String>) {
+    let others: Vec<usize> = crate::sysinfo::online_cpus()
+        .into_iter()
+        .filter(|c| !measured.contains(c))
+        .collect();
+    if others.is_empty() {
+        notes.push("every online CPU is measured: rtlat's reporter shares them with the loops, and its work counts as noise".into());
+    } else if let Err(e) = crate::sys::sched::confine_current(&others) {
+        notes.push(format!(
+            "cannot keep rtlat's reporter off the measured CPUs ({e}): its work may count as noise"
+        ));
+    }
+}
+
 /// Run the busy loops end to end.
 pub fn run(cfg: &NoiseConfig, argv: Vec<String>) -> Result<Outcome> {
     let tsc = choose_counter(cfg.counter)?;
@@ -220,6 +238,7 @@ pub fn run(cfg: &NoiseConfig, argv: Vec<String>) -> Result<Outcome> {
         };
         r.details.extend(after.to_map());
     }));
+    keep_off(&cfg.cpus, &mut spec.notes);
     let outcome = engine::execute(spec, channels, workers, MONO)?;
     for line in crate::render::describe::noise_lines(&outcome.result) {
         crate::outln!("{line}");
