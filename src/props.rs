@@ -32,7 +32,7 @@ fn fixture(rel: &str) -> Vec<u8> {
 }
 
 /// Every import fixture, by format name.
-const IMPORTS: [(&str, &str); 9] = [
+const IMPORTS: [(&str, &str); 10] = [
     ("cyclictest-json", "import/cyclictest-hist.json"),
     ("cyclictest-json", "import/cyclictest.json"),
     ("cyclictest-hist", "import/cyclictest-hist.txt"),
@@ -42,6 +42,7 @@ const IMPORTS: [(&str, &str); 9] = [
     ("sockperf", "import/sockperf-full-log.csv"),
     ("oslat", "import/oslat.txt"),
     ("oslat", "import/oslat-2cpu-z.txt"),
+    ("rtla-osnoise", "import/rtla-osnoise-hist.txt"),
 ];
 
 /// A change to a real input: bytes overwritten, a cut, a span repeated,

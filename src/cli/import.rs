@@ -12,6 +12,7 @@ Formats:
   cyclictest-hist   cyclictest -h N -q > FILE (the histogram text on stdout)
   xenomai           Xenomai latency output (RTT/RTD lines, HSD/HSS with -h/-s, RTS)
   rtla-timerlat     rtla timerlat hist output
+  rtla-osnoise      rtla osnoise hist output
   jitterdebugger    jitterdebugger's results.json
   sockperf          sockperf ping-pong --full-log FILE
   oslat             oslat output (its per-core table)
@@ -40,6 +41,8 @@ pub enum ImportFromArg {
     Xenomai,
     /// rtla timerlat hist output
     RtlaTimerlat,
+    /// rtla osnoise hist output
+    RtlaOsnoise,
     /// jitterdebugger results.json
     Jitterdebugger,
     /// sockperf ping-pong --full-log CSV
@@ -55,6 +58,7 @@ impl ImportFromArg {
             ImportFromArg::CyclictestHist => &cyclictest_hist::FORMAT,
             ImportFromArg::Xenomai => &xenomai::FORMAT,
             ImportFromArg::RtlaTimerlat => &rtla::FORMAT,
+            ImportFromArg::RtlaOsnoise => &rtla::FORMAT_OSNOISE,
             ImportFromArg::Jitterdebugger => &jitterdebugger::FORMAT,
             ImportFromArg::Sockperf => &sockperf::FORMAT,
             ImportFromArg::Oslat => &oslat::FORMAT,

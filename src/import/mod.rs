@@ -11,7 +11,7 @@
 //! range's limit, with the exact maximum, and a note says so ([`thread`]).
 //!
 //! - [`cyclictest_json`] `cyclictest --json`, [`cyclictest_hist`] `cyclictest -h`,
-//!   [`xenomai`] Xenomai `latency`, [`rtla`] `rtla timerlat hist`,
+//!   [`xenomai`] Xenomai `latency`, [`rtla`] `rtla timerlat hist` and `rtla osnoise hist`,
 //!   [`jitterdebugger`] its `results.json`, [`sockperf`] `sockperf --full-log`,
 //!   [`oslat`] oslat's table;
 //! - [`json`]: a lenient JSON reader for the tools' hand-printed JSON;
@@ -92,11 +92,12 @@ impl std::fmt::Debug for ImportFormat {
 }
 
 /// Every format, in the order `--from` lists them.
-pub static FORMATS: [&ImportFormat; 7] = [
+pub static FORMATS: [&ImportFormat; 8] = [
     &cyclictest_json::FORMAT,
     &cyclictest_hist::FORMAT,
     &xenomai::FORMAT,
     &rtla::FORMAT,
+    &rtla::FORMAT_OSNOISE,
     &jitterdebugger::FORMAT,
     &sockperf::FORMAT,
     &oslat::FORMAT,
