@@ -120,6 +120,25 @@ fn noise_loops_end_the_run() {
 }
 
 #[test]
+fn a_gap_above_max_latency_exits_1_with_the_result_written() {
+    let _turn = measuring();
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Every gap is longer than 1 ns.
+    let (_, r) = run_json(
+        rtlat()
+            .arg("noise")
+            .args(UNPRIVILEGED)
+            .args(["--cpus", &measured_cpu(), "--loops", "100000", "--quiet"])
+            .args(["--max-latency", "1ns"])
+            .timeout(Duration::from_secs(60)),
+        &dir.path().join("m.json"),
+        1,
+    );
+    assert_eq!(r["thresholds"]["max_latency_exceeded"], true);
+    assert_eq!(r["complete"], true);
+}
+
+#[test]
 fn noise_bad_inputs_give_one_line_and_exit_2() {
     assert_usage_errors(&[
         &["noise", "--threshold", "0"],
