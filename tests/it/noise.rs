@@ -80,6 +80,12 @@ fn a_noise_run_accounts_for_its_time() {
     let (stolen, above) = (u(&c["stolen_ns"]), u(&c["gaps_above"]));
     assert_eq!(u(&noise["summary"]["samples"]), above);
     assert!(stolen <= span);
+    // Every gap is at least the floor: the loops below the threshold at the
+    // floor's cost and the stolen time fit in the span.
+    assert!(
+        (loops - above) * floor + stolen <= span,
+        "{loops} x {floor} ns + {stolen} ns > {span} ns"
+    );
     if above > 0 {
         assert!(u(&noise["summary"]["min_ns"]) > 2000);
         let f = c["stolen_fraction"].as_f64().expect("fraction");
