@@ -245,12 +245,22 @@ fn a_known_noise_source_is_found_with_its_stolen_time() {
     let bursts = source.join().expect("source");
     let c = &r["details"]["cpus"][0];
     let (first, last) = (u(&c["first_ns"]), u(&c["last_ns"]));
+    // A burst inside a longer gap (RT throttling's share of other tasks,
+    // up to 50 ms, which the eight longest gaps hold) is not a gap of its own.
+    let long: Vec<(u64, u64)> = c["longest"]
+        .as_array()
+        .expect("longest")
+        .iter()
+        .map(|g| (u(&g["start_ns"]), u(&g["end_ns"])))
+        .filter(|(s, e)| e - s > 3_000_000)
+        .collect();
+    let merged = |b: u64, e: u64| long.iter().any(|&(s, t)| s <= e && b <= t);
     let inside: Vec<u64> = bursts
         .iter()
-        .filter(|(b, e)| *b >= first && *e <= last)
+        .filter(|&&(b, e)| b >= first && e <= last && !merged(b, e))
         .map(|(b, e)| e - b)
         .collect();
-    assert!(inside.len() >= 25, "{} bursts in the run", inside.len());
+    assert!(inside.len() >= 20, "{} bursts in the run", inside.len());
     let expected: u64 = inside.iter().sum();
     // The source's gaps: those of its length (other noise is shorter, or
     // far longer: RT throttling's share).
