@@ -1,7 +1,7 @@
 //! `rtlat import` options, turned into [`ImportConfig`].
 
 use crate::error::Error;
-use crate::import::{cyclictest_hist, cyclictest_json, jitterdebugger, rtla, sockperf};
+use crate::import::{cyclictest_hist, cyclictest_json, jitterdebugger, oslat, rtla, sockperf};
 use crate::import::{xenomai, ImportConfig, ImportFormat};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
@@ -12,8 +12,10 @@ Formats:
   cyclictest-hist   cyclictest -h N -q > FILE (the histogram text on stdout)
   xenomai           Xenomai latency output (RTT/RTD lines, HSD/HSS with -h/-s, RTS)
   rtla-timerlat     rtla timerlat hist output
+  rtla-osnoise      rtla osnoise hist output
   jitterdebugger    jitterdebugger's results.json
   sockperf          sockperf ping-pong --full-log FILE
+  oslat             oslat output (its per-core table)
 Without --from, the format is told from the file's first lines (and said on
 stderr); a --from that does not fit names the format that does. Lines before
 the output (a shell prompt and the command) are skipped with a note. A cut
@@ -39,10 +41,14 @@ pub enum ImportFromArg {
     Xenomai,
     /// rtla timerlat hist output
     RtlaTimerlat,
+    /// rtla osnoise hist output
+    RtlaOsnoise,
     /// jitterdebugger results.json
     Jitterdebugger,
     /// sockperf ping-pong --full-log CSV
     Sockperf,
+    /// oslat output (its per-core table)
+    Oslat,
 }
 
 impl ImportFromArg {
@@ -52,8 +58,10 @@ impl ImportFromArg {
             ImportFromArg::CyclictestHist => &cyclictest_hist::FORMAT,
             ImportFromArg::Xenomai => &xenomai::FORMAT,
             ImportFromArg::RtlaTimerlat => &rtla::FORMAT,
+            ImportFromArg::RtlaOsnoise => &rtla::FORMAT_OSNOISE,
             ImportFromArg::Jitterdebugger => &jitterdebugger::FORMAT,
             ImportFromArg::Sockperf => &sockperf::FORMAT,
+            ImportFromArg::Oslat => &oslat::FORMAT,
         }
     }
 }

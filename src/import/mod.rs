@@ -11,8 +11,9 @@
 //! range's limit, with the exact maximum, and a note says so ([`thread`]).
 //!
 //! - [`cyclictest_json`] `cyclictest --json`, [`cyclictest_hist`] `cyclictest -h`,
-//!   [`xenomai`] Xenomai `latency`, [`rtla`] `rtla timerlat hist`,
-//!   [`jitterdebugger`] its `results.json`, [`sockperf`] `sockperf --full-log`;
+//!   [`xenomai`] Xenomai `latency`, [`rtla`] `rtla timerlat hist` and `rtla osnoise hist`,
+//!   [`jitterdebugger`] its `results.json`, [`sockperf`] `sockperf --full-log`,
+//!   [`oslat`] oslat's table;
 //! - [`json`]: a lenient JSON reader for the tools' hand-printed JSON;
 //! - [`imported`]: what a parser found, and how it becomes a [`RunResult`].
 
@@ -24,6 +25,7 @@ pub mod imported;
 pub mod jitterdebugger;
 pub mod json;
 pub mod lines;
+pub mod oslat;
 pub mod rtla;
 pub mod sockperf;
 pub mod system;
@@ -90,13 +92,15 @@ impl std::fmt::Debug for ImportFormat {
 }
 
 /// Every format, in the order `--from` lists them.
-pub static FORMATS: [&ImportFormat; 6] = [
+pub static FORMATS: [&ImportFormat; 8] = [
     &cyclictest_json::FORMAT,
     &cyclictest_hist::FORMAT,
     &xenomai::FORMAT,
     &rtla::FORMAT,
+    &rtla::FORMAT_OSNOISE,
     &jitterdebugger::FORMAT,
     &sockperf::FORMAT,
+    &oslat::FORMAT,
 ];
 
 /// The format called `name` (as `--from` spells it).
