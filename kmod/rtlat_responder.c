@@ -11,6 +11,9 @@
  * /dev/rtlat-responder and configures everything through ioctls (see
  * rtlat_responder.h), so no module parameter is needed for a run.
  *
+ * It also offers a known cause of latency on demand: a section of the
+ * calling CPU with preemption (or interrupts) off, for rtlat's `kspin` load.
+ *
  * The lines are found through a GPIO lookup table for our platform device,
  * keyed by chip label and offset or by line name (6.1 has no
  * gpio_device_find_by_label).
@@ -363,6 +366,34 @@ fail:
 	return ret;
 }
 
+/*
+ * RTLAT_RESP_IOC_SPIN: busy-wait on this CPU for s->ns with preemption off
+ * (interrupts off too with RTLAT_RESP_SPIN_IRQS_OFF). The fast monotonic
+ * clock reads the clocksource directly, so it advances with interrupts off.
+ */
+static int spin(const struct rtlat_resp_spin *s)
+{
+	unsigned long flags = 0;
+	bool irqs = s->flags & RTLAT_RESP_SPIN_IRQS_OFF;
+	u64 t0;
+
+	if (!s->ns || s->ns > RTLAT_RESP_SPIN_MAX_NS ||
+	    (s->flags & ~RTLAT_RESP_SPIN_IRQS_OFF) || s->reserved)
+		return -EINVAL;
+	if (irqs)
+		local_irq_save(flags);
+	else
+		preempt_disable();
+	t0 = ktime_get_mono_fast_ns();
+	while (ktime_get_mono_fast_ns() - t0 < s->ns)
+		cpu_relax();
+	if (irqs)
+		local_irq_restore(flags);
+	else
+		preempt_enable();
+	return 0;
+}
+
 static long resp_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 {
 	struct responder *r = &resp;
@@ -402,6 +433,14 @@ static long resp_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 		mutex_lock(&r->cfg_lock);
 		ret = start_locked(r, &c);
 		mutex_unlock(&r->cfg_lock);
+		break;
+	}
+	case RTLAT_RESP_IOC_SPIN: {
+		struct rtlat_resp_spin s;
+
+		if (copy_from_user(&s, up, sizeof(s)))
+			return -EFAULT;
+		ret = spin(&s);
 		break;
 	}
 	case RTLAT_RESP_IOC_STOP:

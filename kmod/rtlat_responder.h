@@ -10,7 +10,7 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-#define RTLAT_RESP_VERSION 1
+#define RTLAT_RESP_VERSION 2
 #define RTLAT_RESP_NAME_LEN 64
 #define RTLAT_RESP_REASON_LEN 128
 
@@ -66,9 +66,25 @@ struct rtlat_resp_record {
 	__u32 reserved;
 };
 
+/*
+ * A known cause of latency: the calling CPU spins for ns with preemption
+ * off (and interrupts too with RTLAT_RESP_SPIN_IRQS_OFF), as a driver
+ * holding a spinlock does. rtlat's `kspin` load issues it, to check what
+ * `--explain` says about such a section on a board.
+ */
+#define RTLAT_RESP_SPIN_IRQS_OFF 0x1
+#define RTLAT_RESP_SPIN_MAX_NS 20000000	/* 20 ms */
+
+struct rtlat_resp_spin {
+	__u64 ns;		/* 1 .. RTLAT_RESP_SPIN_MAX_NS */
+	__u32 flags;		/* RTLAT_RESP_SPIN_* */
+	__u32 reserved;		/* 0 */
+};
+
 #define RTLAT_RESP_IOC_MAGIC 0xB7
 #define RTLAT_RESP_IOC_INFO _IOR(RTLAT_RESP_IOC_MAGIC, 0, struct rtlat_resp_info)
 #define RTLAT_RESP_IOC_START _IOW(RTLAT_RESP_IOC_MAGIC, 1, struct rtlat_resp_config)
 #define RTLAT_RESP_IOC_STOP _IO(RTLAT_RESP_IOC_MAGIC, 2)
+#define RTLAT_RESP_IOC_SPIN _IOW(RTLAT_RESP_IOC_MAGIC, 3, struct rtlat_resp_spin)
 
 #endif

@@ -33,6 +33,12 @@ else
             export DEBIAN_FRONTEND=noninteractive
             if apt-get update -qq && apt-get install -y -qq --no-install-recommends $missing </dev/null >/dev/null; then
                 say "installed$missing"
+                # lava-dispatcher enables its worker service, which would keep
+                # calling a LAVA server that does not exist here: lava-run
+                # alone runs the jobs of scripts/lava-e2e.sh.
+                if [ -d /run/systemd/system ]; then
+                    systemctl disable --now lava-worker.service >/dev/null 2>&1 || true
+                fi
             else
                 say "FAILED: apt-get install$missing"
                 status=1

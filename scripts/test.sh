@@ -17,7 +17,7 @@
 #              PowerPC tests under qemu-user
 #   e2e        scripts/gpio-e2e.sh: real kernels in QEMU (downloads and module
 #              builds first, then the boots, with the artifacts lane's static
-#              binary)
+#              binary), then scripts/lava-e2e.sh: a real LAVA job on that binary
 # Ends with a table of stage times and the tests passed, failed and skipped
 # (each skip with its reason); the very last line is
 # `N passed, N failed, N skipped`.
@@ -198,6 +198,7 @@ lane_e2e() {
         return 1
     }
     RTLAT_E2E_BIN="$cross_dir/x86_64-unknown-linux-musl/release/rtlat" stage e2e-boots scripts/gpio-e2e.sh
+    RTLAT_LAVA_BIN="$cross_dir/x86_64-unknown-linux-musl/release/rtlat" stage lava-e2e scripts/lava-e2e.sh
 }
 
 cross=true

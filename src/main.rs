@@ -68,6 +68,8 @@ fn main() {
             .and_then(|c| rtlat::bench::switch::run(&c, argv)),
         Command::Cruncher(args) => rtlat::bench::cruncher::CruncherConfig::try_from(&args)
             .and_then(|c| rtlat::bench::cruncher::run(&c, argv)),
+        Command::Noise(args) => rtlat::bench::noise::NoiseConfig::try_from(&args)
+            .and_then(|c| rtlat::bench::noise::run(&c, argv)),
         Command::Net(args) => {
             NetConfig::try_from(&args).and_then(|c| rtlat::bench::net::run(&c, argv))
         }

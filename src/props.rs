@@ -32,7 +32,7 @@ fn fixture(rel: &str) -> Vec<u8> {
 }
 
 /// Every import fixture, by format name.
-const IMPORTS: [(&str, &str); 11] = [
+const IMPORTS: [(&str, &str); 14] = [
     ("cyclictest-json", "import/cyclictest-hist.json"),
     ("cyclictest-json", "import/cyclictest.json"),
     ("cyclictest-hist", "import/cyclictest-hist.txt"),
@@ -44,6 +44,9 @@ const IMPORTS: [(&str, &str); 11] = [
     ("rtla-timerlat", "import/rtla-timerlat-hist.txt"),
     ("jitterdebugger", "import/jitterdebugger-results.json"),
     ("sockperf", "import/sockperf-full-log.csv"),
+    ("oslat", "import/oslat.txt"),
+    ("oslat", "import/oslat-2cpu-z.txt"),
+    ("rtla-osnoise", "import/rtla-osnoise-hist.txt"),
 ];
 
 /// A change to a real input: bytes overwritten, a cut, a span repeated,

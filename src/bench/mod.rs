@@ -3,5 +3,6 @@
 pub mod cruncher;
 pub mod irq;
 pub mod net;
+pub mod noise;
 pub mod switch;
 pub mod timer;

@@ -3,7 +3,7 @@
 //! [`probe`] looks; [`factor`] judges what it found (pure, tested).
 
 use super::Factor;
-use crate::bench::irq::responder::BUILD_HINT;
+use crate::sys::responder::BUILD_HINT;
 use crate::sys::responder::{Responder, DEVICE, VERSION};
 use std::io;
 use std::path::{Path, PathBuf};

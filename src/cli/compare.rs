@@ -9,7 +9,7 @@ const COMPARE_EXAMPLES: &str = "\
 One row per result; the label is the run's --label, else hostname + kernel release.
 Columns follow the benchmark: timer min/avg/max/p99/p99.99/overruns/duration;
 switch min/avg/max/lost; net rtt/tx/rx; irq irq/user/round trip; cruncher
-ideal/max/stretch. Latencies in us.
+ideal/max/stretch; noise min/avg/max/p99.99 gap, stolen, noise gaps. Latencies in us.
 
 Examples:
   rtlat compare a.json b.json c.json

@@ -2,7 +2,7 @@
 
 use crate::error::Error;
 use crate::import::{cyclictest_hist, cyclictest_json, cyclictest_status, cyclictest_verbose};
-use crate::import::{jitterdebugger, rtla, sockperf};
+use crate::import::{jitterdebugger, oslat, rtla, sockperf};
 use crate::import::{xenomai, ImportConfig, ImportFormat};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
@@ -15,8 +15,10 @@ Formats:
   cyclictest-verbose cyclictest -v > FILE (a thread:loop:latency line per sample)
   xenomai           Xenomai latency output (RTT/RTD lines, HSD/HSS with -h/-s, RTS)
   rtla-timerlat     rtla timerlat hist output
+  rtla-osnoise      rtla osnoise hist output
   jitterdebugger    jitterdebugger's results.json
   sockperf          sockperf ping-pong --full-log FILE
+  oslat             oslat output (its per-core table)
 Without --from, the format is told from the file's first lines (and said on
 stderr); a --from that does not fit names the format that does. Lines before
 the output (a shell prompt and the command) are skipped with a note. A cut
@@ -46,10 +48,14 @@ pub enum ImportFromArg {
     Xenomai,
     /// rtla timerlat hist output
     RtlaTimerlat,
+    /// rtla osnoise hist output
+    RtlaOsnoise,
     /// jitterdebugger results.json
     Jitterdebugger,
     /// sockperf ping-pong --full-log CSV
     Sockperf,
+    /// oslat output (its per-core table)
+    Oslat,
 }
 
 impl ImportFromArg {
@@ -61,8 +67,10 @@ impl ImportFromArg {
             ImportFromArg::CyclictestVerbose => &cyclictest_verbose::FORMAT,
             ImportFromArg::Xenomai => &xenomai::FORMAT,
             ImportFromArg::RtlaTimerlat => &rtla::FORMAT,
+            ImportFromArg::RtlaOsnoise => &rtla::FORMAT_OSNOISE,
             ImportFromArg::Jitterdebugger => &jitterdebugger::FORMAT,
             ImportFromArg::Sockperf => &sockperf::FORMAT,
+            ImportFromArg::Oslat => &oslat::FORMAT,
         }
     }
 }

@@ -25,6 +25,10 @@ either key=value or a bare count, size, rate or period:
                              UDP datagrams of B bytes [1024] at RATE [4MB/s] or as fast as
                              possible, to rtlat's loopback sink or --load-target
   timers[:N][:PERIOD]        N threads [8] woken every PERIOD [100us], 1 ns timer slack
+  kspin[:PERIOD][:len=LEN][:off=preempt|irqs][:N]
+                             N workers [1] each have the kernel spin LEN [1ms] every PERIOD
+                             [100ms] with preemption (or interrupts) off, through the rtlat
+                             responder module (kmod/): a known cause for --explain
 
 Sizes and rates: K, M, G (and KiB, MiB, GiB) are powers of 1024; KB, MB, GB are
 powers of 1000 (4MB/s is 4 000 000 bytes/s). Loads run at SCHED_OTHER in their own

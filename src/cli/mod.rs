@@ -17,6 +17,7 @@ pub mod load;
 #[cfg(feature = "host-tools")]
 pub mod meta;
 pub mod net;
+pub mod noise;
 pub mod report;
 #[cfg(feature = "host-tools")]
 pub mod suite;
@@ -34,6 +35,7 @@ pub use cruncher::CruncherArgs;
 pub use import::ImportArgs;
 pub use load::LoadArgs;
 pub use net::NetArgs;
+pub use noise::NoiseArgs;
 pub use report::ReportArgs;
 #[cfg(feature = "host-tools")]
 pub use suite::SuiteArgs;
@@ -75,6 +77,8 @@ pub enum Command {
     Switch(SwitchArgs),
     /// How much a fixed computation is stretched by interference
     Cruncher(CruncherArgs),
+    /// OS noise: how much of a busy CPU is taken away, how often and for how long (what oslat measures)
+    Noise(NoiseArgs),
     /// UDP latency with the send and receive paths measured apart
     Net(NetArgs),
     /// External interrupt latency over GPIO or serial modem lines: loopback, target, host
@@ -92,7 +96,7 @@ pub enum Command {
     /// Latency over time: a table per board, plots, and the runs from which it got worse
     #[cfg(feature = "host-tools")]
     Trend(TrendArgs),
-    /// Turn other tools' output (cyclictest, Xenomai, rtla, jitterdebugger, sockperf) into a result
+    /// Turn other tools' output (cyclictest, Xenomai, rtla, jitterdebugger, sockperf, oslat) into a result
     #[cfg(feature = "host-tools")]
     Import(ImportArgs),
     #[cfg(feature = "host-tools")]
@@ -128,7 +132,7 @@ mod tests {
         }
         // The measuring subcommands and `report` are in every build.
         for name in [
-            "timer", "check", "switch", "cruncher", "net", "irq", "load", "report",
+            "timer", "check", "switch", "cruncher", "noise", "net", "irq", "load", "report",
         ] {
             assert!(cmd.find_subcommand(name).is_some(), "{name}");
         }

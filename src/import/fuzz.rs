@@ -8,7 +8,7 @@ use crate::render::{check, svg, text, Loaded};
 use std::path::{Path, PathBuf};
 
 /// (format, fixture file): every fixture under tests/fixtures/import.
-pub(super) const FIXTURES: [(&str, &str); 11] = [
+pub(super) const FIXTURES: [(&str, &str); 14] = [
     ("cyclictest-json", "cyclictest-hist.json"),
     ("cyclictest-json", "cyclictest.json"),
     ("cyclictest-hist", "cyclictest-hist.txt"),
@@ -20,6 +20,9 @@ pub(super) const FIXTURES: [(&str, &str); 11] = [
     ("rtla-timerlat", "rtla-timerlat-hist.txt"),
     ("jitterdebugger", "jitterdebugger-results.json"),
     ("sockperf", "sockperf-full-log.csv"),
+    ("oslat", "oslat.txt"),
+    ("oslat", "oslat-2cpu-z.txt"),
+    ("rtla-osnoise", "rtla-osnoise-hist.txt"),
 ];
 
 struct Rng(u64);

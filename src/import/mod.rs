@@ -13,8 +13,9 @@
 //! - [`cyclictest_json`] `cyclictest --json`, [`cyclictest_hist`] `cyclictest -h`,
 //!   [`cyclictest_status`] its status lines (`-q` summary, live log),
 //!   [`cyclictest_verbose`] its `-v` per-sample output,
-//!   [`xenomai`] Xenomai `latency`, [`rtla`] `rtla timerlat hist`,
-//!   [`jitterdebugger`] its `results.json`, [`sockperf`] `sockperf --full-log`;
+//!   [`xenomai`] Xenomai `latency`, [`rtla`] `rtla timerlat hist` and `rtla osnoise hist`,
+//!   [`jitterdebugger`] its `results.json`, [`sockperf`] `sockperf --full-log`,
+//!   [`oslat`] oslat's table;
 //! - [`json`]: a lenient JSON reader for the tools' hand-printed JSON;
 //! - [`imported`]: what a parser found, and how it becomes a [`RunResult`].
 
@@ -28,6 +29,7 @@ pub mod imported;
 pub mod jitterdebugger;
 pub mod json;
 pub mod lines;
+pub mod oslat;
 pub mod rtla;
 pub mod sockperf;
 pub mod system;
@@ -94,15 +96,17 @@ impl std::fmt::Debug for ImportFormat {
 }
 
 /// Every format, in the order `--from` lists them.
-pub static FORMATS: [&ImportFormat; 8] = [
+pub static FORMATS: [&ImportFormat; 10] = [
     &cyclictest_json::FORMAT,
     &cyclictest_hist::FORMAT,
     &cyclictest_status::FORMAT,
     &cyclictest_verbose::FORMAT,
     &xenomai::FORMAT,
     &rtla::FORMAT,
+    &rtla::FORMAT_OSNOISE,
     &jitterdebugger::FORMAT,
     &sockperf::FORMAT,
+    &oslat::FORMAT,
 ];
 
 /// The format called `name` (as `--from` spells it).

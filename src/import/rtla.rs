@@ -1,4 +1,4 @@
-//! `rtla timerlat hist` output:
+//! `rtla timerlat hist` and `rtla osnoise hist` output:
 //!
 //! ```text
 //! # RTLA timerlat histogram
@@ -100,7 +100,7 @@ struct Column {
 const NAMES: [&str; 5] = ["over:", "count:", "min:", "avg:", "max:"];
 
 const EXPECTED: &str =
-    "its header ('# RTLA timerlat histogram', then an 'Index IRQ-000 Thr-000 …' line)";
+    "its header ('# RTLA timerlat histogram' or '# RTLA osnoise histogram', then an 'Index …' line)";
 
 /// `-b N`/`--bucket-size N` and `-E N`/`--entries N` of an rtla command line.
 fn hist_options(words: &[String]) -> (Option<u64>, Option<u64>) {
@@ -119,8 +119,55 @@ fn gcd(a: u64, b: u64) -> u64 {
     }
 }
 
+/// rtla osnoise hist output: the same layout, one `CPU-NNN` column per CPU
+/// counting the noise samples (`osnoise:sample_threshold`), imported as
+/// `cpuN/noise`, the series of `rtlat noise`'s gaps above its threshold.
+pub static FORMAT_OSNOISE: ImportFormat = ImportFormat {
+    name: "rtla-osnoise",
+    tool: "rtla-osnoise",
+    describe: "rtla osnoise hist output",
+    detect: |head| {
+        detect::line_starts_with(head, &["# RTLA osnoise"])
+            || head
+                .lines()
+                .any(|l| l.starts_with("Index") && l.contains("CPU-"))
+    },
+    read: Reader::Lines(parse_osnoise),
+};
+
+/// Which rtla histogram a parse reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tracer {
+    Timerlat,
+    Osnoise,
+}
+
+impl Tracer {
+    fn name(self) -> &'static str {
+        match self {
+            Tracer::Timerlat => "timerlat",
+            Tracer::Osnoise => "osnoise",
+        }
+    }
+    /// The column kinds its `Index` line has.
+    fn kinds(self) -> &'static [&'static str] {
+        match self {
+            Tracer::Timerlat => &["IRQ", "Thr", "Usr"],
+            Tracer::Osnoise => &["CPU"],
+        }
+    }
+}
+
 pub fn parse(lines: &mut Input) -> Parsed<Imported> {
-    let mut hist = Hist::new();
+    parse_as(lines, Tracer::Timerlat)
+}
+
+pub fn parse_osnoise(lines: &mut Input) -> Parsed<Imported> {
+    parse_as(lines, Tracer::Osnoise)
+}
+
+fn parse_as(lines: &mut Input, tracer: Tracer) -> Parsed<Imported> {
+    let mut hist = Hist::new(tracer);
     let mut last = 0;
     while let Some((n, raw)) = lines.next_line()? {
         last = n;
@@ -134,6 +181,7 @@ pub fn parse(lines: &mut Input) -> Parsed<Imported> {
 
 /// What the lines read so far say: the parser's state, one method per kind of line.
 struct Hist {
+    tracer: Tracer,
     /// Nanoseconds per printed unit: 1000 for microseconds, 1 for nanoseconds.
     scale: u64,
     secs: Option<u64>,
@@ -162,8 +210,9 @@ struct Range {
 }
 
 impl Hist {
-    fn new() -> Self {
+    fn new(tracer: Tracer) -> Self {
         Hist {
+            tracer,
             scale: 1000,
             secs: None,
             cols: Vec::new(),
@@ -202,7 +251,7 @@ impl Hist {
         } else if let Some(d) = c.strip_prefix("Duration:") {
             self.secs = duration(d);
         }
-        self.started |= c.starts_with("RTLA timerlat");
+        self.started |= c.starts_with(&format!("RTLA {}", self.tracer.name()));
         if !self.started && !c.starts_with("RTLA") {
             self.preamble.skip(n, t, EXPECTED)?;
         }
@@ -223,13 +272,22 @@ impl Hist {
         for tok in rest.split_whitespace() {
             let parsed = tok.split_once('-').and_then(|(k, c)| {
                 let cpu = parse_u64(c)? as usize;
-                matches!(k, "IRQ" | "Thr" | "Usr").then(|| (k.to_string(), cpu))
+                self.tracer
+                    .kinds()
+                    .contains(&k)
+                    .then(|| (k.to_string(), cpu))
             });
             let (kind, cpu) = parsed.ok_or_else(|| {
                 ParseError::at(
                     n,
                     format!(
-                        "expected columns like IRQ-000, Thr-000, Usr-000, found {}",
+                        "expected columns like {}, found {}",
+                        self.tracer
+                            .kinds()
+                            .iter()
+                            .map(|k| format!("{k}-000"))
+                            .collect::<Vec<_>>()
+                            .join(", "),
                         super::found(tok)
                     ),
                 )
@@ -320,7 +378,7 @@ impl Hist {
     /// The end of the input at line `last`: checks that the output is whole, then builds the import.
     fn finish(self, last: usize) -> Parsed<Imported> {
         if self.header_line.is_none() {
-            return Err(ParseError::at(last, format!("expected an 'Index IRQ-000 Thr-000 …' header line (rtla timerlat hist output without --no-header/--no-index), but the input ends at line {last} without one")));
+            return Err(ParseError::at(last, format!("expected an 'Index {}-000 …' header line (rtla {} hist output without --no-header/--no-index), but the input ends at line {last} without one", self.tracer.kinds()[0], self.tracer.name())));
         }
         if let Some(missing) = NAMES.iter().zip(&self.stats).find(|(_, s)| s.is_none()) {
             return Err(ParseError::at(
@@ -397,7 +455,10 @@ impl Hist {
         } = *range;
         let scale = self.scale;
         let stats = &self.stats;
-        let mut imp = Imported::new(crate::result::Benchmark::Timer);
+        let mut imp = Imported::new(match self.tracer {
+            Tracer::Timerlat => crate::result::Benchmark::Timer,
+            Tracer::Osnoise => crate::result::Benchmark::Noise,
+        });
         imp.notes.extend(self.preamble.note());
         imp.precision_ns = width.saturating_mul(scale);
         if scale == 1 {
@@ -407,7 +468,9 @@ impl Hist {
         let line_of = |i: usize| stats[i].as_ref().map_or(0, |(n, _)| *n);
         // The total is the level closest to user space, as `timer --context`'s:
         // user (`-u`) where rtla measured it, else the timerlat thread.
-        let main = if self.cols.iter().any(|c| c.kind == "Usr") {
+        let main = if self.tracer == Tracer::Osnoise {
+            "CPU"
+        } else if self.cols.iter().any(|c| c.kind == "Usr") {
             "Usr"
         } else {
             "Thr"
@@ -457,8 +520,10 @@ impl Hist {
         }
         imp.total_of = threads;
         imp.duration_ns = self.secs.map(|s| s.saturating_mul(1_000_000_000));
-        imp.config
-            .insert("tool".into(), "rtla timerlat hist".into());
+        imp.config.insert(
+            "tool".into(),
+            format!("rtla {} hist", self.tracer.name()).into(),
+        );
         imp.config.insert(
             "histogram_bucket_ns".into(),
             width.saturating_mul(scale).into(),
@@ -467,7 +532,10 @@ impl Hist {
             imp.config.insert("histogram_entries".into(), e.into());
         }
         imp.notes.push(range.note(scale));
-        imp.notes.push("rtla's histogram output names no host, kernel, period or policy; cpuN/thread is the timerlat thread latency (Thr), cpuN/irq the IRQ latency, cpuN/user the user-space latency (Usr)".into());
+        imp.notes.push(match self.tracer {
+            Tracer::Timerlat => "rtla's histogram output names no host, kernel, period or policy; cpuN/thread is the timerlat thread latency (Thr), cpuN/irq the IRQ latency, cpuN/user the user-space latency (Usr)",
+            Tracer::Osnoise => "rtla's histogram output names no host, kernel, threshold or policy; cpuN/noise holds the osnoise tracer's noise samples of CPU N (osnoise:sample_threshold), as rtlat noise's gaps above its threshold",
+        }.into());
         if self.secs.is_none() {
             imp.notes
                 .push("no '# Duration:' line: the duration is unknown".into());
@@ -515,9 +583,10 @@ fn stat_of(stats: &[SummaryRow; 5], i: usize, c: usize) -> Option<u64> {
         .and_then(|(_, v)| v.get(c).copied().flatten())
 }
 
-/// The series names of `timer --context`, so that both compare side by side.
+/// The series names of `timer --context` and `rtlat noise`, so that both compare side by side.
 fn name(kind: &str, cpu: usize) -> String {
     match kind {
+        "CPU" => format!("cpu{cpu}/noise"),
         "Thr" => format!("cpu{cpu}/thread"),
         "IRQ" => format!("cpu{cpu}/irq"),
         _ => format!("cpu{cpu}/user"),
@@ -550,5 +619,35 @@ fn check_extremes(
         (Some(max), _) if over > 0 && max < limit => Err(ParseError::at(max_line, format!("expected max of {kind}-{cpu:03} beyond the histogram's range ({limit}, as over: counts {over}), found {max}"))),
         (Some(max), Some(high)) if max < high => Err(ParseError::at(max_line, format!("expected max of {kind}-{cpu:03} at least its highest non-empty bucket ({high}), found {max}"))),
         _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod osnoise_tests {
+    use super::*;
+    use crate::import::fuzz::fixture;
+
+    fn import(text: &[u8]) -> Parsed<crate::result::RunResult> {
+        crate::import::parse(&FORMAT_OSNOISE, &mut &text[..], "o.txt", None)
+    }
+
+    #[test]
+    fn osnoise_columns_are_noise_series_with_the_printed_numbers() {
+        let r = import(&fixture("rtla-osnoise-hist.txt")).expect("imports");
+        assert_eq!(r.benchmark, crate::result::Benchmark::Noise);
+        assert_eq!(r.duration_ns, Some(30_000_000_000));
+        let t = &r.threads[1];
+        assert_eq!((t.name.as_str(), t.cpu), ("cpu1/noise", Some(1)));
+        assert_eq!(t.summary.samples, 990);
+        assert_eq!((t.summary.min_ns, t.summary.max_ns), (1000, 11_000));
+        // A timerlat parse refuses osnoise columns, and the other way round.
+        let timerlat = crate::import::parse(
+            &FORMAT,
+            &mut &fixture("rtla-osnoise-hist.txt")[..],
+            "o",
+            None,
+        );
+        assert!(timerlat.is_err());
+        assert!(import(&fixture("rtla-timerlat-hist.txt")).is_err());
     }
 }

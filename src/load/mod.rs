@@ -26,7 +26,7 @@ use std::net::{SocketAddr, ToSocketAddrs};
 
 pub use command::{run, LoadCommand};
 pub use host::RunningLoads;
-pub use kinds::{cpu, exec, hackbench, io, memory, net, timers};
+pub use kinds::{cpu, exec, hackbench, io, kspin, memory, net, timers};
 pub use report::{human_rate, rates_line_of};
 use spec::LoadKind;
 pub use spec::{parse_spec, LoadSpec};
@@ -227,6 +227,7 @@ pub fn generator(kind: &LoadKind) -> Box<dyn Load> {
         LoadKind::Io(p) => Box::new(io::IoLoad::new(p)),
         LoadKind::Net(p) => Box::new(net::NetLoad::new(p)),
         LoadKind::Timers(p) => Box::new(timers::TimersLoad::new(p)),
+        LoadKind::Kspin(p) => Box::new(kspin::KspinLoad::new(p)),
     }
 }
 

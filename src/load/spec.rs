@@ -14,7 +14,7 @@
 //! `kinds/`), which reads its keys and checks its ranges.
 
 use super::args::{ArgResult, Args, LoadShape};
-use super::kinds::{cpu, exec, hackbench, io, memory, net, timers};
+use super::kinds::{cpu, exec, hackbench, io, kspin, memory, net, timers};
 use crate::error::{Error, Result};
 use serde_json::{Map, Value};
 
@@ -22,17 +22,18 @@ pub use super::kinds::cpu::CpuParams;
 pub use super::kinds::exec::{ExecParams, DEFAULT_EXEC_COMMAND};
 pub use super::kinds::hackbench::{HackbenchParams, Ipc, TaskMode};
 pub use super::kinds::io::{IoParams, DEFAULT_IO_BLOCK, DEFAULT_IO_SIZE};
+pub use super::kinds::kspin::{KspinParams, Off, DEFAULT_KSPIN_LEN_NS, DEFAULT_KSPIN_PERIOD_NS};
 pub use super::kinds::memory::{MemoryParams, DEFAULT_MEMORY_SIZE, DEFAULT_STRIDE};
 pub use super::kinds::net::{NetParams, DEFAULT_NET_RATE, DEFAULT_PAYLOAD};
 pub use super::kinds::timers::{TimersParams, DEFAULT_TIMER_PERIOD_NS, DEFAULT_TIMER_THREADS};
 
-pub const NAMES: &str = "exec, hackbench, memory, cpu, io, net, timers";
+pub const NAMES: &str = "exec, hackbench, memory, cpu, io, net, timers, kspin";
 
 /// A load's parser: reads the keys, applies the defaults and checks the ranges.
 type Parser = fn(Args<'_>) -> ArgResult<LoadKind>;
 
 /// Every load, with what its bare arguments may be and its parser.
-const KINDS: [(&LoadShape, Parser); 7] = [
+const KINDS: [(&LoadShape, Parser); 8] = [
     (&exec::KIND, |a| exec::parse(a).map(LoadKind::Exec)),
     (&hackbench::KIND, |a| {
         hackbench::parse(a).map(LoadKind::Hackbench)
@@ -42,6 +43,7 @@ const KINDS: [(&LoadShape, Parser); 7] = [
     (&io::KIND, |a| io::parse(a).map(LoadKind::Io)),
     (&net::KIND, |a| net::parse(a).map(LoadKind::Net)),
     (&timers::KIND, |a| timers::parse(a).map(LoadKind::Timers)),
+    (&kspin::KIND, |a| kspin::parse(a).map(LoadKind::Kspin)),
 ];
 
 /// A parsed load spec: the loads in the order given.
@@ -68,6 +70,7 @@ pub enum LoadKind {
     Io(IoParams),
     Net(NetParams),
     Timers(TimersParams),
+    Kspin(KspinParams),
 }
 
 impl LoadKind {
@@ -80,6 +83,7 @@ impl LoadKind {
             LoadKind::Io(_) => "io",
             LoadKind::Net(_) => "net",
             LoadKind::Timers(_) => "timers",
+            LoadKind::Kspin(_) => "kspin",
         }
     }
 
@@ -93,6 +97,7 @@ impl LoadKind {
             LoadKind::Io(p) => p.to_map(),
             LoadKind::Net(p) => p.to_map(),
             LoadKind::Timers(p) => p.to_map(),
+            LoadKind::Kspin(p) => p.to_map(),
         }
     }
 }
@@ -196,6 +201,35 @@ mod tests {
                 e.to_string()
             }
         }
+    }
+
+    #[test]
+    fn kspin_takes_a_period_a_length_and_what_is_off() {
+        let k = |workers, period_ns, len_ns, off| {
+            LoadKind::Kspin(KspinParams {
+                workers,
+                period_ns,
+                len_ns,
+                off,
+            })
+        };
+        assert_eq!(
+            one("kspin"),
+            k(
+                1,
+                DEFAULT_KSPIN_PERIOD_NS,
+                DEFAULT_KSPIN_LEN_NS,
+                Off::Preemption
+            )
+        );
+        assert_eq!(
+            one("kspin:50ms:len=2ms:off=irqs:2"),
+            k(2, 50_000_000, 2_000_000, Off::Interrupts)
+        );
+        assert!(err("kspin:len=30ms").contains("len must be 1us to 20ms"));
+        assert!(err("kspin:10ms:len=6ms").contains("half the period"));
+        assert!(err("kspin:off=all").contains("off=preempt or off=irqs"));
+        assert!(err("kspin:size=3").contains("workers, period, len, off"));
     }
 
     #[test]

@@ -7,6 +7,8 @@ use super::loaded::{load, load_all};
 use super::table::{self, Align, Col};
 use super::{benchmarks_of, svg::CompareSvg, write_output, Loaded, Render};
 use crate::error::{Error, Outcome, Result};
+use crate::result::details::noise::{CpuNoise, NoiseDetails};
+use crate::result::details::Details;
 use crate::result::model::{Figure, Get, Source};
 use crate::result::Benchmark;
 use crate::stats::summary::label as percentile_label;
@@ -169,6 +171,12 @@ fn stretch(l: &Loaded) -> Option<f64> {
     (s.samples > 0).then(|| s.max_ns as f64 / ideal as f64)
 }
 
+/// noise: a per-CPU figure of `details.cpus`, every CPU's added.
+fn noise_sum(l: &Loaded, f: impl Fn(&CpuNoise) -> u64) -> Option<u64> {
+    let d = NoiseDetails::of(&l.result)?;
+    (!d.cpus.is_empty()).then(|| d.cpus.iter().map(f).sum())
+}
+
 fn summary_of(l: &Loaded, src: Source) -> Option<Summary> {
     match src {
         Source::Main => Some(primary(&l.result).2),
@@ -206,6 +214,8 @@ pub(crate) fn cell(l: &Loaded, get: Get, csv: bool) -> Option<String> {
         Get::Ideal => detail_u64(l, "ideal_ns").map(us),
         Get::Stretch => stretch(l).map(|v| format!("{v:.3}")),
         Get::BeyondTolerance => detail_u64(l, "beyond_tolerance").map(|v| v.to_string()),
+        Get::Stolen => noise_sum(l, |c| c.stolen_ns).map(us),
+        Get::NoiseGaps => noise_sum(l, |c| c.gaps_above).map(|v| v.to_string()),
     }
 }
 

@@ -304,3 +304,29 @@ pub fn merged(threads: &[&ThreadResult]) -> Histogram {
     }
     h
 }
+
+/// A noise result's stolen time per CPU, one line each:
+/// `noise: cpu1: 145.422 us stolen by 1060 gaps above 5.000 us (0.0485 %), …`.
+pub fn noise_lines(r: &RunResult) -> Vec<String> {
+    use crate::result::details::{noise::NoiseDetails, Details};
+    let Some(d) = NoiseDetails::of(r) else {
+        return Vec::new();
+    };
+    d.cpus
+        .iter()
+        .map(|c| {
+            format!(
+                "noise: cpu{}: {} us stolen by {} gaps above {} us ({:.4} %), loop {} ns (clock read {} ns, {}), {} loops",
+                c.cpu,
+                us(c.stolen_ns),
+                c.gaps_above,
+                us(d.threshold_ns),
+                c.stolen_fraction * 100.0,
+                c.floor_ns,
+                c.read_cost_ns,
+                d.counter,
+                c.loops
+            )
+        })
+        .collect()
+}

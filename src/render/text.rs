@@ -232,6 +232,9 @@ pub fn report(l: &Loaded) -> String {
         printable(&loads_of(r, true))
     );
     s.push_str(&summary(r));
+    for line in super::describe::noise_lines(r) {
+        let _ = writeln!(s, "{}", printable(&line));
+    }
     if !r.details.is_empty() {
         let items: Vec<String> = r
             .details

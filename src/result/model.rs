@@ -27,6 +27,7 @@ pub enum Benchmark {
     Cruncher,
     Net,
     Irq,
+    Noise,
 }
 
 /// The threads that make up a benchmark's main figure.
@@ -83,6 +84,10 @@ pub enum Get {
     Stretch,
     /// `details.beyond_tolerance`.
     BeyondTolerance,
+    /// noise: the time stolen from the busy loops, every CPU's together.
+    Stolen,
+    /// noise: the gaps above the threshold, every CPU's together.
+    NoiseGaps,
 }
 
 /// One column of `rtlat compare`.
@@ -168,13 +173,24 @@ const IRQ_COLUMNS: &[Column] = &[
     col("missed", "missed", Get::Missed),
 ];
 
+const NOISE_COLUMNS: &[Column] = &[
+    MIN,
+    AVG,
+    MAX,
+    col("p99.99", "p99.99_us", Get::Of(MAIN, Figure::P(99.99))),
+    col("stolen", "stolen_us", Get::Stolen),
+    col("noise gaps", "noise_gaps", Get::NoiseGaps),
+    DURATION,
+];
+
 impl Benchmark {
-    pub const ALL: [Benchmark; 5] = [
+    pub const ALL: [Benchmark; 6] = [
         Benchmark::Timer,
         Benchmark::Switch,
         Benchmark::Cruncher,
         Benchmark::Net,
         Benchmark::Irq,
+        Benchmark::Noise,
     ];
 
     /// The subcommand and serde name: `timer`, `switch`, `cruncher`, `net`, `irq`.
@@ -185,6 +201,7 @@ impl Benchmark {
             Benchmark::Cruncher => "cruncher",
             Benchmark::Net => "net",
             Benchmark::Irq => "irq",
+            Benchmark::Noise => "noise",
         }
     }
 
@@ -200,6 +217,7 @@ impl Benchmark {
             Benchmark::Cruncher => "Computation time (cruncher)",
             Benchmark::Net => "UDP latency",
             Benchmark::Irq => "Interrupt latency",
+            Benchmark::Noise => "OS noise (busy-loop gaps)",
         }
     }
 
@@ -207,6 +225,7 @@ impl Benchmark {
     pub fn quantity(self) -> &'static str {
         match self {
             Benchmark::Cruncher => "computation time",
+            Benchmark::Noise => "loop gap",
             _ => "latency",
         }
     }
@@ -215,6 +234,7 @@ impl Benchmark {
     pub fn unit_note(self) -> &'static str {
         match self {
             Benchmark::Cruncher => "computation times in us",
+            Benchmark::Noise => "loop gaps in us",
             _ => "latencies in us",
         }
     }
@@ -239,6 +259,10 @@ impl Benchmark {
             Benchmark::Cruncher => MainSeries::FirstOf(&["run"]),
             Benchmark::Net => MainSeries::FirstOf(&["rtt"]),
             Benchmark::Irq => MainSeries::FirstOf(&["roundtrip", "wake", "irq"]),
+            Benchmark::Noise => MainSeries::Prefixed {
+                prefix: "cpu",
+                name: "all CPUs",
+            },
         }
     }
 
@@ -250,6 +274,7 @@ impl Benchmark {
             Benchmark::Cruncher => CRUNCHER_COLUMNS,
             Benchmark::Net => NET_COLUMNS,
             Benchmark::Irq => IRQ_COLUMNS,
+            Benchmark::Noise => NOISE_COLUMNS,
         }
     }
 

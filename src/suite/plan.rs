@@ -215,6 +215,7 @@ const BENCHES: &[&str] = &[
     "timer",
     "switch",
     "cruncher",
+    "noise",
     "net ping",
     "irq loopback",
     "irq host",

@@ -8,6 +8,7 @@
 //! - [`signals`]: blocking and waiting for SIGINT/SIGTERM/SIGHUP;
 //! - [`trace`]: markers in the kernel's trace buffer (tracefs);
 //! - [`tracefs`]: rtlat's own tracefs instance, its settings saved and restored, its `trace_pipe`;
+//! - [`tsc`]: the x86 time-stamp counter, the cheapest clock read of a busy loop;
 //! - [`process`]: the one child-process type: fork/exec and forked tasks of the loads, forked wakees, reaping;
 //! - [`shm`]: anonymous mappings: words shared with forked children, a buffer they do not inherit;
 //! - [`ipc`]: wake-up mechanisms (futex, eventfd, pipe, semaphores, mqueue, signal);
@@ -28,6 +29,7 @@ pub mod shm;
 pub mod signals;
 pub mod trace;
 pub mod tracefs;
+pub mod tsc;
 
 use std::io;
 

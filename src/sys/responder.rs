@@ -1,6 +1,7 @@
 //! `/dev/rtlat-responder`: the kernel-side GPIO responder of kmod/ (its
 //! structures mirror kmod/rtlat_responder.h; keep both in step).
 
+use crate::error::{Error, Result};
 use std::fs::File;
 use std::io::{self, Read};
 use std::os::fd::AsRawFd;
@@ -9,7 +10,10 @@ use std::path::Path;
 /// The device the module creates.
 pub const DEVICE: &str = "/dev/rtlat-responder";
 /// The interface version this rtlat speaks (RTLAT_RESP_VERSION).
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
+/// The longest section [`Responder::spin`] takes (RTLAT_RESP_SPIN_MAX_NS).
+pub const SPIN_MAX_NS: u64 = 20_000_000;
+const SPIN_IRQS_OFF: u32 = 0x1;
 const NAME_LEN: usize = 64;
 const REASON_LEN: usize = 128;
 
@@ -53,6 +57,14 @@ struct InfoRaw {
     running: u32,
     mode: u32,
     reason: [u8; REASON_LEN],
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct SpinRaw {
+    ns: u64,
+    flags: u32,
+    reserved: u32,
 }
 
 /// One answered edge (struct rtlat_resp_record).
@@ -119,6 +131,7 @@ const fn ioc(dir: u32, nr: u32, size: usize) -> u32 {
 const IOC_INFO: u32 = ioc(IOC_DIRS.1, 0, std::mem::size_of::<InfoRaw>());
 const IOC_START: u32 = ioc(IOC_DIRS.2, 1, std::mem::size_of::<ConfigRaw>());
 const IOC_STOP: u32 = ioc(IOC_DIRS.0, 2, 0);
+const IOC_SPIN: u32 = ioc(IOC_DIRS.2, 3, std::mem::size_of::<SpinRaw>());
 
 fn copy_name(dst: &mut [u8; NAME_LEN], s: &str) -> io::Result<()> {
     if s.len() >= NAME_LEN {
@@ -221,6 +234,22 @@ impl Responder {
         Ok(())
     }
 
+    /// Busy-wait `ns` (at most [`SPIN_MAX_NS`]) in the kernel on the calling
+    /// CPU with preemption off, and interrupts too if `irqs_off`.
+    pub fn spin(&self, ns: u64, irqs_off: bool) -> io::Result<()> {
+        let raw = SpinRaw {
+            ns,
+            flags: if irqs_off { SPIN_IRQS_OFF } else { 0 },
+            reserved: 0,
+        };
+        // SAFETY: RTLAT_RESP_IOC_SPIN reads one struct rtlat_resp_spin, which `raw`
+        // is (repr(C), same layout and size, encoded in the request number).
+        if unsafe { libc::ioctl(self.file.as_raw_fd(), IOC_SPIN as _, &raw) } != 0 {
+            return Err(super::last_error());
+        }
+        Ok(())
+    }
+
     /// Wait up to `timeout_ns` for a record; true when one is ready.
     #[inline]
     pub fn wait_readable(&self, timeout_ns: u64) -> io::Result<bool> {
@@ -244,6 +273,72 @@ impl Responder {
             Err(e) => Err(e),
         }
     }
+}
+
+/// What to run to get the module, for the error of a missing device.
+pub const BUILD_HINT: &str = "install it with DKMS (dkms add kmod && dkms install rtlat-responder/1), or build it with scripts/kmod-build.sh and insmod the .ko it prints (docs/irq.md)";
+
+/// The module's name for modprobe.
+const MODULE: &str = "rtlat_responder";
+
+/// Load an installed module (DKMS, `make install`) with modprobe and wait
+/// up to 2 s for its device; false when that did not work.
+fn load_module(path: &Path) -> bool {
+    let loaded = std::process::Command::new("modprobe")
+        .args(["-q", MODULE])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !loaded {
+        return false;
+    }
+    for _ in 0..200 {
+        if path.exists() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    false
+}
+
+/// Open the responder device for `what` (loading the module with modprobe
+/// first if it is installed but not loaded), with errors that name the fix.
+pub fn open_device(path: &Path, what: &str) -> Result<Responder> {
+    let opened = match Responder::open(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound && load_module(path) => Responder::open(path),
+        r => r,
+    };
+    let dev = opened.map_err(|e| {
+        let msg = match e.kind() {
+            io::ErrorKind::NotFound => format!(
+                "no {} for {what}: the rtlat-responder kernel module is not loaded (and 'modprobe {MODULE}' did not load it); {BUILD_HINT}",
+                path.display()
+            ),
+            io::ErrorKind::PermissionDenied => {
+                format!("no permission to open {}: run as root", path.display())
+            }
+            _ if e.raw_os_error() == Some(libc::EBUSY) => format!(
+                "{} is in use (another rtlat runs a kernel reply): stop it first",
+                path.display()
+            ),
+            _ => format!("cannot open {}: {e}", path.display()),
+        };
+        Error::env(msg).because(e)
+    })?;
+    let info = dev
+        .info()
+        .map_err(|e| Error::env(format!("{} does not answer: {e}", path.display())).because(e))?;
+    if info.version != VERSION {
+        return Err(Error::env(format!(
+            "{} speaks version {} of the responder interface, this rtlat {}: build and load the module of this rtlat (kmod/)",
+            path.display(),
+            info.version,
+            VERSION
+        )));
+    }
+    Ok(dev)
 }
 
 #[cfg(test)]
@@ -331,6 +426,8 @@ mod tests {
         assert_eq!(VERSION as u64, define("RTLAT_RESP_VERSION"));
         assert_eq!(NAME_LEN as u64, define("RTLAT_RESP_NAME_LEN"));
         assert_eq!(REASON_LEN as u64, define("RTLAT_RESP_REASON_LEN"));
+        assert_eq!(SPIN_MAX_NS, define("RTLAT_RESP_SPIN_MAX_NS"));
+        assert_eq!(SPIN_IRQS_OFF as u64, define("RTLAT_RESP_SPIN_IRQS_OFF"));
         for (mode, name) in [
             (ResponderMode::Thread, "THREAD"),
             (ResponderMode::Kthread, "KTHREAD"),
@@ -370,6 +467,7 @@ mod tests {
             mode,
             reason
         );
+        same_layout!(SpinRaw, "rtlat_resp_spin", ns, flags, reserved);
         same_layout!(
             Record,
             "rtlat_resp_record",
@@ -410,6 +508,7 @@ mod tests {
         assert_eq!(IOC_INFO, request("RTLAT_RESP_IOC_INFO"));
         assert_eq!(IOC_START, request("RTLAT_RESP_IOC_START"));
         assert_eq!(IOC_STOP, request("RTLAT_RESP_IOC_STOP"));
+        assert_eq!(IOC_SPIN, request("RTLAT_RESP_IOC_SPIN"));
     }
 
     #[test]

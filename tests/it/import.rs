@@ -11,7 +11,7 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
-const IMPORTS: [(&str, &str, &str, usize); 15] = [
+const IMPORTS: [(&str, &str, &str, usize); 18] = [
     ("cyclictest-json", "cyclictest-hist.json", "timer", 2),
     ("cyclictest-json", "cyclictest.json", "timer", 2),
     ("cyclictest-json", "cyclictest-distance.json", "timer", 2),
@@ -37,6 +37,9 @@ const IMPORTS: [(&str, &str, &str, usize); 15] = [
     ),
     ("jitterdebugger", "jitterdebugger-results.json", "timer", 2),
     ("sockperf", "sockperf-full-log.csv", "net", 1),
+    ("oslat", "oslat.txt", "noise", 1),
+    ("oslat", "oslat-2cpu-z.txt", "noise", 2),
+    ("rtla-osnoise", "rtla-osnoise-hist.txt", "noise", 2),
 ];
 
 #[test]
@@ -364,6 +367,9 @@ fn cut_histograms_are_refused_with_their_line_and_cut_logs_are_incomplete() {
         "cyclictest-hist-status.txt",
         "rtla-timerlat-hist.txt",
         "rtla-timerlat-hist-b10-E20.txt",
+        "rtla-osnoise-hist.txt",
+        "oslat.txt",
+        "oslat-2cpu-z.txt",
     ];
     let logs = [
         "xenomai-latency.txt",

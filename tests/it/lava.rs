@@ -1,7 +1,8 @@
 //! contrib/lava/: the test definition and the example job pass LAVA's own
 //! schema (Debian's lava-common), and the definition's steps, run with LAVA's
-//! real test-shell helpers (Debian's lava-dispatcher, unpacked), signal every
-//! figure of the result file as a test case.
+//! real test-shell helpers (Debian's lava-dispatcher), signal every figure of
+//! the result file as a test case. scripts/lava-e2e.sh runs the example job
+//! itself with LAVA's dispatcher.
 
 use crate::util::{self, need, Need};
 use serde_json::Value;
@@ -83,9 +84,14 @@ fn definition_and_job_pass_lavas_schema() {
     assert!(!validate(&contrib("rtlat.yaml"), &bad_job).status.success());
 }
 
-/// LAVA's test-shell helpers from Debian's lava-dispatcher package, unpacked
-/// once (apt-get download + dpkg-deb -x) under the target directory.
+/// LAVA's test-shell helpers from Debian's lava-dispatcher package: the
+/// installed one (scripts/packages.txt), else unpacked once (apt-get
+/// download + dpkg-deb -x) under the target directory.
 fn lava_helpers() -> Option<PathBuf> {
+    let installed = Path::new("/usr/lib/python3/dist-packages/lava_dispatcher/lava_test_shell");
+    if installed.join("lava-test-case").exists() {
+        return Some(installed.to_path_buf());
+    }
     let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("lava-dispatcher");
     let shell = cache.join("x/usr/lib/python3/dist-packages/lava_dispatcher/lava_test_shell");
     if !shell.join("lava-test-case").exists() {

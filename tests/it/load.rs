@@ -595,3 +595,27 @@ fn killing_the_load_host_kills_its_children_and_is_reported() {
         );
     }
 }
+
+/// Without the responder module, the kspin load (a kernel section with
+/// preemption off) cannot start: exit 3, one line naming how to get it, and
+/// the benchmark it was to load ends the same way.
+#[test]
+fn kspin_without_the_responder_module_names_the_fix() {
+    if Path::new("/dev/rtlat-responder").exists() {
+        let why = "the responder module is loaded: this checks the error without it";
+        return skip_check(why, why);
+    }
+    for args in [
+        &["load", "kspin", "--duration", "1s"][..],
+        &["timer", "--duration", "1s", "--load", "kspin:len=2ms", "-q"][..],
+    ] {
+        let out = rtlat().args(args).output().expect("rtlat runs");
+        let line = error_line(&out, 3, &args.join(" "));
+        assert!(
+            line.contains("for the kspin load")
+                && line.contains("rtlat-responder kernel module is not loaded")
+                && line.contains("scripts/kmod-build.sh"),
+            "{line}"
+        );
+    }
+}

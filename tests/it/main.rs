@@ -16,6 +16,7 @@ mod load;
 mod meta;
 mod metrics;
 mod net;
+mod noise;
 mod outputs;
 mod peer;
 mod report;

@@ -15,7 +15,8 @@ use super::config::{IrqConfig, ReplyFrom};
 use super::drive::{DriveSession, Timebase};
 use crate::error::{Error, Result};
 use crate::result::details::irq::ResponderCounts;
-use crate::sys::responder::{self, GpioLine, Record, Responder, ResponderMode};
+use crate::sys::responder;
+use crate::sys::responder::{open_device, GpioLine, Record, Responder, ResponderMode};
 use std::io;
 use std::path::Path;
 
@@ -25,9 +26,6 @@ const BATCH: usize = 64;
 /// kthread's SCHED_FIFO priority unless --reply-priority says otherwise.
 pub const DEFAULT_PRIORITY: u32 = 50;
 
-/// What to run to get the module, for the error of a missing device.
-pub const BUILD_HINT: &str = "install it with DKMS (dkms add kmod && dkms install rtlat-responder/1), or build it with scripts/kmod-build.sh and insmod the .ko it prints (docs/irq.md)";
-
 fn mode_of(r: ReplyFrom) -> Option<ResponderMode> {
     match r {
         ReplyFrom::User => None,
@@ -35,69 +33,6 @@ fn mode_of(r: ReplyFrom) -> Option<ResponderMode> {
         ReplyFrom::Kthread => Some(ResponderMode::Kthread),
         ReplyFrom::Irq => Some(ResponderMode::Irq),
     }
-}
-
-/// The module's name for modprobe.
-const MODULE: &str = "rtlat_responder";
-
-/// Load an installed module (DKMS, `make install`) with modprobe and wait
-/// up to 2 s for its device; false when that did not work.
-fn load_module(path: &Path) -> bool {
-    let loaded = std::process::Command::new("modprobe")
-        .args(["-q", MODULE])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !loaded {
-        return false;
-    }
-    for _ in 0..200 {
-        if path.exists() {
-            return true;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    false
-}
-
-/// Open the responder device (loading the module with modprobe first if it
-/// is installed but not loaded), with errors that name the fix.
-pub fn open_device(path: &Path, what: &str) -> Result<Responder> {
-    let opened = match Responder::open(path) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound && load_module(path) => Responder::open(path),
-        r => r,
-    };
-    let dev = opened.map_err(|e| {
-        let msg = match e.kind() {
-            io::ErrorKind::NotFound => format!(
-                "no {} for {what}: the rtlat-responder kernel module is not loaded (and 'modprobe {MODULE}' did not load it); {BUILD_HINT}",
-                path.display()
-            ),
-            io::ErrorKind::PermissionDenied => {
-                format!("no permission to open {}: run as root", path.display())
-            }
-            _ if e.raw_os_error() == Some(libc::EBUSY) => format!(
-                "{} is in use (another rtlat runs a kernel reply): stop it first",
-                path.display()
-            ),
-            _ => format!("cannot open {}: {e}", path.display()),
-        };
-        Error::env(msg).because(e)
-    })?;
-    let info = dev
-        .info()
-        .map_err(|e| Error::env(format!("{} does not answer: {e}", path.display())).because(e))?;
-    if info.version != responder::VERSION {
-        return Err(Error::env(format!(
-            "{} speaks version {} of the responder interface, this rtlat {}: build and load the module of this rtlat (kmod/)",
-            path.display(),
-            info.version,
-            responder::VERSION
-        )));
-    }
-    Ok(dev)
 }
 
 /// The kernel responder as the target's edge source: it answers by itself;

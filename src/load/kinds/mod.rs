@@ -6,6 +6,7 @@ pub mod cpu;
 pub mod exec;
 pub mod hackbench;
 pub mod io;
+pub mod kspin;
 pub mod memory;
 pub mod net;
 pub mod timers;

@@ -7,6 +7,7 @@
 pub mod cruncher;
 pub mod irq;
 pub mod net;
+pub mod noise;
 pub mod switch;
 
 use super::RunResult;
