@@ -4,6 +4,10 @@
 # writes DIR/rtlat_VERSION-1_ARCH.deb (all three architectures without
 # arguments; DIR defaults to target/debian).
 #
+# The amd64 package holds the static (musl) build, the one that meets the
+# memory targets (benches/memory.py) and runs on any amd64 Debian or
+# derivative; arm64 and armhf hold the glibc builds.
+#
 # The binary, the man pages (`rtlat man`), the bash completion (`rtlat
 # completions bash`), README.Debian (the capabilities hint) and docs/fleet.md,
 # as listed in Cargo.toml's [package.metadata.deb]. Each package takes the
@@ -41,7 +45,7 @@ done
 arches=${*:-amd64 arm64 armhf}
 triple() {
     case "$1" in
-    amd64) echo x86_64-unknown-linux-gnu ;;
+    amd64) echo x86_64-unknown-linux-musl ;;
     arm64) echo aarch64-unknown-linux-gnu ;;
     armhf) echo armv7-unknown-linux-gnueabihf ;;
     *) fail "unknown architecture '$1': give amd64, arm64 or armhf" ;;
@@ -103,7 +107,11 @@ mkdir -p "$assets/man"
 for a in $arches; do
     t=$(triple "$a")
     # cargo-deb maps target/release/ in the assets to target/$t/release/.
-    deb=$(cargo deb --locked --no-build --strip --target "$t" --output "$out" --quiet 2>&1 | tail -n 1)
+    # The static build depends on nothing (variant `static` of Cargo.toml).
+    variant=""
+    [ "$a" = amd64 ] && variant="--variant static"
+    # shellcheck disable=SC2086
+    deb=$(cargo deb --locked --no-build --strip --target "$t" $variant --output "$out" --quiet 2>&1 | tail -n 1)
     [ -f "$deb" ] || fail "cargo deb --target $t wrote no package ($deb)"
     got=$(dpkg-deb --field "$deb" Architecture)
     [ "$got" = "$a" ] || fail "$deb is for '$got', not $a"

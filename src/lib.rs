@@ -32,4 +32,6 @@ pub mod stats;
 pub mod suite;
 pub mod sys;
 pub mod sysinfo;
+#[cfg(feature = "host-tools")]
+pub mod trend;
 pub mod units;

@@ -92,6 +92,10 @@ fn main() {
         Command::Compare(args) => rtlat::render::compare::CompareConfig::try_from(&args)
             .and_then(|c| rtlat::render::compare::run(&c)),
         #[cfg(feature = "host-tools")]
+        Command::Trend(args) => {
+            rtlat::trend::TrendConfig::try_from(&args).and_then(|c| rtlat::trend::run(&c))
+        }
+        #[cfg(feature = "host-tools")]
         Command::Import(args) => {
             rtlat::import::ImportConfig::try_from(&args).and_then(|c| rtlat::import::run(&c))
         }

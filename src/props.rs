@@ -32,10 +32,14 @@ fn fixture(rel: &str) -> Vec<u8> {
 }
 
 /// Every import fixture, by format name.
-const IMPORTS: [(&str, &str); 10] = [
+const IMPORTS: [(&str, &str); 14] = [
     ("cyclictest-json", "import/cyclictest-hist.json"),
     ("cyclictest-json", "import/cyclictest.json"),
     ("cyclictest-hist", "import/cyclictest-hist.txt"),
+    ("cyclictest-status", "import/cyclictest-q.txt"),
+    ("cyclictest-status", "import/cyclictest-q-published.txt"),
+    ("cyclictest-status", "import/cyclictest-live.txt"),
+    ("cyclictest-verbose", "import/cyclictest-v.txt"),
     ("xenomai", "import/xenomai-latency.txt"),
     ("rtla-timerlat", "import/rtla-timerlat-hist.txt"),
     ("jitterdebugger", "import/jitterdebugger-results.json"),

@@ -1,7 +1,8 @@
 //! `rtlat import` options, turned into [`ImportConfig`].
 
 use crate::error::Error;
-use crate::import::{cyclictest_hist, cyclictest_json, jitterdebugger, oslat, rtla, sockperf};
+use crate::import::{cyclictest_hist, cyclictest_json, cyclictest_status, cyclictest_verbose};
+use crate::import::{jitterdebugger, oslat, rtla, sockperf};
 use crate::import::{xenomai, ImportConfig, ImportFormat};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
@@ -10,6 +11,8 @@ const IMPORT_EXAMPLES: &str = "\
 Formats:
   cyclictest-json   cyclictest --json=FILE (with or without -h N)
   cyclictest-hist   cyclictest -h N -q > FILE (the histogram text on stdout)
+  cyclictest-status cyclictest -q > FILE (its T: summary lines), or a log of its live view
+  cyclictest-verbose cyclictest -v > FILE (a thread:loop:latency line per sample)
   xenomai           Xenomai latency output (RTT/RTD lines, HSD/HSS with -h/-s, RTS)
   rtla-timerlat     rtla timerlat hist output
   rtla-osnoise      rtla osnoise hist output
@@ -37,6 +40,10 @@ pub enum ImportFromArg {
     CyclictestJson,
     /// cyclictest -h N output (histogram text)
     CyclictestHist,
+    /// cyclictest status lines: the -q summary or a log of its live view
+    CyclictestStatus,
+    /// cyclictest -v per-sample output
+    CyclictestVerbose,
     /// Xenomai latency output (RTD/RTS/HSD lines)
     Xenomai,
     /// rtla timerlat hist output
@@ -56,6 +63,8 @@ impl ImportFromArg {
         match self {
             ImportFromArg::CyclictestJson => &cyclictest_json::FORMAT,
             ImportFromArg::CyclictestHist => &cyclictest_hist::FORMAT,
+            ImportFromArg::CyclictestStatus => &cyclictest_status::FORMAT,
+            ImportFromArg::CyclictestVerbose => &cyclictest_verbose::FORMAT,
             ImportFromArg::Xenomai => &xenomai::FORMAT,
             ImportFromArg::RtlaTimerlat => &rtla::FORMAT,
             ImportFromArg::RtlaOsnoise => &rtla::FORMAT_OSNOISE,
@@ -84,9 +93,28 @@ pub struct ImportArgs {
     /// A label for this result in reports and comparisons, at most 256 characters [default: the tool, then hostname + kernel (or the file name)]
     #[arg(long, value_parser = super::common::label)]
     pub label: Option<String>,
+    /// When the run started, in UTC (2024-01-05T02:00:00Z, or a date): for outputs that do not record it, so that rtlat trend can place them in time
+    #[arg(long, value_name = "TIME", value_parser = parse_start)]
+    pub start: Option<u64>,
     /// Do not print the report of the imported result
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+/// `2024-01-05T02:00:00Z`, `2024-01-05T02:00:00.000Z` or `2024-01-05` as
+/// seconds since the Unix epoch.
+pub fn parse_start(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let full = if t.len() == 10 {
+        format!("{t}T00:00:00Z")
+    } else {
+        t.to_string()
+    };
+    crate::import::dates::parse_rfc3339_utc(&full)
+        .and_then(|v| u64::try_from(v).ok())
+        .ok_or_else(|| {
+            format!("'{s}' is not a UTC time; give it as 2024-01-05T02:00:00Z or 2024-01-05")
+        })
 }
 
 impl TryFrom<&ImportArgs> for ImportConfig {
@@ -101,6 +129,7 @@ impl TryFrom<&ImportArgs> for ImportConfig {
             load: a.load.clone(),
             output: a.output.clone(),
             label: a.label.clone(),
+            start: a.start,
             quiet: a.quiet,
         })
     }
@@ -109,6 +138,19 @@ impl TryFrom<&ImportArgs> for ImportConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn start_times() {
+        crate::units::check_parses(
+            parse_start,
+            &[
+                ("2024-01-05T02:00:00Z", 1_704_420_000),
+                ("2024-01-05T02:00:00.250Z", 1_704_420_000),
+                ("2024-01-05", 1_704_412_800),
+            ],
+        );
+        crate::units::check_refuses(parse_start, &["yesterday", "2024-13-05", "1969-12-31"]);
+    }
 
     #[test]
     fn every_format_has_its_name_on_the_command_line() {

@@ -23,6 +23,8 @@ pub mod report;
 pub mod suite;
 pub mod switch;
 pub mod timer;
+#[cfg(feature = "host-tools")]
+pub mod trend;
 
 pub use check::CheckArgs;
 pub use common::{positive_duration, DmaArg, LoadOpts, OutputArgs, PolicyArg, RtArgs};
@@ -39,6 +41,8 @@ pub use report::ReportArgs;
 pub use suite::SuiteArgs;
 pub use switch::SwitchArgs;
 pub use timer::{ClockArg, TimerArgs};
+#[cfg(feature = "host-tools")]
+pub use trend::TrendArgs;
 
 const ABOUT: &str = "Real-time latency benchmarks for Linux: how late does this machine respond?";
 
@@ -89,6 +93,9 @@ pub enum Command {
     /// Compare result files side by side (text, Markdown, CSV); regression checks
     #[cfg(feature = "host-tools")]
     Compare(CompareArgs),
+    /// Latency over time: a table per board, plots, and the runs from which it got worse
+    #[cfg(feature = "host-tools")]
+    Trend(TrendArgs),
     /// Turn other tools' output (cyclictest, Xenomai, rtla, jitterdebugger, sockperf, oslat) into a result
     #[cfg(feature = "host-tools")]
     Import(ImportArgs),
@@ -104,7 +111,7 @@ pub enum Command {
 
 /// The subcommands only the full build has (feature `host-tools`); a board
 /// build (`--no-default-features`) names them when asked for one.
-pub const HOST_TOOLS: &[&str] = &["suite", "compare", "import", "completions", "man"];
+pub const HOST_TOOLS: &[&str] = &["suite", "compare", "trend", "import", "completions", "man"];
 
 #[cfg(test)]
 mod tests {

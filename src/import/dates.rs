@@ -63,6 +63,28 @@ pub fn parse_rfc2822(s: &str) -> Option<i64> {
     )
 }
 
+/// Seconds since the Unix epoch of the times results record
+/// (`2026-11-30T09:00:00.123Z`, milliseconds dropped); `None` for other text.
+pub fn parse_rfc3339_utc(s: &str) -> Option<i64> {
+    let b = s.as_bytes();
+    if b.len() < 20
+        || !s.is_ascii()
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || b[10] != b'T'
+        || !s.ends_with('Z')
+    {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| s[r].parse::<u32>().ok();
+    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (h, mi, sec) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || sec > 60 {
+        return None;
+    }
+    Some(days_from_civil(y as i64, mo, d) * 86_400 + (h * 3600 + mi * 60 + sec) as i64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -81,5 +103,17 @@ mod tests {
         assert_eq!(parse_rfc2822("Mon, 99 Nov 2026 09:04:09 +0000"), None);
         assert_eq!(days_from_civil(1970, 1, 1), 0);
         assert_eq!(days_from_civil(2000, 3, 1), 11_017);
+        for secs in [0u64, 951_782_400, 1_780_000_123] {
+            let text = crate::result::rfc3339_utc(secs, 456_000_000);
+            assert_eq!(parse_rfc3339_utc(&text), Some(secs as i64), "{text}");
+        }
+        for bad in [
+            "",
+            "2026-13-01T00:00:00.000Z",
+            "2026-01-01 00:00:00",
+            "2026-01-01T00:00:00.000+01",
+        ] {
+            assert_eq!(parse_rfc3339_utc(bad), None, "{bad}");
+        }
     }
 }

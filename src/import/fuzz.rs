@@ -8,10 +8,14 @@ use crate::render::{check, svg, text, Loaded};
 use std::path::{Path, PathBuf};
 
 /// (format, fixture file): every fixture under tests/fixtures/import.
-pub(super) const FIXTURES: [(&str, &str); 10] = [
+pub(super) const FIXTURES: [(&str, &str); 14] = [
     ("cyclictest-json", "cyclictest-hist.json"),
     ("cyclictest-json", "cyclictest.json"),
     ("cyclictest-hist", "cyclictest-hist.txt"),
+    ("cyclictest-status", "cyclictest-q.txt"),
+    ("cyclictest-status", "cyclictest-q-published.txt"),
+    ("cyclictest-status", "cyclictest-live.txt"),
+    ("cyclictest-verbose", "cyclictest-v.txt"),
     ("xenomai", "xenomai-latency.txt"),
     ("rtla-timerlat", "rtla-timerlat-hist.txt"),
     ("jitterdebugger", "jitterdebugger-results.json"),

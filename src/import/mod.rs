@@ -11,6 +11,8 @@
 //! range's limit, with the exact maximum, and a note says so ([`thread`]).
 //!
 //! - [`cyclictest_json`] `cyclictest --json`, [`cyclictest_hist`] `cyclictest -h`,
+//!   [`cyclictest_status`] its status lines (`-q` summary, live log),
+//!   [`cyclictest_verbose`] its `-v` per-sample output,
 //!   [`xenomai`] Xenomai `latency`, [`rtla`] `rtla timerlat hist` and `rtla osnoise hist`,
 //!   [`jitterdebugger`] its `results.json`, [`sockperf`] `sockperf --full-log`,
 //!   [`oslat`] oslat's table;
@@ -19,6 +21,8 @@
 
 pub mod cyclictest_hist;
 pub mod cyclictest_json;
+pub mod cyclictest_status;
+pub mod cyclictest_verbose;
 pub mod dates;
 pub mod detect;
 pub mod imported;
@@ -92,9 +96,11 @@ impl std::fmt::Debug for ImportFormat {
 }
 
 /// Every format, in the order `--from` lists them.
-pub static FORMATS: [&ImportFormat; 8] = [
+pub static FORMATS: [&ImportFormat; 10] = [
     &cyclictest_json::FORMAT,
     &cyclictest_hist::FORMAT,
+    &cyclictest_status::FORMAT,
+    &cyclictest_verbose::FORMAT,
     &xenomai::FORMAT,
     &rtla::FORMAT,
     &rtla::FORMAT_OSNOISE,
@@ -120,6 +126,8 @@ pub struct ImportConfig {
     /// Where the rtlat result goes.
     pub output: PathBuf,
     pub label: Option<String>,
+    /// When the run started (seconds since the epoch), as the user declares it.
+    pub start: Option<u64>,
     /// Do not print the report of the imported result.
     pub quiet: bool,
 }
@@ -177,7 +185,9 @@ fn open_input(cfg: &ImportConfig) -> Result<(String, Box<dyn Read>)> {
 fn choose(cfg: &ImportConfig, shown: &str, head: &[u8]) -> Result<&'static ImportFormat> {
     let detected = detect(&String::from_utf8_lossy(head));
     match (cfg.format, detected) {
-        (Some(f), Some(d)) if f.name != d.name => Err(Error::usage(format!(
+        // Outputs of one tool can share their first lines (cyclictest's
+        // status lines start its -h output too): its own parser judges.
+        (Some(f), Some(d)) if f.name != d.name && f.tool != d.tool => Err(Error::usage(format!(
             "{shown} does not look like {} but like {}: give --from {} (or leave --from out)",
             f.describe, d.describe, d.name
         ))),
@@ -224,6 +234,17 @@ pub fn run(cfg: &ImportConfig) -> Result<Outcome> {
             "rtlat import: {shown} read as {} ({})",
             format.name, format.describe
         );
+    }
+    if let Some(secs) = cfg.start {
+        let given = crate::result::rfc3339_utc(secs, 0);
+        let was = std::mem::replace(&mut result.start_time_utc, given.clone());
+        result.notes.push(if was.is_empty() {
+            format!("start time declared at import (--start): {given}")
+        } else {
+            format!(
+                "start time declared at import (--start): {given}, in place of the source's {was}"
+            )
+        });
     }
     if let Some(load) = &cfg.load {
         result.loads = vec![declared_load(load)];

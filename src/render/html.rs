@@ -17,7 +17,7 @@ use crate::stats::Summary;
 use crate::units::{secs, us};
 use std::fmt::Write;
 
-const STYLE: &str = "\
+pub const STYLE: &str = "\
 body{font-family:sans-serif;color:#222;margin:24px auto;max-width:1000px;padding:0 12px}
 h1{font-size:22px}h2{font-size:18px;border-bottom:1px solid #ccc;padding-bottom:4px;margin-top:36px}
 h3{font-size:15px;margin-top:20px}

@@ -37,9 +37,9 @@ pub mod table;
 pub mod text;
 
 #[cfg(all(test, feature = "host-tools"))]
-mod testdata;
+pub(crate) mod testdata;
 #[cfg(all(test, feature = "host-tools"))]
-mod tests;
+pub(crate) mod tests;
 
 pub use loaded::{check, label_of, load, load_all, one_line, Loaded, MAX_RESULT_BYTES};
 

@@ -26,7 +26,7 @@ fn variants() -> Vec<Loaded> {
 }
 
 #[path = "../../tests/support/snapshot.rs"]
-mod snapshot;
+pub(crate) mod snapshot;
 use snapshot::snapshot;
 
 #[test]

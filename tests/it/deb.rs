@@ -1,5 +1,6 @@
-//! Debian packages (scripts/deb.sh, cargo-deb): the amd64 package installs
-//! rtlat, its man pages and bash completion and removes them again; the arm64
+//! Debian packages (scripts/deb.sh, cargo-deb): the amd64 package, of the
+//! static build, installs rtlat, its man pages and bash completion and
+//! removes them again; the arm64
 //! and armhf packages are built for their architecture.
 //!
 //! The packages are made before the tests, from the release binaries that
@@ -47,6 +48,20 @@ fn the_amd64_package_installs_and_removes_rtlat_its_pages_and_completion() {
     let info = String::from_utf8(dpkg(&["-I", deb]).stdout).unwrap();
     assert!(info.contains("Architecture: amd64"), "{info}");
     assert!(info.contains("Package: rtlat"), "{info}");
+    // The static build: it depends on no library.
+    let depends = info.lines().find_map(|l| l.trim().strip_prefix("Depends:"));
+    assert!(depends.is_none_or(|d| d.trim().is_empty()), "{info}");
+    let dir = tempfile::tempdir().unwrap();
+    dpkg(&["-x", deb, dir.path().to_str().unwrap()]);
+    let file = Command::new("file")
+        .arg(dir.path().join("usr/bin/rtlat"))
+        .output()
+        .unwrap();
+    let what = String::from_utf8_lossy(&file.stdout);
+    assert!(
+        what.contains("x86-64") && what.contains("static") && !what.contains("dynamically linked"),
+        "{what}"
+    );
 
     let bin = Path::new("/usr/bin/rtlat");
     let completion = Path::new("/usr/share/bash-completion/completions/rtlat");

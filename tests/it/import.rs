@@ -11,12 +11,21 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
-const IMPORTS: [(&str, &str, &str, usize); 14] = [
+const IMPORTS: [(&str, &str, &str, usize); 18] = [
     ("cyclictest-json", "cyclictest-hist.json", "timer", 2),
     ("cyclictest-json", "cyclictest.json", "timer", 2),
     ("cyclictest-json", "cyclictest-distance.json", "timer", 2),
     ("cyclictest-hist", "cyclictest-hist.txt", "timer", 2),
     ("cyclictest-hist", "cyclictest-hist-status.txt", "timer", 2),
+    ("cyclictest-status", "cyclictest-q.txt", "timer", 2),
+    (
+        "cyclictest-status",
+        "cyclictest-q-published.txt",
+        "timer",
+        2,
+    ),
+    ("cyclictest-status", "cyclictest-live.txt", "timer", 2),
+    ("cyclictest-verbose", "cyclictest-v.txt", "timer", 1),
     ("xenomai", "xenomai-latency.txt", "timer", 1),
     ("xenomai", "xenomai-latency-s-prompt.txt", "timer", 1),
     ("rtla-timerlat", "rtla-timerlat-hist.txt", "timer", 4),

@@ -1,7 +1,7 @@
 //! SVG: a small deterministic writer ([`writer`]) and the plots of a report
 //! ([`plots`]); here, which plots a result and a comparison get.
 
-mod math;
+pub(crate) mod math;
 pub mod plots;
 pub mod writer;
 

@@ -349,7 +349,7 @@ fn short_us(ns: u64) -> String {
 }
 
 /// Whether latencies spread over `hi / reference` need a log axis.
-fn wants_log(reference_ns: u64, hi_ns: u64) -> bool {
+pub(crate) fn wants_log(reference_ns: u64, hi_ns: u64) -> bool {
     hi_ns as f64 > 20.0 * (reference_ns.max(1000) as f64)
 }
 
@@ -357,7 +357,7 @@ fn wants_log(reference_ns: u64, hi_ns: u64) -> bool {
 /// minimum when every value is above half the maximum.
 /// minimum when every value is above half the maximum, or from a negative
 /// minimum (a tool's anticipation) on a linear axis.
-fn latency_axis(quantity: &str, lo_ns: i64, hi_ns: i64, log: bool) -> Axis {
+pub(crate) fn latency_axis(quantity: &str, lo_ns: i64, hi_ns: i64, log: bool) -> Axis {
     if log && lo_ns >= 0 {
         let lo = (us_i(lo_ns).max(0.1)).lg();
         let hi = us_i(hi_ns).max(0.1).lg();
@@ -380,7 +380,7 @@ fn us_i(ns: i64) -> f64 {
     ns as f64 / 1000.0
 }
 
-fn latency_value(ns: i64, log: bool) -> f64 {
+pub(crate) fn latency_value(ns: i64, log: bool) -> f64 {
     if log {
         us_i(ns).max(0.1).lg()
     } else {

@@ -1,0 +1,202 @@
+//! The trend drawn: one plot per figure (max, p99.9, p99, p50), one line
+//! per board and series, a point per run over the days, the kernel changes
+//! marked on the time axis; as an SVG document or inside an HTML page.
+
+use super::runs::{RunFigure, RunPoint, SeriesKey};
+use super::{tables, Trend};
+use crate::render::html::STYLE;
+use crate::render::svg::plots::{latency_axis, latency_value, wants_log};
+use crate::render::svg::writer::{linear_axis, Dash, Key, Marker, Polyline};
+use crate::render::svg::{document, escape, Plot, MAX_SERIES};
+use std::fmt::Write;
+
+const DAY: f64 = 86_400.0;
+
+/// The plot of one figure over time.
+fn figure_plot(t: &Trend, f: RunFigure, t0: i64, t1: i64) -> Plot {
+    let drawn: Vec<(&SeriesKey, &[RunPoint])> = t
+        .iter()
+        .map(|(k, r, _)| (k, r))
+        .filter(|(_, r)| r.iter().any(|p| p.get(f).is_some()))
+        .collect();
+    let left_out = drawn.len().saturating_sub(MAX_SERIES);
+    let drawn = &drawn[..drawn.len().min(MAX_SERIES)];
+    let values = || {
+        drawn
+            .iter()
+            .flat_map(|(_, r)| r.iter().filter_map(|p| p.get(f)))
+    };
+    let hi = values().max().unwrap_or(1000);
+    let lo = values().min().unwrap_or(0);
+    let log = wants_log(lo, hi);
+    let quantity = drawn
+        .first()
+        .map(|(k, _)| k.benchmark.quantity())
+        .unwrap_or("latency");
+    let x = linear_axis(
+        &format!("days since {}", tables::date(&first_start(t))),
+        0.0,
+        ((t1 - t0) as f64 / DAY).max(1.0),
+    );
+    let y = latency_axis(
+        &format!("{} {quantity}", f.name()),
+        lo as i64,
+        hi as i64,
+        log,
+    );
+    let day = |p: &RunPoint| (p.at - t0) as f64 / DAY;
+    let mut lines = Vec::new();
+    let mut keys = Vec::new();
+    let mut markers = Vec::new();
+    for (i, (k, runs)) in drawn.iter().enumerate() {
+        lines.push(Polyline {
+            color: i,
+            dash: Dash::Solid,
+            width: 1.3,
+            points: runs
+                .iter()
+                .map(|p| p.get(f).map(|v| (day(p), latency_value(v as i64, log))))
+                .collect(),
+        });
+        let worst = runs.iter().filter_map(|p| p.get(f)).max().unwrap_or(0);
+        // Whole µs from 1 ms up: the legend has room for 26 characters.
+        let worst = if worst >= 1_000_000 {
+            ((worst + 500) / 1000).to_string()
+        } else {
+            crate::units::us(worst)
+        };
+        keys.push(Key::series(
+            format!("{} {}", k.board, k.series),
+            Some(format!("{} runs, worst {worst} µs", runs.len())),
+            i,
+        ));
+        for w in runs.windows(2) {
+            if w[0].kernel != w[1].kernel {
+                markers.push(Marker {
+                    x: day(&w[1]),
+                    text: w[1].kernel.clone(),
+                });
+            }
+        }
+    }
+    for (k, runs, cs) in t.iter() {
+        for c in cs
+            .iter()
+            .filter(|c| c.worse && c.shifts.iter().any(|s| s.figure == f))
+        {
+            markers.push(Marker {
+                x: day(&runs[c.at]),
+                text: format!("{} worse", k.board),
+            });
+        }
+    }
+    markers.sort_by(|a, b| a.x.total_cmp(&b.x));
+    markers.dedup_by(|a, b| a.text == b.text && (a.x - b.x).abs() < 1.0);
+    keys.extend(Key::not_drawn(left_out));
+    if !markers.is_empty() {
+        keys.push(Key::remark(
+            "| first run on a kernel,".into(),
+            Some("or the first worse run".into()),
+        ));
+    }
+    Plot {
+        title: format!("{} per run over time", f.name()),
+        subtitle: format!(
+            "{} series, {} boards",
+            t.runs.series.len(),
+            t.boards().len()
+        ),
+        x,
+        y,
+        lines,
+        keys,
+        markers,
+        bands: Vec::new(),
+        empty: drawn
+            .is_empty()
+            .then(|| format!("no run has a {}", f.name())),
+    }
+}
+
+fn first_start(t: &Trend) -> String {
+    t.iter()
+        .filter_map(|(_, r, _)| r.first())
+        .min_by_key(|p| p.at)
+        .map(|p| p.start.clone())
+        .unwrap_or_default()
+}
+
+/// The plots: max, p99.9, p99, p50 (those some run has).
+pub fn plots(t: &Trend) -> Vec<Plot> {
+    let all = || t.iter().flat_map(|(_, r, _)| r.iter().map(|p| p.at));
+    let (t0, t1) = (all().min().unwrap_or(0), all().max().unwrap_or(0));
+    RunFigure::ALL
+        .into_iter()
+        .map(|f| figure_plot(t, f, t0, t1))
+        .filter(|p| p.empty.is_none())
+        .collect()
+}
+
+/// The plots as one SVG document.
+pub fn svg(t: &Trend) -> String {
+    document(&plots(t))
+}
+
+/// One self-contained page: the tables, the changes and the plots.
+pub fn html(t: &Trend) -> String {
+    let mut o = String::new();
+    let title = format!(
+        "rtlat trend: {} boards, {} series",
+        t.boards().len(),
+        t.runs.series.len()
+    );
+    let _ = writeln!(
+        o,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">"
+    );
+    let _ = writeln!(
+        o,
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+    );
+    let _ = writeln!(
+        o,
+        "<title>{}</title>\n<style>\n{STYLE}\n</style>\n</head>\n<body>",
+        escape(&title)
+    );
+    let _ = writeln!(o, "<h1>{}</h1>", escape(&title));
+    let _ = writeln!(
+        o,
+        "<p>Made by rtlat {}. Latencies in µs.</p>",
+        env!("CARGO_PKG_VERSION")
+    );
+    let _ = writeln!(o, "<h2>Changes</h2>");
+    let lines = tables::change_lines(t);
+    if lines.is_empty() {
+        let _ = writeln!(o, "<p>No change beyond run-to-run noise.</p>");
+    } else {
+        let _ = writeln!(o, "<p>{}</p>\n<ul>", escape(&tables::test_line(t)));
+        for l in lines {
+            let _ = writeln!(o, "<li class=\"note\">{}</li>", escape(&l));
+        }
+        let _ = writeln!(o, "</ul>");
+    }
+    for board in t.boards() {
+        let _ = writeln!(o, "<h2>{}</h2>\n<table>", escape(&board));
+        for (i, row) in tables::board_rows(t, &board).iter().enumerate() {
+            let cell = if i == 0 { "th" } else { "td" };
+            o.push_str("<tr>");
+            for (c, v) in row.iter().enumerate() {
+                let class = if c == 0 || c == 4 { " class=\"k\"" } else { "" };
+                let _ = write!(o, "<{cell}{class}>{}</{cell}>", escape(v));
+            }
+            o.push_str("</tr>\n");
+        }
+        let _ = writeln!(o, "</table>");
+    }
+    let _ = writeln!(o, "<h2>Over time</h2>");
+    for p in plots(t) {
+        o.push_str(&p.inline());
+    }
+    let _ = writeln!(o, "</body>\n</html>");
+    o
+}

@@ -1,0 +1,250 @@
+//! `rtlat trend` on synthetic nightly results written as real result files:
+//! three boards, 100 runs each, a kernel update after the 50th; with and
+//! without one board made 40 % worse from one run on.
+//!
+//! The run-to-run noise is the one measured on the development VM: eight
+//! `rtlat timer --duration 2s` runs (SCHED_FIFO 80, 2 CPUs, other builds
+//! running beside them) gave a standard deviation of ln(figure) of 0.94 for
+//! the maximum, 2.0 for p99.9, 0.47 for p99 and 0.23 for p50; each synthetic
+//! figure is log-normal with that spread around the board's level.
+
+use super::change::Test;
+use super::runs::Runs;
+use super::{walk, Trend};
+use crate::render::svg::math::pow10;
+use crate::render::testdata;
+use crate::result::RunResult;
+use crate::stats::summary::Percentile;
+use crate::stats::{xorshift, Summary};
+use std::path::Path;
+
+/// Measured sd of ln(figure) for max, p99.9, p99, p50.
+const NOISE_LN: [f64; 4] = [0.94, 2.0, 0.47, 0.23];
+/// Typical max, p99.9, p99, p50 of a board, ns.
+const LEVEL_NS: [f64; 4] = [8_000_000.0, 600_000.0, 66_000.0, 20_000.0];
+pub const BOARDS: [&str; 3] = ["board-a", "board-b", "board-c"];
+pub const RUNS: usize = 100;
+/// board-b is worse from this run (0-based) on, when asked.
+pub const WORSE_FROM: usize = 70;
+
+/// A standard normal draw (Irwin-Hall: twelve uniforms, less 6).
+fn normal(s: &mut u64) -> f64 {
+    (0..12)
+        .map(|_| (xorshift(s) >> 11) as f64 / (1u64 << 53) as f64)
+        .sum::<f64>()
+        - 6.0
+}
+
+/// One nightly result made of `r` (a timer result), with the given figures (max, p99.9, p99, p50).
+pub fn nightly(
+    mut r: RunResult,
+    board: &str,
+    kernel: &str,
+    day: usize,
+    figures: [u64; 4],
+) -> RunResult {
+    let [max, p999, p99, p50] = figures;
+    let summary = Summary {
+        samples: 120_000,
+        min_ns: (p50 / 4) as i64,
+        avg_ns: p50 as i64,
+        max_ns: max as i64,
+        stddev_ns: None,
+        percentiles: [(50.0, p50), (99.0, p99), (99.9, p999)]
+            .map(|(p, ns)| Percentile {
+                p,
+                ns,
+                bound: false,
+            })
+            .to_vec(),
+        overruns: 0,
+        max_sample: None,
+        max_at_ns: None,
+    };
+    r.threads.truncate(1);
+    let t = &mut r.threads[0];
+    t.summary = summary.clone();
+    t.histogram.buckets.clear();
+    t.histogram.overflow = None;
+    t.series.points.clear();
+    r.total = summary;
+    r.tuning.affinity.truncate(1);
+    r.tuning.phase_offsets_ns.truncate(1);
+    r.system.hostname = Some(board.into());
+    r.system.kernel_release = Some(kernel.into());
+    let secs = 1_767_600_000 + day as u64 * 86_400;
+    r.start_time_utc = crate::result::rfc3339_utc(secs, 0);
+    r
+}
+
+/// Write the 300 results into `dir`; `worse`: board-b ×1.4 from [`WORSE_FROM`] on.
+pub fn write_nightlies(dir: &Path, seed: u64, worse: bool) {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let template = testdata::timer_many();
+    for (b, board) in BOARDS.iter().enumerate() {
+        for day in 0..RUNS {
+            let kernel = if day < 50 {
+                "6.6.21-rt26"
+            } else {
+                "6.6.30-rt30"
+            };
+            let factor = if worse && b == 1 && day >= WORSE_FROM {
+                1.4
+            } else {
+                1.0
+            };
+            let mut figs = [0u64; 4];
+            for (i, f) in figs.iter_mut().enumerate() {
+                let v = LEVEL_NS[i]
+                    * factor
+                    * pow10(NOISE_LN[i] * normal(&mut s) / std::f64::consts::LN_10);
+                *f = v.round() as u64;
+            }
+            // Ordered as figures are: p50 <= p99 <= p99.9 <= max.
+            for i in (0..3).rev() {
+                figs[i] = figs[i].max(figs[i + 1]);
+            }
+            let r = nightly(template.clone(), board, kernel, day, figs);
+            let path = dir.join(format!("{board}/{day:03}.json"));
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, serde_json::to_string(&r).unwrap()).unwrap();
+        }
+    }
+}
+
+fn trend_of(dir: &Path) -> Trend {
+    let files = walk::files(&[dir.to_path_buf()]).unwrap();
+    let runs = Runs::read(&files);
+    assert_eq!((runs.skipped, runs.first_skipped.clone()), (0, None));
+    Trend::new(runs, Test::default())
+}
+
+/// (board, first worse run's file name) of every regression.
+fn named(t: &Trend) -> Vec<(String, String)> {
+    t.regressions()
+        .map(|(k, r, _)| {
+            (
+                k.board.clone(),
+                r.file.file_name().unwrap().to_string_lossy().into_owned(),
+            )
+        })
+        .collect()
+}
+
+/// The runs (0-based) named worse, with their boards.
+fn named_at(t: &Trend) -> Vec<(String, usize)> {
+    t.iter()
+        .flat_map(|(k, _, cs)| {
+            cs.iter()
+                .filter(|c| c.worse)
+                .map(move |c| (k.board.clone(), c.at))
+        })
+        .collect()
+}
+
+#[test]
+fn the_board_made_worse_is_named_at_its_first_worse_run_and_nothing_else() {
+    let d = tempfile::tempdir().unwrap();
+    write_nightlies(d.path(), 3, true);
+    let t = trend_of(d.path());
+    assert_eq!(t.runs.series.len(), 3);
+    assert!(t.runs.series.values().all(|r| r.len() == RUNS));
+    let want = vec![("board-b".to_string(), format!("{WORSE_FROM:03}.json"))];
+    assert_eq!(named(&t), want, "{:?}", super::tables::change_lines(&t));
+    assert_eq!(t.changes.iter().flatten().count(), 1);
+}
+
+/// With this much noise a change is placed near its run, not always on it
+/// (of 20 seeds: 7 on it, 12 within one run, 18 within six): over many
+/// seeds, only the board made worse is named, and always near the run.
+#[test]
+fn over_many_draws_only_the_board_made_worse_is_named_near_its_run() {
+    for seed in 1..=20 {
+        let d = tempfile::tempdir().unwrap();
+        write_nightlies(d.path(), seed, true);
+        let t = trend_of(d.path());
+        let got = named_at(&t);
+        let lines = super::tables::change_lines(&t);
+        assert!(
+            !got.is_empty() && got.iter().all(|(b, _)| b == "board-b"),
+            "seed {seed}: {lines:?}"
+        );
+        let nearest = got
+            .iter()
+            .map(|(_, at)| at.abs_diff(WORSE_FROM))
+            .min()
+            .unwrap();
+        assert!(nearest <= 6, "seed {seed}: {lines:?}");
+    }
+}
+
+#[test]
+fn without_a_change_nothing_is_named() {
+    for seed in 1..=20 {
+        let d = tempfile::tempdir().unwrap();
+        write_nightlies(d.path(), seed, false);
+        let t = trend_of(d.path());
+        let all: Vec<String> = super::tables::change_lines(&t);
+        assert!(all.is_empty(), "seed {seed}: {all:?}");
+    }
+}
+
+use crate::render::tests::snapshot;
+
+#[test]
+fn text_markdown_csv_and_svg_snapshots() {
+    use crate::render::compare::TableFormat;
+    let d = tempfile::tempdir().unwrap();
+    write_nightlies(d.path(), 3, true);
+    let mut t = trend_of(d.path());
+    for runs in t.runs.series.values_mut() {
+        for r in runs {
+            r.file = r.file.strip_prefix(d.path()).unwrap().to_path_buf();
+        }
+    }
+    snapshot::snapshot("trend-text", &super::tables::render(&t, TableFormat::Text));
+    snapshot::snapshot(
+        "trend-markdown",
+        &super::tables::render(&t, TableFormat::Markdown),
+    );
+    snapshot::snapshot("trend-csv", &super::tables::render(&t, TableFormat::Csv));
+    snapshot::snapshot("trend-svg", &super::plot::svg(&t));
+    let html = super::plot::html(&t);
+    assert!(html.contains(&super::plot::plots(&t)[0].inline()));
+    assert!(!html.contains("http://") && !html.contains("https://"));
+}
+
+#[test]
+fn a_suite_directory_names_the_board_else_the_hostname_does() {
+    let d = tempfile::tempdir().unwrap();
+    let template = testdata::timer_many();
+    let suite = d.path().join("lab/rpi4");
+    std::fs::create_dir_all(&suite).unwrap();
+    let manifest = serde_json::json!({
+        "schema": crate::suite::manifest::SCHEMA, "schema_version": 1,
+        "tool": {"name": "rtlat", "version": "0.1.0"},
+        "suite": "quick", "board": "lab-rpi4", "steps": []
+    });
+    std::fs::write(suite.join("suite.json"), manifest.to_string()).unwrap();
+    let figs = [90_000, 40_000, 20_000, 10_000];
+    for (dir, day) in [(&suite, 0), (&d.path().to_path_buf(), 1)] {
+        let r = nightly(template.clone(), "pi", "6.6.21-rt26", day, figs);
+        std::fs::write(
+            dir.join(format!("{day}.json")),
+            serde_json::to_string(&r).unwrap(),
+        )
+        .unwrap();
+    }
+    // Not results: counted, not fatal.
+    std::fs::write(d.path().join("other.json"), "{\"cpu\": {}}").unwrap();
+    let files = walk::files(&[d.path().to_path_buf()]).unwrap();
+    let runs = Runs::read(&files);
+    let boards: Vec<&str> = runs.series.keys().map(|k| k.board.as_str()).collect();
+    assert_eq!(boards, ["lab-rpi4", "pi"]);
+    assert_eq!(runs.skipped, 1);
+    assert!(runs
+        .first_skipped
+        .as_deref()
+        .unwrap()
+        .contains("other.json"));
+}

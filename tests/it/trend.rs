@@ -1,0 +1,217 @@
+//! `rtlat trend` as a user runs it: a tree of nightly results, the board
+//! that got worse named and `--fail-on-regression`'s exit code, files that
+//! are not results counted, and the HTML page rendered by chromium.
+
+use crate::util::{need, rtlat, Need};
+use serde_json::{json, Value};
+use std::path::Path;
+
+/// A nightly timer result of one thread with these figures (ns), made of
+/// the v1 fixture.
+fn nightly(board: &str, kernel: &str, day: u64, p50: u64, p99: u64, max: u64) -> Value {
+    let text = include_str!("../fixtures/results/v1-timer.json");
+    let mut r: Value = serde_json::from_str(text).expect("fixture");
+    let summary = json!({
+        "samples": 100_000, "min_ns": p50 / 2, "avg_ns": p50, "max_ns": max, "stddev_ns": null,
+        "percentiles": [{"p": 50.0, "ns": p50}, {"p": 99.0, "ns": p99}],
+        "overruns": 0, "max_sample": null, "max_at_ns": null
+    });
+    r["threads"][0]["summary"] = summary.clone();
+    r["threads"][0]["histogram"]["buckets"] = json!([]);
+    r["threads"][0]["series"]["points"] = json!([]);
+    r["total"] = summary;
+    r["system"]["hostname"] = json!(board);
+    r["system"]["kernel_release"] = json!(kernel);
+    r["start_time_utc"] = json!(rtlat::result::rfc3339_utc(1_767_600_000 + day * 86_400, 0));
+    r
+}
+
+/// Three boards, 40 nights each, a kernel update on night 20; board-b's
+/// figures twice as high from night 25 on.
+fn nightlies(dir: &Path) {
+    for board in ["board-a", "board-b", "board-c"] {
+        for day in 0..40u64 {
+            let wobble = 1000 + (day * 37 % 11) * 40;
+            let k = if board == "board-b" && day >= 25 {
+                2
+            } else {
+                1
+            };
+            let kernel = if day < 20 {
+                "6.6.21-rt26"
+            } else {
+                "6.6.30-rt30"
+            };
+            let r = nightly(
+                board,
+                kernel,
+                day,
+                10 * wobble * k,
+                30 * wobble * k,
+                90 * wobble * k,
+            );
+            let path = dir.join(board).join(format!("{day:02}.json"));
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, r.to_string()).unwrap();
+        }
+    }
+    std::fs::write(dir.join("board-a/notes.json"), "{\"not\": \"a result\"}").unwrap();
+}
+
+#[test]
+fn trend_names_the_board_that_got_worse_and_fails_on_request() {
+    let d = tempfile::tempdir().unwrap();
+    nightlies(d.path());
+    let out = rtlat().arg("trend").arg(d.path()).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let changes: Vec<&str> = text.lines().filter(|l| l.contains(" from run ")).collect();
+    assert_eq!(changes.len(), 1, "{text}");
+    assert!(
+        changes[0].contains("board-b: timer") && changes[0].contains("worse from run 26 of 40"),
+        "{text}"
+    );
+    assert!(changes[0].contains("25.json (2026-01-30"), "{text}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("skipped 1 file(s)") && err.contains("notes.json"),
+        "{err}"
+    );
+
+    let fail = rtlat()
+        .arg("trend")
+        .arg(d.path())
+        .arg("--fail-on-regression")
+        .output()
+        .unwrap();
+    assert_eq!(fail.status.code(), Some(1));
+    // Without board-b there is nothing to fail on.
+    std::fs::remove_dir_all(d.path().join("board-b")).unwrap();
+    let pass = rtlat()
+        .arg("trend")
+        .arg(d.path())
+        .arg("--fail-on-regression")
+        .output()
+        .unwrap();
+    assert_eq!(pass.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&pass.stdout).contains("no change beyond run-to-run noise"));
+}
+
+#[test]
+fn trend_without_results_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("x.json"), "[]").unwrap();
+    let out = rtlat().arg("trend").arg(d.path()).output().unwrap();
+    let line = crate::util::error_line(&out, 2, "no results");
+    assert!(line.contains("no rtlat result among 1 file(s)"), "{line}");
+    let out = rtlat()
+        .args(["trend", "/nonexistent/dir"])
+        .output()
+        .unwrap();
+    let line = crate::util::error_line(&out, 2, "missing path");
+    assert!(line.contains("/nonexistent/dir"), "{line}");
+}
+
+#[test]
+fn trend_html_renders_in_chromium_without_errors() {
+    let d = tempfile::tempdir().unwrap();
+    nightlies(d.path());
+    let html = d.path().join("trend.html");
+    let out = rtlat()
+        .arg("trend")
+        .arg(d.path())
+        .arg("--html")
+        .arg(&html)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(!page.contains("http://") && !page.contains("https://"));
+    if !need(Need::Program("chromium", "chromium")) {
+        return;
+    }
+    let profile = tempfile::tempdir().unwrap();
+    let dom = std::process::Command::new("timeout")
+        .args([
+            "-k",
+            "5",
+            "120",
+            "chromium",
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+        ])
+        .args([
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--no-first-run",
+        ])
+        .args(["--enable-logging=stderr", "--v=0", "--dump-dom"])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(format!("file://{}", html.display()))
+        .output()
+        .expect("chromium runs");
+    let dom_text = String::from_utf8_lossy(&dom.stdout);
+    let log = String::from_utf8_lossy(&dom.stderr);
+    // The page as the browser parsed it: every plot, the tables, the change.
+    assert_eq!(dom_text.matches("<svg ").count(), 3, "{log}");
+    assert_eq!(dom_text.matches("<table>").count(), 3, "{log}");
+    assert!(dom_text.contains("worse from run 26 of 40"), "{log}");
+    for bad in [
+        "CONSOLE",
+        "Uncaught",
+        "This page contains the following errors",
+    ] {
+        assert!(
+            !log.contains(bad) && !dom_text.contains(bad),
+            "{bad}: {log}"
+        );
+    }
+}
+
+#[test]
+fn three_thousand_results_make_one_trend() {
+    let d = tempfile::tempdir().unwrap();
+    for board in ["board-a", "board-b", "board-c"] {
+        std::fs::create_dir(d.path().join(board)).unwrap();
+        for day in 0..1000u64 {
+            let wobble = 1000 + (day * 37 % 11) * 40;
+            let kernel = if day < 500 {
+                "6.6.21-rt26"
+            } else {
+                "6.6.30-rt30"
+            };
+            let r = nightly(board, kernel, day, 10 * wobble, 30 * wobble, 90 * wobble);
+            std::fs::write(
+                d.path().join(format!("{board}/{day:04}.json")),
+                r.to_string(),
+            )
+            .unwrap();
+        }
+    }
+    let svg = d.path().join("t.svg");
+    let out = rtlat()
+        .arg("trend")
+        .arg(d.path())
+        .arg("--svg")
+        .arg(&svg)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("timer ")).collect();
+    assert_eq!(rows.len(), 3, "{text}");
+    assert!(
+        rows.iter()
+            .all(|r| r.split_whitespace().nth(3) == Some("1000")),
+        "{text}"
+    );
+    assert!(text.contains("no change beyond run-to-run noise"), "{text}");
+    assert!(std::fs::read_to_string(&svg).unwrap().contains("1000 runs"));
+}
