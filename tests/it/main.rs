@@ -8,6 +8,7 @@ mod deb;
 mod errors;
 mod hostile_input;
 mod hostile_output;
+mod hostile_peers;
 mod import;
 mod irq;
 mod lava;
