@@ -269,6 +269,36 @@ pub fn write_error(path: &Path, e: io::Error) -> crate::error::Error {
     crate::error::Error::io(format!("cannot write {}: {e}; {fix}", path.display())).because(e)
 }
 
+/// A directory held by one rtlat at a time (a suite's `--out`), through
+/// the lock file `.NAME.lock` inside it, taken as an output's is.
+#[derive(Debug)]
+pub struct DirLock {
+    _lock: Lock,
+}
+
+/// Lock the suite directory `dir` through `.NAME.lock`, or fail at once
+/// (exit 4) naming the rtlat that holds it; `option` names the directory's
+/// option in the error.
+pub fn lock_dir(dir: &Path, name: &str, option: &str) -> crate::error::Result<DirLock> {
+    let say = |holder: Option<String>| {
+        let who = holder.map_or_else(
+            || "another rtlat".to_string(),
+            |p| format!("another rtlat (pid {p})"),
+        );
+        format!("{who} is running a suite into it; wait for it to end or choose another {option}")
+    };
+    match Lock::take_saying(&dir.join(name), say) {
+        Ok(lock) => Ok(DirLock { _lock: lock }),
+        Err(e) => {
+            let why = match e.get_ref().and_then(|r| r.downcast_ref::<Busy>()) {
+                Some(b) => b.0.clone(),
+                None => format!("{e}; choose a writable {option}"),
+            };
+            Err(crate::error::Error::io(format!("{option} {}: {why}", dir.display())).because(e))
+        }
+    }
+}
+
 /// Refuse (exit 2) a command whose output is one of its inputs: writing it
 /// would destroy what is being read. Files are compared by device and inode,
 /// links resolved; outputs and inputs that do not exist yet cannot clash.
@@ -424,6 +454,11 @@ struct Lock {
 impl Lock {
     /// Take the lock of the output `out`, or fail at once naming its holder.
     fn take(out: &Path) -> io::Result<Lock> {
+        Lock::take_saying(out, |holder| busy_message(out, holder))
+    }
+
+    /// [`Lock::take`], `busy` saying what the holder (its pid, if known) does.
+    fn take_saying(out: &Path, busy: impl Fn(Option<String>) -> String) -> io::Result<Lock> {
         let (dir, name) = split(out);
         let path = dir.join(format!(".{name}.lock"));
         loop {
@@ -444,7 +479,7 @@ impl Lock {
                 if e != rustix::io::Errno::WOULDBLOCK {
                     return Err(e.into());
                 }
-                return Err(io::Error::other(Busy(busy_message(out, &meta))));
+                return Err(io::Error::other(Busy(busy(holder(&meta)))));
             }
             // Locked; unless the holder before removed the file meanwhile
             // (then a new one may be locked by someone else): try again.
@@ -465,15 +500,15 @@ impl Drop for Lock {
     }
 }
 
-/// Who holds the lock file `meta` (from /proc/locks), in a sentence.
-fn busy_message(out: &Path, meta: &std::fs::Metadata) -> String {
+/// The pid holding the lock file `meta` (from /proc/locks), if known.
+fn holder(meta: &std::fs::Metadata) -> Option<String> {
     let id = format!(
         "{:02x}:{:02x}:{}",
         libc::major(meta.dev()),
         libc::minor(meta.dev()),
         meta.ino()
     );
-    let holder = std::fs::read_to_string("/proc/locks")
+    std::fs::read_to_string("/proc/locks")
         .ok()
         .and_then(|locks| {
             locks
@@ -481,7 +516,11 @@ fn busy_message(out: &Path, meta: &std::fs::Metadata) -> String {
                 .filter(|l| !l.contains("->"))
                 .find(|l| l.split_whitespace().nth(5) == Some(id.as_str()))
                 .and_then(|l| l.split_whitespace().nth(4).map(str::to_owned))
-        });
+        })
+}
+
+/// Who holds the lock of the output `out` (`holder`), in a sentence.
+fn busy_message(out: &Path, holder: Option<String>) -> String {
     let who = match holder {
         Some(pid) if pid == std::process::id().to_string() => {
             return format!(

@@ -9,6 +9,7 @@ mod errors;
 mod hostile_input;
 mod hostile_output;
 mod hostile_peers;
+mod hostile_suite;
 mod import;
 mod irq;
 mod lava;
