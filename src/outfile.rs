@@ -25,6 +25,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// How a destination is written.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -184,10 +185,20 @@ impl std::ops::Deref for Output {
     }
 }
 
-/// Print `text` on stdout. A closed stdout (`rtlat … | head -1`) is not an
-/// error and never a panic: the rest of the text is dropped, as cat and
-/// ripgrep do, and the run goes on (its result file is still written).
+/// Set once an output is standard output: text for people goes to stderr.
+static STDOUT_IS_OUTPUT: AtomicBool = AtomicBool::new(false);
+
+/// Print `text` on stdout, or on stderr once standard output carries an
+/// output (`--json -`), which must stay only that. A closed stdout (`rtlat
+/// … | head -1`) is not an error and never a panic: the rest of the text is
+/// dropped, as cat and ripgrep do, and the run goes on (its result file is
+/// still written).
 pub fn print(text: &str) {
+    if STDOUT_IS_OUTPUT.load(Ordering::Relaxed) {
+        let mut err = io::stderr().lock();
+        let _ = err.write_all(text.as_bytes()).and_then(|()| err.flush());
+        return;
+    }
     let mut out = io::stdout().lock();
     let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
 }
@@ -217,6 +228,9 @@ pub fn checked(path: &Path) -> crate::error::Result<Output> {
 pub fn checked_with_room(path: &Path, bytes: u64) -> crate::error::Result<Output> {
     (|| {
         let dest = Destination::of(path)?;
+        if dest == Destination::Stdout {
+            STDOUT_IS_OUTPUT.store(true, Ordering::Relaxed);
+        }
         let lock = match &dest {
             Destination::Replace(p) => Some(Lock::take(p)?),
             _ => None,
@@ -264,6 +278,12 @@ pub fn write_error(path: &Path, e: io::Error) -> crate::error::Error {
         _ if e.raw_os_error() == Some(libc::EISDIR) => "name a file, not a directory",
         _ if e.raw_os_error() == Some(libc::ELOOP) => "remove the link planted beside it",
         _ if e.raw_os_error() == Some(libc::ENOSPC) => "free some space",
+        _ if e.raw_os_error() == Some(libc::EFBIG) => {
+            "the file size limit is too small: raise it ('ulimit -f unlimited')"
+        }
+        _ if matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE)) => {
+            "too few open files are allowed: raise the limit ('ulimit -n 1024')"
+        }
         _ => "check the path and free space",
     };
     crate::error::Error::io(format!("cannot write {}: {e}; {fix}", path.display())).because(e)
@@ -297,6 +317,31 @@ pub fn lock_dir(dir: &Path, name: &str, option: &str) -> crate::error::Result<Di
             Err(crate::error::Error::io(format!("{option} {}: {why}", dir.display())).because(e))
         }
     }
+}
+
+/// Refuse (exit 2) two options of one command naming the same output
+/// (`options`: each option's name and its path): the same path as given,
+/// standard output twice, or one existing file under two names.
+pub fn refuse_same_output(options: &[(&str, &Path)]) -> crate::error::Result<()> {
+    let id = |p: &Path| match Destination::of(p) {
+        Ok(Destination::Stdout) => Some((0, 0)),
+        Ok(Destination::InPlace(_)) => None,
+        _ => std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino())),
+    };
+    for (i, (a, pa)) in options.iter().enumerate() {
+        for (b, pb) in &options[i + 1..] {
+            let same_id = id(pa).is_some() && id(pa) == id(pb);
+            if same_id || (pa == pb && !matches!(Destination::of(pa), Ok(Destination::InPlace(_))))
+            {
+                return Err(crate::error::Error::usage(format!(
+                    "{a} {} and {b} {} are the same output; give each its own file",
+                    pa.display(),
+                    pb.display()
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Refuse (exit 2) a command whose output is one of its inputs: writing it

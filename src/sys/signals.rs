@@ -101,6 +101,44 @@ pub fn raise_to_process(sig: i32) {
     unsafe { libc::kill(libc::getpid(), sig) };
 }
 
+extern "C" fn ignore(_: libc::c_int) {}
+
+/// Let a file size limit (`ulimit -f`) fail a write with EFBIG, reported
+/// like any failed write with the temporary file removed, instead of
+/// SIGXFSZ killing the process. A handler that does nothing, not SIG_IGN:
+/// exec resets it, so children keep the default.
+pub fn survive_file_size_limit() -> io::Result<()> {
+    // SAFETY: sigaction is plain data, zeroed then filled; `ignore` is an
+    // async-signal-safe function that touches nothing.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = ignore as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        sa.sa_flags = libc::SA_RESTART;
+        libc::sigemptyset(&mut sa.sa_mask);
+        if libc::sigaction(libc::SIGXFSZ, &sa, std::ptr::null_mut()) != 0 {
+            return Err(super::last_error());
+        }
+    }
+    Ok(())
+}
+
+/// Block every signal that can be blocked in the calling thread: the main
+/// thread once the work runs on another, so that signals meant for the
+/// process reach the threads that handle them.
+pub fn block_all_here() -> io::Result<()> {
+    // SAFETY: sigset_t is plain data; sigfillset initialises it before use.
+    let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is a valid sigset_t; the old-mask pointer may be null.
+    let rc = unsafe {
+        libc::sigfillset(&mut set);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut())
+    };
+    if rc != 0 {
+        return Err(io::Error::from_raw_os_error(rc));
+    }
+    Ok(())
+}
+
 /// Ask the kernel to send SIGKILL to this process when its parent dies.
 pub fn die_with_parent() -> io::Result<()> {
     // SAFETY: prctl with PR_SET_PDEATHSIG takes a signal number; no pointers.

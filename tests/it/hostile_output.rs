@@ -1,7 +1,7 @@
 //! Hostile neighbours of an output file and of a run: links planted beside
 //! the output, an output that is also an input, two writers of one file,
-//! outputs that are never read, and the hangup of the session that started
-//! the run.
+//! outputs that are never read, the hangup of the session that started
+//! the run, and the limits (`ulimit`) of a hostile shell.
 
 use crate::util::*;
 use std::path::Path;
@@ -231,4 +231,121 @@ fn an_unread_fifo_as_the_result_file_is_refused_at_once() {
     assert!(std::os::unix::fs::FileTypeExt::is_fifo(
         &std::fs::symlink_metadata(&fifo).unwrap().file_type()
     ));
+}
+
+/// `rtlat ARGS` run by sh after `ulimit LIMIT`, in `dir`.
+fn under_ulimit(dir: &Path, limit: &str, args: &str) -> std::process::Output {
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit {limit} && exec \"$0\" {args}"))
+        .arg(bin())
+        .current_dir(dir)
+        .output()
+        .expect("sh runs")
+}
+
+/// The names in `dir` but `keep`.
+fn left_in(dir: &Path, keep: &[&str]) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .expect("read dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .filter(|n| !keep.contains(&n.as_str()))
+        .collect()
+}
+
+const SYNTHETIC: &str = "timer --synthetic 1 --cpus 0 --quiet";
+
+#[test]
+fn a_file_size_limit_gives_a_clear_error_and_leaves_no_temporary_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // One block: the first save of the result is larger.
+    let out = under_ulimit(
+        dir.path(),
+        "-f 1",
+        &format!("{SYNTHETIC} --loops 100000 --json r.json"),
+    );
+    let lines = stderr_lines(&out);
+    assert_eq!(out.status.code(), Some(4), "{lines:?}");
+    assert!(!lines.is_empty());
+    for l in &lines {
+        assert!(
+            l.starts_with("rtlat: cannot write r.json: File too large"),
+            "{l}"
+        );
+        assert!(l.contains("ulimit -f"), "{l}");
+    }
+    assert_eq!(left_in(dir.path(), &[]), Vec::<String>::new(), "files left");
+}
+
+#[test]
+fn a_small_stack_limit_runs_and_too_few_files_name_the_fix() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = under_ulimit(
+        dir.path(),
+        "-s 64",
+        &format!("{SYNTHETIC} --loops 1000 --json s.json"),
+    );
+    assert_exit(&out, 0, "ulimit -s 64");
+    assert_result_consistent(&load(&dir.path().join("s.json")));
+    let out = under_ulimit(
+        dir.path(),
+        "-n 4",
+        &format!("{SYNTHETIC} --loops 1000 --json n.json"),
+    );
+    let line = error_line(&out, 4, "ulimit -n 4");
+    assert!(line.contains("raise the limit ('ulimit -n"), "{line}");
+    assert_eq!(left_in(dir.path(), &["s.json"]), Vec::<String>::new());
+}
+
+#[test]
+fn results_go_only_where_they_can_be_read_whole() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // A device that fails every write: refused before the run.
+    let full = rtlat()
+        .args(["timer", "--synthetic", "1", "--cpus", "0", "--loops", "100"])
+        .args(["--json", "/dev/full"])
+        .output()
+        .expect("runs");
+    let line = error_line(&full, 2, "--json /dev/full");
+    assert!(
+        line.contains("/dev/full is a device") && line.contains("regular file"),
+        "{line}"
+    );
+    // The result on stdout: stdout is that JSON only, the summary on stderr.
+    let piped = rtlat()
+        .args(["timer", "--synthetic", "1", "--cpus", "0", "--loops", "100"])
+        .args(["--json", "-"])
+        .output()
+        .expect("runs");
+    assert_exit(&piped, 0, "--json -");
+    let r: serde_json::Value =
+        serde_json::from_slice(&piped.stdout).expect("stdout is the result alone");
+    assert_result_consistent(&r);
+    assert!(String::from_utf8_lossy(&piped.stderr).contains("cpu0"));
+    // One output named twice, as given or through another name.
+    let json = dir.path().join("r.json");
+    assert_exit(&synthetic_timer(&json).output().expect("runs"), 0, "r.json");
+    let x = dir.path().join("x.svg");
+    let cases: [(&Path, &Path); 3] = [
+        (&x, &x),
+        (Path::new("-"), Path::new("/dev/stdout")),
+        (&x, &dir.path().join(".").join("x.svg")),
+    ];
+    for (i, (svg, html)) in cases.into_iter().enumerate() {
+        if i == 2 {
+            std::fs::write(&x, "old").expect("x.svg");
+        }
+        let out = rtlat()
+            .arg("report")
+            .arg(&json)
+            .arg("--svg")
+            .arg(svg)
+            .arg("--html")
+            .arg(html)
+            .output()
+            .expect("runs");
+        let line = error_line(&out, 2, &format!("{svg:?} {html:?}"));
+        assert!(line.contains("--svg") && line.contains("--html"), "{line}");
+        assert!(line.contains("same output"), "{line}");
+    }
 }
