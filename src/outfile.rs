@@ -244,11 +244,16 @@ pub fn checked_with_room(path: &Path, bytes: u64) -> crate::error::Result<Output
 
 impl Destination {
     /// ENOSPC when a new file of `bytes` (written beside the old one, as an
-    /// atomic replacement is) does not fit in the directory's file system.
+    /// atomic replacement is) does not fit in the directory's file system;
+    /// EFBIG when the file size limit (`ulimit -f`) is below it.
     fn check_room(&self, bytes: u64) -> io::Result<()> {
         let Destination::Replace(path) = self else {
             return Ok(());
         };
+        let limit = rustix::process::getrlimit(rustix::process::Resource::Fsize).current;
+        if limit.is_some_and(|l| l < bytes) {
+            return Err(io::Error::from_raw_os_error(libc::EFBIG));
+        }
         let st = rustix::fs::statvfs(split(path).0)?;
         // Root may use the blocks reserved for it.
         let blocks = if rustix::process::geteuid().is_root() {

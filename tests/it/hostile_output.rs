@@ -255,26 +255,45 @@ fn left_in(dir: &Path, keep: &[&str]) -> Vec<String> {
 
 const SYNTHETIC: &str = "timer --synthetic 1 --cpus 0 --quiet";
 
+/// `rtlat ARGS` under a file size limit of `bytes` (prlimit), in `dir`.
+fn under_fsize(dir: &Path, bytes: u64, args: &str) -> std::process::Output {
+    Command::new("prlimit")
+        .arg(format!("--fsize={bytes}"))
+        .arg(bin())
+        .args(args.split_whitespace())
+        .current_dir(dir)
+        .output()
+        .expect("prlimit runs")
+}
+
 #[test]
 fn a_file_size_limit_gives_a_clear_error_and_leaves_no_temporary_file() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    // One block: the first save of the result is larger.
-    let out = under_ulimit(
-        dir.path(),
-        "-f 1",
-        &format!("{SYNTHETIC} --loops 100000 --json r.json"),
-    );
-    let lines = stderr_lines(&out);
-    assert_eq!(out.status.code(), Some(4), "{lines:?}");
-    assert!(!lines.is_empty());
-    for l in &lines {
-        assert!(
-            l.starts_with("rtlat: cannot write r.json: File too large"),
-            "{l}"
-        );
-        assert!(l.contains("ulimit -f"), "{l}");
+    if !need(Need::Program("prlimit", "util-linux")) {
+        return;
     }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let args = format!("{SYNTHETIC} --loops 100000 --json r.json");
+    // Below the first save: refused before measuring.
+    let out = under_fsize(dir.path(), 1024, &args);
+    let line = error_line(&out, 4, "a 1 KiB limit");
+    assert!(
+        line.starts_with("rtlat: cannot write r.json: File too large"),
+        "{line}"
+    );
+    assert!(line.contains("ulimit -f"), "{line}");
+    assert!(out.stdout.is_empty(), "it measured");
     assert_eq!(left_in(dir.path(), &[]), Vec::<String>::new(), "files left");
+    // Above the first save, below the final one: SIGXFSZ does not kill the
+    // run; the last write fails, the last good save stays.
+    let out = under_fsize(dir.path(), 30_000, &args);
+    let line = error_line(&out, 4, "a 30 kB limit");
+    assert!(
+        line.contains("File too large") && line.contains("ulimit -f"),
+        "{line}"
+    );
+    assert!(!out.stdout.is_empty(), "no summary");
+    assert_eq!(left_in(dir.path(), &["r.json"]), Vec::<String>::new());
+    assert_eq!(load(&dir.path().join("r.json"))["complete"], false);
 }
 
 #[test]
