@@ -277,20 +277,14 @@ pub fn write_error(path: &Path, e: io::Error) -> crate::error::Error {
     if let Some(b) = e.get_ref().and_then(|r| r.downcast_ref::<Busy>()) {
         return crate::error::Error::io(format!("cannot write {}: {b}", path.display()));
     }
-    let fix = match e.kind() {
+    let fix = crate::error::limit_fix(&e).unwrap_or(match e.kind() {
         io::ErrorKind::NotFound => "create the directory first",
         io::ErrorKind::PermissionDenied => "choose a writable place",
         _ if e.raw_os_error() == Some(libc::EISDIR) => "name a file, not a directory",
         _ if e.raw_os_error() == Some(libc::ELOOP) => "remove the link planted beside it",
         _ if e.raw_os_error() == Some(libc::ENOSPC) => "free some space",
-        _ if e.raw_os_error() == Some(libc::EFBIG) => {
-            "the file size limit is too small: raise it ('ulimit -f unlimited')"
-        }
-        _ if matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE)) => {
-            "too few open files are allowed: raise the limit ('ulimit -n 1024')"
-        }
         _ => "check the path and free space",
-    };
+    });
     crate::error::Error::io(format!("cannot write {}: {e}; {fix}", path.display())).because(e)
 }
 

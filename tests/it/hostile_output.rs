@@ -313,6 +313,14 @@ fn a_small_stack_limit_runs_and_too_few_files_name_the_fix() {
     );
     let line = error_line(&out, 4, "ulimit -n 4");
     assert!(line.contains("raise the limit ('ulimit -n"), "{line}");
+    // Wherever the descriptors run out, the line names the limit.
+    let out = under_ulimit(
+        dir.path(),
+        "-n 4",
+        "net ping 127.0.0.1:9 --count 3 --policy other --no-mlock --dma-latency off",
+    );
+    let line = error_line(&out, 3, "net ping under ulimit -n 4");
+    assert!(line.contains("raise the limit ('ulimit -n"), "{line}");
     assert_eq!(left_in(dir.path(), &["s.json"]), Vec::<String>::new());
 }
 
