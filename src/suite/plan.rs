@@ -224,6 +224,9 @@ const BENCHES: &[&str] = &[
 /// the manifest; `report` and `summary` name its report files.
 pub const RESERVED: [&str; 3] = ["suite", "report", "summary"];
 
+/// The longest step name: its file, `<name>.json`, is at most 255 bytes.
+pub const MAX_STEP_NAME: usize = 250;
+
 /// A step name usable as its result file's name (`<name>.json`) in the
 /// suite directory, whoever gave it (a suite file or a manifest read back):
 /// bounded, of letters, digits, `-`, `_` and `.`, not hidden, not reserved.
@@ -239,6 +242,15 @@ pub fn check_step_name(name: &str) -> std::result::Result<(), String> {
     if !ok_name {
         return Err(format!(
             "step name '{name}' is not usable as a file name; use letters, digits, '-', '_' and '.'"
+        ));
+    }
+    // 255 bytes of a file name on Linux, less `.json`.
+    if name.len() > MAX_STEP_NAME {
+        return Err(format!(
+            "step name '{}…' is {} characters long; it names its result file ({}.json) and holds at most {MAX_STEP_NAME}",
+            &name[..20],
+            name.len(),
+            &name[..20],
         ));
     }
     if RESERVED.contains(&name) {

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 /// A suite of one unprivileged timer step named `name`, lasting `duration`.
 fn one_step(dir: &Path, name: &str, duration: &str) -> std::path::PathBuf {
-    let toml = dir.join(format!("{name}.toml"));
+    let toml = dir.join(format!("{}.toml", &name[..name.len().min(40)]));
     let text = format!(
         "[[step]]\nname = \"{name}\"\nbench = \"timer\"\nduration = \"{duration}\"\n\
          args = [\"--cpus\", \"0\", \"--policy\", \"other\", \"--no-mlock\", \"--dma-latency\", \"off\"]\n"
@@ -67,7 +67,7 @@ fn a_tampered_manifest_never_makes_a_resumed_suite_write_outside_its_directory()
 }
 
 #[test]
-fn a_step_named_after_the_suites_own_files_is_refused_before_anything_runs() {
+fn a_step_named_after_the_suites_own_files_or_too_long_is_refused_before_anything_runs() {
     let dir = tempfile::tempdir().expect("tempdir");
     for name in ["suite", "report", "summary"] {
         let toml = one_step(dir.path(), name, "1s");
@@ -80,6 +80,16 @@ fn a_step_named_after_the_suites_own_files_is_refused_before_anything_runs() {
         );
         assert!(!out.exists(), "{name}: nothing is created");
     }
+    // Within the bound on names, but too long for `<name>.json`.
+    let toml = one_step(dir.path(), &"s".repeat(251), "1s");
+    let out = dir.path().join("out-long");
+    let r = suite(&toml, &out).output().expect("runs");
+    let line = error_line(&r, 2, "a step name of 251 characters");
+    assert!(
+        line.contains("251 characters long") && line.contains("at most 250"),
+        "{line}"
+    );
+    assert!(!out.exists(), "nothing is created");
 }
 
 #[test]
