@@ -376,3 +376,35 @@ fn results_go_only_where_they_can_be_read_whole() {
         assert!(line.contains("same output"), "{line}");
     }
 }
+
+/// Under a small stack limit the work runs on a thread of its own: signals
+/// sent to the process still end the run with its result saved.
+#[test]
+fn signals_end_a_run_under_a_small_stack_limit() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let _turn = measuring();
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        let json = dir.path().join(format!("sig{sig}.json"));
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg("ulimit -s 64 && exec \"$0\" timer --quiet --duration 60s --cpus 0 --policy other --no-mlock --dma-latency off --json \"$1\"")
+            .arg(bin())
+            .arg(&json)
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("sh runs");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !json.exists() {
+            assert!(Instant::now() < deadline, "no first save");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let (code, took) = signal_and_wait(&mut child, sig, Duration::from_secs(1));
+        assert_eq!(code, Some(0), "signal {sig}");
+        assert!(took < Duration::from_secs(2), "signal {sig}: {took:?}");
+        let r = load(&json);
+        assert_eq!(
+            (r["complete"].as_bool(), r["end_reason"].as_str()),
+            (Some(true), Some("signal"))
+        );
+    }
+}
