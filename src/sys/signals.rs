@@ -84,6 +84,19 @@ pub fn wait_termination() -> i32 {
     }
 }
 
+/// A signal that ends a run, pending for the process or the calling thread
+/// (which must block them), taken without waiting.
+fn take_pending() -> Option<i32> {
+    let set = term_set();
+    let now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `set` and `now` are initialised; the siginfo pointer may be null.
+    let sig = unsafe { libc::sigtimedwait(&set, std::ptr::null_mut(), &now) };
+    (sig > 0).then_some(sig)
+}
+
 /// Send `sig` to one thread of this process (used to wake the waiter thread
 /// at the end of a run without disturbing any other thread).
 /// `thread` is `JoinHandleExt::as_pthread_t` of a thread not yet joined.
@@ -179,6 +192,7 @@ impl StopFlag {
 /// Watches for SIGINT/SIGTERM/SIGHUP on a non-real-time thread.
 pub struct SignalWatch {
     caught: Arc<AtomicI32>,
+    stop: StopFlag,
     done: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -190,7 +204,7 @@ impl SignalWatch {
         block_termination()?;
         let caught = Arc::new(AtomicI32::new(0));
         let done = Arc::new(AtomicBool::new(false));
-        let (c, d) = (Arc::clone(&caught), Arc::clone(&done));
+        let (c, d, flag) = (Arc::clone(&caught), Arc::clone(&done), stop.clone());
         let thread = std::thread::Builder::new()
             .name("rtlat-signals".into())
             .spawn(move || loop {
@@ -199,17 +213,26 @@ impl SignalWatch {
                     return;
                 }
                 c.store(sig, Ordering::SeqCst);
-                stop.set();
+                flag.set();
             })?;
         Ok(SignalWatch {
             caught,
+            stop,
             done,
             thread: Some(thread),
         })
     }
 
-    /// The signal that ended the run, if one did.
+    /// The signal that ended the run, if one did: one the watcher took, or
+    /// one still pending because the watcher has not run since it came (a
+    /// loaded machine; a run that ends at once on a signal sent before it).
     pub fn caught(&self) -> Option<i32> {
+        if self.caught.load(Ordering::SeqCst) == 0 {
+            if let Some(sig) = take_pending() {
+                self.caught.store(sig, Ordering::SeqCst);
+                self.stop.set();
+            }
+        }
         match self.caught.load(Ordering::SeqCst) {
             0 => None,
             s => Some(s),
