@@ -54,12 +54,20 @@ impl Error {
             cause: None,
         }
     }
-    /// Keep `cause` for `Debug`; the message must already state it.
+    /// Keep `cause` for `Debug`; the message must already state it. A
+    /// cause that only the user's limits explain ([`limit_fix`]) adds its
+    /// fix to the message, unless it is named there already.
     pub fn because(mut self, cause: impl Into<Cause>) -> Self {
-        let (Error::Usage { cause: kept, .. }
-        | Error::Environment { cause: kept, .. }
-        | Error::Io { cause: kept, .. }) = &mut self;
-        *kept = Some(cause.into());
+        let cause = cause.into();
+        let fix = cause.downcast_ref::<std::io::Error>().and_then(limit_fix);
+        let (Error::Usage { cause: kept, msg }
+        | Error::Environment { cause: kept, msg }
+        | Error::Io { cause: kept, msg }) = &mut self;
+        if let Some(fix) = fix.filter(|f| !msg.contains(f)) {
+            msg.push_str("; ");
+            msg.push_str(fix);
+        }
+        *kept = Some(cause);
         self
     }
     /// The one-line message.
@@ -77,6 +85,19 @@ impl Error {
     }
     pub fn exit_code(&self) -> i32 {
         self.kind().exit_code()
+    }
+}
+
+/// The fix of an I/O error that the process's limits explain, not the
+/// path or the device: too few open files (EMFILE, ENFILE), a file size
+/// limit (EFBIG).
+pub fn limit_fix(e: &std::io::Error) -> Option<&'static str> {
+    match e.raw_os_error()? {
+        libc::EMFILE | libc::ENFILE => {
+            Some("too few open files are allowed: raise the limit ('ulimit -n 1024')")
+        }
+        libc::EFBIG => Some("the file size limit is too small: raise it ('ulimit -f unlimited')"),
+        _ => None,
     }
 }
 

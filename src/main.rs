@@ -16,7 +16,44 @@ use rtlat::render::ReportConfig;
 #[global_allocator]
 static ALLOCATOR: rlsf::GlobalTlsf = rlsf::GlobalTlsf::new();
 
+/// The stack the work needs at most (a debug build's parser needs some
+/// 512 KiB): Rust gives every other thread this much. Under a smaller
+/// `ulimit -s` the main thread's stack cannot grow to it, so the work runs
+/// on a thread of this size instead.
+const WORK_STACK: u64 = 2 << 20;
+
 fn main() {
+    if let Err(e) = rtlat::sys::signals::survive_file_size_limit() {
+        eprintln!("rtlat: cannot handle SIGXFSZ: {e}");
+        std::process::exit(exit::ENVIRONMENT);
+    }
+    let small = rtlat::sys::probe::rlimit_stack().is_some_and(|(soft, _)| soft < WORK_STACK);
+    if !small {
+        work();
+    }
+    let worker = std::thread::Builder::new()
+        .name("rtlat".into())
+        .stack_size(WORK_STACK as usize)
+        .spawn(|| {
+            work();
+        });
+    match worker {
+        Ok(w) => {
+            // Signals meant for the process go to the work's threads.
+            let _ = rtlat::sys::signals::block_all_here();
+            let _ = w.join();
+            // The work panicked (it ends the process itself otherwise).
+            std::process::exit(101);
+        }
+        Err(e) => {
+            eprintln!("rtlat: cannot start (the stack limit, ulimit -s, is small and no thread could be made: {e}); raise 'ulimit -s'");
+            std::process::exit(exit::ENVIRONMENT);
+        }
+    }
+}
+
+/// Parse, dispatch, and end the process with the command's exit code.
+fn work() -> ! {
     // Arguments as the kernel gave them: a file name need not be UTF-8 (clap
     // takes paths as `PathBuf` and refuses other bytes in text options).
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();

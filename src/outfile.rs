@@ -25,6 +25,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// How a destination is written.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -184,10 +185,20 @@ impl std::ops::Deref for Output {
     }
 }
 
-/// Print `text` on stdout. A closed stdout (`rtlat … | head -1`) is not an
-/// error and never a panic: the rest of the text is dropped, as cat and
-/// ripgrep do, and the run goes on (its result file is still written).
+/// Set once an output is standard output: text for people goes to stderr.
+static STDOUT_IS_OUTPUT: AtomicBool = AtomicBool::new(false);
+
+/// Print `text` on stdout, or on stderr once standard output carries an
+/// output (`--json -`), which must stay only that. A closed stdout (`rtlat
+/// … | head -1`) is not an error and never a panic: the rest of the text is
+/// dropped, as cat and ripgrep do, and the run goes on (its result file is
+/// still written).
 pub fn print(text: &str) {
+    if STDOUT_IS_OUTPUT.load(Ordering::Relaxed) {
+        let mut err = io::stderr().lock();
+        let _ = err.write_all(text.as_bytes()).and_then(|()| err.flush());
+        return;
+    }
     let mut out = io::stdout().lock();
     let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
 }
@@ -217,6 +228,9 @@ pub fn checked(path: &Path) -> crate::error::Result<Output> {
 pub fn checked_with_room(path: &Path, bytes: u64) -> crate::error::Result<Output> {
     (|| {
         let dest = Destination::of(path)?;
+        if dest == Destination::Stdout {
+            STDOUT_IS_OUTPUT.store(true, Ordering::Relaxed);
+        }
         let lock = match &dest {
             Destination::Replace(p) => Some(Lock::take(p)?),
             _ => None,
@@ -230,11 +244,16 @@ pub fn checked_with_room(path: &Path, bytes: u64) -> crate::error::Result<Output
 
 impl Destination {
     /// ENOSPC when a new file of `bytes` (written beside the old one, as an
-    /// atomic replacement is) does not fit in the directory's file system.
+    /// atomic replacement is) does not fit in the directory's file system;
+    /// EFBIG when the file size limit (`ulimit -f`) is below it.
     fn check_room(&self, bytes: u64) -> io::Result<()> {
         let Destination::Replace(path) = self else {
             return Ok(());
         };
+        let limit = rustix::process::getrlimit(rustix::process::Resource::Fsize).current;
+        if limit.is_some_and(|l| l < bytes) {
+            return Err(io::Error::from_raw_os_error(libc::EFBIG));
+        }
         let st = rustix::fs::statvfs(split(path).0)?;
         // Root may use the blocks reserved for it.
         let blocks = if rustix::process::geteuid().is_root() {
@@ -258,15 +277,70 @@ pub fn write_error(path: &Path, e: io::Error) -> crate::error::Error {
     if let Some(b) = e.get_ref().and_then(|r| r.downcast_ref::<Busy>()) {
         return crate::error::Error::io(format!("cannot write {}: {b}", path.display()));
     }
-    let fix = match e.kind() {
+    let fix = crate::error::limit_fix(&e).unwrap_or(match e.kind() {
         io::ErrorKind::NotFound => "create the directory first",
         io::ErrorKind::PermissionDenied => "choose a writable place",
         _ if e.raw_os_error() == Some(libc::EISDIR) => "name a file, not a directory",
         _ if e.raw_os_error() == Some(libc::ELOOP) => "remove the link planted beside it",
         _ if e.raw_os_error() == Some(libc::ENOSPC) => "free some space",
         _ => "check the path and free space",
-    };
+    });
     crate::error::Error::io(format!("cannot write {}: {e}; {fix}", path.display())).because(e)
+}
+
+/// A directory held by one rtlat at a time (a suite's `--out`), through
+/// the lock file `.NAME.lock` inside it, taken as an output's is.
+#[derive(Debug)]
+pub struct DirLock {
+    _lock: Lock,
+}
+
+/// Lock the suite directory `dir` through `.NAME.lock`, or fail at once
+/// (exit 4) naming the rtlat that holds it; `option` names the directory's
+/// option in the error.
+pub fn lock_dir(dir: &Path, name: &str, option: &str) -> crate::error::Result<DirLock> {
+    let say = |holder: Option<String>| {
+        let who = holder.map_or_else(
+            || "another rtlat".to_string(),
+            |p| format!("another rtlat (pid {p})"),
+        );
+        format!("{who} is running a suite into it; wait for it to end or choose another {option}")
+    };
+    match Lock::take_saying(&dir.join(name), say) {
+        Ok(lock) => Ok(DirLock { _lock: lock }),
+        Err(e) => {
+            let why = match e.get_ref().and_then(|r| r.downcast_ref::<Busy>()) {
+                Some(b) => b.0.clone(),
+                None => format!("{e}; choose a writable {option}"),
+            };
+            Err(crate::error::Error::io(format!("{option} {}: {why}", dir.display())).because(e))
+        }
+    }
+}
+
+/// Refuse (exit 2) two options of one command naming the same output
+/// (`options`: each option's name and its path): the same path as given,
+/// standard output twice, or one existing file under two names.
+pub fn refuse_same_output(options: &[(&str, &Path)]) -> crate::error::Result<()> {
+    let id = |p: &Path| match Destination::of(p) {
+        Ok(Destination::Stdout) => Some((0, 0)),
+        Ok(Destination::InPlace(_)) => None,
+        _ => std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino())),
+    };
+    for (i, (a, pa)) in options.iter().enumerate() {
+        for (b, pb) in &options[i + 1..] {
+            let same_id = id(pa).is_some() && id(pa) == id(pb);
+            if same_id || (pa == pb && !matches!(Destination::of(pa), Ok(Destination::InPlace(_))))
+            {
+                return Err(crate::error::Error::usage(format!(
+                    "{a} {} and {b} {} are the same output; give each its own file",
+                    pa.display(),
+                    pb.display()
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Refuse (exit 2) a command whose output is one of its inputs: writing it
@@ -424,6 +498,11 @@ struct Lock {
 impl Lock {
     /// Take the lock of the output `out`, or fail at once naming its holder.
     fn take(out: &Path) -> io::Result<Lock> {
+        Lock::take_saying(out, |holder| busy_message(out, holder))
+    }
+
+    /// [`Lock::take`], `busy` saying what the holder (its pid, if known) does.
+    fn take_saying(out: &Path, busy: impl Fn(Option<String>) -> String) -> io::Result<Lock> {
         let (dir, name) = split(out);
         let path = dir.join(format!(".{name}.lock"));
         loop {
@@ -444,7 +523,7 @@ impl Lock {
                 if e != rustix::io::Errno::WOULDBLOCK {
                     return Err(e.into());
                 }
-                return Err(io::Error::other(Busy(busy_message(out, &meta))));
+                return Err(io::Error::other(Busy(busy(holder(&meta)))));
             }
             // Locked; unless the holder before removed the file meanwhile
             // (then a new one may be locked by someone else): try again.
@@ -465,15 +544,15 @@ impl Drop for Lock {
     }
 }
 
-/// Who holds the lock file `meta` (from /proc/locks), in a sentence.
-fn busy_message(out: &Path, meta: &std::fs::Metadata) -> String {
+/// The pid holding the lock file `meta` (from /proc/locks), if known.
+fn holder(meta: &std::fs::Metadata) -> Option<String> {
     let id = format!(
         "{:02x}:{:02x}:{}",
         libc::major(meta.dev()),
         libc::minor(meta.dev()),
         meta.ino()
     );
-    let holder = std::fs::read_to_string("/proc/locks")
+    std::fs::read_to_string("/proc/locks")
         .ok()
         .and_then(|locks| {
             locks
@@ -481,7 +560,11 @@ fn busy_message(out: &Path, meta: &std::fs::Metadata) -> String {
                 .filter(|l| !l.contains("->"))
                 .find(|l| l.split_whitespace().nth(5) == Some(id.as_str()))
                 .and_then(|l| l.split_whitespace().nth(4).map(str::to_owned))
-        });
+        })
+}
+
+/// Who holds the lock of the output `out` (`holder`), in a sentence.
+fn busy_message(out: &Path, holder: Option<String>) -> String {
     let who = match holder {
         Some(pid) if pid == std::process::id().to_string() => {
             return format!(

@@ -62,7 +62,7 @@ pub fn label(s: &str) -> std::result::Result<String, String> {
 /// Output and threshold settings shared by every benchmark.
 #[derive(Debug, Args)]
 pub struct OutputArgs {
-    /// Write the result to FILE (rewritten atomically every few seconds during the run)
+    /// Write the result to FILE (rewritten atomically every few seconds during the run); - writes it to stdout, which then carries only the result
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
     /// A label for this run in reports and comparisons, at most 256 characters [default: hostname + kernel]
@@ -147,10 +147,15 @@ impl RtArgs {
 impl OutputArgs {
     /// Where the run's output goes.
     pub fn output_config(&self) -> OutputConfig {
+        // The result on stdout: no live lines (the rest of the text goes to stderr).
+        let json_on_stdout = self
+            .json
+            .as_deref()
+            .is_some_and(|p| p.as_os_str() == "-" || p == std::path::Path::new("/dev/stdout"));
         OutputConfig {
             json: self.json.clone(),
             label: self.label.clone(),
-            quiet: self.quiet,
+            quiet: self.quiet || json_on_stdout,
         }
     }
 }

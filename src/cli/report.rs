@@ -44,6 +44,9 @@ pub struct ReportArgs {
 impl TryFrom<&ReportArgs> for ReportConfig {
     type Error = Error;
     fn try_from(a: &ReportArgs) -> Result<Self, Error> {
+        if let (Some(svg), Some(html)) = (&a.svg, &a.html) {
+            crate::outfile::refuse_same_output(&[("--svg", svg), ("--html", html)])?;
+        }
         Ok(ReportConfig {
             results: a.results.clone(),
             svg: a.svg.clone(),

@@ -47,8 +47,8 @@ impl Saver {
             Ok(()) => self.last_error = None,
             Err(e) => {
                 let msg = format!(
-                    "cannot write {}: {e}; check the path and free space (the measurement goes on)",
-                    path.display()
+                    "{} (the measurement goes on)",
+                    outfile::write_error(path, e)
                 );
                 if self.last_error.as_deref() != Some(msg.as_str()) {
                     eprintln!("rtlat: {msg}");
@@ -70,6 +70,7 @@ impl Saver {
 
 fn write(dest: &outfile::Destination, result: &RunResult) -> std::io::Result<()> {
     dest.write_with(|w| {
-        serde_json::to_writer_pretty(&mut *w, result).map_err(std::io::Error::other)
+        // An I/O error comes back as itself (EFBIG, ENOSPC: the fix depends on it).
+        serde_json::to_writer_pretty(&mut *w, result).map_err(std::io::Error::from)
     })
 }

@@ -3,6 +3,14 @@
 //! connections of at most [`MAX_HEADER`] bytes of request each, every
 //! connection closed after one response or at its deadline. Nothing a client
 //! sends grows memory or threads beyond those bounds.
+//!
+//! Idle connections cannot starve a scrape (slowloris): a new connection
+//! is read at once, and when every slot is taken the oldest connection that
+//! has not sent its request yet is dropped to make room (a connection past
+//! that point is being answered and soon gone; when all are, the newcomer
+//! gets 503). The server shares with the reporter only the latest snapshot,
+//! taken under a lock held for an `Arc` clone: it never delays the reporter,
+//! and the measuring threads never see it.
 
 use rustix::event::{poll, PollFd, PollFlags, Timespec};
 use std::io::{ErrorKind, Read, Write};
@@ -12,7 +20,7 @@ use std::time::{Duration, Instant};
 
 /// A request header longer than this ends its connection.
 pub const MAX_HEADER: usize = 8 * 1024;
-/// Connections served at once; more are accepted and closed at once.
+/// Connections served at once; beyond, the oldest idle one makes room.
 pub const MAX_CONNS: usize = 16;
 /// Time a client has to send its request, then to read the response.
 pub const TIMEOUT: Duration = Duration::from_secs(5);
@@ -186,18 +194,42 @@ pub fn serve(listener: &TcpListener, app: &dyn MetricsSource, stop: &AtomicBool)
         if ready[0].contains(PollFlags::IN) {
             for _ in 0..ACCEPTS_PER_TURN {
                 match listener.accept() {
-                    Ok((stream, _)) => {
-                        if conns.len() < MAX_CONNS {
-                            conns.extend(Conn::new(stream));
-                        }
-                        // Beyond the cap: dropped, i.e. closed at once.
-                    }
+                    Ok((stream, _)) => admit(&mut conns, stream, app),
                     Err(_) => break,
                 }
             }
         }
     }
 }
+
+/// Take in a new connection: read it at once (a scrape's request is often
+/// there already, and then it is answered before anything can drop it);
+/// if it stays, make room by dropping the oldest idle connection, or answer
+/// 503 when every slot is busy answering.
+fn admit(conns: &mut Vec<Conn>, stream: TcpStream, app: &dyn MetricsSource) {
+    let Some(mut c) = Conn::new(stream) else {
+        return;
+    };
+    if let Step::Close = c.read(app) {
+        return;
+    }
+    if conns.len() >= MAX_CONNS {
+        // In accept order: the first one still reading its request is the oldest idle.
+        match conns.iter().position(|o| !o.responding()) {
+            Some(oldest) => drop(conns.remove(oldest)),
+            None => {
+                if !c.responding() {
+                    let _ = (&c.stream).write(BUSY);
+                }
+                return;
+            }
+        }
+    }
+    conns.push(c);
+}
+
+/// The answer when every slot is busy answering others.
+const BUSY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\nRetry-After: 1\r\n\r\n";
 
 #[cfg(test)]
 mod tests {
@@ -229,6 +261,30 @@ mod tests {
             let r = String::from_utf8(respond(bad, &Fixed)).unwrap();
             assert!(r.starts_with("HTTP/1.1 404 Not Found\r\n"), "{r}");
         }
+    }
+
+    #[test]
+    fn idle_connections_make_room_for_a_scrape() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let idle: Vec<TcpStream> = (0..MAX_CONNS * 4)
+            .map(|_| TcpStream::connect(addr).unwrap())
+            .collect();
+        let mut conns = Vec::new();
+        for _ in 0..idle.len() {
+            let (s, _) = listener.accept().unwrap();
+            admit(&mut conns, s, &Fixed);
+        }
+        assert_eq!(conns.len(), MAX_CONNS);
+        let mut scrape = TcpStream::connect(addr).unwrap();
+        scrape.write_all(b"GET /metrics HTTP/1.0\r\n\r\n").unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        let (s, _) = listener.accept().unwrap();
+        admit(&mut conns, s, &Fixed);
+        let mut answer = String::new();
+        scrape.read_to_string(&mut answer).unwrap();
+        assert!(answer.starts_with("HTTP/1.1 200 OK"), "{answer}");
+        assert!(conns.len() <= MAX_CONNS);
     }
 
     #[test]

@@ -85,6 +85,7 @@ fn steps_table(m: &Manifest) -> String {
         let state = match (&s.state, &s.message) {
             (StepStatus::Failed, Some(why)) => format!("failed: {why}"),
             (StepStatus::Skipped, Some(why)) => format!("skipped: {why}"),
+            (StepStatus::Interrupted, _) => "interrupted".into(),
             (st, _) => serde_json::to_value(st)
                 .ok()
                 .and_then(|v| v.as_str().map(String::from))

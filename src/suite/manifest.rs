@@ -9,6 +9,8 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 pub const FILE: &str = "suite.json";
+/// Held while a suite runs in the directory: `.suite.lock`.
+pub const LOCK: &str = "suite";
 pub const SCHEMA: &str = "rtlat-suite";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -18,6 +20,8 @@ pub enum StepStatus {
     Running,
     Done,
     Failed,
+    /// Stopped by a signal (the suite's or the step's own) before its end.
+    Interrupted,
     /// An optional step the machine cannot run (it exited 3): see `message`.
     Skipped,
 }
@@ -27,7 +31,9 @@ pub enum StepStatus {
 pub struct StepState {
     #[serde(flatten)]
     pub step: Step,
-    /// The result file, relative to the suite directory.
+    /// The result file, relative to the suite directory: always the step's
+    /// own name with `.json` ([`Step::file`]); what a manifest read back says
+    /// is never followed.
     pub file: String,
     /// The command line of the step (the result file as the runner named it).
     pub command: Vec<String>,
@@ -79,7 +85,7 @@ impl Manifest {
     pub fn read(dir: &Path) -> Result<Manifest> {
         let path = dir.join(FILE);
         let text = crate::input::read_json_object(&path, "an rtlat suite manifest")?;
-        let m: Manifest = serde_json::from_str(&text).map_err(|e| {
+        let mut m: Manifest = serde_json::from_str(&text).map_err(|e| {
             Error::usage(format!(
                 "{} is not an rtlat suite manifest: {}",
                 path.display(),
@@ -96,6 +102,9 @@ impl Manifest {
         }
         m.check_names()
             .map_err(|e| Error::usage(format!("{}: {e}", path.display())))?;
+        for s in &mut m.steps {
+            s.file = s.step.file();
+        }
         Ok(m)
     }
 
@@ -106,7 +115,7 @@ impl Manifest {
         check_name("board", &self.board)?;
         check_name("suite name", &self.suite)?;
         for s in &self.steps {
-            check_name("step name", &s.step.name)?;
+            super::plan::check_step_name(&s.step.name)?;
         }
         Ok(())
     }
@@ -179,6 +188,21 @@ impl Manifest {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_manifest_read_back_names_each_file_after_its_step() {
+        let dir = tempfile::tempdir().unwrap();
+        let plan = super::super::plan::builtin("quick").unwrap();
+        let mut m = Manifest::open(dir.path(), &plan, "b", None).unwrap();
+        m.steps[0].file = "../../elsewhere.json".into();
+        m.save(dir.path()).unwrap();
+        let again = Manifest::read(dir.path()).unwrap();
+        assert_eq!(again.steps[0].file, plan.steps[0].file());
+        m.steps[0].step.name = "../x".into();
+        m.save(dir.path()).unwrap();
+        let e = Manifest::read(dir.path()).unwrap_err();
+        assert!(e.message().contains("not usable as a file name"), "{e}");
+    }
 
     #[test]
     fn a_done_step_without_a_complete_result_is_pending_again() {

@@ -95,6 +95,8 @@ pub(crate) fn trouble(board: &str, m: &Manifest, ended: &Ended, dir: &Path) -> O
 /// `rtlat suite`.
 pub fn run(cfg: &SuiteConfig) -> Result<Outcome> {
     make_dir(&cfg.out)?;
+    // One suite at a time in a directory: two would interleave their steps.
+    let _lock = crate::outfile::lock_dir(&cfg.out, manifest::LOCK, "--out")?;
     let stop = StopFlag::default();
     let _signals = SignalWatch::start(stop.clone())
         .map_err(|e| Error::env(format!("cannot watch for signals: {e}")).because(e))?;

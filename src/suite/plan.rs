@@ -221,26 +221,55 @@ const BENCHES: &[&str] = &[
     "irq host",
 ];
 
+/// Step names a suite directory keeps for its own files: `suite.json` is
+/// the manifest; `report` and `summary` name its report files.
+pub const RESERVED: [&str; 3] = ["suite", "report", "summary"];
+
+/// The longest step name: its file, `<name>.json`, is at most 255 bytes.
+pub const MAX_STEP_NAME: usize = 250;
+
+/// A step name usable as its result file's name (`<name>.json`) in the
+/// suite directory, whoever gave it (a suite file or a manifest read back):
+/// bounded, of letters, digits, `-`, `_` and `.`, not hidden, not reserved.
+pub fn check_step_name(name: &str) -> std::result::Result<(), String> {
+    // The name becomes a file name (`<name>.json`, 255 bytes at most on
+    // Linux) and a column heading in every table.
+    crate::input::check_name("step name", name)?;
+    let ok_name = !name.is_empty()
+        && !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
+    if !ok_name {
+        return Err(format!(
+            "step name '{name}' is not usable as a file name; use letters, digits, '-', '_' and '.'"
+        ));
+    }
+    // 255 bytes of a file name on Linux, less `.json`.
+    if name.len() > MAX_STEP_NAME {
+        return Err(format!(
+            "step name '{}…' is {} characters long; it names its result file ({}.json) and holds at most {MAX_STEP_NAME}",
+            &name[..20],
+            name.len(),
+            &name[..20],
+        ));
+    }
+    if RESERVED.contains(&name) {
+        return Err(format!(
+            "step name '{name}' is reserved for the suite's own files ({}); choose another",
+            RESERVED.join(", ")
+        ));
+    }
+    Ok(())
+}
+
 fn validate(plan: &Plan) -> std::result::Result<(), String> {
     if plan.steps.is_empty() {
         return Err("no steps; add [[step]] tables with name, bench and duration".into());
     }
     crate::input::check_name("suite name", &plan.name)?;
     for (i, s) in plan.steps.iter().enumerate() {
-        // The name becomes a file name (`<name>.json`, 255 bytes at most on
-        // Linux) and a column heading in every table.
-        crate::input::check_name("step name", &s.name)?;
-        let ok_name = !s.name.is_empty()
-            && !s.name.starts_with('.')
-            && s.name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
-        if !ok_name {
-            return Err(format!(
-                "step name '{}' is not usable as a file name; use letters, digits, '-', '_' and '.'",
-                s.name
-            ));
-        }
+        check_step_name(&s.name)?;
         if plan.steps[..i].iter().any(|o| o.name == s.name) {
             return Err(format!(
                 "two steps are named '{}'; names must differ",

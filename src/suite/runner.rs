@@ -6,7 +6,7 @@ use super::manifest::{finished, now_utc, Manifest, StepStatus};
 use super::plan::Step;
 use crate::error::Result;
 use crate::render::describe::us_signed;
-use crate::result::RunResult;
+use crate::result::{EndReason, RunResult};
 use crate::sys::signals::StopFlag;
 use crate::units::human_duration;
 use std::io::IsTerminal;
@@ -78,6 +78,11 @@ impl ProgressLines {
 fn worst(path: &Path) -> Option<String> {
     let r = RunResult::load(path).ok()?;
     (r.total.samples > 0).then(|| format!("worst {} us", us_signed(r.total.max_ns)))
+}
+
+/// Whether the result at `path` says its run was ended by a signal.
+fn ended_by_signal(path: &Path) -> bool {
+    RunResult::load(path).is_ok_and(|r| r.end_reason == EndReason::Signal)
 }
 
 /// Run the steps of `m` that are not done, in order, into `dir`.
@@ -154,6 +159,16 @@ pub fn run_steps(
             }
             let w = worst(&file).map(|w| format!(", {w}")).unwrap_or_default();
             progress.line(i + 1, n, &step.name, &format!("done in {took}{w}"));
+        } else if stop.is_set() || ended_by_signal(&file) {
+            // Stopped, with what it measured so far saved: not a failure.
+            s.state = StepStatus::Interrupted;
+            s.message = Some("interrupted by a signal; its partial result is kept".into());
+            progress.line(
+                i + 1,
+                n,
+                &step.name,
+                &format!("interrupted after {took}; run the same command again to resume"),
+            );
         } else {
             let why = run.message.clone().unwrap_or_else(|| match run.code {
                 Some(c) => format!("exit code {c}"),

@@ -77,6 +77,12 @@ pub fn rlimit_memlock() -> Option<(u64, u64)> {
     getrlimit(Resource::Memlock)
 }
 
+/// Soft and hard `RLIMIT_STACK` in bytes (the main thread's stack, `ulimit
+/// -s`); `RLIM_INFINITY` is `u64::MAX`.
+pub fn rlimit_stack() -> Option<(u64, u64)> {
+    getrlimit(Resource::Stack)
+}
+
 /// Does the calling thread hold capability `cap` in its effective set?
 /// `None` when `/proc/self/status` cannot be read.
 pub fn has_capability(cap: u32) -> Option<bool> {

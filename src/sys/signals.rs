@@ -84,6 +84,19 @@ pub fn wait_termination() -> i32 {
     }
 }
 
+/// A signal that ends a run, pending for the process or the calling thread
+/// (which must block them), taken without waiting.
+fn take_pending() -> Option<i32> {
+    let set = term_set();
+    let now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `set` and `now` are initialised; the siginfo pointer may be null.
+    let sig = unsafe { libc::sigtimedwait(&set, std::ptr::null_mut(), &now) };
+    (sig > 0).then_some(sig)
+}
+
 /// Send `sig` to one thread of this process (used to wake the waiter thread
 /// at the end of a run without disturbing any other thread).
 /// `thread` is `JoinHandleExt::as_pthread_t` of a thread not yet joined.
@@ -99,6 +112,44 @@ pub fn raise_to_thread(thread: std::os::unix::thread::RawPthread, sig: i32) {
 pub fn raise_to_process(sig: i32) {
     // SAFETY: kill(2) on our own pid with a valid signal number; no pointers.
     unsafe { libc::kill(libc::getpid(), sig) };
+}
+
+extern "C" fn ignore(_: libc::c_int) {}
+
+/// Let a file size limit (`ulimit -f`) fail a write with EFBIG, reported
+/// like any failed write with the temporary file removed, instead of
+/// SIGXFSZ killing the process. A handler that does nothing, not SIG_IGN:
+/// exec resets it, so children keep the default.
+pub fn survive_file_size_limit() -> io::Result<()> {
+    // SAFETY: sigaction is plain data, zeroed then filled; `ignore` is an
+    // async-signal-safe function that touches nothing.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = ignore as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        sa.sa_flags = libc::SA_RESTART;
+        libc::sigemptyset(&mut sa.sa_mask);
+        if libc::sigaction(libc::SIGXFSZ, &sa, std::ptr::null_mut()) != 0 {
+            return Err(super::last_error());
+        }
+    }
+    Ok(())
+}
+
+/// Block every signal that can be blocked in the calling thread: the main
+/// thread once the work runs on another, so that signals meant for the
+/// process reach the threads that handle them.
+pub fn block_all_here() -> io::Result<()> {
+    // SAFETY: sigset_t is plain data; sigfillset initialises it before use.
+    let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is a valid sigset_t; the old-mask pointer may be null.
+    let rc = unsafe {
+        libc::sigfillset(&mut set);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut())
+    };
+    if rc != 0 {
+        return Err(io::Error::from_raw_os_error(rc));
+    }
+    Ok(())
 }
 
 /// Ask the kernel to send SIGKILL to this process when its parent dies.
@@ -141,6 +192,7 @@ impl StopFlag {
 /// Watches for SIGINT/SIGTERM/SIGHUP on a non-real-time thread.
 pub struct SignalWatch {
     caught: Arc<AtomicI32>,
+    stop: StopFlag,
     done: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -152,7 +204,7 @@ impl SignalWatch {
         block_termination()?;
         let caught = Arc::new(AtomicI32::new(0));
         let done = Arc::new(AtomicBool::new(false));
-        let (c, d) = (Arc::clone(&caught), Arc::clone(&done));
+        let (c, d, flag) = (Arc::clone(&caught), Arc::clone(&done), stop.clone());
         let thread = std::thread::Builder::new()
             .name("rtlat-signals".into())
             .spawn(move || loop {
@@ -161,17 +213,26 @@ impl SignalWatch {
                     return;
                 }
                 c.store(sig, Ordering::SeqCst);
-                stop.set();
+                flag.set();
             })?;
         Ok(SignalWatch {
             caught,
+            stop,
             done,
             thread: Some(thread),
         })
     }
 
-    /// The signal that ended the run, if one did.
+    /// The signal that ended the run, if one did: one the watcher took, or
+    /// one still pending because the watcher has not run since it came (a
+    /// loaded machine; a run that ends at once on a signal sent before it).
     pub fn caught(&self) -> Option<i32> {
+        if self.caught.load(Ordering::SeqCst) == 0 {
+            if let Some(sig) = take_pending() {
+                self.caught.store(sig, Ordering::SeqCst);
+                self.stop.set();
+            }
+        }
         match self.caught.load(Ordering::SeqCst) {
             0 => None,
             s => Some(s),

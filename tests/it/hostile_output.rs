@@ -1,7 +1,7 @@
 //! Hostile neighbours of an output file and of a run: links planted beside
 //! the output, an output that is also an input, two writers of one file,
-//! outputs that are never read, and the hangup of the session that started
-//! the run.
+//! outputs that are never read, the hangup of the session that started
+//! the run, and the limits (`ulimit`) of a hostile shell.
 
 use crate::util::*;
 use std::path::Path;
@@ -231,4 +231,180 @@ fn an_unread_fifo_as_the_result_file_is_refused_at_once() {
     assert!(std::os::unix::fs::FileTypeExt::is_fifo(
         &std::fs::symlink_metadata(&fifo).unwrap().file_type()
     ));
+}
+
+/// `rtlat ARGS` run by sh after `ulimit LIMIT`, in `dir`.
+fn under_ulimit(dir: &Path, limit: &str, args: &str) -> std::process::Output {
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit {limit} && exec \"$0\" {args}"))
+        .arg(bin())
+        .current_dir(dir)
+        .output()
+        .expect("sh runs")
+}
+
+/// The names in `dir` but `keep`.
+fn left_in(dir: &Path, keep: &[&str]) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .expect("read dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .filter(|n| !keep.contains(&n.as_str()))
+        .collect()
+}
+
+const SYNTHETIC: &str = "timer --synthetic 1 --cpus 0 --quiet";
+
+/// `rtlat ARGS` under a file size limit of `bytes` (prlimit), in `dir`.
+fn under_fsize(dir: &Path, bytes: u64, args: &str) -> std::process::Output {
+    Command::new("prlimit")
+        .arg(format!("--fsize={bytes}"))
+        .arg(bin())
+        .args(args.split_whitespace())
+        .current_dir(dir)
+        .output()
+        .expect("prlimit runs")
+}
+
+#[test]
+fn a_file_size_limit_gives_a_clear_error_and_leaves_no_temporary_file() {
+    if !need(Need::Program("prlimit", "util-linux")) {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let args = format!("{SYNTHETIC} --loops 100000 --json r.json");
+    // Below the first save: refused before measuring.
+    let out = under_fsize(dir.path(), 1024, &args);
+    let line = error_line(&out, 4, "a 1 KiB limit");
+    assert!(
+        line.starts_with("rtlat: cannot write r.json: File too large"),
+        "{line}"
+    );
+    assert!(line.contains("ulimit -f"), "{line}");
+    assert!(out.stdout.is_empty(), "it measured");
+    assert_eq!(left_in(dir.path(), &[]), Vec::<String>::new(), "files left");
+    // Above the first save, below the final one: SIGXFSZ does not kill the
+    // run; the last write fails, the last good save stays.
+    let out = under_fsize(dir.path(), 30_000, &args);
+    let line = error_line(&out, 4, "a 30 kB limit");
+    assert!(
+        line.contains("File too large") && line.contains("ulimit -f"),
+        "{line}"
+    );
+    assert!(!out.stdout.is_empty(), "no summary");
+    assert_eq!(left_in(dir.path(), &["r.json"]), Vec::<String>::new());
+    assert_eq!(load(&dir.path().join("r.json"))["complete"], false);
+}
+
+#[test]
+fn a_small_stack_limit_runs_and_too_few_files_name_the_fix() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = under_ulimit(
+        dir.path(),
+        "-s 64",
+        &format!("{SYNTHETIC} --loops 1000 --json s.json"),
+    );
+    assert_exit(&out, 0, "ulimit -s 64");
+    assert_result_consistent(&load(&dir.path().join("s.json")));
+    let out = under_ulimit(
+        dir.path(),
+        "-n 4",
+        &format!("{SYNTHETIC} --loops 1000 --json n.json"),
+    );
+    let line = error_line(&out, 4, "ulimit -n 4");
+    assert!(line.contains("raise the limit ('ulimit -n"), "{line}");
+    // Wherever the descriptors run out, the line names the limit.
+    let out = under_ulimit(
+        dir.path(),
+        "-n 4",
+        "net ping 127.0.0.1:9 --count 3 --policy other --no-mlock --dma-latency off",
+    );
+    let line = error_line(&out, 3, "net ping under ulimit -n 4");
+    assert!(line.contains("raise the limit ('ulimit -n"), "{line}");
+    assert_eq!(left_in(dir.path(), &["s.json"]), Vec::<String>::new());
+}
+
+#[test]
+fn results_go_only_where_they_can_be_read_whole() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // A device that fails every write: refused before the run.
+    let full = rtlat()
+        .args(["timer", "--synthetic", "1", "--cpus", "0", "--loops", "100"])
+        .args(["--json", "/dev/full"])
+        .output()
+        .expect("runs");
+    let line = error_line(&full, 2, "--json /dev/full");
+    assert!(
+        line.contains("/dev/full is a device") && line.contains("regular file"),
+        "{line}"
+    );
+    // The result on stdout: stdout is that JSON only, the summary on stderr.
+    let piped = rtlat()
+        .args(["timer", "--synthetic", "1", "--cpus", "0", "--loops", "100"])
+        .args(["--json", "-"])
+        .output()
+        .expect("runs");
+    assert_exit(&piped, 0, "--json -");
+    let r: serde_json::Value =
+        serde_json::from_slice(&piped.stdout).expect("stdout is the result alone");
+    assert_result_consistent(&r);
+    assert!(String::from_utf8_lossy(&piped.stderr).contains("cpu0"));
+    // One output named twice, as given or through another name.
+    let json = dir.path().join("r.json");
+    assert_exit(&synthetic_timer(&json).output().expect("runs"), 0, "r.json");
+    let x = dir.path().join("x.svg");
+    let cases: [(&Path, &Path); 3] = [
+        (&x, &x),
+        (Path::new("-"), Path::new("/dev/stdout")),
+        (&x, &dir.path().join(".").join("x.svg")),
+    ];
+    for (i, (svg, html)) in cases.into_iter().enumerate() {
+        if i == 2 {
+            std::fs::write(&x, "old").expect("x.svg");
+        }
+        let out = rtlat()
+            .arg("report")
+            .arg(&json)
+            .arg("--svg")
+            .arg(svg)
+            .arg("--html")
+            .arg(html)
+            .output()
+            .expect("runs");
+        let line = error_line(&out, 2, &format!("{svg:?} {html:?}"));
+        assert!(line.contains("--svg") && line.contains("--html"), "{line}");
+        assert!(line.contains("same output"), "{line}");
+    }
+}
+
+/// Under a small stack limit the work runs on a thread of its own: signals
+/// sent to the process still end the run with its result saved.
+#[test]
+fn signals_end_a_run_under_a_small_stack_limit() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let _turn = measuring();
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        let json = dir.path().join(format!("sig{sig}.json"));
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg("ulimit -s 64 && exec \"$0\" timer --quiet --duration 60s --cpus 0 --policy other --no-mlock --dma-latency off --json \"$1\"")
+            .arg(bin())
+            .arg(&json)
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("sh runs");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !json.exists() {
+            assert!(Instant::now() < deadline, "no first save");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let (code, took) = signal_and_wait(&mut child, sig, Duration::from_secs(1));
+        assert_eq!(code, Some(0), "signal {sig}");
+        assert!(took < Duration::from_secs(2), "signal {sig}: {took:?}");
+        let r = load(&json);
+        assert_eq!(
+            (r["complete"].as_bool(), r["end_reason"].as_str()),
+            (Some(true), Some("signal"))
+        );
+    }
 }

@@ -8,6 +8,8 @@ mod deb;
 mod errors;
 mod hostile_input;
 mod hostile_output;
+mod hostile_peers;
+mod hostile_suite;
 mod import;
 mod import_plain;
 mod irq;

@@ -96,8 +96,22 @@ pub struct PingCounts {
     pub reordered: u64,
     /// Replies to requests no longer tracked (older than the window): in `lost`, not measured.
     pub stale: u64,
-    /// Datagrams that are not a reply of this run (wrong size, magic, session, unknown sequence).
+    /// Datagrams that are not a reply of this run (wrong size, magic, kind, session).
     pub bad_replies: u64,
+    /// Replies naming a request never sent (a sequence number beyond those
+    /// sent, or one whose send failed): ignored.
+    #[serde(default)]
+    pub unsent_replies: u64,
+    /// Replies whose echoed send time differs from the client's own record
+    /// of that request: the server rewrote it or the sequence number. Not
+    /// measured; the request counts as lost unless a true reply comes.
+    #[serde(default)]
+    pub altered_replies: u64,
+    /// Replies whose server times (RX latency + turnaround) are longer than
+    /// the round trip measured: the round trip is recorded, not the
+    /// server's samples.
+    #[serde(default)]
+    pub server_span_too_long: u64,
     /// ICMP port unreachable reports (ECONNREFUSED): nothing listened at the server's port.
     pub refused: u64,
     pub recv_errors: u64,
@@ -139,6 +153,9 @@ impl PingCounts {
             reordered,
             stale,
             bad_replies,
+            unsent_replies,
+            altered_replies,
+            server_span_too_long,
             refused,
             recv_errors,
             send_overruns,
@@ -282,7 +299,7 @@ mod tests {
         assert_eq!(m["bulk"]["kind"], Value::from("bulk-udp"));
         assert_eq!(m["bulk"]["requested_bytes_per_s"], Value::Null);
         assert_eq!(m["path"], Value::from("one-thread"));
-        assert_eq!(keys_read_back(&d).len(), 26);
+        assert_eq!(keys_read_back(&d).len(), 29);
         // Without bulk, and without the reply time: still a ping record.
         let mut m = d.to_map();
         m.remove("bulk");

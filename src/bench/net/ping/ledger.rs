@@ -1,7 +1,11 @@
 //! The books the two threads keep to match what comes back to what was
-//! sent: replies by sequence number (receiver), and send times by the
-//! kernel's TX timestamp key (sender). Both are fixed rings: no allocation
-//! once measuring.
+//! sent: the client's own send time of each request by sequence number
+//! (written by the sender, read by the receiver: a round trip never depends
+//! on what the server echoes), replies by sequence number (receiver), and
+//! send times by the kernel's TX timestamp key (sender). All are fixed
+//! rings: no allocation once measuring.
+
+use crate::stats::seqlock::SeqCell;
 
 /// What a reply turned out to be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,6 +64,61 @@ impl Replies {
     /// Of `attempts` requests, those after the highest one answered.
     pub fn trailing_unanswered(&self, attempts: u64) -> u64 {
         attempts.saturating_sub(self.highest.map_or(0, |h| h + 1))
+    }
+}
+
+/// The send time of each of the last requests by sequence number, in a
+/// fixed ring of seqlock cells (no 64-bit atomics): one writer, the sender,
+/// and one reader, the receiver, in the same thread or in another.
+pub struct SendTimes {
+    /// Each slot: `seq + 1` of the request that last used it (0: none),
+    /// and its send time (CLOCK_REALTIME).
+    slots: Vec<SeqCell<2>>,
+    mask: u64,
+}
+
+/// What the client's record says of a reply's sequence number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sent {
+    /// Sent at this time (CLOCK_REALTIME ns).
+    At(u64),
+    /// Sent, but its slot holds a newer request: older than the window.
+    Stale,
+    /// Never sent (or its send failed).
+    Never,
+}
+
+impl SendTimes {
+    /// Remember the last `window` requests (rounded up to a power of two).
+    pub fn new(window: usize) -> Self {
+        let n = window.next_power_of_two().max(2);
+        SendTimes {
+            slots: (0..n).map(|_| SeqCell::default()).collect(),
+            mask: n as u64 - 1,
+        }
+    }
+
+    /// Request `seq` is sent at `send_ns`: recorded before the send, so that
+    /// its reply never finds the slot empty.
+    #[inline(always)]
+    pub fn sending(&self, seq: u64, send_ns: u64) {
+        self.slots[(seq & self.mask) as usize].write(&[seq + 1, send_ns]);
+    }
+
+    /// The send of request `seq` failed: no reply can be one to it.
+    pub fn failed(&self, seq: u64) {
+        self.slots[(seq & self.mask) as usize].write(&[0, 0]);
+    }
+
+    /// What the record says of request `seq`.
+    #[inline]
+    pub fn of(&self, seq: u64) -> Sent {
+        let ([tag, at], _) = self.slots[(seq & self.mask) as usize].read();
+        match seq.checked_add(1) {
+            Some(t) if tag == t => Sent::At(at),
+            Some(t) if tag > t => Sent::Stale,
+            _ => Sent::Never,
+        }
     }
 }
 
@@ -142,6 +201,23 @@ mod tests {
         assert_eq!(t.reply(6), Match::Duplicate);
         assert_eq!(t.trailing_unanswered(10), 3);
         assert_eq!(t.answered(), 3);
+    }
+
+    #[test]
+    fn send_times_say_when_each_request_left_and_which_never_did() {
+        let t = SendTimes::new(4);
+        assert_eq!(t.of(0), Sent::Never);
+        t.sending(0, 100);
+        t.sending(1, 200);
+        assert_eq!((t.of(0), t.of(1)), (Sent::At(100), Sent::At(200)));
+        assert_eq!(t.of(2), Sent::Never, "not sent yet");
+        assert_eq!(t.of(u64::MAX), Sent::Never);
+        t.sending(2, 300);
+        t.failed(2);
+        assert_eq!(t.of(2), Sent::Never, "its send failed");
+        // seq 4 reuses the slot of 0.
+        t.sending(4, 500);
+        assert_eq!((t.of(0), t.of(4)), (Sent::Stale, Sent::At(500)));
     }
 
     #[test]

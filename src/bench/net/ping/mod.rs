@@ -16,13 +16,19 @@
 //! On both, through a seqlock cell the sender publishes how many requests
 //! it attempted (before each send) and when it is done; the receiver reads
 //! it to reject replies to requests never sent and to know when to stop.
+//! The sender also records each request's send time by sequence number
+//! (before the send); a round trip is measured from that record, never from
+//! the send time the reply carries, which a broken or hostile server can
+//! rewrite (such replies, and server times longer than the round trip, are
+//! counted by reason and not measured).
 //! [`ledger`] matches replies and TX timestamps to their requests;
 //! [`report`] writes the result's details and the verdicts.
 //!
 //! Every time is CLOCK_REALTIME, the clock of the kernel's software
 //! timestamps: `tx = kernel TX stamp − user time before send()`,
 //! `rx = user time after recvmsg() − kernel RX stamp`,
-//! `rtt = user time after recvmsg() of the reply − user time before send()`.
+//! `rtt = user time after recvmsg() of the reply − user time before send()`
+//! (the sender's own record of it).
 //! The pacing uses CLOCK_MONOTONIC (absolute, on a fixed grid).
 
 mod config;
@@ -244,8 +250,10 @@ fn endpoints(
     let (tx, rx) = (take(1), take(2));
     let server = take(3).zip(take(4)).map(|(a, b)| [a, b]);
     let progress = Arc::new(Progress::default());
-    let sender = Sender::new(sock, tx, cfg, tx_win, Arc::clone(&progress));
-    let receiver = Receiver::new(rsock, (rtt, rx, server), cfg, win, progress);
+    let times = Arc::new(ledger::SendTimes::new(win));
+    let keys = (tx_win, Arc::clone(&times));
+    let sender = Sender::new(sock, tx, cfg, keys, Arc::clone(&progress));
+    let receiver = Receiver::new(rsock, (rtt, rx, server), cfg, (win, times), progress);
     Ok((sender, receiver, channels))
 }
 

@@ -1,14 +1,17 @@
 //! The receiving side: blocks in `recvmsg`, takes CLOCK_REALTIME right
 //! after it returns, matches the reply to its request and records
-//! `rtt = user receive − user time before send()` (the send time comes back
-//! in the reply), `rx = user receive − kernel RX stamp`, and the server's RX
-//! latency and turnaround carried in the reply. The two-thread path runs it
+//! `rtt = user receive − user time before send()` (the sender's own record
+//! of that request's send time, [`SendTimes`]), `rx = user receive − kernel
+//! RX stamp`, and the server's RX latency and turnaround carried in the
+//! reply once checked to fit inside the round trip. A reply naming a request
+//! never sent, or echoing another send time than the one recorded, is
+//! counted by reason and not measured. The two-thread path runs it
 //! as its own thread ([`Receiver::run`]); the one-thread path calls
 //! [`Receiver::receive_one`] between sends.
 
 use super::super::wire::{self, Header};
 use super::super::{back_off, realtime_of, MONOTONIC, REALTIME};
-use super::ledger::{Match, Replies};
+use super::ledger::{Match, Replies, SendTimes, Sent};
 use super::{PingConfig, Plan, Progress, STOP_DRAIN_NS};
 use crate::engine::StopFlag;
 use crate::result::details::net::PingCounts;
@@ -29,6 +32,8 @@ pub(super) struct Receiver {
     /// The peer is an echo service: the reply is the request unchanged.
     echo: bool,
     replies: Replies,
+    /// The sender's record of when each request left.
+    times: Arc<SendTimes>,
     reply: Vec<u8>,
     progress: Arc<Progress>,
     session: u32,
@@ -46,7 +51,7 @@ impl Receiver {
         sock: TsSocket,
         (rtt, rx, server): (Recorder, Option<Recorder>, Option<[Recorder; 2]>),
         cfg: &PingConfig,
-        window: usize,
+        (window, times): (usize, Arc<SendTimes>),
         progress: Arc<Progress>,
     ) -> Self {
         Receiver {
@@ -56,6 +61,7 @@ impl Receiver {
             server,
             echo: cfg.echo,
             replies: Replies::new(window),
+            times,
             reply: vec![0u8; cfg.size],
             progress,
             session: cfg.session,
@@ -181,11 +187,7 @@ impl Receiver {
                 return None;
             }
         };
-        let ([attempts, _, _], _) = self.progress.read();
-        if h.seq >= attempts {
-            self.c.bad_replies += 1;
-            return None;
-        }
+        let sent_at = self.sent_at(&h)?;
         match self.replies.reply(h.seq) {
             Match::Fresh { reordered } => self.c.reordered += u64::from(reordered),
             Match::Duplicate => {
@@ -199,14 +201,17 @@ impl Receiver {
         }
         let at = t_recv.saturating_sub(self.start_real);
         self.c.last_reply_at_ns = Some(at);
-        // The send time echoed in the reply (session and sequence checked above).
-        match t_recv.checked_sub(h.client_send_ns) {
+        let rtt = match t_recv.checked_sub(sent_at) {
             Some(rtt) => {
                 self.rtt.record(rtt, at, 0);
                 self.c.late += u64::from(rtt > self.timeout_ns);
+                Some(rtt)
             }
-            None => self.c.clock_anomalies += 1,
-        }
+            None => {
+                self.c.clock_anomalies += 1;
+                None
+            }
+        };
         if let Some(rx) = &mut self.rx {
             let kernel = if self.hardware {
                 r.hardware_ns
@@ -223,13 +228,49 @@ impl Receiver {
             }
         }
         if let Some([server_rx, turnaround]) = &mut self.server {
-            if h.flags & wire::FLAG_SERVER_RX != 0 {
-                server_rx.record(h.server_rx_ns, at, 0);
-            } else {
-                self.c.server_rx_missing += 1;
+            let has_rx = h.flags & wire::FLAG_SERVER_RX != 0;
+            let rx_ns = if has_rx { h.server_rx_ns } else { 0 };
+            // The server's times lie inside the round trip, or are not its.
+            let span = rx_ns.checked_add(h.turnaround_ns);
+            if rtt.is_some_and(|rtt| span.is_some_and(|s| s <= rtt)) {
+                if has_rx {
+                    server_rx.record(rx_ns, at, 0);
+                } else {
+                    self.c.server_rx_missing += 1;
+                }
+                turnaround.record(h.turnaround_ns, at, 0);
+            } else if rtt.is_some() {
+                self.c.server_span_too_long += 1;
             }
-            turnaround.record(h.turnaround_ns, at, 0);
         }
         Some(h.seq)
+    }
+
+    /// The client's own send time of the request `h` answers, once checked
+    /// that it was sent and that the reply echoes that time; `None` (the
+    /// reply counted by reason) when not.
+    #[inline]
+    fn sent_at(&mut self, h: &Header) -> Option<u64> {
+        let ([attempts, _, _], _) = self.progress.read();
+        let sent = if h.seq < attempts {
+            self.times.of(h.seq)
+        } else {
+            Sent::Never
+        };
+        match sent {
+            Sent::At(t) if t == h.client_send_ns => Some(t),
+            Sent::At(_) => {
+                self.c.altered_replies += 1;
+                None
+            }
+            Sent::Stale => {
+                self.c.stale += 1;
+                None
+            }
+            Sent::Never => {
+                self.c.unsent_replies += 1;
+                None
+            }
+        }
     }
 }

@@ -112,6 +112,30 @@ fn packets_note(c: &PingCounts, timeout_ns: u64) -> String {
     )
 }
 
+/// The replies that did not fit the client's record, by reason, as a note;
+/// `None` when every reply fitted.
+fn forged_note(c: &PingCounts) -> Option<String> {
+    let reasons = [
+        (c.unsent_replies, "named a request never sent"),
+        (c.altered_replies, "echoed another send time than the one sent"),
+        (
+            c.server_span_too_long,
+            "carried server times longer than the round trip (round trip kept, server samples dropped)",
+        ),
+    ];
+    let said: Vec<String> = reasons
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, why)| format!("{n} {why}"))
+        .collect();
+    (!said.is_empty()).then(|| {
+        format!(
+            "replies that do not fit the client's own record (a broken or forging server): {}",
+            said.join(", ")
+        )
+    })
+}
+
 /// Stop the bulk traffic, note what it achieved; its record.
 fn stop_bulk(sender: BulkSender, payload: usize, r: &mut RunResult) -> BulkRecord {
     let report = sender.stop();
@@ -143,6 +167,7 @@ pub(super) fn finisher(
             c.tx_missing = 0;
         }
         r.notes.push(packets_note(&c, cfg.timeout_ns));
+        r.notes.extend(forged_note(&c));
         if c.tx_missing > 0 || c.rx_missing > 0 {
             r.notes.push(format!(
                 "timestamps missing: {} TX, {} RX (those packets have no tx/rx sample)",
@@ -209,6 +234,20 @@ mod tests {
         let ok = PingCounts::replies(100, 97, 1);
         assert_eq!(peer_gone(&cfg, &ok), None);
         assert_eq!(verdict(&cfg, &ok), None);
+    }
+
+    #[test]
+    fn replies_that_do_not_fit_are_noted_by_reason() {
+        assert_eq!(forged_note(&PingCounts::replies(10, 10, 0)), None);
+        let c = PingCounts {
+            unsent_replies: 2,
+            server_span_too_long: 3,
+            ..PingCounts::replies(10, 8, 0)
+        };
+        let note = forged_note(&c).unwrap();
+        assert!(note.contains("2 named a request never sent"), "{note}");
+        assert!(note.contains("3 carried server times longer"), "{note}");
+        assert!(!note.contains("echoed"), "{note}");
     }
 
     #[test]

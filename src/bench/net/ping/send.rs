@@ -6,7 +6,7 @@
 //! reads them after the reply is in (`pingpong`).
 
 use super::super::{back_off, realtime_of, wire, MONOTONIC, REALTIME};
-use super::ledger::TxKeys;
+use super::ledger::{SendTimes, TxKeys};
 use super::{PingConfig, Plan, Progress, TX_DRAIN_NS};
 use crate::engine::StopFlag;
 use crate::result::details::net::PingCounts;
@@ -22,6 +22,8 @@ pub(super) struct Sender {
     /// `None` without the TX/RX split (`--no-split`).
     tx: Option<Recorder>,
     keys: TxKeys,
+    /// The send time of each request, for the receiver's round trips.
+    times: Arc<SendTimes>,
     request: Vec<u8>,
     progress: Arc<Progress>,
     hardware: bool,
@@ -41,13 +43,14 @@ impl Sender {
         sock: TsSocket,
         tx: Option<Recorder>,
         cfg: &PingConfig,
-        window: usize,
+        (window, times): (usize, Arc<SendTimes>),
         progress: Arc<Progress>,
     ) -> Self {
         Sender {
             sock,
             tx,
             keys: TxKeys::new(window),
+            times,
             request: wire::request(cfg.size, cfg.session),
             progress,
             hardware: cfg.common.timestamps.is_hardware(),
@@ -109,6 +112,7 @@ impl Sender {
         // Published before the send: its reply can never outrun it.
         self.progress.write(&[self.attempts, self.c.sent, 0]);
         let t_send = now_ns(REALTIME);
+        self.times.sending(seq, t_send);
         wire::stamp_request(&mut self.request, seq, t_send);
         match self.sock.send(&self.request) {
             Ok(_) => {
@@ -116,6 +120,7 @@ impl Sender {
                 self.keys.sent(t_send);
             }
             Err(e) => {
+                self.times.failed(seq);
                 self.keys.failed();
                 self.c.send_errors += 1;
                 self.c.refused += u64::from(e.kind() == io::ErrorKind::ConnectionRefused);
