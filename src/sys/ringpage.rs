@@ -79,13 +79,13 @@ pub fn get(b: &[u8], at: usize, size: usize) -> Option<u64> {
     })
 }
 
-const MISSED_EVENTS: u64 = 1 << 31;
-const MISSED_STORED: u64 = 1 << 30;
-const LENGTH_MASK: u64 = (1 << 30) - 1;
-const TS_SHIFT: u32 = 27;
-const TYPE_PADDING: u32 = 29;
-const TYPE_TIME_EXTEND: u32 = 30;
-const TYPE_TIME_STAMP: u32 = 31;
+pub const MISSED_EVENTS: u64 = 1 << 31;
+pub const MISSED_STORED: u64 = 1 << 30;
+pub const LENGTH_MASK: u64 = (1 << 30) - 1;
+pub const TS_SHIFT: u32 = 27;
+pub const TYPE_PADDING: u32 = 29;
+pub const TYPE_TIME_EXTEND: u32 = 30;
+pub const TYPE_TIME_STAMP: u32 = 31;
 
 /// What a page holds, in order.
 pub enum Item<'a> {

@@ -13,7 +13,7 @@
 //! (`#id` gaps); lost-event notices and the instance's `per_cpu/cpuN/stats`
 //! overruns go into the details.
 
-use super::instance::{self, tracefs_error};
+use crate::explain::instance::{self, tracefs_error};
 use super::lines::{self, Ctx};
 use super::noise::{self, BreakAnalysis, Recent};
 use super::pairing::{ContextDetails, Pairer, Sink, Skipped};

@@ -77,6 +77,7 @@ pub fn decode_page(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sys::ringpage::{MISSED_EVENTS, MISSED_STORED, TYPE_PADDING, TYPE_TIME_EXTEND};
 
     /// Debian 12's 6.1 PREEMPT_RT files (the RT kernel's extra common field).
     const HEADER_PAGE: &str = "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n\tfield: char data;\toffset:16;\tsize:4080;\tsigned:1;\n";
