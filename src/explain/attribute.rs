@@ -5,7 +5,7 @@
 //! switch's wake-up or a packet's arrival are all an interval and a thread.
 
 use super::events::{softirq_name, Decoder, Ev};
-use super::timeline::{Ctx, CpuState, Ring};
+use super::timeline::{CpuState, Nest, Ring};
 use crate::result::Part;
 use std::collections::HashMap;
 
@@ -62,7 +62,11 @@ pub fn attribute(ring: &Ring, dec: &Decoder, iv: Interval, steal_ns: u64) -> Vec
             }
         })
         .collect();
-    parts.sort_by(|a, b| b.ns.cmp(&a.ns).then_with(|| a.kind.cmp(&b.kind)).then_with(|| a.name.cmp(&b.name)));
+    parts.sort_by(|a, b| {
+        b.ns.cmp(&a.ns)
+            .then_with(|| a.kind.cmp(&b.kind))
+            .then_with(|| a.name.cmp(&b.name))
+    });
     parts
 }
 
@@ -105,9 +109,9 @@ fn label(st: &CpuState, woken: Option<i32>, tid: i32, seen: bool) -> Label {
         return Label::Unexplained;
     }
     match st.top() {
-        Some(Ctx::Irq(n)) => return Label::Irq(n),
-        Some(Ctx::Softirq(v)) => return Label::Softirq(v),
-        Some(Ctx::Vector(v)) => return Label::Vector(v),
+        Some(Nest::Irq(n)) => return Label::Irq(n),
+        Some(Nest::Softirq(v)) => return Label::Softirq(v),
+        Some(Nest::Vector(v)) => return Label::Vector(v),
         None => {}
     }
     if st.task == tid {
@@ -176,7 +180,10 @@ fn name_of(l: Label, dec: &Decoder) -> (&'static str, String) {
     match l {
         Label::Irq(n) => (
             "irq",
-            dec.irqs.get(&n).cloned().unwrap_or_else(|| format!("irq {n}")),
+            dec.irqs
+                .get(&n)
+                .cloned()
+                .unwrap_or_else(|| format!("irq {n}")),
         ),
         Label::Softirq(v) => ("softirq", softirq_name(v)),
         Label::Vector(v) => (

@@ -51,14 +51,35 @@ pub fn softirq_name(v: u32) -> String {
 /// What one event type decodes to.
 #[derive(Debug, Clone, Copy)]
 enum Kind {
-    IrqEntry { irq: Field, name: Field },
-    IrqExit { irq: Field },
-    Softirq { vec: Field, entry: bool },
-    Vector { index: u16, entry: bool },
-    Switch { f: [Field; 6] },
-    Wakeup { pid: Field, prio: Field, comm: Field },
-    Idle { state: Field },
-    Nmi { delta: Field },
+    IrqEntry {
+        irq: Field,
+        name: Field,
+    },
+    IrqExit {
+        irq: Field,
+    },
+    Softirq {
+        vec: Field,
+        entry: bool,
+    },
+    Vector {
+        index: u16,
+        entry: bool,
+    },
+    Switch {
+        f: [Field; 6],
+    },
+    Wakeup {
+        pid: Field,
+        prio: Field,
+        comm: Field,
+    },
+    Idle {
+        state: Field,
+    },
+    Nmi {
+        delta: Field,
+    },
 }
 
 /// The events to enable (relative to `events/`), and the optional ones.
@@ -134,7 +155,9 @@ impl Decoder {
         let f = |n: &str| ringpage::field(format, n);
         let name = rel.rsplit('/').next().unwrap_or(rel);
         let kind = match name {
-            "irq_handler_entry" => f("irq").zip(f("name")).map(|(irq, name)| Kind::IrqEntry { irq, name }),
+            "irq_handler_entry" => f("irq")
+                .zip(f("name"))
+                .map(|(irq, name)| Kind::IrqEntry { irq, name }),
             "irq_handler_exit" => f("irq").map(|irq| Kind::IrqExit { irq }),
             "softirq_entry" | "softirq_exit" => f("vec").map(|vec| Kind::Softirq {
                 vec,
@@ -201,13 +224,12 @@ impl Decoder {
         Some(match kind {
             Kind::IrqEntry { irq, name } => {
                 let irq = int(irq)?;
-                if !self.irqs.contains_key(&irq) {
+                self.irqs.entry(irq).or_insert_with(|| {
                     // `__data_loc`: offset (low 16 bits) and length of the string.
-                    let loc = g(name)?;
+                    let loc = g(name).unwrap_or(0);
                     let (at, len) = ((loc & 0xffff) as usize, (loc >> 16 & 0xffff) as usize);
-                    let s = data.get(at..at + len).map_or("", cstr);
-                    self.irqs.insert(irq, s.to_string());
-                }
+                    data.get(at..at + len).map_or("", cstr).to_string()
+                });
                 Ev::IrqEntry(irq)
             }
             Kind::IrqExit { irq } => Ev::IrqExit(int(irq)?),
@@ -279,4 +301,3 @@ fn cstr(b: &[u8]) -> &str {
     let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
     std::str::from_utf8(&b[..end]).unwrap_or("?")
 }
-

@@ -331,8 +331,11 @@ impl Reader {
                 match self.pipes.read(i) {
                     Ok(Some((_, page))) => {
                         busy = true;
-                        let (dec, ring, lost) =
-                            (&mut self.dec, &mut self.rings[i], &mut self.details.lost_events);
+                        let (dec, ring, lost) = (
+                            &mut self.dec,
+                            &mut self.rings[i],
+                            &mut self.details.lost_events,
+                        );
                         walk_page(&page_fmt, page, |item| {
                             let ts = match item {
                                 Item::Event { ts_ns, .. } => ts_ns,
@@ -453,16 +456,15 @@ impl Reader {
             all.append(&mut t.best);
         }
         for b in self.breaks {
-            if !all.iter().any(|a| a.thread == b.thread && a.at_ns == b.at_ns) {
+            if !all
+                .iter()
+                .any(|a| a.thread == b.thread && a.at_ns == b.at_ns)
+            {
                 all.push(b);
             }
         }
-        all.sort_by(|a, b| b.latency_ns.cmp(&a.latency_ns));
-        self.details.tap_lost = self
-            .threads
-            .iter()
-            .map(|t| t.reader.lost)
-            .sum();
+        all.sort_by_key(|a| std::cmp::Reverse(a.latency_ns));
+        self.details.tap_lost = self.threads.iter().map(|t| t.reader.lost).sum();
         self.details.steal = self.steal.seen;
         if let Some(e) = self.read_error {
             self.details

@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 
 /// A handler context nested over the running task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ctx {
+pub enum Nest {
     Irq(i32),
     Softirq(u32),
     Vector(u16),
@@ -26,7 +26,7 @@ pub struct CpuState {
     pub prio: i32,
     /// In an idle state (between `cpu_idle` N and its exit).
     pub idle: bool,
-    stack: [Option<Ctx>; DEPTH],
+    stack: [Option<Nest>; DEPTH],
     depth: usize,
     /// Whether the task is known (a switch was seen).
     pub known: bool,
@@ -47,11 +47,11 @@ impl Default for CpuState {
 
 impl CpuState {
     /// The innermost handler running, if any.
-    pub fn top(&self) -> Option<Ctx> {
+    pub fn top(&self) -> Option<Nest> {
         self.depth.checked_sub(1).and_then(|i| self.stack[i])
     }
 
-    fn push(&mut self, c: Ctx) {
+    fn push(&mut self, c: Nest) {
         if self.depth < DEPTH {
             self.stack[self.depth] = Some(c);
             self.depth += 1;
@@ -59,7 +59,7 @@ impl CpuState {
     }
 
     /// Leave `c` and whatever its exit event was lost for above it.
-    fn pop(&mut self, c: Ctx) {
+    fn pop(&mut self, c: Nest) {
         if let Some(i) = self.stack[..self.depth].iter().rposition(|&x| x == Some(c)) {
             self.depth = i;
         }
@@ -67,12 +67,12 @@ impl CpuState {
 
     pub fn apply(&mut self, ev: Ev) {
         match ev {
-            Ev::IrqEntry(n) => self.push(Ctx::Irq(n)),
-            Ev::IrqExit(n) => self.pop(Ctx::Irq(n)),
-            Ev::SoftirqEntry(v) => self.push(Ctx::Softirq(v)),
-            Ev::SoftirqExit(v) => self.pop(Ctx::Softirq(v)),
-            Ev::VectorEntry(v) => self.push(Ctx::Vector(v)),
-            Ev::VectorExit(v) => self.pop(Ctx::Vector(v)),
+            Ev::IrqEntry(n) => self.push(Nest::Irq(n)),
+            Ev::IrqExit(n) => self.pop(Nest::Irq(n)),
+            Ev::SoftirqEntry(v) => self.push(Nest::Softirq(v)),
+            Ev::SoftirqExit(v) => self.pop(Nest::Softirq(v)),
+            Ev::VectorEntry(v) => self.push(Nest::Vector(v)),
+            Ev::VectorExit(v) => self.pop(Nest::Vector(v)),
             Ev::Switch {
                 next, next_prio, ..
             } => {
@@ -160,7 +160,7 @@ mod tests {
         });
         s.apply(Ev::IrqEntry(11));
         s.apply(Ev::SoftirqEntry(3));
-        assert_eq!(s.top(), Some(Ctx::Softirq(3)));
+        assert_eq!(s.top(), Some(Nest::Softirq(3)));
         // The softirq's exit was lost: leaving the IRQ leaves both.
         s.apply(Ev::IrqExit(11));
         assert_eq!(s.top(), None);
@@ -176,7 +176,7 @@ mod tests {
         assert!(r.base.idle);
         assert_eq!(r.span(), Some((2, 3)));
         r.trim_before(3);
-        assert_eq!(r.base.top(), Some(Ctx::Irq(5)));
+        assert_eq!(r.base.top(), Some(Nest::Irq(5)));
         assert_eq!(r.len(), 1);
     }
 }

@@ -42,9 +42,7 @@ impl Explained {
             .iter()
             .filter(|p| p.ns * 100 >= self.latency_ns || p.ns == self.latency_ns)
             .take(max)
-            .map(|p| {
-format!("{} {}", p.label(), short(p.ns))
-            })
+            .map(|p| format!("{} {}", p.label(), short(p.ns)))
             .collect();
         if v.is_empty() {
             v.push("nothing recorded".into());

@@ -230,23 +230,7 @@ pub fn run(cfg: &TimerConfig, command_line: Vec<String>) -> Result<Finished> {
         None
     };
     #[cfg(feature = "kernel-trace")]
-    let mut explain = match cfg.explain {
-        Some(worst) => {
-            if !pin {
-                return Err(crate::error::Error::usage(
-                    "--explain needs each thread pinned to its CPU, which SCHED_DEADLINE does not allow: use --policy fifo or rr",
-                ));
-            }
-            let e = crate::explain::Explain::begin(
-                &cfg.cpus,
-                worst,
-                cfg.control.break_threshold_ns,
-            )?;
-            notes.extend(e.notes.iter().cloned());
-            Some(e)
-        }
-        None => None,
-    };
+    let mut explain = begin_explain(cfg, pin, &mut notes)?;
 
     let mut spec = RunSpec::new("timer", cfg, &cfg.setup, &cfg.control, command_line)?.threads(
         cfg.cpus.iter().map(|&c| pin.then_some(c)).collect(),
@@ -313,6 +297,26 @@ pub fn run(cfg: &TimerConfig, command_line: Vec<String>) -> Result<Finished> {
         }
     }
     engine::execute(spec, channels, workers, clock_id)
+}
+
+/// `--explain`'s tracing, set up before anything is measured.
+#[cfg(feature = "kernel-trace")]
+fn begin_explain(
+    cfg: &TimerConfig,
+    pin: bool,
+    notes: &mut Vec<String>,
+) -> Result<Option<crate::explain::Explain>> {
+    let Some(worst) = cfg.explain else {
+        return Ok(None);
+    };
+    if !pin {
+        return Err(crate::error::Error::usage(
+            "--explain needs each thread pinned to its CPU, which SCHED_DEADLINE does not allow: use --policy fifo or rr",
+        ));
+    }
+    let e = crate::explain::Explain::begin(&cfg.cpus, worst, cfg.control.break_threshold_ns)?;
+    notes.extend(e.notes.iter().cloned());
+    Ok(Some(e))
 }
 
 /// The tracer that marks a break in the kernel's trace (tracefs mounted if

@@ -4,8 +4,8 @@
 //! itself is `crate::sys::ringpage`'s.
 
 use super::lines::{Ctx, TraceLine};
-pub use crate::sys::ringpage::{event_id, field, get, type_of, walk_page, Field, Item, Page};
 use crate::sys::ringpage::ok;
+pub use crate::sys::ringpage::{event_id, field, get, type_of, walk_page, Field, Item, Page};
 
 /// What decoding timerlat samples needs, read from tracefs.
 #[derive(Debug, Clone, PartialEq, Eq)]
