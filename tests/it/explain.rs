@@ -152,3 +152,43 @@ fn a_fifo_thread_that_busy_loops_on_the_measuring_cpu_is_named() {
     );
     eprintln!("hog named in {hog_named} of 10, hypervisor in {stolen}");
 }
+
+#[test]
+fn explain_without_root_exits_3_naming_the_fix() {
+    if !need(Need::Root) {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let exe = unprivileged_copy(dir.path());
+    let out = as_nobody(&exe)
+        .args([
+            "timer",
+            "--explain",
+            "--duration",
+            "1s",
+            "--policy",
+            "other",
+            "--no-mlock",
+            "--dma-latency",
+            "off",
+        ])
+        .output()
+        .expect("setpriv runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--explain needs tracefs") && err.contains("run as root"),
+        "{err}"
+    );
+}
+
+#[test]
+fn explain_with_split_realtime_clock_or_deadline_is_a_usage_error() {
+    assert_usage_errors(&[
+        &["timer", "--explain", "--split"],
+        &["timer", "--explain", "--clock", "realtime"],
+        &["timer", "--explain-worst", "3"],
+        &["timer", "--explain", "--explain-worst", "0"],
+    ]);
+}
