@@ -8,7 +8,7 @@
 use super::attribute::{attribute, Interval};
 use super::events::{Decoder, Ev, REQUIRED};
 use super::instance::{self, tracefs_error};
-use super::steal::Steal;
+use super::steal::{Steal, TICK_NS};
 use super::timeline::Ring;
 use crate::engine::{StopFlag, Worker, WorkerEnd};
 use crate::error::{Error, Result};
@@ -391,7 +391,9 @@ impl Reader {
             let tid = self.watches[k].tap.writer().unwrap_or(-1);
             while let Some(&(s, lat)) = self.threads[k].waiting.front() {
                 let end = s + lat;
-                let seen = self.rings[ci].span().is_some_and(|(_, last)| last >= end);
+                // The trace past the end, and /proc/stat read a tick after it.
+                let seen = self.rings[ci].span().is_some_and(|(_, last)| last >= end)
+                    && now >= end + 2 * TICK_NS;
                 if !seen && now < end + PATIENCE_NS {
                     break;
                 }
@@ -414,7 +416,10 @@ impl Reader {
             tid,
         };
         let cpu = self.cpus[ci];
-        let steal = self.steal.between(cpu, iv.start, iv.end);
+        // A tick either side: the counter moves in ticks, late.
+        let steal = self
+            .steal
+            .between(cpu, iv.start.saturating_sub(TICK_NS), iv.end + TICK_NS);
         let case = Explained {
             thread: self.watches[k].name.clone(),
             cpu: Some(cpu),

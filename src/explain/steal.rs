@@ -6,7 +6,7 @@
 use std::collections::VecDeque;
 
 /// ns per USER_HZ tick.
-const TICK_NS: u64 = 10_000_000;
+pub const TICK_NS: u64 = 10_000_000;
 /// Samples kept (a few seconds of reader rounds).
 const KEEP: usize = 512;
 
