@@ -28,6 +28,11 @@ const RING_EVENTS: usize = 1 << 15;
 const WAITING: usize = 1024;
 /// Intervals above the break threshold explained, at most.
 const BREAKS: usize = 100;
+/// The reader's pause when the trace had nothing new: its cost is per
+/// round (reading /proc/stat, polling each CPU's buffer).
+const ROUND_MS: u64 = 50;
+/// Pages read from a CPU's buffer per round, at most.
+const PAGES: usize = 256;
 /// How long an interval waits for the trace to pass its end.
 const PATIENCE_NS: u64 = 200_000_000;
 
@@ -298,7 +303,7 @@ impl Reader {
         let mut ended_at = None;
         loop {
             let closed = self.watches.iter().all(|w| w.tap.is_closed());
-            let busy = self.read_trace();
+            let backlog = self.read_trace();
             let now = clock::now_ns(mono);
             self.steal.sample(now);
             self.take_intervals();
@@ -314,23 +319,24 @@ impl Reader {
                     break;
                 }
             }
-            if !busy {
-                std::thread::sleep(std::time::Duration::from_millis(10));
+            if !backlog {
+                std::thread::sleep(std::time::Duration::from_millis(ROUND_MS));
             }
         }
     }
 
-    /// Every CPU's pages into its ring; whether anything was read.
+    /// Every CPU's pages into its ring; whether more were waiting than a
+    /// round reads.
     fn read_trace(&mut self) -> bool {
-        let mut busy = false;
+        let mut backlog = false;
         let Some(page_fmt) = self.dec.page else {
             return false;
         };
         for i in 0..self.pipes.len() {
-            for _ in 0..256 {
+            for round in 0..PAGES {
                 match self.pipes.read(i) {
                     Ok(Some((_, page))) => {
-                        busy = true;
+                        backlog |= round == PAGES - 1;
                         let (dec, ring, lost) = (
                             &mut self.dec,
                             &mut self.rings[i],
@@ -357,7 +363,7 @@ impl Reader {
                 }
             }
         }
-        busy
+        backlog
     }
 
     /// The taps' new intervals: the candidates wait for the trace.

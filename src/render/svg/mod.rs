@@ -3,6 +3,7 @@
 
 mod math;
 pub mod plots;
+pub mod strip;
 pub mod writer;
 
 pub use plots::{
