@@ -94,7 +94,7 @@ pub const OPTIONAL: &[&str] = &[
 ];
 
 /// Every task comm seen, bounded: cleared when it grows past this.
-const COMMS: usize = 8192;
+const COMMS: usize = 1024;
 
 /// Decodes one kernel's events; keeps the names the events refer to.
 #[derive(Debug, Default)]
