@@ -301,3 +301,88 @@ fn cstr(b: &[u8]) -> &str {
     let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
     std::str::from_utf8(&b[..end]).unwrap_or("?")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const COMMON: &str = "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n";
+
+    fn format(name: &str, id: u16, fields: &str) -> String {
+        format!("name: {name}\nID: {id}\nformat:\n{COMMON}{fields}")
+    }
+
+    fn item(data: &[u8]) -> Item<'_> {
+        Item::Event { ts_ns: 1, data }
+    }
+
+    /// The layouts of Linux 6.18's files.
+    #[test]
+    fn switches_and_irq_names_decode_from_the_format_files() {
+        let mut d = Decoder::default();
+        assert!(d.add(
+            "sched/sched_switch",
+            &format(
+                "sched_switch",
+                372,
+                "\tfield:char prev_comm[16];\toffset:8;\tsize:16;\tsigned:0;\n\tfield:pid_t prev_pid;\toffset:24;\tsize:4;\tsigned:1;\n\tfield:int prev_prio;\toffset:28;\tsize:4;\tsigned:1;\n\tfield:long prev_state;\toffset:32;\tsize:8;\tsigned:1;\n\tfield:char next_comm[16];\toffset:40;\tsize:16;\tsigned:0;\n\tfield:pid_t next_pid;\toffset:56;\tsize:4;\tsigned:1;\n\tfield:int next_prio;\toffset:60;\tsize:4;\tsigned:1;\n"
+            )
+        ));
+        assert!(d.add(
+            "irq/irq_handler_entry",
+            &format(
+                "irq_handler_entry",
+                225,
+                "\tfield:int irq;\toffset:8;\tsize:4;\tsigned:1;\n\tfield:__data_loc char[] name;\toffset:12;\tsize:4;\tsigned:0;\n"
+            )
+        ));
+        assert!(d.add(
+            "irq_vectors/local_timer_exit",
+            &format(
+                "local_timer_exit",
+                99,
+                "\tfield:int vector;\toffset:8;\tsize:4;\tsigned:1;\n"
+            )
+        ));
+        assert!(!d.add("sched/sched_switch", "name: x\n"));
+
+        let mut sw = vec![0u8; 64];
+        sw[0..2].copy_from_slice(&372u16.to_ne_bytes());
+        sw[8..11].copy_from_slice(b"hog");
+        sw[24..28].copy_from_slice(&77i32.to_ne_bytes());
+        sw[28..32].copy_from_slice(&9i32.to_ne_bytes());
+        sw[40..46].copy_from_slice(b"rtlat-");
+        sw[56..60].copy_from_slice(&5i32.to_ne_bytes());
+        sw[60..64].copy_from_slice(&19i32.to_ne_bytes());
+        assert_eq!(
+            d.decode(&item(&sw)),
+            Some(Ev::Switch {
+                prev: 77,
+                prev_prio: 9,
+                next: 5,
+                next_prio: 19
+            })
+        );
+        assert_eq!(
+            (d.comm_of(77), d.comm_of(5)),
+            ("hog".into(), "rtlat-".into())
+        );
+
+        let mut irq = vec![0u8; 32];
+        irq[0..2].copy_from_slice(&225u16.to_ne_bytes());
+        irq[8..12].copy_from_slice(&11i32.to_ne_bytes());
+        // The name at offset 16, 14 bytes with its NUL.
+        irq[12..16].copy_from_slice(&(16u32 | 14 << 16).to_ne_bytes());
+        irq[16..30].copy_from_slice(b"virtio0-input\0");
+        assert_eq!(d.decode(&item(&irq)), Some(Ev::IrqEntry(11)));
+        assert_eq!(d.irqs[&11], "virtio0-input");
+
+        let mut v = vec![0u8; 12];
+        v[0..2].copy_from_slice(&99u16.to_ne_bytes());
+        assert_eq!(d.decode(&item(&v)), Some(Ev::VectorExit(0)));
+        assert_eq!(d.vectors, vec!["local_timer".to_string()]);
+        assert_eq!(d.decode(&Item::Lost(3)), Some(Ev::Lost(3)));
+        v[0..2].copy_from_slice(&1u16.to_ne_bytes());
+        assert_eq!(d.decode(&item(&v)), None, "an event not recorded");
+    }
+}
