@@ -73,3 +73,40 @@ pub fn short(ns: u64) -> String {
         format!("{ns} ns")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_line_names_the_parts_above_one_percent_largest_first() {
+        let part = |kind: &str, name: &str, ns| Part {
+            kind: kind.into(),
+            name: name.into(),
+            ns,
+        };
+        let e = Explained {
+            thread: "cpu0".into(),
+            cpu: Some(0),
+            at_ns: 4_670_000_000,
+            latency_ns: 16_900_000,
+            parts: vec![
+                part("hypervisor", "hypervisor", 16_600_000),
+                part("irq", "virtio0-input", 200_000),
+                part("preempt-off", "opt 12", 99_000),
+                part("self", "own wake-up path", 1_000),
+            ],
+        };
+        assert_eq!(e.culprit().map(|p| p.kind.as_str()), Some("hypervisor"));
+        assert_eq!(
+            e.parts_line(4),
+            "hypervisor 16.6 ms, irq virtio0-input 200.0 us"
+        );
+        assert_eq!(
+            crate::render::text::explained_line(&e),
+            "worst 16.9 ms at +4.670s on cpu0: hypervisor 16.6 ms, irq virtio0-input 200.0 us"
+        );
+        assert_eq!(e.parts[2].label(), "preemption off in opt 12");
+        assert_eq!(short(999), "999 ns");
+    }
+}
