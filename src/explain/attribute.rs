@@ -80,10 +80,19 @@ fn segments(ring: &Ring, iv: Interval) -> Vec<(u64, u64, Label)> {
     let mut woken: Option<i32> = None;
     // Events before the start only rebuild the state.
     let seen = ring.span().is_some_and(|(first, _)| first <= iv.start) || st.known;
+    let mut started = false;
     for &(ts, ev) in ring.events() {
         if ts <= iv.start {
             st.apply(ev);
             continue;
+        }
+        if !started {
+            started = true;
+            // A thread running at the start (a computation) is runnable
+            // throughout: whoever takes the CPU from it is preempting it.
+            if st.task == iv.tid {
+                woken = Some(st.prio);
+            }
         }
         if ts > iv.end {
             break;
@@ -96,6 +105,9 @@ fn segments(ring: &Ring, iv: Interval) -> Vec<(u64, u64, Label)> {
         }
         st.apply(ev);
         cur = ts;
+    }
+    if !started && st.task == iv.tid {
+        woken = Some(st.prio);
     }
     segs.push((cur, iv.end, label(&st, woken, iv.tid, seen)));
     for (a, b) in nmis {
@@ -297,6 +309,30 @@ mod tests {
         assert_eq!(parts[0].ns, 3_000_000);
         assert_eq!(parts[1].kind, "preempt-off");
         assert_eq!(parts.iter().map(|p| p.ns).sum::<u64>(), 5_000_000);
+    }
+
+    #[test]
+    fn a_running_thread_preempted_by_a_more_urgent_one_names_it() {
+        let mut dec = Decoder::default();
+        dec.comms.insert(77, "hog".into());
+        let r = ring(&[
+            (0, sw(5, 19)),
+            (1_000, sw(77, 9)),
+            (3_000, sw(5, 19)),
+            (3_500, sw(88, 120)),
+        ]);
+        let iv = Interval {
+            start: 500,
+            end: 5_000,
+            tid: 5,
+        };
+        let parts = attribute(&r, &dec, iv, 0);
+        assert_eq!(parts[0].kind, "thread");
+        assert_eq!(parts[0].ns, 2_000);
+        assert_eq!(parts[1].kind, "preempt-off");
+        assert_eq!(parts[1].ns, 1_500);
+        assert_eq!(parts[2].kind, "self");
+        assert_eq!(parts[2].ns, 1_000);
     }
 
     #[test]
