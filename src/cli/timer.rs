@@ -1,6 +1,6 @@
 //! `rtlat timer` options.
 
-use super::common::{positive_duration, MeasureArgs};
+use super::common::{positive_duration, ExplainArgs, MeasureArgs};
 use crate::bench::timer::lines::Ctx;
 use crate::bench::timer::TimerConfig;
 use crate::engine::RtConfig;
@@ -68,20 +68,16 @@ pub struct TimerArgs {
         long,
         value_name = "CONTEXTS",
         value_delimiter = ',',
-        conflicts_with = "synthetic"
+        conflicts_with_all = ["synthetic", "explain"]
     )]
     pub context: Vec<ContextArg>,
     /// Split each sample into its IRQ part (timer expiry → hard handler) and its scheduling part (handler → thread running), as series cpuN/irq and cpuN/sched, from the kernel's hrtimer trace events (root, tracefs)
-    #[arg(long, conflicts_with_all = ["synthetic", "context"])]
+    #[arg(long, conflicts_with_all = ["synthetic", "context", "explain"])]
     pub split: bool,
-    /// Explain the worst samples of each thread (and every --break-threshold hit): their latency split into idle exit, IRQs, softirqs, other threads, preemption off, hypervisor steal, from the kernel's standard trace events (root, tracefs)
-    #[arg(long, conflicts_with_all = ["synthetic", "context", "split"])]
-    pub explain: bool,
-    /// How many of each thread's worst samples --explain explains
-    #[arg(long, value_name = "N", default_value_t = 10, requires = "explain", value_parser = clap::value_parser!(u64).range(1..=1000))]
-    pub explain_worst: u64,
+    #[command(flatten)]
+    pub explain: ExplainArgs,
     /// Deterministic synthetic samples from SEED instead of real sleeps (for tests)
-    #[arg(long, hide = true, value_name = "SEED")]
+    #[arg(long, hide = true, value_name = "SEED", conflicts_with = "explain")]
     pub synthetic: Option<u64>,
     #[command(flatten)]
     pub common: MeasureArgs,
@@ -111,19 +107,20 @@ impl TryFrom<&TimerArgs> for TimerConfig {
         }
         // Exit 3, as on a kernel without the tracer: this binary cannot
         // measure it here (a suite's optional step is skipped, not failed).
-        if !cfg!(feature = "kernel-trace") && (!contexts.is_empty() || a.split || a.explain) {
+        if !cfg!(feature = "kernel-trace") && (!contexts.is_empty() || a.split || a.explain.explain)
+        {
             return Err(Error::env(format!(
                 "{} reads the kernel's trace, which this build leaves out (the board build); use the full build, or build with --features kernel-trace",
                 if a.split {
                     "--split"
-                } else if a.explain {
+                } else if a.explain.explain {
                     "--explain"
                 } else {
                     "--context"
                 }
             )));
         }
-        if a.explain && matches!(a.clock, ClockArg::Realtime) {
+        if a.explain.explain && matches!(a.clock, ClockArg::Realtime) {
             return Err(Error::usage(
                 "--explain compares samples with the kernel's trace, which runs on CLOCK_MONOTONIC: drop --clock realtime",
             ));
@@ -157,7 +154,7 @@ impl TryFrom<&TimerArgs> for TimerConfig {
             synthetic_seed: a.synthetic,
             contexts,
             split: a.split,
-            explain: a.explain.then_some(a.explain_worst as usize),
+            explain: a.explain.worst(),
             setup: a.common.setup_with(rt)?,
         })
     }

@@ -38,6 +38,8 @@ pub struct Interval {
     pub start: u64,
     pub end: u64,
     pub tid: i32,
+    /// What the thread's own time in it is (`own wake-up path`).
+    pub own: &'static str,
 }
 
 /// The parts of `iv` from `ring`'s events, given `steal_ns` of hypervisor
@@ -54,7 +56,7 @@ pub fn attribute(ring: &Ring, dec: &Decoder, iv: Interval, steal_ns: u64) -> Vec
     let mut parts: Vec<Part> = sums
         .into_iter()
         .map(|(l, ns)| {
-            let (kind, name) = name_of(l, dec);
+            let (kind, name) = name_of(l, dec, iv.own);
             Part {
                 kind: kind.into(),
                 name,
@@ -180,7 +182,7 @@ fn carve_steal(segs: &mut Vec<(u64, u64, Label)>, mut steal_ns: u64) {
     }
 }
 
-fn name_of(l: Label, dec: &Decoder) -> (&'static str, String) {
+fn name_of(l: Label, dec: &Decoder, own: &str) -> (&'static str, String) {
     let task = |pid: i32, prio: Option<i32>| {
         let mut s = format!("{} {pid}", dec.comm_of(pid));
         if let Some(p) = prio {
@@ -203,7 +205,7 @@ fn name_of(l: Label, dec: &Decoder) -> (&'static str, String) {
             dec.vectors.get(v as usize).cloned().unwrap_or_default(),
         ),
         Label::Idle => ("idle", "idle-state exit".into()),
-        Label::Own => ("self", "own wake-up path".into()),
+        Label::Own => ("self", own.into()),
         Label::Thread(pid, p) => ("thread", task(pid, Some(p))),
         Label::PreemptOff(pid) => ("preempt-off", task(pid, None)),
         Label::IrqsOff(pid) => ("irqs-off", task(pid, None)),
@@ -277,6 +279,7 @@ mod tests {
             start: 1_000,
             end: 2_500_400,
             tid: 5,
+            own: "own wake-up path",
         };
         let parts = attribute(&r, &dec, iv, 0);
         let sum: u64 = parts.iter().map(|p| p.ns).sum();
@@ -303,6 +306,7 @@ mod tests {
             start: 900,
             end: 5_000_900,
             tid: 5,
+            own: "own wake-up path",
         };
         let parts = attribute(&r, &dec, iv, 3_000_000);
         assert_eq!(parts[0].kind, "hypervisor");
@@ -325,6 +329,7 @@ mod tests {
             start: 500,
             end: 5_000,
             tid: 5,
+            own: "own wake-up path",
         };
         let parts = attribute(&r, &dec, iv, 0);
         assert_eq!(parts[0].kind, "thread");
@@ -345,6 +350,7 @@ mod tests {
                 start: 100,
                 end: 10_100,
                 tid: 5,
+                own: "own wake-up path",
             },
             0,
         );

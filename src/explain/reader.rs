@@ -80,6 +80,7 @@ pub struct Explain {
     watches: Vec<Watch>,
     worst: usize,
     threshold: Option<u64>,
+    own: &'static str,
     pub notes: Vec<String>,
 }
 
@@ -122,8 +123,14 @@ pub fn cpumask(cpus: &[usize]) -> String {
 
 impl Explain {
     /// Record the events of `cpus`; explain the `worst` intervals of each
-    /// thread and every one above `threshold`.
-    pub fn begin(cpus: &[usize], worst: usize, threshold: Option<u64>) -> Result<Explain> {
+    /// thread and every one above `threshold`; `own` names the thread's own
+    /// time in an interval (`own wake-up path`, `own computation`).
+    pub fn begin(
+        cpus: &[usize],
+        worst: usize,
+        threshold: Option<u64>,
+        own: &'static str,
+    ) -> Result<Explain> {
         let caps = Capabilities::probe_or_mount();
         if let Some(e) = refuse(&caps, None) {
             return Err(e);
@@ -161,6 +168,7 @@ impl Explain {
             watches: Vec::new(),
             worst: worst.max(1),
             threshold,
+            own,
             notes,
         })
     }
@@ -195,6 +203,7 @@ impl Explain {
             watches,
             worst,
             threshold,
+            own,
             ..
         } = self;
         let shared: Arc<Mutex<(Vec<Explained>, ExplainDetails)>> = Arc::default();
@@ -205,7 +214,7 @@ impl Explain {
             body: Box::new(move |start: u64, _stop: &StopFlag| -> WorkerEnd {
                 // The reader must not compete with the threads it watches.
                 let _ = sched::set_current(Sched::Other);
-                let mut r = Reader::new(pipes, dec, cpus, watches, worst, threshold, start);
+                let mut r = Reader::new(pipes, dec, cpus, watches, (worst, threshold, own), start);
                 r.run();
                 let got = r.finish();
                 if let Ok(mut g) = out.lock() {
@@ -261,6 +270,7 @@ struct Reader {
     breaks: Vec<Explained>,
     worst: usize,
     threshold: u64,
+    own: &'static str,
     start: u64,
     details: ExplainDetails,
     read_error: Option<String>,
@@ -272,8 +282,7 @@ impl Reader {
         dec: Decoder,
         cpus: Vec<usize>,
         watches: Vec<Watch>,
-        worst: usize,
-        threshold: Option<u64>,
+        (worst, threshold, own): (usize, Option<u64>, &'static str),
         start: u64,
     ) -> Reader {
         let details = ExplainDetails {
@@ -292,6 +301,7 @@ impl Reader {
             breaks: Vec::new(),
             worst,
             threshold: threshold.unwrap_or(u64::MAX),
+            own,
             start,
             details,
             read_error: None,
@@ -420,6 +430,7 @@ impl Reader {
             start: s,
             end: s + lat,
             tid,
+            own: self.own,
         };
         let cpu = self.cpus[ci];
         // A tick either side: the counter moves in ticks, late.

@@ -247,3 +247,64 @@ fn a_udp_flood_received_on_the_measuring_cpu_names_net_rx() {
     assert!(net_rx >= 2, "culprits: {culprits:?}\n{cases:?}");
     eprintln!("NET_RX named in {net_rx} of 10, hypervisor in {stolen}");
 }
+
+#[test]
+fn a_fifo_burst_during_a_cruncher_run_is_a_part_of_it() {
+    if !need(Need::Root)
+        || !need(Need::Native("the trace's pages are the host kernel's"))
+        || !need(Need::Program("python3", "python3"))
+    {
+        return;
+    }
+    let _turn = measuring();
+    let cpu = measuring_cpu();
+    let _hog = hog("rtlat-hog", cpu);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("c.json");
+    let (_, r) = run_json(
+        rtlat().args([
+            "cruncher",
+            "--explain",
+            "--explain-worst",
+            "5",
+            "--cpu",
+            &cpu.to_string(),
+            "--priority",
+            "80",
+            "--work",
+            "10ms",
+            "--period",
+            "20ms",
+            "--duration",
+            "4s",
+        ]),
+        &json,
+        0,
+    );
+    let cases = r["explained"].as_array().cloned().unwrap_or_default();
+    assert_eq!(cases.len(), 5, "{cases:?}");
+    assert_parts_add_up(&cases);
+    // A 10 ms computation every 20 ms meets most of the hog's bursts: the
+    // worst runs are stretched by it, named beside the computation itself.
+    let with_hog = cases
+        .iter()
+        .filter(|c| {
+            c["parts"].as_array().expect("parts").iter().any(|p| {
+                p["kind"] == "thread"
+                    && p["name"]
+                        .as_str()
+                        .is_some_and(|n| n.starts_with("rtlat-hog "))
+                    && p["ns"].as_u64().unwrap_or(0) > 1_000_000
+            })
+        })
+        .count();
+    assert!(with_hog >= 2, "{cases:?}");
+    assert!(
+        cases.iter().all(|c| c["parts"]
+            .as_array()
+            .expect("parts")
+            .iter()
+            .any(|p| p["name"] == "own computation")),
+        "{cases:?}"
+    );
+}

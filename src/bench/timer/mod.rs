@@ -314,7 +314,12 @@ fn begin_explain(
             "--explain needs each thread pinned to its CPU, which SCHED_DEADLINE does not allow: use --policy fifo or rr",
         ));
     }
-    let e = crate::explain::Explain::begin(&cfg.cpus, worst, cfg.control.break_threshold_ns)?;
+    let e = crate::explain::Explain::begin(
+        &cfg.cpus,
+        worst,
+        cfg.control.break_threshold_ns,
+        "own wake-up path",
+    )?;
     notes.extend(e.notes.iter().cloned());
     Ok(Some(e))
 }
