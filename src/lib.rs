@@ -9,13 +9,16 @@
 //! `import`, `suite`, and in `render` the SVG, HTML, LAVA and comparison
 //! output. Without it (`--no-default-features`) the board build measures and
 //! reports as text. The `kernel-trace` feature (default) adds the timer
-//! measurements read from the kernel's trace (`timer --context`, `--split`).
+//! measurements read from the kernel's trace (`timer --context`, `--split`)
+//! and `--explain` (`explain`).
 
 pub mod bench;
 pub mod check;
 pub mod cli;
 pub mod engine;
 pub mod error;
+#[cfg(feature = "kernel-trace")]
+pub mod explain;
 #[cfg(feature = "host-tools")]
 pub mod import;
 pub mod input;

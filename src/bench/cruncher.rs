@@ -14,6 +14,7 @@ use crate::error::{Error, Outcome, Result};
 use crate::result::details::{cruncher::CruncherDetails, Details};
 use crate::result::RunResult;
 use crate::stats::recorder::{self, Recorder};
+use crate::stats::tap::Tap;
 use crate::sys;
 use crate::units::us;
 use serde::Serialize;
@@ -30,6 +31,9 @@ pub struct CruncherConfig {
     /// As a fraction (0.05 = 5 %).
     pub tolerance: f64,
     pub calibration_runs: u32,
+    /// The worst runs explained (`--explain`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explain: Option<usize>,
     #[serde(flatten)]
     pub control: RunControl,
     #[serde(skip)]
@@ -181,8 +185,9 @@ struct Plan {
     loops: Option<u64>,
 }
 
-/// The measuring loop: one computation per period; returns the runs beyond tolerance.
-fn measure(rec: &mut Recorder, plan: &Plan, start: u64, stop: &StopFlag) -> u64 {
+/// The measuring loop: one computation per period, each handed to `tap`
+/// (`--explain`) as (start, time taken); returns the runs beyond tolerance.
+fn measure(rec: &mut Recorder, plan: &Plan, start: u64, stop: &StopFlag, tap: Option<&Tap>) -> u64 {
     let mut next = start;
     let end = plan.duration.map_or(u64::MAX, |d| start + d);
     let loops = plan.loops.unwrap_or(u64::MAX);
@@ -198,11 +203,47 @@ fn measure(rec: &mut Recorder, plan: &Plan, start: u64, stop: &StopFlag) -> u64 
         let took = t1.saturating_sub(t0);
         let missed = t1.saturating_sub(next) / plan.period;
         rec.record(took, t0.saturating_sub(start), missed);
+        if let Some(t) = tap {
+            t.push(t0, took);
+        }
         beyond += u64::from(took > plan.limit);
         next += plan.period * (1 + missed);
         n += 1;
     }
     beyond
+}
+
+/// `--explain`'s tracing of the computation's CPU, set up before the run.
+#[cfg(feature = "kernel-trace")]
+fn begin_explain(
+    cfg: &CruncherConfig,
+    notes: &mut Vec<String>,
+) -> Result<Option<crate::explain::Explain>> {
+    let Some(worst) = cfg.explain else {
+        return Ok(None);
+    };
+    let e = crate::explain::Explain::begin(&[cfg.cpu], worst, None, "own computation")?;
+    notes.extend(e.notes.iter().cloned());
+    Ok(Some(e))
+}
+
+/// The explain reader among the workers, its finisher after the run's own.
+#[cfg(feature = "kernel-trace")]
+fn with_reader(
+    e: crate::explain::Explain,
+    spec: &mut RunSpec,
+    workers: &mut Vec<Worker>,
+) -> Arc<std::sync::Mutex<crate::sys::tracefs::Session>> {
+    let (reader, finish, session) = e.into_reader();
+    workers.push(reader);
+    let ours = spec.finish.take();
+    spec.finish = Some(Box::new(move |r: &mut RunResult| {
+        if let Some(f) = ours {
+            f(r);
+        }
+        finish(r);
+    }));
+    session
 }
 
 /// The limit a run must stay within: ideal × (1 + tolerance).
@@ -250,15 +291,28 @@ pub fn run(cfg: &CruncherConfig, argv: Vec<String>) -> Result<Outcome> {
     };
     let beyond = Arc::new(AtomicU32::new(0));
     let b = Arc::clone(&beyond);
-    let workers = vec![Worker {
+    #[cfg(feature = "kernel-trace")]
+    let mut explain = begin_explain(cfg, &mut spec.notes)?;
+    #[cfg(feature = "kernel-trace")]
+    let tap = explain.as_mut().map(|e| e.watch("run", cfg.cpu, 1024));
+    #[cfg(not(feature = "kernel-trace"))]
+    let tap: Option<Arc<Tap>> = None;
+    #[cfg_attr(not(feature = "kernel-trace"), allow(unused_mut))]
+    let mut workers = vec![Worker {
         name: "rtlat-cruncher".into(),
         cpu: Some(cfg.cpu),
         body: Box::new(move |start: u64, stop: &StopFlag| -> WorkerEnd {
+            if let Some(t) = &tap {
+                t.set_writer(sys::sched::gettid());
+            }
             let n = if interrupted.is_some() {
                 0
             } else {
-                measure(&mut rec, &plan, start, stop)
+                measure(&mut rec, &plan, start, stop, tap.as_deref())
             };
+            if let Some(t) = &tap {
+                t.close();
+            }
             rec.finish();
             b.store(n.min(u32::MAX as u64) as u32, Ordering::Release);
             WorkerEnd { brk: None }
@@ -281,7 +335,15 @@ pub fn run(cfg: &CruncherConfig, argv: Vec<String>) -> Result<Outcome> {
             ));
         }
     }));
-    let outcome = engine::execute(spec, channels, workers, CLOCK)?;
+    #[cfg(feature = "kernel-trace")]
+    let session = explain.map(|e| with_reader(e, &mut spec, &mut workers));
+    let outcome = engine::execute(spec, channels, workers, CLOCK);
+    // Restored already by the finisher; on an early error here.
+    #[cfg(feature = "kernel-trace")]
+    if let Some(Ok(mut s)) = session.as_ref().map(|s| s.lock()) {
+        s.restore();
+    }
+    let outcome = outcome?;
     let r = &outcome.result;
     let beyond = CruncherDetails::of(r).and_then(|d| d.beyond_tolerance);
     crate::outln!(
@@ -351,7 +413,7 @@ mod tests {
             loops: Some(5),
         };
         let start = sys::clock::now_ns(CLOCK);
-        let beyond = measure(&mut rec, &plan, start, &StopFlag::default());
+        let beyond = measure(&mut rec, &plan, start, &StopFlag::default(), None);
         assert_eq!(beyond, 5);
         assert_eq!(rec.totals().samples, 5);
         assert!(rec.totals().min > 0);

@@ -281,3 +281,21 @@ fn dma_latency(s: &str) -> std::result::Result<DmaArg, String> {
         _ => Err(format!("'{s}' is not 'off' or a latency in µs (0 or more)")),
     }
 }
+
+/// `--explain` and how many worst cases it explains.
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// Explain the worst samples of each thread (and every --break-threshold hit): their latency split into idle exit, IRQs, softirqs, other threads, preemption off, hypervisor steal, from the kernel's standard trace events (root, tracefs)
+    #[arg(long)]
+    pub explain: bool,
+    /// How many of each thread's worst samples --explain explains
+    #[arg(long, value_name = "N", default_value_t = 10, requires = "explain", value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub explain_worst: u64,
+}
+
+impl ExplainArgs {
+    /// The worst cases to explain per thread, with --explain.
+    pub fn worst(&self) -> Option<usize> {
+        self.explain.then_some(self.explain_worst as usize)
+    }
+}

@@ -46,6 +46,8 @@ pub struct CruncherArgs {
     #[command(flatten)]
     pub length: RunLength,
     #[command(flatten)]
+    pub explain: super::common::ExplainArgs,
+    #[command(flatten)]
     pub common: MeasureArgs,
 }
 
@@ -75,6 +77,11 @@ impl TryFrom<&CruncherArgs> for CruncherConfig {
                 crate::units::format_cpu_list(&online)
             )));
         }
+        if !cfg!(feature = "kernel-trace") && a.explain.explain {
+            return Err(Error::env(
+                "--explain reads the kernel's trace, which this build leaves out (the board build); use the full build, or build with --features kernel-trace",
+            ));
+        }
         let period = a.period.unwrap_or((2 * a.work).max(100_000_000));
         if period <= a.work {
             return Err(Error::usage(format!(
@@ -90,6 +97,7 @@ impl TryFrom<&CruncherArgs> for CruncherConfig {
             period_ns: period,
             tolerance: a.tolerance,
             calibration_runs: a.calibration_runs,
+            explain: a.explain.worst(),
             control: a.common.control(a.length.duration, a.length.loops, None),
             setup: a.common.setup_with(rt)?,
         })

@@ -1,6 +1,6 @@
 //! `rtlat timer` options.
 
-use super::common::{positive_duration, MeasureArgs};
+use super::common::{positive_duration, ExplainArgs, MeasureArgs};
 use crate::bench::timer::lines::Ctx;
 use crate::bench::timer::TimerConfig;
 use crate::engine::RtConfig;
@@ -23,7 +23,8 @@ Examples:
   rtlat timer --break-threshold 500us                 stop and mark the kernel trace at the first sample above 500 us
   rtlat timer --policy deadline --period 1ms --dl-runtime 100us
   rtlat timer --context irq,thread --duration 20s     the kernel's timer IRQ and kernel-thread latency (timerlat tracer)
-  rtlat timer --split --duration 1m                   each sample split into its IRQ and scheduling parts";
+  rtlat timer --split --duration 1m                   each sample split into its IRQ and scheduling parts
+  rtlat timer --explain --duration 1m                 why the 10 worst samples of each thread were late";
 
 /// The shortest period a timer thread is given: below it every period would
 /// be an overrun, and the run would measure its own overhead.
@@ -67,14 +68,16 @@ pub struct TimerArgs {
         long,
         value_name = "CONTEXTS",
         value_delimiter = ',',
-        conflicts_with = "synthetic"
+        conflicts_with_all = ["synthetic", "explain"]
     )]
     pub context: Vec<ContextArg>,
     /// Split each sample into its IRQ part (timer expiry → hard handler) and its scheduling part (handler → thread running), as series cpuN/irq and cpuN/sched, from the kernel's hrtimer trace events (root, tracefs)
-    #[arg(long, conflicts_with_all = ["synthetic", "context"])]
+    #[arg(long, conflicts_with_all = ["synthetic", "context", "explain"])]
     pub split: bool,
+    #[command(flatten)]
+    pub explain: ExplainArgs,
     /// Deterministic synthetic samples from SEED instead of real sleeps (for tests)
-    #[arg(long, hide = true, value_name = "SEED")]
+    #[arg(long, hide = true, value_name = "SEED", conflicts_with = "explain")]
     pub synthetic: Option<u64>,
     #[command(flatten)]
     pub common: MeasureArgs,
@@ -104,11 +107,23 @@ impl TryFrom<&TimerArgs> for TimerConfig {
         }
         // Exit 3, as on a kernel without the tracer: this binary cannot
         // measure it here (a suite's optional step is skipped, not failed).
-        if !cfg!(feature = "kernel-trace") && (!contexts.is_empty() || a.split) {
+        if !cfg!(feature = "kernel-trace") && (!contexts.is_empty() || a.split || a.explain.explain)
+        {
             return Err(Error::env(format!(
                 "{} reads the kernel's trace, which this build leaves out (the board build); use the full build, or build with --features kernel-trace",
-                if a.split { "--split" } else { "--context" }
+                if a.split {
+                    "--split"
+                } else if a.explain.explain {
+                    "--explain"
+                } else {
+                    "--context"
+                }
             )));
+        }
+        if a.explain.explain && matches!(a.clock, ClockArg::Realtime) {
+            return Err(Error::usage(
+                "--explain compares samples with the kernel's trace, which runs on CLOCK_MONOTONIC: drop --clock realtime",
+            ));
         }
         if !contexts.is_empty()
             && (a.period % 1000 != 0 || !(100_000..=1_000_000_000).contains(&a.period))
@@ -139,6 +154,7 @@ impl TryFrom<&TimerArgs> for TimerConfig {
             synthetic_seed: a.synthetic,
             contexts,
             split: a.split,
+            explain: a.explain.worst(),
             setup: a.common.setup_with(rt)?,
         })
     }

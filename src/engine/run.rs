@@ -505,6 +505,7 @@ fn first_result(spec: &RunSpec) -> RunResult {
         measuring_cpu_time_ns: 0,
         phases: Vec::new(),
         details: spec.details.clone(),
+        explained: Vec::new(),
     }
 }
 

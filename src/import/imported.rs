@@ -144,6 +144,7 @@ impl Imported {
             measuring_cpu_time_ns: 0,
             phases: Vec::new(),
             details: self.details,
+            explained: Vec::new(),
         })
     }
 }

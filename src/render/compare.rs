@@ -374,10 +374,45 @@ pub fn table(
 ) -> String {
     let tables = build_tables(rows, format, baseline);
     match format {
-        TableFormat::Text => render_each(&tables, render_text),
-        TableFormat::Markdown => render_each(&tables, render_markdown),
+        TableFormat::Text => render_each(&tables, render_text) + &culprits(rows, ""),
+        TableFormat::Markdown => render_each(&tables, render_markdown) + &culprits(rows, "- "),
         TableFormat::Csv => render_each(&tables, render_csv),
     }
+}
+
+/// The culprits of each result's explained worst cases (`--explain`), the
+/// three worst of each result side by side; empty when none has any.
+fn culprits(rows: &[&Loaded], bullet: &str) -> String {
+    use std::fmt::Write as _;
+    const SHOWN: usize = 3;
+    if rows.iter().all(|l| l.result.explained.is_empty()) {
+        return String::new();
+    }
+    let mut s = String::from("\nculprits of the worst samples (--explain):\n");
+    for l in rows {
+        let cases: Vec<String> = l
+            .result
+            .explained
+            .iter()
+            .take(SHOWN)
+            .map(|e| {
+                let c = e.culprit().map_or("nothing recorded".into(), |p| p.label());
+                format!("{} {}", crate::result::explained::short(e.latency_ns), c)
+            })
+            .collect();
+        let shown = if cases.is_empty() {
+            "not explained".to_string()
+        } else {
+            cases.join("; ")
+        };
+        let _ = writeln!(
+            s,
+            "{bullet}{}: {}",
+            super::printable::printable(&l.label),
+            super::printable::printable(&shown)
+        );
+    }
+    s
 }
 
 /// The verdict of one result against the baseline: `Ok(true)` when worse by more than `margin` %.

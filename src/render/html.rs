@@ -107,6 +107,7 @@ fn section(o: &mut String, i: usize, l: &Loaded) {
     tuning_table(o, r);
     loads_table(o, r);
     summaries(o, r);
+    explained_list(o, r);
     notes_list(o, r);
     plots(o, l);
     result_data(o, i, l);
@@ -357,6 +358,23 @@ fn summaries(o: &mut String, r: &RunResult) {
     if let Some(limit) = r.thresholds.max_latency_ns {
         let _ = writeln!(o, "<p>max-latency {} us: {}</p>", us(limit), exceeded(r));
     }
+}
+
+/// The worst cases explained (`--explain`): each one's line and its strip.
+fn explained_list(o: &mut String, r: &RunResult) {
+    if r.explained.is_empty() {
+        return;
+    }
+    let _ = writeln!(o, "<h3>Worst cases explained</h3>\n<ul>");
+    for e in &r.explained {
+        let _ = writeln!(
+            o,
+            "<li>{}<br>{}</li>",
+            escape(&super::text::explained_line(e)),
+            super::svg::strip::strip(e)
+        );
+    }
+    let _ = writeln!(o, "</ul>");
 }
 
 /// Notes: the result's notes as a list.

@@ -182,6 +182,7 @@ fn base(
         measuring_cpu_time_ns: 0,
         phases: Vec::new(),
         details: serde_json::Map::new(),
+        explained: Vec::new(),
     }
 }
 

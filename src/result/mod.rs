@@ -6,9 +6,11 @@
 //! valid, self-describing file.
 
 pub mod details;
+pub mod explained;
 pub mod model;
 pub mod schema;
 
+pub use explained::{Explained, Part};
 pub use model::{Benchmark, EndReason, Policy};
 
 use crate::stats::histogram::HistogramRecord;
@@ -79,6 +81,9 @@ pub struct RunResult {
     /// `ideal_ns`/`stretch`, net `lost`/`duplicated`/`reordered`, irq `missed`.
     #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
     pub details: serde_json::Map<String, serde_json::Value>,
+    /// The worst intervals explained (`--explain`), worst first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub explained: Vec<Explained>,
 }
 
 /// One phase of a run, with its own statistics.

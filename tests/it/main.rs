@@ -6,6 +6,7 @@ mod cross;
 mod cruncher;
 mod deb;
 mod errors;
+mod explain;
 mod hostile_input;
 mod hostile_output;
 mod hostile_peers;

@@ -22,15 +22,17 @@ static NEXT: AtomicU32 = AtomicU32::new(1);
 
 /// Two namespaces `a` (server) and `b` (client) joined by a veth pair.
 /// Dropping it deletes both namespaces (and with them the veth pair).
-struct Netns {
-    a: String,
-    b: String,
-    a4: String,
+pub(crate) struct Netns {
+    pub(crate) a: String,
+    pub(crate) b: String,
+    pub(crate) a4: String,
     a6: String,
+    /// The veth end in `a`.
+    pub(crate) va: String,
 }
 
 impl Netns {
-    fn new() -> Netns {
+    pub(crate) fn new() -> Netns {
         let n = NEXT.fetch_add(1, Ordering::SeqCst);
         let pid = std::process::id();
         let a = format!("rtlat-{pid}-{n}-a");
@@ -40,6 +42,7 @@ impl Netns {
             a6: format!("fd00:201:{n:x}::1"),
             a: a.clone(),
             b: b.clone(),
+            va: format!("rl{pid}x{n}a"),
         };
         // From here on, Drop cleans up whatever was created.
         ip(&["netns", "add", &a]);

@@ -13,7 +13,6 @@
 //! (`#id` gaps); lost-event notices and the instance's `per_cpu/cpuN/stats`
 //! overruns go into the details.
 
-use super::instance::{self, tracefs_error};
 use super::lines::{self, Ctx};
 use super::noise::{self, BreakAnalysis, Recent};
 use super::pairing::{ContextDetails, Pairer, Sink, Skipped};
@@ -22,6 +21,7 @@ use super::userlat;
 use super::TimerConfig;
 use crate::engine::{self, Channel, Finished, RunSpec, StopFlag, Worker, WorkerEnd};
 use crate::error::{Error, Result};
+use crate::explain::instance::{self, tracefs_error};
 use crate::result::{BreakEvent, Policy};
 use crate::stats::recorder::{self, Recorder};
 use crate::sys::clock::{self, Clock};

@@ -12,7 +12,6 @@
 #[cfg(feature = "kernel-trace")]
 pub mod contexts;
 #[cfg(feature = "kernel-trace")]
-pub mod instance;
 pub mod lines;
 #[cfg(feature = "kernel-trace")]
 pub mod noise;
@@ -52,6 +51,9 @@ pub struct TimerConfig {
     /// Each sample split into its IRQ and scheduling parts (`--split`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub split: bool,
+    /// The worst intervals explained per thread (`--explain`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explain: Option<usize>,
     #[serde(skip)]
     pub setup: Setup,
 }
@@ -227,6 +229,8 @@ pub fn run(cfg: &TimerConfig, command_line: Vec<String>) -> Result<Finished> {
     } else {
         None
     };
+    #[cfg(feature = "kernel-trace")]
+    let mut explain = begin_explain(cfg, pin, &mut notes)?;
 
     let mut spec = RunSpec::new("timer", cfg, &cfg.setup, &cfg.control, command_line)?.threads(
         cfg.cpus.iter().map(|&c| pin.then_some(c)).collect(),
@@ -254,10 +258,17 @@ pub fn run(cfg: &TimerConfig, command_line: Vec<String>) -> Result<Finished> {
             cfg.control.interval_ns,
         ));
         #[cfg(feature = "kernel-trace")]
-        let tap = split.as_mut().map(|s| {
-            channels.extend(s.channels(&name, pinned, cfg.control.interval_ns));
-            Arc::clone(&s.taps[i])
-        });
+        let tap = split
+            .as_mut()
+            .map(|s| {
+                channels.extend(s.channels(&name, pinned, cfg.control.interval_ns));
+                Arc::clone(&s.taps[i])
+            })
+            .or_else(|| {
+                // Room for 2 s of samples between the reader's rounds.
+                let room = (2_000_000_000 / cfg.period_ns.max(1)) as usize;
+                explain.as_mut().map(|e| e.watch(&name, cpu, room))
+            });
         #[cfg(not(feature = "kernel-trace"))]
         let tap: Option<Arc<Tap>> = None;
         let mark = BreakMark {
@@ -268,18 +279,49 @@ pub fn run(cfg: &TimerConfig, command_line: Vec<String>) -> Result<Finished> {
         workers.push(worker(cfg, i, phases[i], rec, tap, mark));
     }
     #[cfg(feature = "kernel-trace")]
-    if let Some(split) = split {
-        let (reader, finish, session) = split.into_reader(cfg.period_ns, phases);
-        workers.push(reader);
-        spec.finish = Some(finish);
-        let r = engine::execute(spec, channels, workers, clock_id);
-        // Restored already by the finisher; on an early error here.
-        if let Ok(mut s) = session.lock() {
-            s.restore();
+    {
+        let reader = match (split, explain) {
+            (Some(split), _) => Some(split.into_reader(cfg.period_ns, phases)),
+            (None, Some(e)) => Some(e.into_reader()),
+            (None, None) => None,
+        };
+        if let Some((reader, finish, session)) = reader {
+            workers.push(reader);
+            spec.finish = Some(finish);
+            let r = engine::execute(spec, channels, workers, clock_id);
+            // Restored already by the finisher; on an early error here.
+            if let Ok(mut s) = session.lock() {
+                s.restore();
+            }
+            return r;
         }
-        return r;
     }
     engine::execute(spec, channels, workers, clock_id)
+}
+
+/// `--explain`'s tracing, set up before anything is measured.
+#[cfg(feature = "kernel-trace")]
+fn begin_explain(
+    cfg: &TimerConfig,
+    pin: bool,
+    notes: &mut Vec<String>,
+) -> Result<Option<crate::explain::Explain>> {
+    let Some(worst) = cfg.explain else {
+        return Ok(None);
+    };
+    if !pin {
+        return Err(crate::error::Error::usage(
+            "--explain needs each thread pinned to its CPU, which SCHED_DEADLINE does not allow: use --policy fifo or rr",
+        ));
+    }
+    let e = crate::explain::Explain::begin(
+        &cfg.cpus,
+        worst,
+        cfg.control.break_threshold_ns,
+        "own wake-up path",
+    )?;
+    notes.extend(e.notes.iter().cloned());
+    Ok(Some(e))
 }
 
 /// The tracer that marks a break in the kernel's trace (tracefs mounted if

@@ -1,37 +1,11 @@
 //! Decoding the binary per-CPU ring-buffer pages of `trace_pipe_raw` into
 //! timerlat samples: cheaper for the measured system than the text
-//! `trace_pipe`, which the kernel formats event by event. Every offset comes
-//! from `events/header_page` and the event's `format` file (a PREEMPT_RT
-//! kernel adds `common_preempt_lazy_count`, moving the fields).
+//! `trace_pipe`, which the kernel formats event by event. The page format
+//! itself is `crate::sys::ringpage`'s.
 
 use super::lines::{Ctx, TraceLine};
-
-/// Where one field lies in an event or page.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Field {
-    pub offset: usize,
-    pub size: usize,
-}
-
-/// The layout of a ring-buffer page, from `events/header_page`:
-/// `timestamp`, `commit` (length and loss flags), `data`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Page {
-    pub timestamp: Field,
-    pub commit: Field,
-    pub data: usize,
-}
-
-impl Page {
-    pub fn parse(header_page: &str) -> Option<Page> {
-        let p = Page {
-            timestamp: field(header_page, "timestamp")?,
-            commit: field(header_page, "commit")?,
-            data: field(header_page, "data")?.offset,
-        };
-        (ok(p.timestamp) && ok(p.commit)).then_some(p)
-    }
-}
+use crate::sys::ringpage::ok;
+pub use crate::sys::ringpage::{event_id, field, get, type_of, walk_page, Field, Item, Page};
 
 /// What decoding timerlat samples needs, read from tracefs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,42 +16,6 @@ pub struct TimerlatLayout {
     pub seqnum: Field,
     pub context: Field,
     pub latency: Field,
-}
-
-/// A field of a size the decoder reads.
-fn ok(x: Field) -> bool {
-    matches!(x.size, 1 | 2 | 4 | 8)
-}
-
-/// `field:TYPE NAME;\toffset:N;\tsize:N;` lines of a format file: NAME → field.
-pub fn field(text: &str, name: &str) -> Option<Field> {
-    text.lines().find_map(|l| {
-        let l = l.trim();
-        let decl = l.strip_prefix("field:")?.split(';').next()?;
-        let fname = decl.split_whitespace().last()?;
-        // `char comm[16]`: the name without its array size.
-        let fname = fname.split('[').next().unwrap_or(fname);
-        if fname.trim_start_matches('*') != name {
-            return None;
-        }
-        let num = |key: &str| -> Option<usize> {
-            l.split(';')
-                .find_map(|p| p.trim().strip_prefix(key))
-                .and_then(|v| v.trim().parse().ok())
-        };
-        Some(Field {
-            offset: num("offset:")?,
-            size: num("size:")?,
-        })
-    })
-}
-
-/// The `ID:` of an event's `format` file.
-pub fn event_id(format: &str) -> Option<u16> {
-    format
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("ID:"))
-        .and_then(|v| v.trim().parse().ok())
 }
 
 impl TimerlatLayout {
@@ -92,109 +30,6 @@ impl TimerlatLayout {
         };
         (ok(f.seqnum) && ok(f.context) && ok(f.latency)).then_some(f)
     }
-}
-
-/// The unsigned value of `size` bytes at `at` (native byte order).
-pub fn get(b: &[u8], at: usize, size: usize) -> Option<u64> {
-    let s = b.get(at..at + size)?;
-    Some(match size {
-        1 => u64::from(s[0]),
-        2 => u64::from(u16::from_ne_bytes([s[0], s[1]])),
-        4 => u64::from(u32::from_ne_bytes(s.try_into().ok()?)),
-        8 => u64::from_ne_bytes(s.try_into().ok()?),
-        _ => return None,
-    })
-}
-
-const MISSED_EVENTS: u64 = 1 << 31;
-const MISSED_STORED: u64 = 1 << 30;
-const LENGTH_MASK: u64 = (1 << 30) - 1;
-const TS_SHIFT: u32 = 27;
-const TYPE_PADDING: u32 = 29;
-const TYPE_TIME_EXTEND: u32 = 30;
-const TYPE_TIME_STAMP: u32 = 31;
-
-/// What a page holds, in order.
-pub enum Item<'a> {
-    /// Events were lost before this page.
-    Lost(u64),
-    /// One event: its time and its bytes (from `common_type` on).
-    Event { ts_ns: u64, data: &'a [u8] },
-}
-
-/// The event type of an event's bytes (`common_type`).
-pub fn type_of(ev: &[u8]) -> Option<u16> {
-    get(ev, 0, 2).map(|t| t as u16)
-}
-
-/// Walk one page; returns the bytes of event data it held (a full page
-/// means more may be waiting).
-pub fn walk_page(fmt: &Page, page: &[u8], mut out: impl FnMut(Item<'_>)) -> usize {
-    let (Some(mut ts), Some(commit)) = (
-        get(page, fmt.timestamp.offset, fmt.timestamp.size),
-        get(page, fmt.commit.offset, fmt.commit.size),
-    ) else {
-        return 0;
-    };
-    let len = (commit & LENGTH_MASK) as usize;
-    let data = page.get(fmt.data..).unwrap_or(&[]);
-    let len = len.min(data.len());
-    if commit & MISSED_EVENTS != 0 {
-        let events = if commit & MISSED_STORED != 0 {
-            get(data, len, 8).unwrap_or(1)
-        } else {
-            1
-        };
-        out(Item::Lost(events));
-    }
-    let mut at = 0;
-    while at + 4 <= len {
-        let Some(head) = get(data, at, 4) else { break };
-        let head = head as u32;
-        let type_len = head & 0x1f;
-        let delta = u64::from(head >> 5);
-        let array0 = get(data, at + 4, 4);
-        match type_len {
-            TYPE_PADDING => {
-                if delta == 0 {
-                    break; // the rest of the page
-                }
-                // A discarded event: its time_delta means nothing.
-                let Some(a) = array0 else { break };
-                at += a as usize + 4;
-            }
-            TYPE_TIME_EXTEND => {
-                let Some(a) = array0 else { break };
-                ts += (a << TS_SHIFT) + delta;
-                at += 8;
-            }
-            TYPE_TIME_STAMP => {
-                let Some(a) = array0 else { break };
-                let abs = (a << TS_SHIFT) + delta;
-                ts = (ts & !((1u64 << 59) - 1)) | abs;
-                at += 8;
-            }
-            _ => {
-                ts += delta;
-                let (payload, size) = if type_len == 0 {
-                    let Some(a) = array0 else { break };
-                    (at + 8, a as usize + 4)
-                } else {
-                    (at + 4, type_len as usize * 4 + 4)
-                };
-                if size < 4 {
-                    break;
-                }
-                let ev = &data[payload.min(len)..(at + size).min(len)];
-                out(Item::Event {
-                    ts_ns: ts,
-                    data: ev,
-                });
-                at += size;
-            }
-        }
-    }
-    len
 }
 
 /// The timerlat sample or loss notice of one item of CPU `cpu`'s page.
@@ -242,6 +77,7 @@ pub fn decode_page(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sys::ringpage::{MISSED_EVENTS, MISSED_STORED, TYPE_PADDING, TYPE_TIME_EXTEND};
 
     /// Debian 12's 6.1 PREEMPT_RT files (the RT kernel's extra common field).
     const HEADER_PAGE: &str = "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n\tfield: char data;\toffset:16;\tsize:4080;\tsigned:1;\n";

@@ -13,10 +13,10 @@
 //! `cpuN/irq` (handler − intended) and `cpuN/sched` (latency − IRQ part).
 //! Samples or expiries left without their pair are counted, never guessed.
 
-use super::instance::{self, tracefs_error};
 use super::raw::{self, Field, Item, Page};
 use crate::engine::{Channel, StopFlag, Worker, WorkerEnd};
 use crate::error::{Error, Result};
+use crate::explain::instance::{self, tracefs_error};
 use crate::result::RunResult;
 use crate::stats::recorder::{self, Recorder};
 use crate::stats::tap::{Tap, TapReader};

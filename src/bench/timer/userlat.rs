@@ -8,9 +8,9 @@
 //! (`user-ret`, context 2): the whole way from the timer's expiry back to
 //! user space and into the kernel once more.
 
-use super::instance::tracefs_error;
 use crate::engine::{StopFlag, Worker, WorkerEnd};
 use crate::error::{Error, Result};
+use crate::explain::instance::tracefs_error;
 use crate::sys::clock::{self, Clock};
 use crate::sys::sched;
 use crate::sys::tracefs::{self, Session};

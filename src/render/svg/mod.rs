@@ -3,6 +3,7 @@
 
 pub(crate) mod math;
 pub mod plots;
+pub mod strip;
 pub mod writer;
 
 pub use plots::{

@@ -1,6 +1,6 @@
-//! rtlat's own tracefs instance for a timer run that reads the kernel's
-//! trace (`--context`, `--split`): created inside a [`Session`] that restores
-//! every setting it changed.
+//! rtlat's own tracefs instance for a run that reads the kernel's trace
+//! (`timer --context`, `--split`, `--explain`): created inside a [`Session`]
+//! that restores every setting it changed.
 
 use crate::error::{Error, Result};
 use crate::sys::tracefs::{self, Session};

@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""What `rtlat timer --explain` costs: the same run with and without it.
+
+What it measures
+----------------
+Pairs of runs on one CPU (--cpu, default the last), SCHED_FIFO 80, period
+1 ms, --seconds each, interleaved --pairs times (pair k runs the plain run
+first when k is even, the explained one first when k is odd):
+
+    rtlat timer --cpus N --duration S            (plain)
+    rtlat timer --cpus N --duration S --explain  (explain)
+
+For each run: the average latency (the result's total.avg_ns), the CPU time
+of the whole process per sample (GNU time's %U + %S: the measuring thread,
+and with --explain its reader thread) and VmHWM (GNU time's %M). It prints
+every run, then the means and the explain/plain ratios, e.g.
+
+    COST avg latency plain 17.1 us explain 17.9 us ratio=1.05 (target <= 1.1)
+    COST cpu per sample plain 4.1 us explain 6.0 us ratio=1.46 (target <= 1.1)
+    COST VmHWM plain 4200 kB explain 6900 kB (target <= 8192 kB)
+
+Then one longer run with --explain (--flat-seconds, default 120) whose
+VmRSS is read from /proc every --flat-every seconds: memory flat means the
+last reading is the first one, give or take a few pages.
+
+    FLAT VmRSS kB over 120 s: 6880 6880 ... 6880 (growth 0 kB)
+
+How to run
+----------
+As root (tracefs, RT scheduling), with GNU time (package "time"):
+
+    sudo benches/explain_cost.py                       # 3 pairs x 10 s, 2 min flat
+    sudo benches/explain_cost.py --pairs 5 --seconds 30 --flat-seconds 600
+
+The average latency of a shared VM moves with its neighbours more than with
+--explain: read the ratio beside the spread of the plain runs it prints.
+Python 3.11 standard library only. Exit status: 0 after a complete run, 2 on
+bad usage or a missing prerequisite, 1 if a run failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run(rtlat: str, cpu: int, seconds: int, explain: bool, tmp: Path) -> dict:
+    out = tmp / "r.json"
+    cmd = ["/usr/bin/time", "-f", "TIME %U %S %M", rtlat, "timer", "--cpus", str(cpu),
+           "--duration", f"{seconds}s", "--json", str(out)]
+    if explain:
+        cmd.append("--explain")
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit(f"explain_cost: run failed ({p.returncode}): {' '.join(cmd)}\n{p.stderr}")
+    line = [l for l in p.stderr.splitlines() if l.startswith("TIME ")][-1]
+    user, system, hwm = line.split()[1:]
+    r = json.loads(out.read_text())
+    samples = max(1, r["total"]["samples"])
+    return {
+        "avg_us": r["total"]["avg_ns"] / 1000,
+        "cpu_us_per_sample": (float(user) + float(system)) * 1e6 / samples,
+        "hwm_kb": int(hwm),
+        "explained": len(r.get("explained", [])),
+    }
+
+
+def flat(rtlat: str, cpu: int, seconds: int, every: int, tmp: Path) -> list[int]:
+    cmd = [rtlat, "timer", "--cpus", str(cpu), "--duration", f"{seconds}s", "--explain",
+           "--json", str(tmp / "flat.json"), "--quiet"]
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    readings = []
+    time.sleep(min(every, 2))
+    while p.poll() is None:
+        try:
+            status = Path(f"/proc/{p.pid}/status").read_text()
+        except OSError:
+            break
+        for l in status.splitlines():
+            if l.startswith("VmRSS:"):
+                readings.append(int(l.split()[1]))
+        time.sleep(every)
+    err = p.stderr.read() if p.stderr else ""
+    if p.wait() != 0:
+        sys.exit(f"explain_cost: the long run failed: {err}")
+    return readings
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--rtlat", default=str(ROOT / "target/release/rtlat"))
+    ap.add_argument("--cpu", type=int, default=(os.cpu_count() or 1) - 1)
+    ap.add_argument("--pairs", type=int, default=3)
+    ap.add_argument("--seconds", type=int, default=10)
+    ap.add_argument("--flat-seconds", type=int, default=120)
+    ap.add_argument("--flat-every", type=int, default=10)
+    a = ap.parse_args()
+    if os.geteuid() != 0:
+        print("explain_cost: run as root (tracefs, RT scheduling)", file=sys.stderr)
+        sys.exit(2)
+    if not Path(a.rtlat).is_file() or not Path("/usr/bin/time").is_file():
+        print(f"explain_cost: needs {a.rtlat} (cargo build --release) and /usr/bin/time (apt-get install time)",
+              file=sys.stderr)
+        sys.exit(2)
+    got: dict[bool, list[dict]] = {False: [], True: []}
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        for k in range(a.pairs):
+            for explain in ((False, True) if k % 2 == 0 else (True, False)):
+                r = run(a.rtlat, a.cpu, a.seconds, explain, tmp)
+                got[explain].append(r)
+                print(f"RUN pair {k} {'explain' if explain else 'plain  '} avg {r['avg_us']:.2f} us, "
+                      f"cpu/sample {r['cpu_us_per_sample']:.2f} us, VmHWM {r['hwm_kb']} kB, "
+                      f"explained {r['explained']}", flush=True)
+        mean = lambda e, key: statistics.mean(x[key] for x in got[e])
+        p, e = mean(False, "avg_us"), mean(True, "avg_us")
+        print(f"COST avg latency plain {p:.2f} us explain {e:.2f} us ratio={e / p:.2f} (target <= 1.1)")
+        p, e = mean(False, "cpu_us_per_sample"), mean(True, "cpu_us_per_sample")
+        print(f"COST cpu per sample plain {p:.2f} us explain {e:.2f} us ratio={e / p:.2f} (target <= 1.1)")
+        p, e = max(x["hwm_kb"] for x in got[False]), max(x["hwm_kb"] for x in got[True])
+        print(f"COST VmHWM plain {p} kB explain {e} kB (target <= 8192 kB)")
+        if a.flat_seconds > 0:
+            rss = flat(a.rtlat, a.cpu, a.flat_seconds, a.flat_every, tmp)
+            growth = rss[-1] - rss[0] if rss else 0
+            print(f"FLAT VmRSS kB over {a.flat_seconds} s: {' '.join(map(str, rss))} (growth {growth} kB)")
+
+
+if __name__ == "__main__":
+    main()

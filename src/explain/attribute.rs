@@ -1,0 +1,360 @@
+//! The attribution of one interval [start, end] of a CPU, for the thread
+//! `tid` that was waiting through it: the timeline rebuilt from the CPU's
+//! ring, every nanosecond of the interval given to exactly one cause, so the
+//! parts add up to `end − start`. Knows no benchmark: a timer's wake-up, a
+//! switch's wake-up or a packet's arrival are all an interval and a thread.
+
+use super::events::{softirq_name, Decoder, Ev};
+use super::timeline::{CpuState, Nest, Ring};
+use crate::result::Part;
+use std::collections::HashMap;
+
+/// What one stretch of the interval is given to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Label {
+    Irq(i32),
+    Softirq(u32),
+    Vector(u16),
+    Idle,
+    /// The waiting thread's own path: switch-in and return to user space.
+    Own,
+    Thread(i32, i32),
+    /// A less urgent task kept the CPU after the thread was woken.
+    PreemptOff(i32),
+    /// A task ran and nothing was recorded before the thread's wake-up.
+    IrqsOff(i32),
+    Nmi,
+    Hypervisor,
+    Unexplained,
+}
+
+/// A stretch with nothing recorded shorter than this is not taken for the
+/// hypervisor's.
+const SILENT_NS: u64 = 20_000;
+
+/// One interval to explain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Interval {
+    pub start: u64,
+    pub end: u64,
+    pub tid: i32,
+    /// What the thread's own time in it is (`own wake-up path`).
+    pub own: &'static str,
+}
+
+/// The parts of `iv` from `ring`'s events, given `steal_ns` of hypervisor
+/// steal the CPU saw around it; largest first, adding up to its length.
+pub fn attribute(ring: &Ring, dec: &Decoder, iv: Interval, steal_ns: u64) -> Vec<Part> {
+    let mut segs = segments(ring, iv);
+    carve_steal(&mut segs, steal_ns);
+    let mut sums: HashMap<Label, u64> = HashMap::new();
+    for &(a, b, l) in &segs {
+        if b > a {
+            *sums.entry(l).or_default() += b - a;
+        }
+    }
+    let mut parts: Vec<Part> = sums
+        .into_iter()
+        .map(|(l, ns)| {
+            let (kind, name) = name_of(l, dec, iv.own);
+            Part {
+                kind: kind.into(),
+                name,
+                ns,
+            }
+        })
+        .collect();
+    parts.sort_by(|a, b| {
+        b.ns.cmp(&a.ns)
+            .then_with(|| a.kind.cmp(&b.kind))
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    parts
+}
+
+/// The interval cut at every event into labelled stretches, NMIs carved
+/// out of the stretches they interrupted.
+fn segments(ring: &Ring, iv: Interval) -> Vec<(u64, u64, Label)> {
+    let mut st = ring.base;
+    let mut segs = Vec::new();
+    let mut nmis = Vec::new();
+    let mut cur = iv.start;
+    let mut woken: Option<i32> = None;
+    // Events before the start only rebuild the state.
+    let seen = ring.span().is_some_and(|(first, _)| first <= iv.start) || st.known;
+    let mut started = false;
+    for &(ts, ev) in ring.events() {
+        if ts <= iv.start {
+            st.apply(ev);
+            continue;
+        }
+        if !started {
+            started = true;
+            // A thread running at the start (a computation) is runnable
+            // throughout: whoever takes the CPU from it is preempting it.
+            if st.task == iv.tid {
+                woken = Some(st.prio);
+            }
+        }
+        if ts > iv.end {
+            break;
+        }
+        segs.push((cur, ts, label(&st, woken, iv.tid, seen)));
+        match ev {
+            Ev::Wakeup { pid, prio } if pid == iv.tid => woken = Some(prio),
+            Ev::Nmi(d) => nmis.push((ts.saturating_sub(d).max(iv.start), ts)),
+            _ => {}
+        }
+        st.apply(ev);
+        cur = ts;
+    }
+    if !started && st.task == iv.tid {
+        woken = Some(st.prio);
+    }
+    segs.push((cur, iv.end, label(&st, woken, iv.tid, seen)));
+    for (a, b) in nmis {
+        carve(&mut segs, a, b, Label::Nmi);
+    }
+    segs
+}
+
+fn label(st: &CpuState, woken: Option<i32>, tid: i32, seen: bool) -> Label {
+    if !seen && !st.known {
+        return Label::Unexplained;
+    }
+    match st.top() {
+        Some(Nest::Irq(n)) => return Label::Irq(n),
+        Some(Nest::Softirq(v)) => return Label::Softirq(v),
+        Some(Nest::Vector(v)) => return Label::Vector(v),
+        None => {}
+    }
+    if st.task == tid {
+        return Label::Own;
+    }
+    if st.idle || (st.task == 0 && woken.is_none()) {
+        return Label::Idle;
+    }
+    match woken {
+        _ if st.task == 0 => Label::Own,
+        Some(p) if p < st.prio => Label::PreemptOff(st.task),
+        Some(_) => Label::Thread(st.task, st.prio),
+        None => Label::IrqsOff(st.task),
+    }
+}
+
+/// Give [a, b) to `to`, taking it from the stretches it overlaps.
+fn carve(segs: &mut Vec<(u64, u64, Label)>, a: u64, b: u64, to: Label) {
+    let mut out = Vec::with_capacity(segs.len() + 2);
+    for &(s, e, l) in segs.iter() {
+        let (x, y) = (s.max(a), e.min(b));
+        if x >= y {
+            out.push((s, e, l));
+            continue;
+        }
+        if s < x {
+            out.push((s, x, l));
+        }
+        out.push((x, y, to));
+        if y < e {
+            out.push((y, e, l));
+        }
+    }
+    *segs = out;
+}
+
+/// The hypervisor's share: up to `steal_ns` from the longest stretches
+/// with nothing recorded (a vCPU that is not running records nothing).
+fn carve_steal(segs: &mut Vec<(u64, u64, Label)>, mut steal_ns: u64) {
+    let mut silent: Vec<(u64, u64)> = segs
+        .iter()
+        .filter(|&&(s, e, l)| e - s >= SILENT_NS && l != Label::Nmi)
+        .map(|&(s, e, _)| (s, e))
+        .collect();
+    silent.sort_by_key(|&(s, e)| std::cmp::Reverse(e - s));
+    for (s, e) in silent {
+        if steal_ns == 0 {
+            break;
+        }
+        let take = (e - s).min(steal_ns);
+        steal_ns -= take;
+        // The stolen time is the silence's end: before it, the task ran.
+        carve(segs, e - take, e, Label::Hypervisor);
+    }
+}
+
+fn name_of(l: Label, dec: &Decoder, own: &str) -> (&'static str, String) {
+    let task = |pid: i32, prio: Option<i32>| {
+        let mut s = format!("{} {pid}", dec.comm_of(pid));
+        if let Some(p) = prio {
+            s.push(' ');
+            s.push_str(&policy_of(pid, p));
+        }
+        s
+    };
+    match l {
+        Label::Irq(n) => (
+            "irq",
+            dec.irqs
+                .get(&n)
+                .cloned()
+                .unwrap_or_else(|| format!("irq {n}")),
+        ),
+        Label::Softirq(v) => ("softirq", softirq_name(v)),
+        Label::Vector(v) => (
+            "vector",
+            dec.vectors.get(v as usize).cloned().unwrap_or_default(),
+        ),
+        Label::Idle => ("idle", "idle-state exit".into()),
+        Label::Own => ("self", own.into()),
+        Label::Thread(pid, p) => ("thread", task(pid, Some(p))),
+        Label::PreemptOff(pid) => ("preempt-off", task(pid, None)),
+        Label::IrqsOff(pid) => ("irqs-off", task(pid, None)),
+        Label::Nmi => ("nmi", "NMI".into()),
+        Label::Hypervisor => ("hypervisor", "hypervisor".into()),
+        Label::Unexplained => ("unexplained", "unexplained".into()),
+    }
+}
+
+/// `FIFO 90`, `RR 5`, `DEADLINE`, `nice 0` from the kernel priority, the
+/// policy from /proc when the task still lives.
+fn policy_of(pid: i32, prio: i32) -> String {
+    if prio < 0 {
+        return "DEADLINE".into();
+    }
+    if prio >= 100 {
+        return format!("nice {}", prio - 120);
+    }
+    let policy = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            let rest = &s[s.rfind(')')? + 2..];
+            rest.split_whitespace().nth(38)?.parse::<u32>().ok()
+        });
+    let name = match policy {
+        Some(1) => "FIFO",
+        Some(2) => "RR",
+        _ => "RT",
+    };
+    format!("{name} {}", 99 - prio)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ring(evs: &[(u64, Ev)]) -> Ring {
+        let mut r = Ring::new(64);
+        for &(t, e) in evs {
+            r.push(t, e);
+        }
+        r
+    }
+
+    fn sw(next: i32, next_prio: i32) -> Ev {
+        Ev::Switch {
+            prev: 0,
+            prev_prio: 0,
+            next,
+            next_prio,
+        }
+    }
+
+    #[test]
+    fn a_higher_priority_thread_is_the_culprit_and_parts_add_up() {
+        let mut dec = Decoder::default();
+        dec.comms.insert(77, "hog".into());
+        dec.irqs.insert(9, "virtio0-input".into());
+        dec.vectors.push("local_timer".into());
+        let r = ring(&[
+            (50, sw(77, 9)),
+            (1_010, Ev::VectorEntry(0)),
+            (1_020, Ev::Wakeup { pid: 5, prio: 19 }),
+            (1_030, Ev::VectorExit(0)),
+            (1_500, Ev::IrqEntry(9)),
+            (1_600, Ev::IrqExit(9)),
+            (2_000_000, Ev::Nmi(100)),
+            (2_500_000, sw(5, 19)),
+        ]);
+        let iv = Interval {
+            start: 1_000,
+            end: 2_500_400,
+            tid: 5,
+            own: "own wake-up path",
+        };
+        let parts = attribute(&r, &dec, iv, 0);
+        let sum: u64 = parts.iter().map(|p| p.ns).sum();
+        assert_eq!(sum, iv.end - iv.start);
+        assert_eq!(parts[0].kind, "thread");
+        assert!(parts[0].name.starts_with("hog 77 "), "{:?}", parts[0]);
+        let get = |k: &str| parts.iter().find(|p| p.kind == k).map(|p| p.ns);
+        assert_eq!(get("irq"), Some(100));
+        assert_eq!(get("vector"), Some(20));
+        assert_eq!(get("nmi"), Some(100));
+        assert_eq!(get("irqs-off"), Some(10));
+        assert_eq!(get("self"), Some(400));
+    }
+
+    #[test]
+    fn steal_takes_the_silence_and_a_less_urgent_task_is_preemption_off() {
+        let dec = Decoder::default();
+        let r = ring(&[
+            (0, sw(88, 120)),
+            (1_000, Ev::Wakeup { pid: 5, prio: 19 }),
+            (5_000_000, sw(5, 19)),
+        ]);
+        let iv = Interval {
+            start: 900,
+            end: 5_000_900,
+            tid: 5,
+            own: "own wake-up path",
+        };
+        let parts = attribute(&r, &dec, iv, 3_000_000);
+        assert_eq!(parts[0].kind, "hypervisor");
+        assert_eq!(parts[0].ns, 3_000_000);
+        assert_eq!(parts[1].kind, "preempt-off");
+        assert_eq!(parts.iter().map(|p| p.ns).sum::<u64>(), 5_000_000);
+    }
+
+    #[test]
+    fn a_running_thread_preempted_by_a_more_urgent_one_names_it() {
+        let mut dec = Decoder::default();
+        dec.comms.insert(77, "hog".into());
+        let r = ring(&[
+            (0, sw(5, 19)),
+            (1_000, sw(77, 9)),
+            (3_000, sw(5, 19)),
+            (3_500, sw(88, 120)),
+        ]);
+        let iv = Interval {
+            start: 500,
+            end: 5_000,
+            tid: 5,
+            own: "own wake-up path",
+        };
+        let parts = attribute(&r, &dec, iv, 0);
+        assert_eq!(parts[0].kind, "thread");
+        assert_eq!(parts[0].ns, 2_000);
+        assert_eq!(parts[1].kind, "preempt-off");
+        assert_eq!(parts[1].ns, 1_500);
+        assert_eq!(parts[2].kind, "self");
+        assert_eq!(parts[2].ns, 1_000);
+    }
+
+    #[test]
+    fn an_interval_before_what_the_ring_saw_is_unexplained() {
+        let r = ring(&[(10_000, sw(5, 19))]);
+        let parts = attribute(
+            &r,
+            &Decoder::default(),
+            Interval {
+                start: 100,
+                end: 10_100,
+                tid: 5,
+                own: "own wake-up path",
+            },
+            0,
+        );
+        assert_eq!(parts[0].kind, "unexplained");
+        assert_eq!(parts[0].ns, 9_900);
+    }
+}

@@ -1,0 +1,20 @@
+//! `--explain`: why a measuring thread was late. While a benchmark
+//! measures, the standard tracepoints of the measuring CPUs (IRQs,
+//! softirqs, irq_vectors, NMIs, switches, wake-ups, idle states) are read
+//! from rtlat's tracefs instance into a bounded ring per CPU; each of the
+//! worst intervals a measuring thread hands through its [`Tap`] is then
+//! rebuilt from the ring and split into parts that add up to it
+//! ([`attribute`]). Nothing here knows a benchmark: an interval is a CPU,
+//! a start, an end and the thread that waited.
+//!
+//! [`Tap`]: crate::stats::tap::Tap
+
+pub mod attribute;
+pub mod events;
+pub mod instance;
+pub mod reader;
+pub mod steal;
+pub mod timeline;
+
+pub use attribute::{attribute, Interval};
+pub use reader::{Explain, ExplainDetails};

@@ -1,0 +1,510 @@
+//! The `--explain` reader: set-up of the tracepoints on the measuring CPUs,
+//! then a SCHED_OTHER thread that keeps each CPU's ring of recent events,
+//! takes the measuring threads' intervals from their taps, and explains the
+//! worst of each thread (and every one above the break threshold) as soon as
+//! the trace has passed its end. Memory is bounded: rings of a fixed number
+//! of events, trimmed to what a coming interval can still need.
+
+use super::attribute::{attribute, Interval};
+use super::events::{Decoder, Ev, REQUIRED};
+use super::instance::{self, tracefs_error};
+use super::steal::{Steal, TICK_NS};
+use super::timeline::Ring;
+use crate::engine::{StopFlag, Worker, WorkerEnd};
+use crate::error::{Error, Result};
+use crate::result::{Explained, RunResult};
+use crate::stats::tap::{Tap, TapReader};
+use crate::sys::clock;
+use crate::sys::ringpage::{walk_page, Item};
+use crate::sys::sched::{self, Sched};
+use crate::sys::tracefs::{Capabilities, RawPipes, Session};
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+/// Events kept per CPU (32 bytes each).
+const RING_EVENTS: usize = 1 << 15;
+/// Intervals waiting for the trace per thread, at most.
+const WAITING: usize = 1024;
+/// Intervals above the break threshold explained, at most.
+const BREAKS: usize = 100;
+/// The reader's pause when the trace had nothing new: its cost is per
+/// round (reading /proc/stat, polling each CPU's buffer).
+const ROUND_MS: u64 = 50;
+/// Pages read from a CPU's buffer per round, at most.
+const PAGES: usize = 256;
+/// How long an interval waits for the trace to pass its end.
+const PATIENCE_NS: u64 = 200_000_000;
+
+/// The figures of an explain run (`details.explain`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExplainDetails {
+    /// The tracepoints recorded, and the ones this kernel lacks (parts it
+    /// could not see).
+    pub events: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing: Vec<String>,
+    /// Whether /proc/stat gave the steal time.
+    pub steal: bool,
+    /// Intervals taken from the measuring threads, and explained.
+    pub intervals: u64,
+    pub explained: u64,
+    /// Intervals the reader fell too far behind to read.
+    pub tap_lost: u64,
+    pub lost_events: u64,
+    /// tracefs settings that could not be restored (expected none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub restore_problems: Vec<String>,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Wrapped {
+    explain: ExplainDetails,
+}
+
+impl crate::result::details::Details for Wrapped {}
+
+/// A measuring thread watched: its series name, CPU and tap.
+struct Watch {
+    name: String,
+    cpu: usize,
+    tap: Arc<Tap>,
+}
+
+/// An explain run's tracing, from its set-up to its restore.
+pub struct Explain {
+    session: Session,
+    pipes: RawPipes,
+    dec: Decoder,
+    cpus: Vec<usize>,
+    watches: Vec<Watch>,
+    worst: usize,
+    threshold: Option<u64>,
+    own: &'static str,
+    pub notes: Vec<String>,
+}
+
+/// Why this system cannot explain, as the one-line error naming the fix.
+fn refuse(caps: &Capabilities, dec: Option<&Decoder>) -> Option<Error> {
+    let Some(root) = &caps.root else {
+        return Some(Error::env(
+            "--explain needs tracefs (/sys/kernel/tracing), which is not mounted or not readable: run as root",
+        ));
+    };
+    let dec = dec?;
+    let lacking: Vec<&str> = REQUIRED
+        .iter()
+        .copied()
+        .filter(|e| dec.missing.iter().any(|m| m == e))
+        .collect();
+    if dec.page.is_none() || !lacking.is_empty() {
+        return Some(Error::env(format!(
+            "--explain needs the {} trace events and events/header_page under {}, which this kernel does not offer: use a kernel built with CONFIG_FTRACE (every distribution kernel has them)",
+            REQUIRED.join(" and "),
+            root.display()
+        )));
+    }
+    None
+}
+
+/// `tracing_cpumask` of `cpus`: comma-separated 32-bit hex words.
+pub fn cpumask(cpus: &[usize]) -> String {
+    let words = cpus.iter().max().map_or(1, |m| m / 32 + 1);
+    let mut w = vec![0u32; words];
+    for &c in cpus {
+        w[c / 32] |= 1 << (c % 32);
+    }
+    w.iter()
+        .rev()
+        .map(|x| format!("{x:08x}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+impl Explain {
+    /// Record the events of `cpus`; explain the `worst` intervals of each
+    /// thread and every one above `threshold`; `own` names the thread's own
+    /// time in an interval (`own wake-up path`, `own computation`).
+    pub fn begin(
+        cpus: &[usize],
+        worst: usize,
+        threshold: Option<u64>,
+        own: &'static str,
+    ) -> Result<Explain> {
+        let caps = Capabilities::probe_or_mount();
+        if let Some(e) = refuse(&caps, None) {
+            return Err(e);
+        }
+        let root = caps.root.clone().unwrap_or_default();
+        let dec = Decoder::load(&root);
+        if let Some(e) = refuse(&caps, Some(&dec)) {
+            return Err(e);
+        }
+        let (mut session, mut notes) = Session::begin(&root).map_err(Error::env)?;
+        let mask = cpumask(cpus);
+        let mut settings: Vec<(String, &str)> = vec![("tracing_cpumask".into(), mask.as_str())];
+        for e in &dec.enabled {
+            settings.push((format!("events/{e}/enable"), "1"));
+        }
+        let refs: Vec<(&str, &str)> = settings.iter().map(|(a, b)| (a.as_str(), *b)).collect();
+        let (inst, name) = instance::open(&mut session, &root, &refs, &mut notes)?;
+        let pipes =
+            RawPipes::open(&inst, cpus).map_err(|e| tracefs_error("open trace_pipe_raw", e))?;
+        notes.push(format!(
+            "--explain: the worst {worst} intervals of each thread{} split into their causes, from the scheduling, IRQ, softirq, irq_vectors, idle and NMI events of the measuring CPUs in tracefs instance {name} and the steal column of /proc/stat; its reader thread (SCHED_OTHER) is in the CPU time",
+            if threshold.is_some() { " and every one above --break-threshold" } else { "" }
+        ));
+        if !dec.missing.is_empty() {
+            notes.push(format!(
+                "--explain could not see {} (not in this kernel's tracefs): their time shows under the part they interrupted",
+                dec.missing.join(", ")
+            ));
+        }
+        Ok(Explain {
+            session,
+            pipes,
+            dec,
+            cpus: cpus.to_vec(),
+            watches: Vec::new(),
+            worst: worst.max(1),
+            threshold,
+            own,
+            notes,
+        })
+    }
+
+    /// The tap of a measuring thread named `name` on `cpu`, room for
+    /// `capacity` intervals between the reader's rounds.
+    pub fn watch(&mut self, name: &str, cpu: usize, capacity: usize) -> Arc<Tap> {
+        let tap = Arc::new(Tap::new(capacity));
+        self.watches.push(Watch {
+            name: name.to_string(),
+            cpu,
+            tap: Arc::clone(&tap),
+        });
+        tap
+    }
+
+    /// The reader thread, and the finisher that writes the explained
+    /// intervals into the result and restores tracefs.
+    #[allow(clippy::type_complexity)]
+    pub fn into_reader(
+        self,
+    ) -> (
+        Worker,
+        Box<dyn FnOnce(&mut RunResult) + Send>,
+        Arc<Mutex<Session>>,
+    ) {
+        let Explain {
+            session,
+            pipes,
+            dec,
+            cpus,
+            watches,
+            worst,
+            threshold,
+            own,
+            ..
+        } = self;
+        let shared: Arc<Mutex<(Vec<Explained>, ExplainDetails)>> = Arc::default();
+        let out = Arc::clone(&shared);
+        let worker = Worker {
+            name: "rtlat-explain".into(),
+            cpu: None,
+            body: Box::new(move |start: u64, _stop: &StopFlag| -> WorkerEnd {
+                // The reader must not compete with the threads it watches.
+                let _ = sched::set_current(Sched::Other);
+                let mut r = Reader::new(pipes, dec, cpus, watches, (worst, threshold, own), start);
+                r.run();
+                let got = r.finish();
+                if let Ok(mut g) = out.lock() {
+                    *g = got;
+                }
+                WorkerEnd { brk: None }
+            }),
+        };
+        let session = Arc::new(Mutex::new(session));
+        let at_end = Arc::clone(&session);
+        let finish = Box::new(move |result: &mut RunResult| {
+            let (cases, mut d) = shared.lock().map(|g| g.clone()).unwrap_or_default();
+            if let Ok(mut s) = at_end.lock() {
+                d.restore_problems.extend(s.restore());
+            }
+            if d.lost_events > 0 {
+                result.notes.push(format!(
+                    "--explain: the kernel's trace buffers lost {} events; an interval they fell in may be explained wrongly",
+                    d.lost_events
+                ));
+            }
+            result.explained = cases;
+            let w = Wrapped { explain: d };
+            result
+                .details
+                .extend(crate::result::details::Details::to_map(&w));
+        });
+        (worker, finish, session)
+    }
+}
+
+/// One watched thread's progress in the reader.
+#[derive(Default)]
+struct Thread {
+    reader: TapReader,
+    /// Candidate intervals (start, latency) waiting for the trace.
+    waiting: VecDeque<(u64, u64)>,
+    /// The end of the latest interval taken: no later interval starts
+    /// before it.
+    frontier: u64,
+    /// Its worst intervals explained, worst first.
+    best: Vec<Explained>,
+}
+
+struct Reader {
+    pipes: RawPipes,
+    dec: Decoder,
+    cpus: Vec<usize>,
+    rings: Vec<Ring>,
+    steal: Steal,
+    watches: Vec<Watch>,
+    threads: Vec<Thread>,
+    breaks: Vec<Explained>,
+    worst: usize,
+    threshold: u64,
+    own: &'static str,
+    start: u64,
+    details: ExplainDetails,
+    read_error: Option<String>,
+}
+
+impl Reader {
+    fn new(
+        pipes: RawPipes,
+        dec: Decoder,
+        cpus: Vec<usize>,
+        watches: Vec<Watch>,
+        (worst, threshold, own): (usize, Option<u64>, &'static str),
+        start: u64,
+    ) -> Reader {
+        let details = ExplainDetails {
+            events: dec.enabled.clone(),
+            missing: dec.missing.clone(),
+            ..ExplainDetails::default()
+        };
+        Reader {
+            rings: cpus.iter().map(|_| Ring::new(RING_EVENTS)).collect(),
+            steal: Steal::new(&cpus),
+            threads: watches.iter().map(|_| Thread::default()).collect(),
+            pipes,
+            dec,
+            cpus,
+            watches,
+            breaks: Vec::new(),
+            worst,
+            threshold: threshold.unwrap_or(u64::MAX),
+            own,
+            start,
+            details,
+            read_error: None,
+        }
+    }
+
+    fn run(&mut self) {
+        let mono = clock::Clock::Monotonic.id();
+        let mut ended_at = None;
+        loop {
+            let closed = self.watches.iter().all(|w| w.tap.is_closed());
+            let backlog = self.read_trace();
+            let now = clock::now_ns(mono);
+            self.steal.sample(now);
+            self.take_intervals();
+            self.explain_ready(now);
+            self.trim();
+            if self.read_error.is_some() {
+                break;
+            }
+            if closed {
+                let since = *ended_at.get_or_insert(now);
+                let waiting = self.threads.iter().any(|t| !t.waiting.is_empty());
+                if !waiting || now.saturating_sub(since) > 2 * PATIENCE_NS {
+                    break;
+                }
+            }
+            if !backlog {
+                std::thread::sleep(std::time::Duration::from_millis(ROUND_MS));
+            }
+        }
+    }
+
+    /// Every CPU's pages into its ring; whether more were waiting than a
+    /// round reads.
+    fn read_trace(&mut self) -> bool {
+        let mut backlog = false;
+        let Some(page_fmt) = self.dec.page else {
+            return false;
+        };
+        for i in 0..self.pipes.len() {
+            for round in 0..PAGES {
+                match self.pipes.read(i) {
+                    Ok(Some((_, page))) => {
+                        backlog |= round == PAGES - 1;
+                        let (dec, ring, lost) = (
+                            &mut self.dec,
+                            &mut self.rings[i],
+                            &mut self.details.lost_events,
+                        );
+                        walk_page(&page_fmt, page, |item| {
+                            let ts = match item {
+                                Item::Event { ts_ns, .. } => ts_ns,
+                                Item::Lost(_) => ring.span().map_or(0, |s| s.1),
+                            };
+                            if let Some(ev) = dec.decode(&item) {
+                                if let Ev::Lost(n) = ev {
+                                    *lost += n;
+                                }
+                                ring.push(ts, ev);
+                            }
+                        });
+                    }
+                    Ok(None) => break,
+                    Err(e) => {
+                        self.read_error = Some(e.to_string());
+                        break;
+                    }
+                }
+            }
+        }
+        backlog
+    }
+
+    /// The taps' new intervals: the candidates wait for the trace.
+    fn take_intervals(&mut self) {
+        for (w, t) in self.watches.iter().zip(&mut self.threads) {
+            let (worst, threshold) = (self.worst, self.threshold);
+            let n = &mut self.details.intervals;
+            w.tap.drain(&mut t.reader, |s, lat| {
+                *n += 1;
+                t.frontier = t.frontier.max(s + lat);
+                let floor = if t.best.len() + t.waiting.len() < worst {
+                    0
+                } else {
+                    t.best.last().map_or(0, |b| b.latency_ns)
+                };
+                if (lat > floor || lat > threshold) && t.waiting.len() < WAITING {
+                    t.waiting.push_back((s, lat));
+                }
+            });
+        }
+    }
+
+    /// Explain the waiting intervals the trace has passed (or waited for
+    /// long enough).
+    fn explain_ready(&mut self, now: u64) {
+        for k in 0..self.watches.len() {
+            let cpu = self.watches[k].cpu;
+            let Some(ci) = self.cpus.iter().position(|&c| c == cpu) else {
+                continue;
+            };
+            let tid = self.watches[k].tap.writer().unwrap_or(-1);
+            while let Some(&(s, lat)) = self.threads[k].waiting.front() {
+                let end = s + lat;
+                // The trace past the end, and /proc/stat read a tick after it.
+                let seen = self.rings[ci].span().is_some_and(|(_, last)| last >= end)
+                    && now >= end + 2 * TICK_NS;
+                if !seen && now < end + PATIENCE_NS {
+                    break;
+                }
+                self.threads[k].waiting.pop_front();
+                self.explain_one(k, ci, tid, s, lat);
+            }
+        }
+    }
+
+    fn explain_one(&mut self, k: usize, ci: usize, tid: i32, s: u64, lat: u64) {
+        let t = &self.threads[k];
+        let keep = t.best.len() < self.worst || t.best.last().is_some_and(|b| b.latency_ns < lat);
+        let brk = lat > self.threshold && self.breaks.len() < BREAKS;
+        if !keep && !brk {
+            return;
+        }
+        let iv = Interval {
+            start: s,
+            end: s + lat,
+            tid,
+            own: self.own,
+        };
+        let cpu = self.cpus[ci];
+        // A tick either side: the counter moves in ticks, late.
+        let steal = self
+            .steal
+            .between(cpu, iv.start.saturating_sub(TICK_NS), iv.end + TICK_NS);
+        let case = Explained {
+            thread: self.watches[k].name.clone(),
+            cpu: Some(cpu),
+            at_ns: s.saturating_sub(self.start),
+            latency_ns: lat,
+            parts: attribute(&self.rings[ci], &self.dec, iv, steal),
+        };
+        self.details.explained += 1;
+        if brk {
+            self.breaks.push(case.clone());
+        }
+        if keep {
+            let best = &mut self.threads[k].best;
+            let at = best.partition_point(|b| b.latency_ns >= lat);
+            best.insert(at, case);
+            best.truncate(self.worst);
+        }
+    }
+
+    /// Forget the events no coming interval can need.
+    fn trim(&mut self) {
+        for (ci, ring) in self.rings.iter_mut().enumerate() {
+            let cpu = self.cpus[ci];
+            let keep_from = self
+                .watches
+                .iter()
+                .zip(&self.threads)
+                .filter(|(w, _)| w.cpu == cpu)
+                .map(|(_, t)| t.waiting.front().map_or(t.frontier, |&(s, _)| s))
+                .min()
+                .unwrap_or(0);
+            ring.trim_before(keep_from);
+        }
+    }
+
+    fn finish(mut self) -> (Vec<Explained>, ExplainDetails) {
+        let mut all: Vec<Explained> = Vec::new();
+        for t in &mut self.threads {
+            all.append(&mut t.best);
+        }
+        for b in self.breaks {
+            if !all
+                .iter()
+                .any(|a| a.thread == b.thread && a.at_ns == b.at_ns)
+            {
+                all.push(b);
+            }
+        }
+        all.sort_by_key(|a| std::cmp::Reverse(a.latency_ns));
+        self.details.tap_lost = self.threads.iter().map(|t| t.reader.lost).sum();
+        self.details.steal = self.steal.seen;
+        if let Some(e) = self.read_error {
+            self.details
+                .restore_problems
+                .push(format!("reading trace_pipe_raw failed: {e}"));
+        }
+        (all, self.details)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cpumask_is_hex_words_of_32_cpus() {
+        assert_eq!(cpumask(&[0]), "00000001");
+        assert_eq!(cpumask(&[1, 3]), "0000000a");
+        assert_eq!(cpumask(&[0, 33]), "00000002,00000001");
+    }
+}

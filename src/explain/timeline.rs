@@ -1,0 +1,182 @@
+//! One CPU's recent past: a bounded ring of its last events, and the state
+//! the CPU was in before the oldest of them (which task ran, whether it was
+//! idle, which handlers were nested), so that any moment the ring covers can
+//! be rebuilt exactly however long a task ran without an event.
+
+use super::events::Ev;
+use std::collections::VecDeque;
+
+/// A handler context nested over the running task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Nest {
+    Irq(i32),
+    Softirq(u32),
+    Vector(u16),
+}
+
+/// The deepest nesting kept (hard IRQ over softirq over vector …).
+const DEPTH: usize = 8;
+
+/// What a CPU was doing at one moment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CpuState {
+    /// The running task and its kernel priority (lower is more urgent);
+    /// task 0 is the idle task.
+    pub task: i32,
+    pub prio: i32,
+    /// In an idle state (between `cpu_idle` N and its exit).
+    pub idle: bool,
+    stack: [Option<Nest>; DEPTH],
+    depth: usize,
+    /// Whether the task is known (a switch was seen).
+    pub known: bool,
+}
+
+impl Default for CpuState {
+    fn default() -> Self {
+        CpuState {
+            task: 0,
+            prio: 120,
+            idle: false,
+            stack: [None; DEPTH],
+            depth: 0,
+            known: false,
+        }
+    }
+}
+
+impl CpuState {
+    /// The innermost handler running, if any.
+    pub fn top(&self) -> Option<Nest> {
+        self.depth.checked_sub(1).and_then(|i| self.stack[i])
+    }
+
+    fn push(&mut self, c: Nest) {
+        if self.depth < DEPTH {
+            self.stack[self.depth] = Some(c);
+            self.depth += 1;
+        }
+    }
+
+    /// Leave `c` and whatever its exit event was lost for above it.
+    fn pop(&mut self, c: Nest) {
+        if let Some(i) = self.stack[..self.depth].iter().rposition(|&x| x == Some(c)) {
+            self.depth = i;
+        }
+    }
+
+    pub fn apply(&mut self, ev: Ev) {
+        match ev {
+            Ev::IrqEntry(n) => self.push(Nest::Irq(n)),
+            Ev::IrqExit(n) => self.pop(Nest::Irq(n)),
+            Ev::SoftirqEntry(v) => self.push(Nest::Softirq(v)),
+            Ev::SoftirqExit(v) => self.pop(Nest::Softirq(v)),
+            Ev::VectorEntry(v) => self.push(Nest::Vector(v)),
+            Ev::VectorExit(v) => self.pop(Nest::Vector(v)),
+            Ev::Switch {
+                next, next_prio, ..
+            } => {
+                self.task = next;
+                self.prio = next_prio;
+                self.known = true;
+                // A switch happens in task context.
+                self.depth = 0;
+            }
+            Ev::Idle(s) => self.idle = s != u32::MAX,
+            Ev::Lost(_) => self.depth = 0,
+            Ev::Wakeup { .. } | Ev::Nmi(_) => {}
+        }
+    }
+}
+
+/// The last events of one CPU, at most `cap`, and the state before them.
+#[derive(Debug)]
+pub struct Ring {
+    pub base: CpuState,
+    events: VecDeque<(u64, Ev)>,
+    cap: usize,
+}
+
+impl Ring {
+    /// All memory allocated here.
+    pub fn new(cap: usize) -> Ring {
+        Ring {
+            base: CpuState::default(),
+            events: VecDeque::with_capacity(cap),
+            cap: cap.max(1),
+        }
+    }
+
+    pub fn push(&mut self, ts: u64, ev: Ev) {
+        if self.events.len() == self.cap {
+            self.drop_front();
+        }
+        self.events.push_back((ts, ev));
+    }
+
+    fn drop_front(&mut self) {
+        if let Some((_, e)) = self.events.pop_front() {
+            self.base.apply(e);
+        }
+    }
+
+    /// Forget the events before `t` (folded into the base state).
+    pub fn trim_before(&mut self, t: u64) {
+        while self.events.front().is_some_and(|&(ts, _)| ts < t) {
+            self.drop_front();
+        }
+    }
+
+    /// The time of the oldest and the newest event held.
+    pub fn span(&self) -> Option<(u64, u64)> {
+        Some((self.events.front()?.0, self.events.back()?.0))
+    }
+
+    pub fn events(&self) -> impl Iterator<Item = &(u64, Ev)> {
+        self.events.iter()
+    }
+
+    pub fn len(&self) -> usize {
+        self.events.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.events.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nesting_and_switches_rebuild_the_state() {
+        let mut s = CpuState::default();
+        s.apply(Ev::Switch {
+            prev: 0,
+            prev_prio: 120,
+            next: 42,
+            next_prio: 9,
+        });
+        s.apply(Ev::IrqEntry(11));
+        s.apply(Ev::SoftirqEntry(3));
+        assert_eq!(s.top(), Some(Nest::Softirq(3)));
+        // The softirq's exit was lost: leaving the IRQ leaves both.
+        s.apply(Ev::IrqExit(11));
+        assert_eq!(s.top(), None);
+        assert_eq!((s.task, s.prio, s.known), (42, 9, true));
+    }
+
+    #[test]
+    fn a_full_ring_folds_its_oldest_events_into_the_base() {
+        let mut r = Ring::new(2);
+        r.push(1, Ev::Idle(1));
+        r.push(2, Ev::IrqEntry(5));
+        r.push(3, Ev::Idle(u32::MAX));
+        assert!(r.base.idle);
+        assert_eq!(r.span(), Some((2, 3)));
+        r.trim_before(3);
+        assert_eq!(r.base.top(), Some(Nest::Irq(5)));
+        assert_eq!(r.len(), 1);
+    }
+}

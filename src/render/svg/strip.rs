@@ -1,0 +1,79 @@
+//! The strip of one explained worst case (`--explain`): a bar as long as
+//! its latency, one coloured stretch per part, largest first, each with its
+//! name and time as a tooltip.
+
+use super::writer::escape;
+use crate::result::explained::short;
+use crate::result::Explained;
+use std::fmt::Write as _;
+
+const WIDTH: f64 = 640.0;
+const HEIGHT: f64 = 18.0;
+
+/// The colour of a part's kind (the same kind, the same colour everywhere).
+fn colour(kind: &str) -> &'static str {
+    match kind {
+        "hypervisor" => "#7f7f7f",
+        "thread" => "#d62728",
+        "preempt-off" => "#ff7f0e",
+        "irqs-off" => "#bcbd22",
+        "irq" => "#1f77b4",
+        "vector" => "#17becf",
+        "softirq" => "#9467bd",
+        "nmi" => "#8c564b",
+        "idle" => "#2ca02c",
+        "self" => "#c7c7c7",
+        _ => "#e377c2",
+    }
+}
+
+/// An inline SVG of `e`'s parts.
+pub fn strip(e: &Explained) -> String {
+    let mut s = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{HEIGHT}\" role=\"img\"><title>{}</title>",
+        escape(&format!("{} on {}", short(e.latency_ns), e.thread))
+    );
+    let total = e.latency_ns.max(1) as f64;
+    let mut x = 0.0;
+    for p in &e.parts {
+        let w = WIDTH * p.ns as f64 / total;
+        let _ = write!(
+            s,
+            "<rect x=\"{x:.2}\" y=\"0\" width=\"{w:.2}\" height=\"{HEIGHT}\" fill=\"{}\"><title>{}</title></rect>",
+            colour(&p.kind),
+            escape(&format!("{} {}", p.label(), short(p.ns)))
+        );
+        x += w;
+    }
+    s.push_str("</svg>");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::Part;
+
+    #[test]
+    fn the_parts_fill_the_strip_in_proportion() {
+        let part = |kind: &str, name: &str, ns| Part {
+            kind: kind.into(),
+            name: name.into(),
+            ns,
+        };
+        let e = Explained {
+            thread: "cpu1".into(),
+            cpu: Some(1),
+            at_ns: 0,
+            latency_ns: 4000,
+            parts: vec![part("thread", "hog <1>", 3000), part("irq", "eth0", 1000)],
+        };
+        let svg = strip(&e);
+        assert!(svg.contains("width=\"480.00\""), "{svg}");
+        assert!(
+            svg.contains("x=\"480.00\" y=\"0\" width=\"160.00\""),
+            "{svg}"
+        );
+        assert!(svg.contains("thread hog &lt;1&gt; 3.0 us"), "{svg}");
+    }
+}

@@ -1,0 +1,312 @@
+//! `rtlat timer --explain`: known causes provoked on the measuring CPU must
+//! be named as the culprit of the worst samples, with parts that add up to
+//! each sample's latency.
+
+use crate::util::*;
+use serde_json::Value;
+use std::process::{Child, Command, Stdio};
+
+/// The measuring CPU: the last one, away from where most housekeeping runs.
+fn measuring_cpu() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get()) - 1
+}
+
+/// A child that is killed when the test ends, however it ends.
+struct Reaped(Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A SCHED_FIFO 90 process named `comm` on `cpu` that busy-loops 2 ms
+/// every 100 ms.
+fn hog(comm: &str, cpu: usize) -> Reaped {
+    let script = format!(
+        "import os, time\n\
+         open('/proc/self/comm', 'w').write('{comm}')\n\
+         os.sched_setaffinity(0, {{{cpu}}})\n\
+         os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(90))\n\
+         print('ready', flush=True)\n\
+         while True:\n\
+         \x20   end = time.monotonic() + 0.002\n\
+         \x20   while time.monotonic() < end:\n\
+         \x20       pass\n\
+         \x20   time.sleep(0.098)\n"
+    );
+    let mut child = Command::new("python3")
+        .args(["-c", &script])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("python3");
+    let mut line = String::new();
+    use std::io::BufRead;
+    std::io::BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("hog ready");
+    assert_eq!(line.trim(), "ready");
+    Reaped(child)
+}
+
+/// Each explained case's parts add up to its latency (within 1 µs).
+fn assert_parts_add_up(cases: &[Value]) {
+    for c in cases {
+        let sum: u64 = c["parts"]
+            .as_array()
+            .expect("parts")
+            .iter()
+            .map(|p| p["ns"].as_u64().expect("ns"))
+            .sum();
+        let lat = c["latency_ns"].as_u64().expect("latency_ns");
+        assert!(
+            sum.abs_diff(lat) <= 1000,
+            "parts {sum} != latency {lat}: {c}"
+        );
+    }
+}
+
+/// The largest part of a case: (kind, name).
+fn culprit(c: &Value) -> (String, String) {
+    let p = c["parts"]
+        .as_array()
+        .expect("parts")
+        .iter()
+        .max_by_key(|p| p["ns"].as_u64().unwrap_or(0))
+        .expect("a part");
+    (
+        p["kind"].as_str().unwrap_or("").into(),
+        p["name"].as_str().unwrap_or("").into(),
+    )
+}
+
+/// `--explain` on `cpu` for `duration` at `period`, the cases of the result.
+fn explain_run(cpu: usize, duration: &str, period: &str) -> Vec<Value> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("e.json");
+    let (out, r) = run_json(
+        rtlat().args([
+            "timer",
+            "--explain",
+            "--cpus",
+            &cpu.to_string(),
+            "--priority",
+            "80",
+            "--period",
+            period,
+            "--duration",
+            duration,
+        ]),
+        &json,
+        0,
+    );
+    assert_schema_valid(&json);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("worst "), "no explained line:\n{text}");
+    r["explained"].as_array().cloned().unwrap_or_default()
+}
+
+#[test]
+fn a_fifo_thread_that_busy_loops_on_the_measuring_cpu_is_named() {
+    if !need(Need::Root)
+        || !need(Need::Native("the trace's pages are the host kernel's"))
+        || !need(Need::Program("python3", "python3"))
+    {
+        return;
+    }
+    let _turn = measuring();
+    let cpu = measuring_cpu();
+    let _hog = hog("rtlat-hog", cpu);
+    // A sample every 100 us: each 2 ms burst delays one by almost all of
+    // it, above the scheduling noise of a busy VM.
+    let cases = explain_run(cpu, "4s", "100us");
+    assert_eq!(cases.len(), 10, "the 10 worst samples: {cases:?}");
+    assert_parts_add_up(&cases);
+    let culprits: Vec<(String, String)> = cases.iter().map(culprit).collect();
+    let is_hog = |(k, n): &(String, String)| {
+        k == "thread" && n.starts_with("rtlat-hog ") && n.ends_with(" FIFO 90")
+    };
+    // Every case the hog ran in names it, unless the host stole more than
+    // its 2 ms (then "hypervisor" is honestly the largest part).
+    for (c, cul) in cases.iter().zip(&culprits) {
+        let hog_ran = c["parts"].as_array().expect("parts").iter().any(|p| {
+            p["name"]
+                .as_str()
+                .is_some_and(|n| n.starts_with("rtlat-hog "))
+        });
+        if hog_ran {
+            assert!(
+                is_hog(cul) || cul.0 == "hypervisor",
+                "the hog ran but {cul:?} is named: {c}"
+            );
+        }
+    }
+    // The hog's bursts are the worst samples; on a VM other users' builds
+    // may hold the CPU as long (named then as what they are).
+    let hog_named = culprits.iter().filter(|c| is_hog(c)).count();
+    let stolen = culprits.iter().filter(|(k, _)| k == "hypervisor").count();
+    assert!(
+        hog_named + stolen >= 7 && hog_named >= 5,
+        "culprits: {culprits:?}\n{cases:?}"
+    );
+    eprintln!("hog named in {hog_named} of 10, hypervisor in {stolen}");
+}
+
+#[test]
+fn explain_without_root_exits_3_naming_the_fix() {
+    if !need(Need::Root) {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let exe = unprivileged_copy(dir.path());
+    let out = as_nobody(&exe)
+        .args([
+            "timer",
+            "--explain",
+            "--duration",
+            "1s",
+            "--policy",
+            "other",
+            "--no-mlock",
+            "--dma-latency",
+            "off",
+        ])
+        .output()
+        .expect("setpriv runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--explain needs tracefs") && err.contains("run as root"),
+        "{err}"
+    );
+}
+
+#[test]
+fn explain_with_split_realtime_clock_or_deadline_is_a_usage_error() {
+    assert_usage_errors(&[
+        &["timer", "--explain", "--split"],
+        &["timer", "--explain", "--clock", "realtime"],
+        &["timer", "--explain-worst", "3"],
+        &["timer", "--explain", "--explain-worst", "0"],
+    ]);
+}
+
+#[test]
+fn a_udp_flood_received_on_the_measuring_cpu_names_net_rx() {
+    if !need(Need::Root) || !need(Need::Native("the trace's pages are the host kernel's")) {
+        return;
+    }
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if !need(Need::Machine(
+        cpus >= 2,
+        "the flood is sent from another CPU than the measuring one",
+    )) {
+        return;
+    }
+    let _turn = measuring();
+    let cpu = measuring_cpu();
+    let net = crate::net::Netns::new();
+    // Packets arriving on the veth in `a` are processed on the measuring
+    // CPU (RPS): its NET_RX softirq.
+    let rps = Command::new("ip")
+        .args(["netns", "exec", &net.a, "sh", "-c"])
+        .arg(format!(
+            "echo {:x} > /sys/class/net/{}/queues/rx-0/rps_cpus",
+            1u64 << cpu,
+            net.va
+        ))
+        .status()
+        .expect("ip netns exec");
+    assert!(rps.success(), "rps_cpus");
+    let _flood = Reaped(
+        Command::new("ip")
+            .args(["netns", "exec", &net.b])
+            .arg(bin())
+            .args(["load", "net:flood", "--load-target"])
+            .arg(format!("{}:9", net.a4))
+            .args(["--load-cpus", &(cpu - 1).to_string(), "--quiet"])
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("flood"),
+    );
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let cases = explain_run(cpu, "4s", "200us");
+    assert_eq!(cases.len(), 10, "the 10 worst samples: {cases:?}");
+    assert_parts_add_up(&cases);
+    let culprits: Vec<(String, String)> = cases.iter().map(culprit).collect();
+    let net_rx = culprits
+        .iter()
+        .filter(|(k, n)| k == "softirq" && n == "NET_RX")
+        .count();
+    let stolen = culprits.iter().filter(|(k, _)| k == "hypervisor").count();
+    // The flood's softirq runs last up to about 2 ms; on a VM shared with
+    // builds, other tasks' non-preemptible sections last as long and take
+    // their share of the 10 worst (named as what they are).
+    assert!(net_rx >= 2, "culprits: {culprits:?}\n{cases:?}");
+    eprintln!("NET_RX named in {net_rx} of 10, hypervisor in {stolen}");
+}
+
+#[test]
+fn a_fifo_burst_during_a_cruncher_run_is_a_part_of_it() {
+    if !need(Need::Root)
+        || !need(Need::Native("the trace's pages are the host kernel's"))
+        || !need(Need::Program("python3", "python3"))
+    {
+        return;
+    }
+    let _turn = measuring();
+    let cpu = measuring_cpu();
+    let _hog = hog("rtlat-hog", cpu);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("c.json");
+    let (_, r) = run_json(
+        rtlat().args([
+            "cruncher",
+            "--explain",
+            "--explain-worst",
+            "5",
+            "--cpu",
+            &cpu.to_string(),
+            "--priority",
+            "80",
+            "--work",
+            "10ms",
+            "--period",
+            "20ms",
+            "--duration",
+            "4s",
+        ]),
+        &json,
+        0,
+    );
+    let cases = r["explained"].as_array().cloned().unwrap_or_default();
+    assert_eq!(cases.len(), 5, "{cases:?}");
+    assert_parts_add_up(&cases);
+    // A 10 ms computation every 20 ms meets half the hog's bursts: runs
+    // stretched by one are among the worst, the hog named beside the
+    // computation itself (on a shared VM, steal and other users' builds
+    // stretch runs as much and take most places).
+    let with_hog = cases
+        .iter()
+        .filter(|c| {
+            c["parts"].as_array().expect("parts").iter().any(|p| {
+                p["kind"] == "thread"
+                    && p["name"]
+                        .as_str()
+                        .is_some_and(|n| n.starts_with("rtlat-hog "))
+                    && p["ns"].as_u64().unwrap_or(0) > 1_000_000
+            })
+        })
+        .count();
+    assert!(with_hog >= 1, "{cases:?}");
+    assert!(
+        cases.iter().all(|c| c["parts"]
+            .as_array()
+            .expect("parts")
+            .iter()
+            .any(|p| p["name"] == "own computation")),
+        "{cases:?}"
+    );
+}
