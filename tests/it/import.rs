@@ -30,7 +30,7 @@ const IMPORTS: [(&str, &str, &str, usize); 14] = [
     ("sockperf", "sockperf-full-log.csv", "net", 1),
     ("oslat", "oslat.txt", "noise", 1),
     ("oslat", "oslat-2cpu-z.txt", "noise", 2),
-    ("rtla-osnoise", "rtla-osnoise-hist.txt", "noise", 2),
+    ("rtla-osnoise", "rtla-osnoise-hist.txt", "noise", 1),
 ];
 
 #[test]

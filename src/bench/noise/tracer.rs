@@ -468,7 +468,7 @@ pub fn run(cfg: &NoiseConfig, t: KernelTracer, argv: Vec<String>) -> Result<Outc
         r.notes.extend(problem);
         if let Ok(mut s) = session.lock() {
             for p in s.restore() {
-                r.notes.push(format!("tracefs: could not restore {p}"));
+                r.notes.push(format!("tracefs: {p}"));
             }
         }
         r.details.extend(d.to_map());
