@@ -12,6 +12,7 @@
 //!
 //! - [`cyclictest_json`] `cyclictest --json`, [`cyclictest_hist`] `cyclictest -h`,
 //!   [`xenomai`] Xenomai `latency`, [`rtla`] `rtla timerlat hist` and `rtla osnoise hist`,
+//!   [`rtla_top`] `rtla osnoise top` (per-CPU totals, no series),
 //!   [`jitterdebugger`] its `results.json`, [`sockperf`] `sockperf --full-log`,
 //!   [`oslat`] oslat's table;
 //! - [`json`]: a lenient JSON reader for the tools' hand-printed JSON;
@@ -27,6 +28,7 @@ pub mod json;
 pub mod lines;
 pub mod oslat;
 pub mod rtla;
+pub mod rtla_top;
 pub mod sockperf;
 pub mod system;
 pub mod thread;
@@ -92,12 +94,13 @@ impl std::fmt::Debug for ImportFormat {
 }
 
 /// Every format, in the order `--from` lists them.
-pub static FORMATS: [&ImportFormat; 8] = [
+pub static FORMATS: [&ImportFormat; 9] = [
     &cyclictest_json::FORMAT,
     &cyclictest_hist::FORMAT,
     &xenomai::FORMAT,
     &rtla::FORMAT,
     &rtla::FORMAT_OSNOISE,
+    &rtla_top::FORMAT,
     &jitterdebugger::FORMAT,
     &sockperf::FORMAT,
     &oslat::FORMAT,

@@ -11,7 +11,7 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
-const IMPORTS: [(&str, &str, &str, usize); 14] = [
+const IMPORTS: [(&str, &str, &str, usize); 15] = [
     ("cyclictest-json", "cyclictest-hist.json", "timer", 2),
     ("cyclictest-json", "cyclictest.json", "timer", 2),
     ("cyclictest-json", "cyclictest-distance.json", "timer", 2),
@@ -31,6 +31,7 @@ const IMPORTS: [(&str, &str, &str, usize); 14] = [
     ("oslat", "oslat.txt", "noise", 1),
     ("oslat", "oslat-2cpu-z.txt", "noise", 2),
     ("rtla-osnoise", "rtla-osnoise-hist.txt", "noise", 1),
+    ("rtla-osnoise-top", "rtla-osnoise-top.txt", "noise", 0),
 ];
 
 #[test]

@@ -188,6 +188,7 @@ impl TracerTotals {
         c.runtime_us += p.runtime_us;
         c.noise_us += p.noise_us;
         c.max_single_noise_us = c.max_single_noise_us.max(p.max_single_us);
+        c.max_period_noise_us = c.max_period_noise_us.max(p.noise_us);
         for (t, n) in [
             &mut c.hw,
             &mut c.nmi,
@@ -576,7 +577,7 @@ mod tests {
         });
         let c = &sink.totals.osnoise[0];
         assert_eq!((c.periods, c.runtime_us, c.noise_us), (2, 2_000_000, 400));
-        assert_eq!(c.max_single_noise_us, 40);
+        assert_eq!((c.max_single_noise_us, c.max_period_noise_us), (40, 300));
         assert_eq!((c.hw, c.irq, c.softirq, c.thread), (2, 20, 4, 2));
         assert!(
             (c.available_pct - 99.98).abs() < 1e-9,

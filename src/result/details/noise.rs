@@ -11,11 +11,14 @@ use serde::{Deserialize, Serialize};
 pub struct NoiseDetails {
     /// The clock the loop read: `tsc` or `monotonic`; `kernel` when a kernel
     /// tracer measured instead of rtlat's loop.
+    #[serde(default)]
     pub counter: String,
     /// The time-stamp counter's measured rate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counter_mhz: Option<f64>,
-    /// Gaps longer than this are noise.
+    /// Gaps longer than this are noise (0: not known, an import of rtla
+    /// osnoise top, whose output does not say).
+    #[serde(default)]
     pub threshold_ns: u64,
     /// `/proc/sys/kernel/sched_rt_runtime_us` at the start (-1: throttling off).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -48,7 +51,9 @@ pub struct OsnoiseCpu {
     pub noise_us: u64,
     /// 100 × (1 − noise / runtime).
     pub available_pct: f64,
-    /// The longest single noise of any period (us).
+    /// The most noise of one period, and the longest single noise (us).
+    #[serde(default)]
+    pub max_period_noise_us: u64,
     pub max_single_noise_us: u64,
     /// Noise occurrences per source: hardware (no other cause seen), NMI,
     /// IRQ, softirq, thread.
