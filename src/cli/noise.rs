@@ -117,6 +117,11 @@ impl TryFrom<&NoiseArgs> for NoiseConfig {
                 format_cpu_list(&cpus)
             )));
         }
+        if (a.osnoise || a.hwlat) && a.length.loops.is_some() {
+            return Err(Error::usage(
+                "--loops counts the gaps of rtlat's loop, which does not run with --osnoise or --hwlat; give --duration",
+            ));
+        }
         if let Some(d) = a.length.duration {
             if d < 2 * a.threshold {
                 return Err(Error::usage(format!(
@@ -183,6 +188,7 @@ mod tests {
             vec!["--cpus", "100000"],
             vec!["--policy", "other", "--priority", "10"],
             vec!["--duration", "5us"],
+            vec!["--osnoise", "--loops", "1000"],
         ] {
             let e = config(&bad).expect_err("refused");
             assert_eq!(e.exit_code(), 2, "{bad:?}: {e}");

@@ -258,6 +258,21 @@ impl Sink {
     }
 }
 
+/// `cpus` as tracefs writes a CPU mask: 32-bit hex words, highest first,
+/// separated by commas.
+fn cpumask(cpus: &[usize]) -> String {
+    let words = cpus.iter().max().map_or(1, |&m| m / 32 + 1);
+    let mut w = vec![0u32; words];
+    for &c in cpus {
+        w[c / 32] |= 1 << (c % 32);
+    }
+    w.iter()
+        .rev()
+        .map(|x| format!("{x:08x}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 /// The osnoise period (us) rtlat sets: rtla's default.
 const PERIOD_US: u64 = 1_000_000;
 
@@ -313,13 +328,9 @@ fn start(cfg: &NoiseConfig, t: KernelTracer) -> Result<Tracing> {
             inst
         }
         KernelTracer::Hwlat => {
-            let mask = cfg
-                .cpus
-                .iter()
-                .fold(0u128, |m, &c| m | (1u128 << (c % 128)));
             set(&mut session, "tracing_on", "0")?;
             set(&mut session, "trace_clock", "mono")?;
-            set(&mut session, "tracing_cpumask", &format!("{mask:x}"))?;
+            set(&mut session, "tracing_cpumask", &cpumask(&cfg.cpus))?;
             if root.join("hwlat_detector/mode").exists() {
                 set(&mut session, "hwlat_detector/mode", "round-robin")?;
             }
@@ -584,6 +595,12 @@ mod tests {
             "{}",
             c.available_pct
         );
+    }
+
+    #[test]
+    fn cpu_masks_are_written_in_32_bit_words() {
+        assert_eq!(cpumask(&[1]), "00000002");
+        assert_eq!(cpumask(&[0, 33]), "00000002,00000001");
     }
 
     #[test]
