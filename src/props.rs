@@ -32,7 +32,7 @@ fn fixture(rel: &str) -> Vec<u8> {
 }
 
 /// Every import fixture, by format name.
-const IMPORTS: [(&str, &str); 14] = [
+const IMPORTS: [(&str, &str); 15] = [
     ("cyclictest-json", "import/cyclictest-hist.json"),
     ("cyclictest-json", "import/cyclictest.json"),
     ("cyclictest-hist", "import/cyclictest-hist.txt"),
@@ -47,6 +47,7 @@ const IMPORTS: [(&str, &str); 14] = [
     ("oslat", "import/oslat.txt"),
     ("oslat", "import/oslat-2cpu-z.txt"),
     ("rtla-osnoise", "import/rtla-osnoise-hist.txt"),
+    ("rtla-osnoise-top", "import/rtla-osnoise-top.txt"),
 ];
 
 /// A change to a real input: bytes overwritten, a cut, a span repeated,

@@ -2,7 +2,7 @@
 
 use crate::error::Error;
 use crate::import::{cyclictest_hist, cyclictest_json, cyclictest_status, cyclictest_verbose};
-use crate::import::{jitterdebugger, oslat, rtla, sockperf};
+use crate::import::{jitterdebugger, oslat, rtla, rtla_top, sockperf};
 use crate::import::{xenomai, ImportConfig, ImportFormat};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
@@ -16,6 +16,7 @@ Formats:
   xenomai           Xenomai latency output (RTT/RTD lines, HSD/HSS with -h/-s, RTS)
   rtla-timerlat     rtla timerlat hist output
   rtla-osnoise      rtla osnoise hist output
+  rtla-osnoise-top  rtla osnoise top output (per-CPU totals, no series)
   jitterdebugger    jitterdebugger's results.json
   sockperf          sockperf ping-pong --full-log FILE
   oslat             oslat output (its per-core table)
@@ -50,6 +51,8 @@ pub enum ImportFromArg {
     RtlaTimerlat,
     /// rtla osnoise hist output
     RtlaOsnoise,
+    /// rtla osnoise top output (per-CPU totals, no series)
+    RtlaOsnoiseTop,
     /// jitterdebugger results.json
     Jitterdebugger,
     /// sockperf ping-pong --full-log CSV
@@ -68,6 +71,7 @@ impl ImportFromArg {
             ImportFromArg::Xenomai => &xenomai::FORMAT,
             ImportFromArg::RtlaTimerlat => &rtla::FORMAT,
             ImportFromArg::RtlaOsnoise => &rtla::FORMAT_OSNOISE,
+            ImportFromArg::RtlaOsnoiseTop => &rtla_top::FORMAT,
             ImportFromArg::Jitterdebugger => &jitterdebugger::FORMAT,
             ImportFromArg::Sockperf => &sockperf::FORMAT,
             ImportFromArg::Oslat => &oslat::FORMAT,

@@ -3,6 +3,7 @@
 use super::common::{positive_duration, MeasureArgs};
 use super::length::RunLength;
 use crate::bench::noise::counter::CounterKind;
+use crate::bench::noise::tracer::KernelTracer;
 use crate::bench::noise::{rt_throttling, NoiseConfig};
 use crate::error::Error;
 use crate::sys::sched::Sched;
@@ -21,6 +22,15 @@ interval in the live view and in total) and their lengths.
 The clock is the time-stamp counter (calibrated against CLOCK_MONOTONIC)
 where it is invariant, else clock_gettime(CLOCK_MONOTONIC).
 
+With --osnoise the kernel's osnoise tracer measures instead (its osnoise/N
+threads spin on the CPUs, in rtlat's own tracefs instance): each noise above
+--threshold is a sample of cpuN/osnoise, and the per-period counters (runtime,
+noise, % available, occurrences per source: hw, nmi, irq, softirq, thread)
+are added up per CPU in the details, as rtla osnoise top shows them. With
+--hwlat the hwlat tracer (top-level tracefs only) spins with interrupts off
+through the CPUs in turn: each gap above --threshold is a sample of hwlat.
+Every tracefs setting is restored at the end.
+
 A SCHED_FIFO loop takes its whole CPU: with RT throttling on
 (/proc/sys/kernel/sched_rt_runtime_us below its period) other tasks still
 get their share, counted as noise, and the result notes it. With throttling
@@ -30,7 +40,8 @@ Examples:
   rtlat noise --duration 30s                 every CPU but the first, SCHED_FIFO 80
   rtlat noise --cpus 1 --threshold 1us --duration 5m --json n.json
   rtlat noise --policy other --cpus 2-3 --duration 10s
-  rtlat noise --cpus 1 --max-latency 50us    exit 1 if a gap was longer than 50 us";
+  rtlat noise --cpus 1 --max-latency 50us    exit 1 if a gap was longer than 50 us
+  rtlat noise --osnoise --duration 10s       the kernel's osnoise tracer's figures";
 
 /// The clock the busy loop reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -55,6 +66,12 @@ pub struct NoiseArgs {
     /// The clock the loop reads back to back
     #[arg(long, value_enum, default_value = "auto")]
     pub counter: CounterArg,
+    /// Measure with the kernel's osnoise tracer instead of rtlat's loop: series cpuN/osnoise, per-CPU counters in the details (CONFIG_OSNOISE_TRACER)
+    #[arg(long, conflicts_with = "hwlat")]
+    pub osnoise: bool,
+    /// Measure with the kernel's hwlat tracer (interrupts off, hardware and firmware stalls) instead of rtlat's loop: series hwlat (CONFIG_HWLAT_TRACER)
+    #[arg(long)]
+    pub hwlat: bool,
     #[command(flatten)]
     pub length: RunLength,
     #[command(flatten)]
@@ -100,6 +117,11 @@ impl TryFrom<&NoiseArgs> for NoiseConfig {
                 format_cpu_list(&cpus)
             )));
         }
+        if (a.osnoise || a.hwlat) && a.length.loops.is_some() {
+            return Err(Error::usage(
+                "--loops counts the gaps of rtlat's loop, which does not run with --osnoise or --hwlat; give --duration",
+            ));
+        }
         if let Some(d) = a.length.duration {
             if d < 2 * a.threshold {
                 return Err(Error::usage(format!(
@@ -116,6 +138,11 @@ impl TryFrom<&NoiseArgs> for NoiseConfig {
                 CounterArg::Auto => None,
                 CounterArg::Tsc => Some(CounterKind::Tsc),
                 CounterArg::Monotonic => Some(CounterKind::Monotonic),
+            },
+            tracer: match (a.osnoise, a.hwlat) {
+                (true, _) => Some(KernelTracer::Osnoise),
+                (_, true) => Some(KernelTracer::Hwlat),
+                _ => None,
             },
             control: a.common.control(a.length.duration, a.length.loops, None),
             setup: a.common.setup_with(rt)?,
@@ -161,6 +188,7 @@ mod tests {
             vec!["--cpus", "100000"],
             vec!["--policy", "other", "--priority", "10"],
             vec!["--duration", "5us"],
+            vec!["--osnoise", "--loops", "1000"],
         ] {
             let e = config(&bad).expect_err("refused");
             assert_eq!(e.exit_code(), 2, "{bad:?}: {e}");

@@ -8,7 +8,7 @@ use crate::render::{check, svg, text, Loaded};
 use std::path::{Path, PathBuf};
 
 /// (format, fixture file): every fixture under tests/fixtures/import.
-pub(super) const FIXTURES: [(&str, &str); 14] = [
+pub(super) const FIXTURES: [(&str, &str); 15] = [
     ("cyclictest-json", "cyclictest-hist.json"),
     ("cyclictest-json", "cyclictest.json"),
     ("cyclictest-hist", "cyclictest-hist.txt"),
@@ -23,6 +23,7 @@ pub(super) const FIXTURES: [(&str, &str); 14] = [
     ("oslat", "oslat.txt"),
     ("oslat", "oslat-2cpu-z.txt"),
     ("rtla-osnoise", "rtla-osnoise-hist.txt"),
+    ("rtla-osnoise-top", "rtla-osnoise-top.txt"),
 ];
 
 struct Rng(u64);

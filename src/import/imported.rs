@@ -34,6 +34,9 @@ pub struct Imported {
     pub precision_ns: u64,
     /// The unit the tool printed (`us` or `ns`), for notes.
     pub unit: &'static str,
+    /// The tool printed totals and no samples: a result without threads,
+    /// its totals in the details.
+    pub totals_only: bool,
 }
 
 impl Imported {
@@ -55,6 +58,7 @@ impl Imported {
             notes: Vec::new(),
             precision_ns: 1000,
             unit: "us",
+            totals_only: false,
         }
     }
 
@@ -66,7 +70,7 @@ impl Imported {
         label: Option<String>,
     ) -> Parsed<RunResult> {
         check_duration(self.duration_ns)?;
-        if self.threads.is_empty() {
+        if self.threads.is_empty() && !self.totals_only {
             return Err(ParseError::at(
                 0,
                 format!(

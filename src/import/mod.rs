@@ -14,6 +14,7 @@
 //!   [`cyclictest_status`] its status lines (`-q` summary, live log),
 //!   [`cyclictest_verbose`] its `-v` per-sample output,
 //!   [`xenomai`] Xenomai `latency`, [`rtla`] `rtla timerlat hist` and `rtla osnoise hist`,
+//!   [`rtla_top`] `rtla osnoise top` (per-CPU totals, no series),
 //!   [`jitterdebugger`] its `results.json`, [`sockperf`] `sockperf --full-log`,
 //!   [`oslat`] oslat's table;
 //! - [`json`]: a lenient JSON reader for the tools' hand-printed JSON;
@@ -31,6 +32,7 @@ pub mod json;
 pub mod lines;
 pub mod oslat;
 pub mod rtla;
+pub mod rtla_top;
 pub mod sockperf;
 pub mod system;
 pub mod thread;
@@ -96,7 +98,7 @@ impl std::fmt::Debug for ImportFormat {
 }
 
 /// Every format, in the order `--from` lists them.
-pub static FORMATS: [&ImportFormat; 10] = [
+pub static FORMATS: [&ImportFormat; 11] = [
     &cyclictest_json::FORMAT,
     &cyclictest_hist::FORMAT,
     &cyclictest_status::FORMAT,
@@ -104,6 +106,7 @@ pub static FORMATS: [&ImportFormat; 10] = [
     &xenomai::FORMAT,
     &rtla::FORMAT,
     &rtla::FORMAT_OSNOISE,
+    &rtla_top::FORMAT,
     &jitterdebugger::FORMAT,
     &sockperf::FORMAT,
     &oslat::FORMAT,

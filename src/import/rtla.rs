@@ -635,11 +635,13 @@ mod osnoise_tests {
     fn osnoise_columns_are_noise_series_with_the_printed_numbers() {
         let r = import(&fixture("rtla-osnoise-hist.txt")).expect("imports");
         assert_eq!(r.benchmark, crate::result::Benchmark::Noise);
-        assert_eq!(r.duration_ns, Some(30_000_000_000));
-        let t = &r.threads[1];
+        // A capture of the PREEMPT_RT 6.1 guest: one CPU, 11 s, 3002 of the
+        // 50688 samples above the last bucket (255 us).
+        assert_eq!(r.duration_ns, Some(11_000_000_000));
+        let t = &r.threads[0];
         assert_eq!((t.name.as_str(), t.cpu), ("cpu1/noise", Some(1)));
-        assert_eq!(t.summary.samples, 990);
-        assert_eq!((t.summary.min_ns, t.summary.max_ns), (1000, 11_000));
+        assert_eq!(t.summary.samples, 50_688);
+        assert_eq!((t.summary.min_ns, t.summary.max_ns), (5000, 25_343_000));
         // A timerlat parse refuses osnoise columns, and the other way round.
         let timerlat = crate::import::parse(
             &FORMAT,

@@ -312,7 +312,23 @@ pub fn noise_lines(r: &RunResult) -> Vec<String> {
     let Some(d) = NoiseDetails::of(r) else {
         return Vec::new();
     };
-    d.cpus
+    let mut lines: Vec<String> = d
+        .osnoise
+        .iter()
+        .map(|c| {
+            format!(
+                "osnoise: cpu{}: {} us noise in {} us ({:.5} % available), longest {} us; hw {} nmi {} irq {} softirq {} thread {}",
+                c.cpu, c.noise_us, c.runtime_us, c.available_pct, c.max_single_noise_us, c.hw, c.nmi, c.irq, c.softirq, c.thread
+            )
+        })
+        .collect();
+    if let Some(h) = &d.hwlat {
+        lines.push(format!(
+            "hwlat: {} samples above {} us, longest inner {} us, outer {} us, {} NMIs (width {} of window {} us)",
+            h.samples, h.threshold_us, h.max_inner_us, h.max_outer_us, h.nmi_count, h.width_us, h.window_us
+        ));
+    }
+    lines.extend(d.cpus
         .iter()
         .map(|c| {
             format!(
@@ -327,6 +343,6 @@ pub fn noise_lines(r: &RunResult) -> Vec<String> {
                 d.counter,
                 c.loops
             )
-        })
-        .collect()
+        }));
+    lines
 }

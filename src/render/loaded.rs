@@ -88,7 +88,14 @@ pub fn one_line(s: &str) -> String {
 /// its threads merged, counts that cannot overflow when merged; then what
 /// [`super::consistent`] checks (names, dates, averages, the end).
 pub fn check(r: &RunResult) -> std::result::Result<(), String> {
-    if r.complete && r.threads.is_empty() {
+    // Totals without samples (an import of rtla osnoise top) have per-CPU
+    // tracer totals in the details instead of threads.
+    let totals = r
+        .details
+        .get("osnoise")
+        .and_then(|o| o.as_array())
+        .is_some_and(|o| !o.is_empty());
+    if r.complete && r.threads.is_empty() && !totals {
         return Err(
             "a complete result without threads: nothing was measured or the file was cut".into(),
         );

@@ -136,6 +136,15 @@ fn read_value(path: &Path) -> io::Result<String> {
         .to_string())
 }
 
+/// The choice a file of choices reads back as selected (`trace_clock`:
+/// `local [global] counter …` is `global`); any other value as it is.
+fn selected(value: &str) -> &str {
+    value
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix('[').and_then(|w| w.strip_suffix(']')))
+        .unwrap_or(value)
+}
+
 /// Write `value` and a newline, as `echo` does: some files need the newline
 /// to end the value (Linux 6.1's `osnoise/cpus` copies the bytes into an
 /// unterminated buffer and parses until a newline: without one, EINVAL).
@@ -251,7 +260,8 @@ impl Session {
         let path = self.root.join(rel);
         if !self.saved.iter().any(|(r, _)| r == rel) {
             let old = read_value(&path)?;
-            self.saved.push((rel.to_string(), old));
+            self.saved
+                .push((rel.to_string(), selected(&old).to_string()));
             self.persist()?;
         }
         write_value(&path, value)
@@ -516,6 +526,28 @@ mod tests {
             "1408\n"
         );
         fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn a_file_of_choices_is_saved_as_its_choice() {
+        assert_eq!(selected("local [global] counter uptime"), "global");
+        assert_eq!(selected("0-3"), "0-3");
+        let dir = tempfile::tempdir().expect("tempdir");
+        fs::write(dir.path().join("trace_clock"), "local [global] mono\n").expect("write");
+        let mut s = Session {
+            root: dir.path().to_path_buf(),
+            saved: Vec::new(),
+            instances: Vec::new(),
+            state_file: dir.path().join("state"),
+            restored: false,
+        };
+        s.set("trace_clock", "mono").expect("set");
+        assert_eq!(s.saved, [("trace_clock".to_string(), "global".to_string())]);
+        s.restore();
+        assert_eq!(
+            read_value(&dir.path().join("trace_clock")).ok().as_deref(),
+            Some("global")
+        );
     }
 
     #[test]

@@ -11,7 +11,7 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
-const IMPORTS: [(&str, &str, &str, usize); 18] = [
+const IMPORTS: [(&str, &str, &str, usize); 19] = [
     ("cyclictest-json", "cyclictest-hist.json", "timer", 2),
     ("cyclictest-json", "cyclictest.json", "timer", 2),
     ("cyclictest-json", "cyclictest-distance.json", "timer", 2),
@@ -39,7 +39,8 @@ const IMPORTS: [(&str, &str, &str, usize); 18] = [
     ("sockperf", "sockperf-full-log.csv", "net", 1),
     ("oslat", "oslat.txt", "noise", 1),
     ("oslat", "oslat-2cpu-z.txt", "noise", 2),
-    ("rtla-osnoise", "rtla-osnoise-hist.txt", "noise", 2),
+    ("rtla-osnoise", "rtla-osnoise-hist.txt", "noise", 1),
+    ("rtla-osnoise-top", "rtla-osnoise-top.txt", "noise", 0),
 ];
 
 #[test]

@@ -285,3 +285,43 @@ fn a_known_noise_source_is_found_with_its_stolen_time() {
     );
     assert!(u(&c["stolen_ns"]) >= found);
 }
+
+/// The kernel's available tracers ("" where tracefs cannot be read).
+fn available_tracers() -> String {
+    ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
+        .iter()
+        .find_map(|d| std::fs::read_to_string(format!("{d}/available_tracers")).ok())
+        .unwrap_or_default()
+}
+
+#[test]
+fn the_kernel_tracers_are_refused_naming_their_option_where_missing() {
+    if !need(Need::Root) {
+        return;
+    }
+    let tracers = available_tracers();
+    for (flag, tracer, config) in [
+        ("--osnoise", "osnoise", "CONFIG_OSNOISE_TRACER"),
+        ("--hwlat", "hwlat", "CONFIG_HWLAT_TRACER"),
+    ] {
+        let has = tracers.split_whitespace().any(|t| t == tracer);
+        if !need(Need::Machine(
+            !has,
+            "a kernel without the tracer (the guests of scripts/gpio-e2e.sh run it where it is)",
+        )) {
+            continue;
+        }
+        let out = rtlat()
+            .args(["noise", flag, "--duration", "1s"])
+            .timeout(Duration::from_secs(30))
+            .output()
+            .expect("runs");
+        let line = error_line(&out, 3, flag);
+        assert!(line.contains(config), "{flag}: {line}");
+    }
+}
+
+#[test]
+fn the_kernel_tracers_exclude_each_other() {
+    assert_usage_errors(&[&["noise", "--osnoise", "--hwlat", "--duration", "1s"]]);
+}

@@ -10,6 +10,7 @@
 
 pub mod busy;
 pub mod counter;
+pub mod tracer;
 
 use crate::engine::{self, Channel, RunControl, RunSpec, Setup, StopFlag, Worker, WorkerEnd};
 use crate::error::{Outcome, Result};
@@ -29,6 +30,9 @@ pub struct NoiseConfig {
     pub threshold_ns: u64,
     /// The clock asked for; `None`: the time-stamp counter where it is invariant.
     pub counter: Option<CounterKind>,
+    /// The kernel tracer that measures instead of the loop (`--osnoise`, `--hwlat`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tracer: Option<tracer::KernelTracer>,
     #[serde(flatten)]
     pub control: RunControl,
     #[serde(skip)]
@@ -182,6 +186,9 @@ fn keep_off(measured: &[usize], notes: &mut Vec<String>) {
 
 /// Run the busy loops end to end.
 pub fn run(cfg: &NoiseConfig, argv: Vec<String>) -> Result<Outcome> {
+    if let Some(t) = cfg.tracer {
+        return tracer::run(cfg, t, argv);
+    }
     let tsc = choose_counter(cfg.counter)?;
     let mut spec = RunSpec::new("noise", cfg, &cfg.setup, &cfg.control, argv)?.threads(
         cfg.cpus.iter().map(|&c| Some(c)).collect(),
@@ -208,7 +215,7 @@ pub fn run(cfg: &NoiseConfig, argv: Vec<String>) -> Result<Outcome> {
         threshold_ns: cfg.threshold_ns,
         rt_runtime_us: runtime,
         rt_period_us: period,
-        cpus: Vec::new(),
+        ..NoiseDetails::default()
     };
     spec.details.extend(before.to_map());
     let plan = LoopPlan {

@@ -53,7 +53,7 @@ pub enum TraceLine<'a> {
 }
 
 /// `123.456789` (seconds) as ns.
-fn seconds_ns(t: &str) -> Option<u64> {
+pub fn seconds_ns(t: &str) -> Option<u64> {
     let (s, frac) = t.split_once('.').unwrap_or((t, ""));
     let s: u64 = s.parse().ok()?;
     if frac.len() > 9 || !frac.bytes().all(|b| b.is_ascii_digit()) {
@@ -73,18 +73,9 @@ fn field<'a>(text: &'a str, key: &str) -> Option<&'a str> {
         .find_map(|w| w.strip_prefix(key).and_then(|r| r.strip_prefix('=')))
 }
 
-/// Parse one line; `None` for anything else (other events, comments).
-pub fn parse(line: &str) -> Option<TraceLine<'_>> {
-    let line = line.trim_end();
-    if let Some(rest) = line.trim_start().strip_prefix("CPU:") {
-        // CPU:0 [LOST 12 EVENTS]
-        let (cpu, rest) = rest.split_once(' ')?;
-        let n = rest.strip_prefix("[LOST ")?.split_whitespace().next()?;
-        return Some(TraceLine::Lost {
-            cpu: cpu.parse().ok()?,
-            events: n.parse().ok()?,
-        });
-    }
+/// The event header of a `trace_pipe` line, `COMM-PID [CPU] FLAGS TS: BODY`:
+/// (CPU, PID, timestamp in ns, body).
+pub fn header(line: &str) -> Option<(usize, u32, u64, &str)> {
     // `COMM-PID [CPU] FLAGS TS: BODY`; COMM may hold spaces, so find `[CPU]`
     // as the first bracketed number and take the task just before it.
     let mut cpu = None;
@@ -114,6 +105,22 @@ pub fn parse(line: &str) -> Option<TraceLine<'_>> {
     let ts_word = after[..colon].split_whitespace().last()?;
     let ts_ns = seconds_ns(ts_word)?;
     let body = after[colon + 2..].trim_start();
+    Some((cpu, pid, ts_ns, body))
+}
+
+/// Parse one line; `None` for anything else (other events, comments).
+pub fn parse(line: &str) -> Option<TraceLine<'_>> {
+    let line = line.trim_end();
+    if let Some(rest) = line.trim_start().strip_prefix("CPU:") {
+        // CPU:0 [LOST 12 EVENTS]
+        let (cpu, rest) = rest.split_once(' ')?;
+        let n = rest.strip_prefix("[LOST ")?.split_whitespace().next()?;
+        return Some(TraceLine::Lost {
+            cpu: cpu.parse().ok()?,
+            events: n.parse().ok()?,
+        });
+    }
+    let (cpu, pid, ts_ns, body) = header(line)?;
 
     if let Some(r) = body.strip_prefix('#') {
         let mut w = r.split_whitespace();
