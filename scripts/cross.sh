@@ -119,12 +119,14 @@ check_arch() { # binary, then the phrases `file` must print
 
 # The full builds of armv7 and PowerPC are over a small board's 2 MB
 # (docs/boards.md#build says what is big): each is held to a ceiling so that it
-# grows no further unnoticed; lower the ceilings as code is trimmed. Their board
-# builds are held to the 2 MB. Checked at the end of `build`, so that one run
-# also shows whether the rest passes.
+# grows no further unnoticed; lower the ceilings as code is trimmed. The armv7
+# board build is held to the 2 MB; the PowerPC one, over it by a few percent
+# (docs/boards.md#build), to a ceiling as well. Checked at the end of `build`,
+# so that one run also shows whether the rest passes.
 BOARD_TARGET=2000000
-ARMV7_CEILING=2598000
-PPC_CEILING=3002000
+PPC_BOARD_CEILING=2160000
+ARMV7_CEILING=2981000
+PPC_CEILING=3411000
 oversize=""
 check_size() { # binary, name, limit in bytes or "", what the limit is
     case "$(file -b "$1")" in
@@ -175,6 +177,7 @@ build() {
     for t in $AARCH64 $ARMV7 $PPC; do
         case $t in
         "$AARCH64") check_size "$target_dir/$t/release/rtlat-board" "$t" "" "" ;;
+        "$PPC") check_size "$target_dir/$t/release/rtlat-board" "$t" $PPC_BOARD_CEILING "board build" ;;
         *) check_size "$target_dir/$t/release/rtlat-board" "$t" $BOARD_TARGET "board build" ;;
         esac
     done

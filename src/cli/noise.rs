@@ -3,7 +3,7 @@
 use super::common::{positive_duration, MeasureArgs};
 use super::length::RunLength;
 use crate::bench::noise::counter::CounterKind;
-use crate::bench::noise::tracer::KernelTracer;
+use crate::bench::noise::KernelTracer;
 use crate::bench::noise::{rt_throttling, NoiseConfig};
 use crate::error::Error;
 use crate::sys::sched::Sched;
@@ -101,6 +101,18 @@ impl TryFrom<&NoiseArgs> for NoiseConfig {
         a.common
             .rt
             .refuse_deadline("is not supported by noise: a busy loop has no period")?;
+        let tracer = match (a.osnoise, a.hwlat) {
+            (true, _) => Some(KernelTracer::Osnoise),
+            (_, true) => Some(KernelTracer::Hwlat),
+            _ => None,
+        };
+        // Exit 3, as on a kernel without the tracer (as timer --context).
+        if let Some(t) = tracer.filter(|_| !cfg!(feature = "kernel-trace")) {
+            return Err(Error::env(format!(
+                "{} runs a kernel tracer, which this build leaves out (the board build); use the full build, or build with --features kernel-trace",
+                t.option()
+            )));
+        }
         let online = sysinfo::online_cpus();
         let cpus = match &a.cpus {
             Some(list) => crate::units::parse_cpu_list(list, &online).map_err(Error::usage)?,
@@ -139,11 +151,7 @@ impl TryFrom<&NoiseArgs> for NoiseConfig {
                 CounterArg::Tsc => Some(CounterKind::Tsc),
                 CounterArg::Monotonic => Some(CounterKind::Monotonic),
             },
-            tracer: match (a.osnoise, a.hwlat) {
-                (true, _) => Some(KernelTracer::Osnoise),
-                (_, true) => Some(KernelTracer::Hwlat),
-                _ => None,
-            },
+            tracer,
             control: a.common.control(a.length.duration, a.length.loops, None),
             setup: a.common.setup_with(rt)?,
         })

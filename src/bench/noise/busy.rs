@@ -229,12 +229,9 @@ mod tests {
         ca.collect(&mut Vec::new());
         let t = ca.totals();
         assert_eq!(t.samples, 200_000);
-        // The gaps cover the loop's time, and the noise is part of it.
-        assert!(
-            t.sum <= took && t.sum * 10 >= took * 9,
-            "{} of {took}",
-            t.sum
-        );
+        // The gaps add up to the loop's span exactly (checked below), which
+        // lies within the time the call took; the noise is part of it.
+        assert!(t.sum <= took, "{} of {took}", t.sum);
         assert!(c.stolen_ns <= t.sum);
         assert_eq!(c.above, noise.totals().samples);
         assert_eq!(c.stolen_ns, noise.totals().sum);

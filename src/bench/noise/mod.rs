@@ -10,6 +10,7 @@
 
 pub mod busy;
 pub mod counter;
+#[cfg(feature = "kernel-trace")]
 pub mod tracer;
 
 use crate::engine::{self, Channel, RunControl, RunSpec, Setup, StopFlag, Worker, WorkerEnd};
@@ -23,6 +24,38 @@ use counter::{CounterKind, Monotonic, Ticks, Tsc};
 use serde::Serialize;
 use std::sync::{Arc, Mutex};
 
+/// The kernel tracer that measures instead of the busy loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum KernelTracer {
+    Osnoise,
+    Hwlat,
+}
+
+impl KernelTracer {
+    pub fn name(self) -> &'static str {
+        match self {
+            KernelTracer::Osnoise => "osnoise",
+            KernelTracer::Hwlat => "hwlat",
+        }
+    }
+
+    pub fn option(self) -> &'static str {
+        match self {
+            KernelTracer::Osnoise => "--osnoise",
+            KernelTracer::Hwlat => "--hwlat",
+        }
+    }
+
+    #[cfg(feature = "kernel-trace")]
+    pub(super) fn config(self) -> &'static str {
+        match self {
+            KernelTracer::Osnoise => "CONFIG_OSNOISE_TRACER",
+            KernelTracer::Hwlat => "CONFIG_HWLAT_TRACER",
+        }
+    }
+}
+
 /// Validated settings of a noise run.
 #[derive(Debug, Clone, Serialize)]
 pub struct NoiseConfig {
@@ -32,7 +65,7 @@ pub struct NoiseConfig {
     pub counter: Option<CounterKind>,
     /// The kernel tracer that measures instead of the loop (`--osnoise`, `--hwlat`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tracer: Option<tracer::KernelTracer>,
+    pub tracer: Option<KernelTracer>,
     #[serde(flatten)]
     pub control: RunControl,
     #[serde(skip)]
@@ -186,6 +219,7 @@ fn keep_off(measured: &[usize], notes: &mut Vec<String>) {
 
 /// Run the busy loops end to end.
 pub fn run(cfg: &NoiseConfig, argv: Vec<String>) -> Result<Outcome> {
+    #[cfg(feature = "kernel-trace")]
     if let Some(t) = cfg.tracer {
         return tracer::run(cfg, t, argv);
     }

@@ -12,6 +12,7 @@
 //! and each gap above the threshold is a sample (series `hwlat`). Every
 //! setting is restored at the end by the [`Session`].
 
+use super::KernelTracer;
 use super::NoiseConfig;
 use crate::bench::timer::lines::{header, seconds_ns};
 use crate::engine::{self, Channel, RunSpec, StopFlag, Worker, WorkerEnd};
@@ -23,40 +24,8 @@ use crate::result::RunResult;
 use crate::stats::recorder::{self, Recorder};
 use crate::sys::clock::{self, Clock};
 use crate::sys::tracefs::{self, Capabilities, Pipe, Session};
-use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-
-/// The kernel tracer that measures instead of the busy loop.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum KernelTracer {
-    Osnoise,
-    Hwlat,
-}
-
-impl KernelTracer {
-    pub fn name(self) -> &'static str {
-        match self {
-            KernelTracer::Osnoise => "osnoise",
-            KernelTracer::Hwlat => "hwlat",
-        }
-    }
-
-    fn option(self) -> &'static str {
-        match self {
-            KernelTracer::Osnoise => "--osnoise",
-            KernelTracer::Hwlat => "--hwlat",
-        }
-    }
-
-    fn config(self) -> &'static str {
-        match self {
-            KernelTracer::Osnoise => "CONFIG_OSNOISE_TRACER",
-            KernelTracer::Hwlat => "CONFIG_HWLAT_TRACER",
-        }
-    }
-}
 
 /// Why this kernel cannot run `t`, as the one-line error naming the fix.
 pub fn refuse(root: Option<&Path>, t: KernelTracer) -> Option<Error> {

@@ -11,7 +11,6 @@
 
 #[cfg(feature = "kernel-trace")]
 pub mod contexts;
-#[cfg(feature = "kernel-trace")]
 pub mod lines;
 #[cfg(feature = "kernel-trace")]
 pub mod noise;
