@@ -17,7 +17,7 @@ use crate::stats::tap::{Tap, TapReader};
 use crate::sys::clock;
 use crate::sys::ringpage::{walk_page, Item};
 use crate::sys::sched::{self, Sched};
-use crate::sys::tracefs::{Capabilities, RawPipes, Session};
+use crate::sys::tracefs::{self, Capabilities, RawPipes, Session};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -107,20 +107,6 @@ fn refuse(caps: &Capabilities, dec: Option<&Decoder>) -> Option<Error> {
     None
 }
 
-/// `tracing_cpumask` of `cpus`: comma-separated 32-bit hex words.
-pub fn cpumask(cpus: &[usize]) -> String {
-    let words = cpus.iter().max().map_or(1, |m| m / 32 + 1);
-    let mut w = vec![0u32; words];
-    for &c in cpus {
-        w[c / 32] |= 1 << (c % 32);
-    }
-    w.iter()
-        .rev()
-        .map(|x| format!("{x:08x}"))
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
 impl Explain {
     /// Record the events of `cpus`; explain the `worst` intervals of each
     /// thread and every one above `threshold`; `own` names the thread's own
@@ -141,7 +127,7 @@ impl Explain {
             return Err(e);
         }
         let (mut session, mut notes) = Session::begin(&root).map_err(Error::env)?;
-        let mask = cpumask(cpus);
+        let mask = tracefs::cpumask(cpus);
         let mut settings: Vec<(String, &str)> = vec![("tracing_cpumask".into(), mask.as_str())];
         for e in &dec.enabled {
             settings.push((format!("events/{e}/enable"), "1"));
@@ -494,17 +480,5 @@ impl Reader {
                 .push(format!("reading trace_pipe_raw failed: {e}"));
         }
         (all, self.details)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_cpumask_is_hex_words_of_32_cpus() {
-        assert_eq!(cpumask(&[0]), "00000001");
-        assert_eq!(cpumask(&[1, 3]), "0000000a");
-        assert_eq!(cpumask(&[0, 33]), "00000002,00000001");
     }
 }

@@ -447,9 +447,31 @@ pub fn parse_stats(text: &str) -> (u64, u64) {
     (get("overrun:"), get("dropped events:"))
 }
 
+/// `cpus` as tracefs writes a CPU mask (`tracing_cpumask`): 32-bit hex
+/// words, highest first, separated by commas.
+pub fn cpumask(cpus: &[usize]) -> String {
+    let words = cpus.iter().max().map_or(1, |&m| m / 32 + 1);
+    let mut w = vec![0u32; words];
+    for &c in cpus {
+        w[c / 32] |= 1 << (c % 32);
+    }
+    w.iter()
+        .rev()
+        .map(|x| format!("{x:08x}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cpu_masks_are_hex_words_of_32_cpus() {
+        assert_eq!(cpumask(&[0]), "00000001");
+        assert_eq!(cpumask(&[1, 3]), "0000000a");
+        assert_eq!(cpumask(&[0, 33]), "00000002,00000001");
+    }
 
     #[test]
     fn state_round_trips_and_refuses_paths_outside_tracefs() {

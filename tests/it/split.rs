@@ -149,25 +149,7 @@ fn split_without_root_exits_3_naming_the_fix() {
     if !need(Need::Root) {
         return;
     }
-    let dir = tempfile::tempdir().expect("tempdir");
-    let exe = unprivileged_copy(dir.path());
-    let out = as_nobody(&exe)
-        .args([
-            "timer",
-            "--split",
-            "--duration",
-            "1s",
-            "--policy",
-            "other",
-            "--no-mlock",
-            "--dma-latency",
-            "off",
-        ])
-        .output()
-        .expect("setpriv runs");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(3), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
+    let err = timer_as_nobody_error("--split");
     assert!(
         err.contains("--split needs tracefs") && err.contains("root"),
         "{err}"

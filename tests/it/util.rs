@@ -404,6 +404,19 @@ pub fn as_nobody(exe: &Path) -> std::process::Command {
     c
 }
 
+/// `rtlat timer OPTION` run as nobody (root only: the caller checks): the
+/// one line it prints, after asserting exit 3 (the environment refused).
+pub fn timer_as_nobody_error(option: &str) -> String {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let exe = unprivileged_copy(dir.path());
+    let out = as_nobody(&exe)
+        .args(["timer", option, "--duration", "1s", "--policy", "other"])
+        .args(["--no-mlock", "--dma-latency", "off"])
+        .output()
+        .expect("setpriv runs");
+    error_line(&out, 3, option)
+}
+
 /// A number from 1 to 249 that no other test, in this process or another,
 /// holds for `kind` while the slot lives: for names and addresses that must
 /// be unique on the machine (an address on the host's side of a veth pair).

@@ -279,6 +279,17 @@ pub fn run(cfg: &NoiseConfig, argv: Vec<String>) -> Result<Outcome> {
         };
         r.details.extend(after.to_map());
     }));
+    execute(cfg, spec, channels, workers)
+}
+
+/// Run `workers` with rtlat's own threads kept off the measured CPUs, then
+/// print the stolen-time lines of the summary.
+fn execute(
+    cfg: &NoiseConfig,
+    mut spec: RunSpec,
+    channels: Vec<Channel>,
+    workers: Vec<Worker>,
+) -> Result<Outcome> {
     keep_off(&cfg.cpus, &mut spec.notes);
     let outcome = engine::execute(spec, channels, workers, MONO)?;
     for line in crate::render::describe::noise_lines(&outcome.result) {

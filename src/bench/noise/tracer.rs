@@ -15,7 +15,7 @@
 use super::KernelTracer;
 use super::NoiseConfig;
 use crate::bench::timer::lines::{header, seconds_ns};
-use crate::engine::{self, Channel, RunSpec, StopFlag, Worker, WorkerEnd};
+use crate::engine::{Channel, RunSpec, StopFlag, Worker, WorkerEnd};
 use crate::error::{Error, Outcome, Result};
 use crate::explain::instance::{self, tracefs_error};
 use crate::result::details::noise::{HwlatTotals, NoiseDetails, OsnoiseCpu};
@@ -227,21 +227,6 @@ impl Sink {
     }
 }
 
-/// `cpus` as tracefs writes a CPU mask: 32-bit hex words, highest first,
-/// separated by commas.
-fn cpumask(cpus: &[usize]) -> String {
-    let words = cpus.iter().max().map_or(1, |&m| m / 32 + 1);
-    let mut w = vec![0u32; words];
-    for &c in cpus {
-        w[c / 32] |= 1 << (c % 32);
-    }
-    w.iter()
-        .rev()
-        .map(|x| format!("{x:08x}"))
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
 /// The osnoise period (us) rtlat sets: rtla's default.
 const PERIOD_US: u64 = 1_000_000;
 
@@ -299,7 +284,11 @@ fn start(cfg: &NoiseConfig, t: KernelTracer) -> Result<Tracing> {
         KernelTracer::Hwlat => {
             set(&mut session, "tracing_on", "0")?;
             set(&mut session, "trace_clock", "mono")?;
-            set(&mut session, "tracing_cpumask", &cpumask(&cfg.cpus))?;
+            set(
+                &mut session,
+                "tracing_cpumask",
+                &tracefs::cpumask(&cfg.cpus),
+            )?;
             if root.join("hwlat_detector/mode").exists() {
                 set(&mut session, "hwlat_detector/mode", "round-robin")?;
             }
@@ -454,12 +443,7 @@ pub fn run(cfg: &NoiseConfig, t: KernelTracer, argv: Vec<String>) -> Result<Outc
         }
         r.details.extend(d.to_map());
     }));
-    super::keep_off(&cfg.cpus, &mut spec.notes);
-    let outcome = engine::execute(spec, channels, vec![worker], super::MONO)?;
-    for line in crate::render::describe::noise_lines(&outcome.result) {
-        crate::outln!("{line}");
-    }
-    Ok(outcome.outcome)
+    super::execute(cfg, spec, channels, vec![worker])
 }
 
 #[cfg(test)]
@@ -564,12 +548,6 @@ mod tests {
             "{}",
             c.available_pct
         );
-    }
-
-    #[test]
-    fn cpu_masks_are_written_in_32_bit_words() {
-        assert_eq!(cpumask(&[1]), "00000002");
-        assert_eq!(cpumask(&[0, 33]), "00000002,00000001");
     }
 
     #[test]
