@@ -21,9 +21,9 @@ impl Drop for Reaped {
     }
 }
 
-/// A SCHED_FIFO 90 process named `comm` on `cpu` that busy-loops 2 ms
-/// every 100 ms.
-fn hog(comm: &str, cpu: usize) -> Reaped {
+/// A SCHED_FIFO 90 process named `comm` on `cpu` that busy-loops
+/// `burst_ms` every 100 ms.
+fn hog(comm: &str, cpu: usize, burst_ms: u32) -> Reaped {
     let script = format!(
         "import os, time\n\
          open('/proc/self/comm', 'w').write('{comm}')\n\
@@ -31,10 +31,10 @@ fn hog(comm: &str, cpu: usize) -> Reaped {
          os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(90))\n\
          print('ready', flush=True)\n\
          while True:\n\
-         \x20   end = time.monotonic() + 0.002\n\
+         \x20   end = time.monotonic() + {burst_ms} / 1000\n\
          \x20   while time.monotonic() < end:\n\
          \x20       pass\n\
-         \x20   time.sleep(0.098)\n"
+         \x20   time.sleep(0.1 - {burst_ms} / 1000)\n"
     );
     let mut child = Command::new("python3")
         .args(["-c", &script])
@@ -117,7 +117,7 @@ fn a_fifo_thread_that_busy_loops_on_the_measuring_cpu_is_named() {
     }
     let _turn = measuring();
     let cpu = measuring_cpu();
-    let _hog = hog("rtlat-hog", cpu);
+    let _hog = hog("rtlat-hog", cpu, 2);
     // A sample every 100 us: each 2 ms burst delays one by almost all of
     // it, above the scheduling noise of a busy VM.
     let cases = explain_run(cpu, "4s", "100us");
@@ -240,7 +240,7 @@ fn a_fifo_burst_during_a_cruncher_run_is_a_part_of_it() {
     }
     let _turn = measuring();
     let cpu = measuring_cpu();
-    let _hog = hog("rtlat-hog", cpu);
+    let _hog = hog("rtlat-hog", cpu, 10);
     let dir = tempfile::tempdir().expect("tempdir");
     let json = dir.path().join("c.json");
     let (_, r) = run_json(
@@ -266,10 +266,10 @@ fn a_fifo_burst_during_a_cruncher_run_is_a_part_of_it() {
     let cases = r["explained"].as_array().cloned().unwrap_or_default();
     assert_eq!(cases.len(), 5, "{cases:?}");
     assert_parts_add_up(&cases);
-    // A 10 ms computation every 20 ms meets half the hog's bursts: runs
-    // stretched by one are among the worst, the hog named beside the
-    // computation itself (on a shared VM, steal and other users' builds
-    // stretch runs as much and take most places).
+    // A 10 ms computation every 20 ms meets half the hog's 10 ms bursts:
+    // runs stretched by one are among the worst, the hog named beside the
+    // computation itself. The bursts are as long as the computation because
+    // on a shared VM the computation alone varies by half its length.
     let with_hog = cases
         .iter()
         .filter(|c| {
