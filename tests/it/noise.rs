@@ -65,12 +65,15 @@ fn a_noise_run_accounts_for_its_time() {
     assert_eq!(u(&all["summary"]["min_ns"]), floor);
     assert!(floor > 0 && c["read_cost_ns"].as_f64().expect("read cost") > 0.0);
     // The gaps cover the loop's time: loops × mean gap is the span of the
-    // run, within the mean's rounding, and the noise is part of it.
+    // run, within the mean's rounding, and the noise is part of it. The loop
+    // looks at the clock's end once a batch (about 1 ms of loops), so it
+    // ends past the duration by at most a batch and the noise within it.
     let span = u(&c["last_ns"]) - u(&c["first_ns"]);
     let duration = u(&r["duration_ns"]);
+    let stolen_all = u(&c["stolen_ns"]);
     assert!(
-        span <= duration + 1_000_000 && span * 100 >= duration * 95,
-        "{span} of {duration}"
+        span <= duration + 1_000_000 + stolen_all && span * 100 >= duration * 95,
+        "{span} of {duration} ({stolen_all} ns stolen)"
     );
     let mean_sum = loops * u(&all["summary"]["avg_ns"]);
     assert!(
