@@ -16,12 +16,7 @@ fn import(dir: &Path, input: &Path) -> Value {
         .args(["-o", "r.json", "--quiet"])
         .output()
         .expect("runs");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0, "import");
     load(&dir.join("r.json"))
 }
 
