@@ -10,6 +10,7 @@ use super::events::{Decoder, Ev, REQUIRED};
 use super::instance::{self, tracefs_error};
 use super::steal::{Steal, TICK_NS};
 use super::timeline::Ring;
+use super::totals::CpuTotals;
 use crate::engine::{StopFlag, Worker, WorkerEnd};
 use crate::error::{Error, Result};
 use crate::result::{Explained, RunResult};
@@ -55,6 +56,10 @@ pub struct ExplainDetails {
     /// tracefs settings that could not be restored (expected none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub restore_problems: Vec<String>,
+    /// Every interval attributed and summed by cause, per CPU (when asked
+    /// for: [`Explain::total_every_interval`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub totals: Vec<CpuTotals>,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -81,6 +86,7 @@ pub struct Explain {
     worst: usize,
     threshold: Option<u64>,
     own: &'static str,
+    totals: bool,
     pub notes: Vec<String>,
 }
 
@@ -155,8 +161,15 @@ impl Explain {
             worst: worst.max(1),
             threshold,
             own,
+            totals: false,
             notes,
         })
+    }
+
+    /// Attribute every interval the threads hand over, not only the worst,
+    /// and sum them per CPU by cause (`details.explain.totals`).
+    pub fn total_every_interval(&mut self) {
+        self.totals = true;
     }
 
     /// The tap of a measuring thread named `name` on `cpu`, room for
@@ -190,6 +203,7 @@ impl Explain {
             worst,
             threshold,
             own,
+            totals,
             ..
         } = self;
         let shared: Arc<Mutex<(Vec<Explained>, ExplainDetails)>> = Arc::default();
@@ -201,6 +215,9 @@ impl Explain {
                 // The reader must not compete with the threads it watches.
                 let _ = sched::set_current(Sched::Other);
                 let mut r = Reader::new(pipes, dec, cpus, watches, (worst, threshold, own), start);
+                if totals {
+                    r.totals = r.cpus.iter().map(|&c| CpuTotals::new(c)).collect();
+                }
                 r.run();
                 let got = r.finish();
                 if let Ok(mut g) = out.lock() {
@@ -260,6 +277,8 @@ struct Reader {
     start: u64,
     details: ExplainDetails,
     read_error: Option<String>,
+    /// Per CPU (as `cpus`) when every interval is attributed; else empty.
+    totals: Vec<CpuTotals>,
 }
 
 impl Reader {
@@ -291,6 +310,7 @@ impl Reader {
             start,
             details,
             read_error: None,
+            totals: Vec::new(),
         }
     }
 
@@ -367,6 +387,8 @@ impl Reader {
         for (w, t) in self.watches.iter().zip(&mut self.threads) {
             let (worst, threshold) = (self.worst, self.threshold);
             let n = &mut self.details.intervals;
+            let ci = self.cpus.iter().position(|&c| c == w.cpu);
+            let mut total = ci.and_then(|i| self.totals.get_mut(i));
             w.tap.drain(&mut t.reader, |s, lat| {
                 *n += 1;
                 t.frontier = t.frontier.max(s + lat);
@@ -375,8 +397,11 @@ impl Reader {
                 } else {
                     t.best.last().map_or(0, |b| b.latency_ns)
                 };
-                if (lat > floor || lat > threshold) && t.waiting.len() < WAITING {
+                let wanted = total.is_some() || lat > floor || lat > threshold;
+                if wanted && t.waiting.len() < WAITING {
                     t.waiting.push_back((s, lat));
+                } else if let Some(c) = total.as_deref_mut() {
+                    c.skip(lat);
                 }
             });
         }
@@ -401,6 +426,10 @@ impl Reader {
                 }
                 self.threads[k].waiting.pop_front();
                 self.explain_one(k, ci, tid, s, lat);
+                if !self.totals.is_empty() {
+                    // Every interval is attributed: keep each walk short.
+                    self.trim();
+                }
             }
         }
     }
@@ -409,7 +438,7 @@ impl Reader {
         let t = &self.threads[k];
         let keep = t.best.len() < self.worst || t.best.last().is_some_and(|b| b.latency_ns < lat);
         let brk = lat > self.threshold && self.breaks.len() < BREAKS;
-        if !keep && !brk {
+        if !keep && !brk && self.totals.is_empty() {
             return;
         }
         let iv = Interval {
@@ -433,6 +462,9 @@ impl Reader {
             parts: attribute(&self.rings[ci], &self.dec, iv, steal),
         };
         self.details.explained += 1;
+        if let Some(c) = self.totals.get_mut(ci) {
+            c.add(&case.parts);
+        }
         if brk {
             self.breaks.push(case.clone());
         }
@@ -476,6 +508,10 @@ impl Reader {
         all.sort_by_key(|a| std::cmp::Reverse(a.latency_ns));
         self.details.tap_lost = self.threads.iter().map(|t| t.reader.lost).sum();
         self.details.steal = self.steal.seen;
+        self.details.totals = std::mem::take(&mut self.totals);
+        for t in &mut self.details.totals {
+            t.sort();
+        }
         if let Some(e) = self.read_error {
             self.details
                 .restore_problems
