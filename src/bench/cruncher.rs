@@ -227,25 +227,6 @@ fn begin_explain(
     Ok(Some(e))
 }
 
-/// The explain reader among the workers, its finisher after the run's own.
-#[cfg(feature = "kernel-trace")]
-fn with_reader(
-    e: crate::explain::Explain,
-    spec: &mut RunSpec,
-    workers: &mut Vec<Worker>,
-) -> Arc<std::sync::Mutex<crate::sys::tracefs::Session>> {
-    let (reader, finish, session) = e.into_reader();
-    workers.push(reader);
-    let ours = spec.finish.take();
-    spec.finish = Some(Box::new(move |r: &mut RunResult| {
-        if let Some(f) = ours {
-            f(r);
-        }
-        finish(r);
-    }));
-    session
-}
-
 /// The limit a run must stay within: ideal × (1 + tolerance).
 fn limit(ideal_ns: u64, tolerance: f64) -> u64 {
     ideal_ns + (ideal_ns as f64 * tolerance).round() as u64
@@ -336,7 +317,7 @@ pub fn run(cfg: &CruncherConfig, argv: Vec<String>) -> Result<Outcome> {
         }
     }));
     #[cfg(feature = "kernel-trace")]
-    let session = explain.map(|e| with_reader(e, &mut spec, &mut workers));
+    let session = explain.map(|e| e.attach(&mut spec, &mut workers));
     let outcome = engine::execute(spec, channels, workers, CLOCK);
     // Restored already by the finisher; on an early error here.
     #[cfg(feature = "kernel-trace")]

@@ -232,6 +232,28 @@ impl Explain {
     }
 }
 
+impl Explain {
+    /// Put the reader among a run's `workers` and its finisher after the
+    /// run's own; the session is returned so that an early error can still
+    /// restore tracefs (the finisher restores it otherwise).
+    pub fn attach(
+        self,
+        spec: &mut crate::engine::RunSpec,
+        workers: &mut Vec<Worker>,
+    ) -> Arc<Mutex<Session>> {
+        let (reader, finish, session) = self.into_reader();
+        workers.push(reader);
+        let ours = spec.finish.take();
+        spec.finish = Some(Box::new(move |r: &mut RunResult| {
+            if let Some(f) = ours {
+                f(r);
+            }
+            finish(r);
+        }));
+        session
+    }
+}
+
 /// One watched thread's progress in the reader.
 #[derive(Default)]
 struct Thread {

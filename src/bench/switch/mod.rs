@@ -111,6 +111,17 @@ pub fn run(cfg: &SwitchConfig, argv: Vec<String>) -> Result<Outcome> {
         Vec::new()
     };
 
+    // Tracing is set up (and can fail) before anything is measured.
+    #[cfg(feature = "kernel-trace")]
+    let mut explain = match cfg.explain {
+        Some(worst) => Some(crate::explain::Explain::begin(
+            &cfg.cpus,
+            worst,
+            None,
+            "own wake-up path",
+        )?),
+        None => None,
+    };
     let mut spec = RunSpec::new("switch", cfg, &cfg.setup, &cfg.control, argv)?.threads(
         cfg.pairs.iter().map(|p| Some(p.wakee_cpu)).collect(),
         cfg.pairs.iter().map(|p| p.phase_ns).collect(),
@@ -121,6 +132,10 @@ pub fn run(cfg: &SwitchConfig, argv: Vec<String>) -> Result<Outcome> {
         ..SwitchDetails::default()
     };
     spec.details.extend(line.to_map());
+    #[cfg(feature = "kernel-trace")]
+    if let Some(e) = &explain {
+        spec.notes.extend(e.notes.iter().cloned());
+    }
 
     let tallies: Arc<Mutex<Vec<PairDetails>>> = Arc::new(Mutex::new(Vec::new()));
     let mut channels = Vec::with_capacity(n);
@@ -143,12 +158,20 @@ pub fn run(cfg: &SwitchConfig, argv: Vec<String>) -> Result<Outcome> {
             loops: cfg.control.loops,
             sched: (cfg.waker_sched != cfg.setup.rt.sched).then_some(cfg.waker_sched),
         };
+        // Room for 2 s of wakes between the explain reader's rounds.
+        let room = (2_000_000_000 / cfg.period_ns.max(1)) as usize;
+        #[cfg(feature = "kernel-trace")]
+        let tap = explain
+            .as_mut()
+            .map(|e| e.watch(&plan.name, plan.wakee_cpu, room));
+        #[cfg(not(feature = "kernel-trace"))]
+        let tap: Option<Arc<crate::stats::tap::Tap>> = None;
         let (l, t, name) = (Arc::clone(link), Arc::clone(&tallies), plan.name.clone());
         workers.push(Worker {
             name: format!("{}-waker", plan.name),
             cpu: Some(plan.waker_cpu),
             body: Box::new(move |start: u64, stop: &StopFlag| -> WorkerEnd {
-                let mut tally = threads::waker(&l, &mut rec, &wplan, start, stop);
+                let mut tally = threads::waker(&l, &mut rec, &wplan, (start, stop), tap.as_deref());
                 tally.name = name;
                 if let Ok(mut v) = t.lock() {
                     v.push(tally);
@@ -194,7 +217,14 @@ pub fn run(cfg: &SwitchConfig, argv: Vec<String>) -> Result<Outcome> {
         }
     }));
 
+    #[cfg(feature = "kernel-trace")]
+    let session = explain.map(|e| e.attach(&mut spec, &mut workers));
     let outcome = engine::execute(spec, channels, workers, CLOCK);
+    // Restored already by the finisher; on an early error here.
+    #[cfg(feature = "kernel-trace")]
+    if let Some(Ok(mut s)) = session.as_ref().map(|s| s.lock()) {
+        s.restore();
+    }
     for c in children.iter_mut() {
         // Whatever happens, the child is reaped (or left alone once a wait failed).
         let _ = if outcome.is_ok() {
