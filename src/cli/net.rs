@@ -161,6 +161,8 @@ pub struct PingArgs {
     #[arg(long, value_name = "DURATION|off", value_parser = spin_arg, conflicts_with = "overlap")]
     pub spin: Option<Spin>,
     #[command(flatten)]
+    pub explain: super::common::ExplainArgs,
+    #[command(flatten)]
     pub peer: PeerArgs,
     #[command(flatten)]
     pub side: SideArgs,
@@ -378,6 +380,27 @@ fn bulk_plan(a: &PingArgs, peer: SocketAddr) -> Result<Option<BulkPlan>> {
     }))
 }
 
+/// `--explain` explains the RX series on the one CPU it is measured on.
+fn explain_fits(a: &PingArgs) -> Result<()> {
+    if !a.explain.explain {
+        return Ok(());
+    }
+    if !cfg!(feature = "kernel-trace") {
+        return Err(Error::env(super::common::NO_KERNEL_TRACE_EXPLAIN));
+    }
+    if a.no_split {
+        return Err(Error::usage(
+            "--explain explains each reply from its kernel RX timestamp, which --no-split turns off: drop --no-split",
+        ));
+    }
+    if a.side.cpu.is_none() {
+        return Err(Error::usage(
+            "--explain reads the trace of the CPU the reply is taken on: pin it with --cpu N",
+        ));
+    }
+    Ok(())
+}
+
 impl TryFrom<&PingArgs> for PingConfig {
     type Error = Error;
     fn try_from(a: &PingArgs) -> Result<Self> {
@@ -418,6 +441,7 @@ impl TryFrom<&PingArgs> for PingConfig {
                 )));
             }
         }
+        explain_fits(a)?;
         let rt = a.side.common.rt.to_config(period_ns)?;
         let loops = match (a.count, a.duration) {
             (None, None) => Some(20_000),
@@ -437,6 +461,7 @@ impl TryFrom<&PingArgs> for PingConfig {
             path,
             split: !a.no_split,
             echo: a.echo,
+            explain: a.explain.worst(),
             busy_poll_us: a.busy_poll,
             spin_ns: match a.spin {
                 Some(Spin::For(ns)) => Some(ns),

@@ -81,6 +81,7 @@ pub struct Explain {
     worst: usize,
     threshold: Option<u64>,
     own: &'static str,
+    pending: Option<&'static str>,
     pub notes: Vec<String>,
 }
 
@@ -155,8 +156,17 @@ impl Explain {
             worst: worst.max(1),
             threshold,
             own,
+            pending: None,
             notes,
         })
+    }
+
+    /// The intervals start before the thread's wake-up is due (a packet's
+    /// arrival, a wake call): `name` is what the CPU's otherwise idle time
+    /// before the wake-up was ([`Interval::pending`]).
+    pub fn pending(mut self, name: &'static str) -> Explain {
+        self.pending = Some(name);
+        self
     }
 
     /// The tap of a measuring thread named `name` on `cpu`, room for
@@ -190,6 +200,7 @@ impl Explain {
             worst,
             threshold,
             own,
+            pending,
             ..
         } = self;
         let shared: Arc<Mutex<(Vec<Explained>, ExplainDetails)>> = Arc::default();
@@ -200,7 +211,8 @@ impl Explain {
             body: Box::new(move |start: u64, _stop: &StopFlag| -> WorkerEnd {
                 // The reader must not compete with the threads it watches.
                 let _ = sched::set_current(Sched::Other);
-                let mut r = Reader::new(pipes, dec, cpus, watches, (worst, threshold, own), start);
+                let how = (worst, threshold, own, pending);
+                let mut r = Reader::new(pipes, dec, cpus, watches, how, start);
                 r.run();
                 let got = r.finish();
                 if let Ok(mut g) = out.lock() {
@@ -279,6 +291,7 @@ struct Reader {
     worst: usize,
     threshold: u64,
     own: &'static str,
+    pending: Option<&'static str>,
     start: u64,
     details: ExplainDetails,
     read_error: Option<String>,
@@ -290,7 +303,7 @@ impl Reader {
         dec: Decoder,
         cpus: Vec<usize>,
         watches: Vec<Watch>,
-        (worst, threshold, own): (usize, Option<u64>, &'static str),
+        (worst, threshold, own, pending): (usize, Option<u64>, &'static str, Option<&'static str>),
         start: u64,
     ) -> Reader {
         let details = ExplainDetails {
@@ -310,6 +323,7 @@ impl Reader {
             worst,
             threshold: threshold.unwrap_or(u64::MAX),
             own,
+            pending,
             start,
             details,
             read_error: None,
@@ -439,6 +453,7 @@ impl Reader {
             end: s + lat,
             tid,
             own: self.own,
+            pending: self.pending,
         };
         let cpu = self.cpus[ci];
         // A tick either side: the counter moves in ticks, late.

@@ -114,12 +114,10 @@ pub fn run(cfg: &SwitchConfig, argv: Vec<String>) -> Result<Outcome> {
     // Tracing is set up (and can fail) before anything is measured.
     #[cfg(feature = "kernel-trace")]
     let mut explain = match cfg.explain {
-        Some(worst) => Some(crate::explain::Explain::begin(
-            &cfg.cpus,
-            worst,
-            None,
-            "own wake-up path",
-        )?),
+        Some(worst) => Some(
+            crate::explain::Explain::begin(&cfg.cpus, worst, None, "own wake-up path")?
+                .pending("the waker's wake call"),
+        ),
         None => None,
     };
     let mut spec = RunSpec::new("switch", cfg, &cfg.setup, &cfg.control, argv)?.threads(

@@ -257,6 +257,25 @@ fn endpoints(
     Ok((sender, receiver, channels))
 }
 
+/// `--explain`'s tracing of the receiving CPU, its tap given to the
+/// receiver: the RX interval, from the reply's kernel RX stamp to the
+/// receiving thread running after `recvmsg`.
+#[cfg(feature = "kernel-trace")]
+fn begin_explain(
+    cfg: &PingConfig,
+    receiver: &mut Receiver,
+) -> Result<Option<crate::explain::Explain>> {
+    let (Some(worst), Some(cpu)) = (cfg.explain, cfg.common.cpu) else {
+        return Ok(None);
+    };
+    let mut e = crate::explain::Explain::begin(&[cpu], worst, None, "own receive path")?
+        .pending("reply on its way to the socket");
+    // Room for 2 s of replies between the reader's rounds.
+    let room = (2_000_000_000 / cfg.period_ns.max(1)) as usize;
+    receiver.explain_into(e.watch(SERIES[2], cpu, room));
+    Ok(Some(e))
+}
+
 /// Start the bulk traffic of `--bulk`, if asked; the finisher stops it.
 fn start_bulk(cfg: &PingConfig, bulk: &Mutex<Option<BulkSender>>) -> Result<()> {
     if let Some(b) = &cfg.bulk {
@@ -282,7 +301,11 @@ pub fn run(cfg: &PingConfig, command_line: Vec<String>) -> Result<Outcome> {
     let rsock = sock
         .try_clone()
         .map_err(|e| Error::env(format!("cannot duplicate the socket: {e}")).because(e))?;
-    let (sender, receiver, channels) = endpoints(cfg, sock, rsock)?;
+    #[cfg_attr(not(feature = "kernel-trace"), allow(unused_mut))]
+    let (sender, mut receiver, channels) = endpoints(cfg, sock, rsock)?;
+    // Tracing is set up (and can fail) before anything is measured.
+    #[cfg(feature = "kernel-trace")]
+    let explain = begin_explain(cfg, &mut receiver)?;
 
     let counts: Arc<Mutex<PingCounts>> = Arc::new(Mutex::new(PingCounts::default()));
     let bulk: Arc<Mutex<Option<BulkSender>>> = Arc::new(Mutex::new(None));
@@ -330,7 +353,8 @@ pub fn run(cfg: &PingConfig, command_line: Vec<String>) -> Result<Outcome> {
         spin: cfg.spin_ns,
     };
     let pin = cfg.common.pin();
-    let workers = match cfg.path {
+    #[cfg_attr(not(feature = "kernel-trace"), allow(unused_mut))]
+    let mut workers = match cfg.path {
         Path::OneThread => vec![worker(
             "rtlat-net-ping",
             pin,
@@ -348,8 +372,18 @@ pub fn run(cfg: &PingConfig, command_line: Vec<String>) -> Result<Outcome> {
         ],
     };
 
+    #[cfg(feature = "kernel-trace")]
+    let session = explain.map(|e| {
+        spec.notes.extend(e.notes.iter().cloned());
+        e.attach(&mut spec, &mut workers)
+    });
     start_bulk(cfg, &bulk)?;
     let outcome = engine::execute(spec, channels, workers, MONOTONIC);
+    // Restored already by the finisher; on an early error here.
+    #[cfg(feature = "kernel-trace")]
+    if let Some(Ok(mut s)) = session.as_ref().map(|s| s.lock()) {
+        s.restore();
+    }
     // On an early error the finisher never ran: stop the bulk traffic here.
     if let Some(b) = bulk.lock().ok().and_then(|mut g| g.take()) {
         b.stop();
