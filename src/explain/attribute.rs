@@ -52,6 +52,10 @@ pub struct Interval {
     /// CPU. Unset (a timer, due at the start), anything before the wake-up
     /// delayed it.
     pub pending: Option<&'static str>,
+    /// The thread's wake-up (time, kernel priority) when another CPU than
+    /// the interval's did it and recorded it (a remote wake-up is traced
+    /// on the waker's CPU).
+    pub woken_at: Option<(u64, i32)>,
 }
 
 /// The parts of `iv` from `ring`'s events, given `steal_ns` of hypervisor
@@ -95,7 +99,17 @@ fn segments(ring: &Ring, iv: Interval) -> Vec<(u64, u64, Label)> {
     // Events before the start only rebuild the state.
     let seen = ring.span().is_some_and(|(first, _)| first <= iv.start) || st.known;
     let mut started = false;
-    for &(ts, ev) in ring.events() {
+    let mut remote = iv
+        .woken_at
+        .map(|(t, prio)| (t, Ev::Wakeup { pid: iv.tid, prio }));
+    let mut local = ring.events().copied().peekable();
+    // The ring's events with the remote wake-up in its place.
+    let events = std::iter::from_fn(|| match (local.peek(), remote) {
+        (Some(&(t, _)), Some((r, _))) if r < t => remote.take(),
+        (None, Some(_)) => remote.take(),
+        _ => local.next(),
+    });
+    for (ts, ev) in events {
         if ts <= iv.start {
             st.apply(ev);
             continue;
@@ -299,6 +313,7 @@ mod tests {
             tid: 5,
             own: "own wake-up path",
             pending: None,
+            woken_at: None,
         };
         let parts = attribute(&r, &dec, iv, 0);
         let sum: u64 = parts.iter().map(|p| p.ns).sum();
@@ -327,6 +342,7 @@ mod tests {
             tid: 5,
             own: "own wake-up path",
             pending: None,
+            woken_at: None,
         };
         let parts = attribute(&r, &dec, iv, 3_000_000);
         assert_eq!(parts[0].kind, "hypervisor");
@@ -351,6 +367,7 @@ mod tests {
             tid: 5,
             own: "own wake-up path",
             pending: None,
+            woken_at: None,
         };
         let parts = attribute(&r, &dec, iv, 0);
         assert_eq!(parts[0].kind, "thread");
@@ -373,6 +390,7 @@ mod tests {
                 tid: 5,
                 own: "own wake-up path",
                 pending: None,
+                woken_at: None,
             },
             0,
         );
@@ -397,6 +415,7 @@ mod tests {
             tid: 5,
             own: "own receive path",
             pending: Some("reply on its way"),
+            woken_at: None,
         };
         let parts = attribute(&r, &dec, iv, 0);
         let get = |n: &str| parts.iter().find(|p| p.name == n).map(|p| p.ns);
@@ -412,10 +431,42 @@ mod tests {
             &dec,
             Interval {
                 pending: None,
+                woken_at: None,
                 ..iv
             },
             0,
         );
         assert!(strict.iter().any(|p| p.kind == "irqs-off" && p.ns == 1_000));
+    }
+
+    #[test]
+    fn a_wake_up_recorded_on_another_cpu_starts_the_delay() {
+        let mut dec = Decoder::default();
+        dec.comms.insert(77, "hog".into());
+        let r = ring(&[(0, sw(88, 120)), (1_000, sw(77, 9)), (3_000, sw(5, 19))]);
+        let iv = Interval {
+            start: 500,
+            end: 3_200,
+            tid: 5,
+            own: "own receive path",
+            pending: Some("reply on its way"),
+            woken_at: Some((1_500, 19)),
+        };
+        let parts = attribute(&r, &dec, iv, 0);
+        let get = |n: &str| parts.iter().find(|p| p.name.starts_with(n)).map(|p| p.ns);
+        assert_eq!(get("hog 77"), Some(1_500));
+        assert_eq!(get("reply on its way"), Some(1_000));
+        assert_eq!(get("own receive path"), Some(200));
+        // Unseen, the wake-up would leave the hog's time to the reply.
+        let blind = attribute(
+            &r,
+            &dec,
+            Interval {
+                woken_at: None,
+                ..iv
+            },
+            0,
+        );
+        assert_eq!(blind[0].name, "reply on its way");
     }
 }

@@ -82,6 +82,8 @@ pub struct Explain {
     threshold: Option<u64>,
     own: &'static str,
     pending: Option<&'static str>,
+    /// The wake-ups other CPUs did of the measuring CPUs' threads.
+    remote: Option<RawPipes>,
     pub notes: Vec<String>,
 }
 
@@ -157,16 +159,44 @@ impl Explain {
             threshold,
             own,
             pending: None,
+            remote: None,
             notes,
         })
     }
 
     /// The intervals start before the thread's wake-up is due (a packet's
-    /// arrival, a wake call): `name` is what the CPU's otherwise idle time
-    /// before the wake-up was ([`Interval::pending`]).
-    pub fn pending(mut self, name: &'static str) -> Explain {
+    /// arrival, a wake call): `name` is what the CPU's time before the
+    /// wake-up was when no IRQ or softirq took it ([`Interval::pending`]).
+    /// Such a wake-up often comes from another CPU, where the kernel traces
+    /// it: those of the measuring CPUs' threads are read there too.
+    pub fn pending(mut self, name: &'static str) -> Result<Explain> {
         self.pending = Some(name);
-        self
+        let others: Vec<usize> = crate::sysinfo::online_cpus()
+            .into_iter()
+            .filter(|c| !self.cpus.contains(c))
+            .collect();
+        if others.is_empty() {
+            return Ok(self);
+        }
+        let mask = tracefs::cpumask(&others);
+        let filter = self
+            .cpus
+            .iter()
+            .map(|c| format!("target_cpu == {c}"))
+            .collect::<Vec<_>>()
+            .join(" || ");
+        let name = format!("rtlat-{}-wakeups", std::process::id());
+        let settings = [
+            ("buffer_size_kb", "256"),
+            ("tracing_cpumask", mask.as_str()),
+            ("events/sched/sched_wakeup/filter", filter.as_str()),
+            ("events/sched/sched_wakeup/enable", "1"),
+        ];
+        let inst = instance::open_as(&mut self.session, &name, &settings)?;
+        self.remote = Some(
+            RawPipes::open(&inst, &others).map_err(|e| tracefs_error("open trace_pipe_raw", e))?,
+        );
+        Ok(self)
     }
 
     /// The tap of a measuring thread named `name` on `cpu`, room for
@@ -201,6 +231,7 @@ impl Explain {
             threshold,
             own,
             pending,
+            remote,
             ..
         } = self;
         let shared: Arc<Mutex<(Vec<Explained>, ExplainDetails)>> = Arc::default();
@@ -213,6 +244,7 @@ impl Explain {
                 let _ = sched::set_current(Sched::Other);
                 let how = (worst, threshold, own, pending);
                 let mut r = Reader::new(pipes, dec, cpus, watches, how, start);
+                r.remote = remote;
                 r.run();
                 let got = r.finish();
                 if let Ok(mut g) = out.lock() {
@@ -292,6 +324,9 @@ struct Reader {
     threshold: u64,
     own: &'static str,
     pending: Option<&'static str>,
+    /// The wake-ups traced on other CPUs: (time, pid, kernel priority).
+    remote: Option<RawPipes>,
+    woken: VecDeque<(u64, i32, i32)>,
     start: u64,
     details: ExplainDetails,
     read_error: Option<String>,
@@ -324,6 +359,8 @@ impl Reader {
             threshold: threshold.unwrap_or(u64::MAX),
             own,
             pending,
+            remote: None,
+            woken: VecDeque::new(),
             start,
             details,
             read_error: None,
@@ -336,6 +373,7 @@ impl Reader {
         loop {
             let closed = self.watches.iter().all(|w| w.tap.is_closed());
             let backlog = self.read_trace();
+            self.read_remote();
             let now = clock::now_ns(mono);
             self.steal.sample(now);
             self.take_intervals();
@@ -398,6 +436,44 @@ impl Reader {
         backlog
     }
 
+    /// The wake-ups other CPUs traced (of the measuring CPUs' threads), in
+    /// time order, at most [`RING_EVENTS`].
+    fn read_remote(&mut self) {
+        let (Some(pipes), Some(page_fmt)) = (&mut self.remote, self.dec.page) else {
+            return;
+        };
+        let mut got: Vec<(u64, i32, i32)> = Vec::new();
+        for i in 0..pipes.len() {
+            for _ in 0..PAGES {
+                match pipes.read(i) {
+                    Ok(Some((_, page))) => {
+                        let dec = &mut self.dec;
+                        walk_page(&page_fmt, page, |item| {
+                            if let Item::Event { ts_ns, .. } = item {
+                                if let Some(Ev::Wakeup { pid, prio }) = dec.decode(&item) {
+                                    got.push((ts_ns, pid, prio));
+                                }
+                            }
+                        });
+                    }
+                    Ok(None) => break,
+                    Err(e) => {
+                        self.read_error = Some(e.to_string());
+                        break;
+                    }
+                }
+            }
+        }
+        got.sort_unstable();
+        for w in got {
+            let at = self.woken.partition_point(|x| x.0 <= w.0);
+            self.woken.insert(at, w);
+        }
+        while self.woken.len() > RING_EVENTS {
+            self.woken.pop_front();
+        }
+    }
+
     /// The taps' new intervals: the candidates wait for the trace.
     fn take_intervals(&mut self) {
         for (w, t) in self.watches.iter().zip(&mut self.threads) {
@@ -454,6 +530,11 @@ impl Reader {
             tid,
             own: self.own,
             pending: self.pending,
+            woken_at: self
+                .woken
+                .iter()
+                .find(|w| w.1 == tid && w.0 > s && w.0 <= s + lat)
+                .map(|w| (w.0, w.2)),
         };
         let cpu = self.cpus[ci];
         // A tick either side: the counter moves in ticks, late.
@@ -492,6 +573,15 @@ impl Reader {
                 .min()
                 .unwrap_or(0);
             ring.trim_before(keep_from);
+        }
+        let keep_from = self
+            .threads
+            .iter()
+            .map(|t| t.waiting.front().map_or(t.frontier, |&(s, _)| s))
+            .min()
+            .unwrap_or(0);
+        while self.woken.front().is_some_and(|w| w.0 < keep_from) {
+            self.woken.pop_front();
         }
     }
 

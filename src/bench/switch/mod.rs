@@ -116,7 +116,7 @@ pub fn run(cfg: &SwitchConfig, argv: Vec<String>) -> Result<Outcome> {
     let mut explain = match cfg.explain {
         Some(worst) => Some(
             crate::explain::Explain::begin(&cfg.cpus, worst, None, "own wake-up path")?
-                .pending("the waker's wake call"),
+                .pending("the waker's wake call")?,
         ),
         None => None,
     };

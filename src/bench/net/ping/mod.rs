@@ -269,7 +269,7 @@ fn begin_explain(
         return Ok(None);
     };
     let mut e = crate::explain::Explain::begin(&[cpu], worst, None, "own receive path")?
-        .pending("reply on its way to the socket");
+        .pending("reply on its way to the socket")?;
     // Room for 2 s of replies between the reader's rounds.
     let room = (2_000_000_000 / cfg.period_ns.max(1)) as usize;
     receiver.explain_into(e.watch(SERIES[2], cpu, room));
