@@ -324,7 +324,8 @@ struct Reader {
     threshold: u64,
     own: &'static str,
     pending: Option<&'static str>,
-    /// The wake-ups traced on other CPUs: (time, pid, kernel priority).
+    /// The wake-ups traced on other CPUs; the watched threads' wake-ups,
+    /// wherever traced: (time, pid, kernel priority).
     remote: Option<RawPipes>,
     woken: VecDeque<(u64, i32, i32)>,
     start: u64,
@@ -402,6 +403,8 @@ impl Reader {
         let Some(page_fmt) = self.dec.page else {
             return false;
         };
+        let tids = self.tids();
+        let mut woke: Vec<(u64, i32, i32)> = Vec::new();
         for i in 0..self.pipes.len() {
             for round in 0..PAGES {
                 match self.pipes.read(i) {
@@ -418,8 +421,13 @@ impl Reader {
                                 Item::Lost(_) => ring.span().map_or(0, |s| s.1),
                             };
                             if let Some(ev) = dec.decode(&item) {
-                                if let Ev::Lost(n) = ev {
-                                    *lost += n;
+                                match ev {
+                                    Ev::Lost(n) => *lost += n,
+                                    // Another measuring CPU's thread woken here.
+                                    Ev::Wakeup { pid, prio } if tids.contains(&pid) => {
+                                        woke.push((ts, pid, prio));
+                                    }
+                                    _ => {}
                                 }
                                 ring.push(ts, ev);
                             }
@@ -433,15 +441,38 @@ impl Reader {
                 }
             }
         }
+        self.note_wakeups(woke);
         backlog
     }
 
-    /// The wake-ups other CPUs traced (of the measuring CPUs' threads), in
-    /// time order, at most [`RING_EVENTS`].
+    /// The watched threads' ids (known once they run).
+    fn tids(&self) -> Vec<i32> {
+        self.watches.iter().filter_map(|w| w.tap.writer()).collect()
+    }
+
+    /// Wake-ups of the watched threads, into the time-ordered list the
+    /// intervals take theirs from (wherever the wake-up was traced).
+    fn note_wakeups(&mut self, mut got: Vec<(u64, i32, i32)>) {
+        got.sort_unstable();
+        for w in got {
+            let at = self.woken.partition_point(|x| x.0 <= w.0);
+            self.woken.insert(at, w);
+        }
+        while self.woken.len() > RING_EVENTS {
+            self.woken.pop_front();
+        }
+    }
+
+    /// The wake-ups of the watched threads that the other CPUs traced.
     fn read_remote(&mut self) {
         let (Some(pipes), Some(page_fmt)) = (&mut self.remote, self.dec.page) else {
             return;
         };
+        let tids = self
+            .watches
+            .iter()
+            .filter_map(|w| w.tap.writer())
+            .collect::<Vec<_>>();
         let mut got: Vec<(u64, i32, i32)> = Vec::new();
         for i in 0..pipes.len() {
             for _ in 0..PAGES {
@@ -450,8 +481,11 @@ impl Reader {
                         let dec = &mut self.dec;
                         walk_page(&page_fmt, page, |item| {
                             if let Item::Event { ts_ns, .. } = item {
-                                if let Some(Ev::Wakeup { pid, prio }) = dec.decode(&item) {
-                                    got.push((ts_ns, pid, prio));
+                                match dec.decode(&item) {
+                                    Some(Ev::Wakeup { pid, prio }) if tids.contains(&pid) => {
+                                        got.push((ts_ns, pid, prio));
+                                    }
+                                    _ => {}
                                 }
                             }
                         });
@@ -464,14 +498,7 @@ impl Reader {
                 }
             }
         }
-        got.sort_unstable();
-        for w in got {
-            let at = self.woken.partition_point(|x| x.0 <= w.0);
-            self.woken.insert(at, w);
-        }
-        while self.woken.len() > RING_EVENTS {
-            self.woken.pop_front();
-        }
+        self.note_wakeups(got);
     }
 
     /// The taps' new intervals: the candidates wait for the trace.
