@@ -218,3 +218,55 @@ fn explain_options_that_cannot_work_are_usage_errors() {
         .expect("runs");
     assert!(error_line(&out, 2, "no --cpu").contains("--cpu N"));
 }
+
+#[test]
+fn a_suite_step_with_explain_explains_its_worst_samples() {
+    if !need(Need::Root) || !need(Need::Native("the trace's pages are the host kernel's")) {
+        return;
+    }
+    let cpu = measuring_cpu().to_string();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let toml = dir.path().join("lab.toml");
+    std::fs::write(
+        &toml,
+        format!(
+            "[[step]]\nname = \"sw\"\nbench = \"switch\"\nduration = \"2s\"\nargs = [\"--cpus\", \"{cpu}\"]\nexplain = 3\n\n\
+             [[step]]\nname = \"plain\"\nbench = \"cruncher\"\nduration = \"1s\"\nargs = [\"--cpu\", \"{cpu}\", \"--work\", \"1ms\"]\nexplain = false\n"
+        ),
+    )
+    .expect("write");
+    let out = dir.path().join("lab");
+    let run = {
+        let _turn = measuring();
+        rtlat()
+            .arg("suite")
+            .arg(&toml)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .expect("runs")
+    };
+    assert_eq!(
+        run.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let m = load(&out.join("suite.json"));
+    let steps = m["steps"].as_array().expect("steps");
+    let line = |i: usize| steps[i]["command"].to_string();
+    assert!(
+        line(0).contains("\"--explain-worst\",\"3\"") && !line(1).contains("--explain"),
+        "{m}"
+    );
+    assert_eq!(steps[0]["explain"], 3, "the step as written: {m}");
+    let sw = load(&out.join("sw.json"));
+    let cases = cases_of(&sw, "pair0");
+    assert_eq!(cases.len(), 3, "explain = 3: {sw}");
+    assert_parts_add_up(&cases);
+    let plain = load(&out.join("plain.json"));
+    assert!(
+        plain["explained"].as_array().is_none_or(|a| a.is_empty()),
+        "{plain}"
+    );
+}
