@@ -95,6 +95,15 @@ fn fork_wakees(cfg: &SwitchConfig, links: &[Arc<PairLink>]) -> Result<Vec<Child>
 /// Run the switch benchmark end to end.
 pub fn run(cfg: &SwitchConfig, argv: Vec<String>) -> Result<Outcome> {
     let n = cfg.pairs.len();
+    // Tracing is set up (and can fail) before anything is measured or forked.
+    #[cfg(feature = "kernel-trace")]
+    let mut explain = match cfg.explain {
+        Some(worst) => Some(
+            crate::explain::Explain::begin(&cfg.cpus, worst, None, "own wake-up path")?
+                .pending("the waker's wake call")?,
+        ),
+        None => None,
+    };
     if cfg.via == Mechanism::Signal {
         ipc::block_wake_signal()
             .map_err(|e| Error::env(format!("cannot block the wake signal: {e}")).because(e))?;
@@ -111,15 +120,6 @@ pub fn run(cfg: &SwitchConfig, argv: Vec<String>) -> Result<Outcome> {
         Vec::new()
     };
 
-    // Tracing is set up (and can fail) before anything is measured.
-    #[cfg(feature = "kernel-trace")]
-    let mut explain = match cfg.explain {
-        Some(worst) => Some(
-            crate::explain::Explain::begin(&cfg.cpus, worst, None, "own wake-up path")?
-                .pending("the waker's wake call")?,
-        ),
-        None => None,
-    };
     let mut spec = RunSpec::new("switch", cfg, &cfg.setup, &cfg.control, argv)?.threads(
         cfg.pairs.iter().map(|p| Some(p.wakee_cpu)).collect(),
         cfg.pairs.iter().map(|p| p.phase_ns).collect(),
@@ -190,30 +190,7 @@ pub fn run(cfg: &SwitchConfig, argv: Vec<String>) -> Result<Outcome> {
         }
     }
 
-    let (t, l2) = (Arc::clone(&tallies), links.clone());
-    let names: Vec<String> = cfg.pairs.iter().map(|p| p.name.clone()).collect();
-    spec.finish = Some(Box::new(move |r: &mut RunResult| {
-        let mut pairs = t.lock().map(|v| v.clone()).unwrap_or_default();
-        pairs.sort_by_key(|p| names.iter().position(|n| *n == p.name));
-        let unrecorded: u64 = pairs.iter().map(|p| p.unrecorded).sum();
-        let details = SwitchDetails {
-            lost: Some(pairs.iter().map(|p| p.lost).sum()),
-            pairs,
-            ..line
-        };
-        r.details.extend(details.to_map());
-        if unrecorded > 0 {
-            r.notes.push(format!(
-                "{unrecorded} lost wake(s) at the end of the run had no later sample to carry them: details.lost counts them, the summary's overruns do not"
-            ));
-        }
-        for (name, link) in names.iter().zip(&l2) {
-            if let Some((STAGE_WAIT, e)) = link.shared.failure() {
-                r.notes
-                    .push(format!("{name}: the wakee stopped waiting: {e}"));
-            }
-        }
-    }));
+    spec.finish = Some(finisher(cfg, tallies, links.clone(), line));
 
     #[cfg(feature = "kernel-trace")]
     let session = explain.map(|e| e.attach(&mut spec, &mut workers));
@@ -235,6 +212,38 @@ pub fn run(cfg: &SwitchConfig, argv: Vec<String>) -> Result<Outcome> {
     let outcome = outcome?;
     print_lost(cfg, &SwitchDetails::of(&outcome.result).unwrap_or_default());
     Ok(outcome.outcome)
+}
+
+/// The run's finisher: the pairs' tallies and lost wakes into the result.
+fn finisher(
+    cfg: &SwitchConfig,
+    tallies: Arc<Mutex<Vec<PairDetails>>>,
+    links: Vec<Arc<PairLink>>,
+    line: SwitchDetails,
+) -> crate::engine::Finisher {
+    let names: Vec<String> = cfg.pairs.iter().map(|p| p.name.clone()).collect();
+    Box::new(move |r: &mut RunResult| {
+        let mut pairs = tallies.lock().map(|v| v.clone()).unwrap_or_default();
+        pairs.sort_by_key(|p| names.iter().position(|n| *n == p.name));
+        let unrecorded: u64 = pairs.iter().map(|p| p.unrecorded).sum();
+        let details = SwitchDetails {
+            lost: Some(pairs.iter().map(|p| p.lost).sum()),
+            pairs,
+            ..line
+        };
+        r.details.extend(details.to_map());
+        if unrecorded > 0 {
+            r.notes.push(format!(
+                "{unrecorded} lost wake(s) at the end of the run had no later sample to carry them: details.lost counts them, the summary's overruns do not"
+            ));
+        }
+        for (name, link) in names.iter().zip(&links) {
+            if let Some((STAGE_WAIT, e)) = link.shared.failure() {
+                r.notes
+                    .push(format!("{name}: the wakee stopped waiting: {e}"));
+            }
+        }
+    })
 }
 
 /// One line after the summary: what was measured and what was lost, and why.
