@@ -1,7 +1,7 @@
 //! `rtlat net serve|ping` options, and their conversion into the plain
 //! configurations of [`crate::bench::net`].
 
-use super::common::{positive_duration, MeasureArgs};
+use super::common::{positive_duration, ExplainArgs, MeasureArgs};
 use crate::bench::net::ping::{default_spin, session_id, BulkPlan, Path, ONE_THREAD_MIN_PERIOD_NS};
 use crate::bench::net::wire::{HEADER, MAX_DATAGRAM};
 use crate::bench::net::{
@@ -107,6 +107,8 @@ pub struct ServeArgs {
     #[arg(long)]
     pub no_sink: bool,
     #[command(flatten)]
+    pub explain: ExplainArgs,
+    #[command(flatten)]
     pub side: SideArgs,
 }
 
@@ -161,7 +163,7 @@ pub struct PingArgs {
     #[arg(long, value_name = "DURATION|off", value_parser = spin_arg, conflicts_with = "overlap")]
     pub spin: Option<Spin>,
     #[command(flatten)]
-    pub explain: super::common::ExplainArgs,
+    pub explain: ExplainArgs,
     #[command(flatten)]
     pub peer: PeerArgs,
     #[command(flatten)]
@@ -275,11 +277,13 @@ impl TryFrom<&ServeArgs> for ServeConfig {
             })?;
             Some(SocketAddr::new(listen.ip(), port))
         };
+        explain_fits(&a.explain, a.side.cpu, false)?;
         Ok(ServeConfig {
             role: "serve",
             listen,
             sink,
             max_size: a.max_size,
+            explain: a.explain.worst(),
             common: common(
                 &a.side,
                 a.side.common.rt.to_config(1_000_000)?,
@@ -380,22 +384,23 @@ fn bulk_plan(a: &PingArgs, peer: SocketAddr) -> Result<Option<BulkPlan>> {
     }))
 }
 
-/// `--explain` explains the RX series on the one CPU it is measured on.
-fn explain_fits(a: &PingArgs) -> Result<()> {
-    if !a.explain.explain {
+/// `--explain` explains an RX series (from the kernel's RX stamp, which
+/// `--no-split` turns off) on the one CPU it is measured on.
+fn explain_fits(explain: &ExplainArgs, cpu: Option<usize>, no_split: bool) -> Result<()> {
+    if !explain.explain {
         return Ok(());
     }
     if !cfg!(feature = "kernel-trace") {
         return Err(Error::env(super::common::NO_KERNEL_TRACE_EXPLAIN));
     }
-    if a.no_split {
+    if no_split {
         return Err(Error::usage(
-            "--explain explains each reply from its kernel RX timestamp, which --no-split turns off: drop --no-split",
+            "--explain explains each datagram from its kernel RX timestamp, which --no-split turns off: drop --no-split",
         ));
     }
-    if a.side.cpu.is_none() {
+    if cpu.is_none() {
         return Err(Error::usage(
-            "--explain reads the trace of the CPU the reply is taken on: pin it with --cpu N",
+            "--explain reads the trace of the CPU the datagrams are taken on: pin it with --cpu N",
         ));
     }
     Ok(())
@@ -441,7 +446,7 @@ impl TryFrom<&PingArgs> for PingConfig {
                 )));
             }
         }
-        explain_fits(a)?;
+        explain_fits(&a.explain, a.side.cpu, a.no_split)?;
         let rt = a.side.common.rt.to_config(period_ns)?;
         let loops = match (a.count, a.duration) {
             (None, None) => Some(20_000),

@@ -160,7 +160,7 @@ impl Server {
     }
 
     /// Send `sig`, wait (≤ 10 s) and return the output.
-    fn stop(mut self, sig: i32) -> (Option<i32>, String) {
+    pub(crate) fn stop(mut self, sig: i32) -> (Option<i32>, String) {
         let pid = self.pid();
         send_signal(pid, &sig.to_string());
         let mut child = self.child.take().expect("child");
