@@ -298,6 +298,24 @@ impl Explain {
     }
 }
 
+/// [`crate::engine::execute`] with `explain`'s reader (if any) among the
+/// workers; tracefs is restored whatever the outcome.
+pub fn execute(
+    explain: Option<Explain>,
+    mut spec: crate::engine::RunSpec,
+    channels: Vec<crate::engine::Channel>,
+    mut workers: Vec<Worker>,
+    clock: libc::clockid_t,
+) -> Result<crate::engine::Finished> {
+    let session = explain.map(|e| e.attach(&mut spec, &mut workers));
+    let outcome = crate::engine::execute(spec, channels, workers, clock);
+    // Restored already by the finisher; on an early error here.
+    if let Some(Ok(mut s)) = session.as_ref().map(|s| s.lock()) {
+        s.restore();
+    }
+    outcome
+}
+
 /// One watched thread's progress in the reader.
 #[derive(Default)]
 struct Thread {

@@ -212,6 +212,48 @@ fn a_fifo_hog_on_the_servers_cpu_is_named_for_its_late_requests() {
 }
 
 #[test]
+fn a_fifo_hog_on_the_cpu_of_irq_loopback_is_named_for_its_late_wakes() {
+    if !need(Need::Root)
+        || !need(Need::Native("the trace's pages are the host kernel's"))
+        || !need(Need::Program("python3", "python3"))
+    {
+        return;
+    }
+    let _turn = measuring();
+    let cpu = measuring_cpu();
+    let _hog = hog("rtlat-hog", cpu, 2);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("i.json");
+    // The simulated wire's event timestamp is a time the thread sleeps
+    // until (a real wake-up on this CPU): the plumbing of the GPIO path,
+    // which the QEMU guests run on a real line.
+    let (_, r) = run_json(
+        rtlat()
+            .args(["irq", "loopback", "--backend", "sim", "--explain"])
+            .args([
+                "--cpu",
+                &cpu.to_string(),
+                "--period",
+                "200us",
+                "--duration",
+                "4s",
+            ]),
+        &json,
+        0,
+    );
+    assert_schema_valid(&json);
+    let cases = cases_of(&r, "wake");
+    assert_eq!(cases.len(), 10, "the 10 worst wakes: {cases:?}");
+    assert_parts_add_up(&cases);
+    let (hog, stolen) = named(&cases);
+    assert!(
+        hog >= 5 && hog + stolen >= 7,
+        "hog {hog}, hypervisor {stolen}: {cases:?}"
+    );
+    eprintln!("hog named in {hog} of 10, hypervisor in {stolen}");
+}
+
+#[test]
 fn switch_and_ping_explain_without_root_exit_3_naming_the_fix() {
     if !need(Need::Root) {
         return;

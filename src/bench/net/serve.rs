@@ -9,7 +9,7 @@
 use super::wire::{self, Bad, Header};
 use super::{back_off, block_signals, prepare_socket, realtime_of, run_spec, Common};
 use super::{MONOTONIC, REALTIME};
-use crate::engine::{self, Channel, StopFlag, Worker, WorkerEnd};
+use crate::engine::{Channel, StopFlag, Worker, WorkerEnd};
 use crate::error::{Error, Outcome, Result};
 use crate::load::net::UdpSink;
 use crate::result::details::net::{NetDetails, NetSide, ServeCounts};
@@ -335,19 +335,14 @@ pub fn run(cfg: &ServeConfig, command_line: Vec<String>) -> Result<Outcome> {
             WorkerEnd { brk: None }
         }),
     };
-    #[cfg_attr(not(feature = "kernel-trace"), allow(unused_mut))]
-    let mut workers = vec![worker];
     #[cfg(feature = "kernel-trace")]
-    let session = explain.map(|e| {
+    if let Some(e) = &explain {
         spec.notes.extend(e.notes.iter().cloned());
-        e.attach(&mut spec, &mut workers)
-    });
-    let outcome = engine::execute(spec, channels, workers, MONOTONIC);
-    // Restored already by the finisher; on an early error here.
-    #[cfg(feature = "kernel-trace")]
-    if let Some(Ok(mut s)) = session.as_ref().map(|s| s.lock()) {
-        s.restore();
     }
+    #[cfg(feature = "kernel-trace")]
+    let outcome = crate::explain::reader::execute(explain, spec, channels, vec![worker], MONOTONIC);
+    #[cfg(not(feature = "kernel-trace"))]
+    let outcome = crate::engine::execute(spec, channels, vec![worker], MONOTONIC);
     if let Some(s) = sink.lock().ok().and_then(|mut g| g.take()) {
         s.stop();
     }

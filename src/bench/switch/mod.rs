@@ -29,7 +29,7 @@ mod threads;
 pub use config::{priorities, PairPlan, Placement, SwitchConfig};
 pub(crate) use threads::pause;
 
-use crate::engine::{self, Channel, RunSpec, StopFlag, Worker, WorkerEnd};
+use crate::engine::{Channel, RunSpec, StopFlag, Worker, WorkerEnd};
 use crate::error::{Error, Outcome, Result};
 use crate::result::details::switch::{PairDetails, SwitchDetails};
 use crate::result::details::Details;
@@ -157,11 +157,11 @@ pub fn run(cfg: &SwitchConfig, argv: Vec<String>) -> Result<Outcome> {
             sched: (cfg.waker_sched != cfg.setup.rt.sched).then_some(cfg.waker_sched),
         };
         // Room for 2 s of wakes between the explain reader's rounds.
-        let room = (2_000_000_000 / cfg.period_ns.max(1)) as usize;
         #[cfg(feature = "kernel-trace")]
-        let tap = explain
-            .as_mut()
-            .map(|e| e.watch(&plan.name, plan.wakee_cpu, room));
+        let tap = explain.as_mut().map(|e| {
+            let room = 2_000_000_000 / cfg.period_ns.max(1);
+            e.watch(&plan.name, plan.wakee_cpu, room as usize)
+        });
         #[cfg(not(feature = "kernel-trace"))]
         let tap: Option<Arc<crate::stats::tap::Tap>> = None;
         let (l, t, name) = (Arc::clone(link), Arc::clone(&tallies), plan.name.clone());
@@ -193,13 +193,9 @@ pub fn run(cfg: &SwitchConfig, argv: Vec<String>) -> Result<Outcome> {
     spec.finish = Some(finisher(cfg, tallies, links.clone(), line));
 
     #[cfg(feature = "kernel-trace")]
-    let session = explain.map(|e| e.attach(&mut spec, &mut workers));
-    let outcome = engine::execute(spec, channels, workers, CLOCK);
-    // Restored already by the finisher; on an early error here.
-    #[cfg(feature = "kernel-trace")]
-    if let Some(Ok(mut s)) = session.as_ref().map(|s| s.lock()) {
-        s.restore();
-    }
+    let outcome = crate::explain::reader::execute(explain, spec, channels, workers, CLOCK);
+    #[cfg(not(feature = "kernel-trace"))]
+    let outcome = crate::engine::execute(spec, channels, workers, CLOCK);
     for c in children.iter_mut() {
         // Whatever happens, the child is reaped (or left alone once a wait failed).
         let _ = if outcome.is_ok() {

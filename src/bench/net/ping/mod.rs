@@ -45,7 +45,7 @@ pub use config::{
 };
 
 use super::{block_signals, prepare_socket, run_spec, MONOTONIC, RECV_SLICE_NS};
-use crate::engine::{self, Channel, StopFlag, Worker, WorkerEnd};
+use crate::engine::{Channel, StopFlag, Worker, WorkerEnd};
 use crate::error::{Error, Outcome, Result};
 use crate::load::net::{BulkConfig, BulkSender};
 use crate::result::details::net::PingCounts;
@@ -353,8 +353,7 @@ pub fn run(cfg: &PingConfig, command_line: Vec<String>) -> Result<Outcome> {
         spin: cfg.spin_ns,
     };
     let pin = cfg.common.pin();
-    #[cfg_attr(not(feature = "kernel-trace"), allow(unused_mut))]
-    let mut workers = match cfg.path {
+    let workers = match cfg.path {
         Path::OneThread => vec![worker(
             "rtlat-net-ping",
             pin,
@@ -373,17 +372,14 @@ pub fn run(cfg: &PingConfig, command_line: Vec<String>) -> Result<Outcome> {
     };
 
     #[cfg(feature = "kernel-trace")]
-    let session = explain.map(|e| {
+    if let Some(e) = &explain {
         spec.notes.extend(e.notes.iter().cloned());
-        e.attach(&mut spec, &mut workers)
-    });
-    start_bulk(cfg, &bulk)?;
-    let outcome = engine::execute(spec, channels, workers, MONOTONIC);
-    // Restored already by the finisher; on an early error here.
-    #[cfg(feature = "kernel-trace")]
-    if let Some(Ok(mut s)) = session.as_ref().map(|s| s.lock()) {
-        s.restore();
     }
+    start_bulk(cfg, &bulk)?;
+    #[cfg(feature = "kernel-trace")]
+    let outcome = crate::explain::reader::execute(explain, spec, channels, workers, MONOTONIC);
+    #[cfg(not(feature = "kernel-trace"))]
+    let outcome = crate::engine::execute(spec, channels, workers, MONOTONIC);
     // On an early error the finisher never ran: stop the bulk traffic here.
     if let Some(b) = bulk.lock().ok().and_then(|mut g| g.take()) {
         b.stop();
