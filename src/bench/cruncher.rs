@@ -227,25 +227,6 @@ fn begin_explain(
     Ok(Some(e))
 }
 
-/// The explain reader among the workers, its finisher after the run's own.
-#[cfg(feature = "kernel-trace")]
-fn with_reader(
-    e: crate::explain::Explain,
-    spec: &mut RunSpec,
-    workers: &mut Vec<Worker>,
-) -> Arc<std::sync::Mutex<crate::sys::tracefs::Session>> {
-    let (reader, finish, session) = e.into_reader();
-    workers.push(reader);
-    let ours = spec.finish.take();
-    spec.finish = Some(Box::new(move |r: &mut RunResult| {
-        if let Some(f) = ours {
-            f(r);
-        }
-        finish(r);
-    }));
-    session
-}
-
 /// The limit a run must stay within: ideal × (1 + tolerance).
 fn limit(ideal_ns: u64, tolerance: f64) -> u64 {
     ideal_ns + (ideal_ns as f64 * tolerance).round() as u64
@@ -297,8 +278,7 @@ pub fn run(cfg: &CruncherConfig, argv: Vec<String>) -> Result<Outcome> {
     let tap = explain.as_mut().map(|e| e.watch("run", cfg.cpu, 1024));
     #[cfg(not(feature = "kernel-trace"))]
     let tap: Option<Arc<Tap>> = None;
-    #[cfg_attr(not(feature = "kernel-trace"), allow(unused_mut))]
-    let mut workers = vec![Worker {
+    let workers = vec![Worker {
         name: "rtlat-cruncher".into(),
         cpu: Some(cfg.cpu),
         body: Box::new(move |start: u64, stop: &StopFlag| -> WorkerEnd {
@@ -336,13 +316,9 @@ pub fn run(cfg: &CruncherConfig, argv: Vec<String>) -> Result<Outcome> {
         }
     }));
     #[cfg(feature = "kernel-trace")]
-    let session = explain.map(|e| with_reader(e, &mut spec, &mut workers));
+    let outcome = crate::explain::reader::execute(explain, spec, channels, workers, CLOCK);
+    #[cfg(not(feature = "kernel-trace"))]
     let outcome = engine::execute(spec, channels, workers, CLOCK);
-    // Restored already by the finisher; on an early error here.
-    #[cfg(feature = "kernel-trace")]
-    if let Some(Ok(mut s)) = session.as_ref().map(|s| s.lock()) {
-        s.restore();
-    }
     let outcome = outcome?;
     let r = &outcome.result;
     let beyond = CruncherDetails::of(r).and_then(|d| d.beyond_tolerance);

@@ -282,6 +282,9 @@ fn dma_latency(s: &str) -> std::result::Result<DmaArg, String> {
     }
 }
 
+/// `--explain` in a build without the kernel's trace.
+pub const NO_KERNEL_TRACE_EXPLAIN: &str = "--explain reads the kernel's trace, which this build leaves out (the board build); use the full build, or build with --features kernel-trace";
+
 /// `--explain` and how many worst cases it explains.
 #[derive(Debug, Args)]
 pub struct ExplainArgs {

@@ -78,9 +78,7 @@ impl TryFrom<&CruncherArgs> for CruncherConfig {
             )));
         }
         if !cfg!(feature = "kernel-trace") && a.explain.explain {
-            return Err(Error::env(
-                "--explain reads the kernel's trace, which this build leaves out (the board build); use the full build, or build with --features kernel-trace",
-            ));
+            return Err(Error::env(super::common::NO_KERNEL_TRACE_EXPLAIN));
         }
         let period = a.period.unwrap_or((2 * a.work).max(100_000_000));
         if period <= a.work {

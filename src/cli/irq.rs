@@ -145,6 +145,8 @@ pub struct RoleArgs {
     /// Pin the measuring thread to this CPU [default: not pinned]
     #[arg(long)]
     pub cpu: Option<usize>,
+    #[command(flatten)]
+    pub explain: super::common::ExplainArgs,
     /// Simulated wire: delay from the write to the interrupt (before jitter)
     #[arg(long, value_name = "DURATION", default_value = "20us", value_parser = crate::units::parse_duration_ns)]
     pub sim_delay: u64,
@@ -296,6 +298,7 @@ impl TryFrom<&IrqArgs> for IrqConfig {
             period_ns,
             timeout_ns: (role != Role::Target).then(|| a.timeout.unwrap_or(DEFAULT_TIMEOUT_NS)),
             cpu: a.cpu,
+            explain: a.explain.worst(),
             control: a.common.control(a.duration, a.count, None),
             sim: sim.then_some(SimConfig {
                 delay_ns: a.sim_delay,
@@ -318,6 +321,27 @@ impl TryFrom<&IrqArgs> for IrqConfig {
             setup: a.common.setup_with(rt)?,
         })
     }
+}
+
+/// `--explain` explains the wake-up from the kernel's event timestamp
+/// (CLOCK_MONOTONIC, the trace's clock) to the thread holding the event,
+/// on the thread's CPU, on the board that measures it.
+fn explain_fits(role: Role, a: &RoleArgs) -> Result<(), Error> {
+    if !a.explain.explain {
+        return Ok(());
+    }
+    if !cfg!(feature = "kernel-trace") {
+        return Err(Error::env(super::common::NO_KERNEL_TRACE_EXPLAIN));
+    }
+    let fix = match () {
+        _ if role == Role::Host => "--explain explains a wake-up on the board that takes the edge: run it with irq loopback or on the target (--target-arg=--explain)",
+        _ if a.reply_from != ReplyFromArg::User => "--explain explains rtlat's own wake-up: it needs --reply-from user",
+        _ if a.backend == BackendArg::Serial => "--explain needs the kernel's event timestamps, which serial modem lines lack: use --backend gpio",
+        _ if a.event_clock != EventClockArg::Monotonic => "--explain compares the event timestamps with the kernel's trace, on CLOCK_MONOTONIC: drop --event-clock",
+        _ if a.cpu.is_none() => "--explain reads the trace of the measuring thread's CPU: pin it with --cpu N",
+        _ => return Ok(()),
+    };
+    Err(Error::usage(fix))
 }
 
 /// The options that do not fit the role or the backend, in the order they are checked.
@@ -399,6 +423,7 @@ fn validate(role: Role, a: &RoleArgs) -> Result<(), Error> {
             }
         }
     }
+    explain_fits(role, a)?;
     if let (Some(o), Some(i)) = (&a.out_line, &a.in_line) {
         if o == i {
             return Err(Error::usage(

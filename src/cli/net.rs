@@ -1,7 +1,7 @@
 //! `rtlat net serve|ping` options, and their conversion into the plain
 //! configurations of [`crate::bench::net`].
 
-use super::common::{positive_duration, MeasureArgs};
+use super::common::{positive_duration, ExplainArgs, MeasureArgs};
 use crate::bench::net::ping::{
     default_spin, session_id, BulkPlan, Pace, Path, ONE_THREAD_MIN_PERIOD_NS,
 };
@@ -109,6 +109,8 @@ pub struct ServeArgs {
     #[arg(long)]
     pub no_sink: bool,
     #[command(flatten)]
+    pub explain: ExplainArgs,
+    #[command(flatten)]
     pub side: SideArgs,
 }
 
@@ -165,6 +167,8 @@ pub struct PingArgs {
     /// How to wait for each send slot: `sleep` (the CPU is free between requests) or `spin` (read the clock until the slot, as sockperf's --mps does: the send path stays warm, the CPU is busy all the time)
     #[arg(long, value_name = "HOW", value_enum, default_value_t = PaceArg::Sleep)]
     pub pace: PaceArg,
+    #[command(flatten)]
+    pub explain: ExplainArgs,
     #[command(flatten)]
     pub peer: PeerArgs,
     #[command(flatten)]
@@ -278,11 +282,13 @@ impl TryFrom<&ServeArgs> for ServeConfig {
             })?;
             Some(SocketAddr::new(listen.ip(), port))
         };
+        explain_fits(&a.explain, a.side.cpu, false)?;
         Ok(ServeConfig {
             role: "serve",
             listen,
             sink,
             max_size: a.max_size,
+            explain: a.explain.worst(),
             common: common(
                 &a.side,
                 a.side.common.rt.to_config(1_000_000)?,
@@ -390,6 +396,28 @@ fn bulk_plan(a: &PingArgs, peer: SocketAddr) -> Result<Option<BulkPlan>> {
     }))
 }
 
+/// `--explain` explains an RX series (from the kernel's RX stamp, which
+/// `--no-split` turns off) on the one CPU it is measured on.
+fn explain_fits(explain: &ExplainArgs, cpu: Option<usize>, no_split: bool) -> Result<()> {
+    if !explain.explain {
+        return Ok(());
+    }
+    if !cfg!(feature = "kernel-trace") {
+        return Err(Error::env(super::common::NO_KERNEL_TRACE_EXPLAIN));
+    }
+    if no_split {
+        return Err(Error::usage(
+            "--explain explains each datagram from its kernel RX timestamp, which --no-split turns off: drop --no-split",
+        ));
+    }
+    if cpu.is_none() {
+        return Err(Error::usage(
+            "--explain reads the trace of the CPU the datagrams are taken on: pin it with --cpu N",
+        ));
+    }
+    Ok(())
+}
+
 impl TryFrom<&PingArgs> for PingConfig {
     type Error = Error;
     fn try_from(a: &PingArgs) -> Result<Self> {
@@ -430,6 +458,7 @@ impl TryFrom<&PingArgs> for PingConfig {
                 )));
             }
         }
+        explain_fits(&a.explain, a.side.cpu, a.no_split)?;
         let rt = a.side.common.rt.to_config(period_ns)?;
         let loops = match (a.count, a.duration) {
             (None, None) => Some(20_000),
@@ -449,6 +478,7 @@ impl TryFrom<&PingArgs> for PingConfig {
             path,
             split: !a.no_split,
             echo: a.echo,
+            explain: a.explain.worst(),
             busy_poll_us: a.busy_poll,
             spin_ns: match a.spin {
                 Some(Spin::For(ns)) => Some(ns),

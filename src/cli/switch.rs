@@ -34,7 +34,8 @@ Examples:
   rtlat switch --duration 10s                        futex, one pair per CPU, same CPU
   rtlat switch --via posix-sem --placement cross --cpus 0,1 --duration 1m
   rtlat switch --via signal --processes --json s.json
-  rtlat switch --priority 80 --waker-priority 80     equal priorities, like rt-tests -S";
+  rtlat switch --priority 80 --waker-priority 80     equal priorities, like rt-tests -S
+  rtlat switch --explain --duration 1m               why the 10 worst wakes of each pair were late";
 
 /// `--via`: every wake [`Mechanism`] by its name.
 fn via() -> impl TypedValueParser<Value = Mechanism> {
@@ -102,6 +103,8 @@ pub struct SwitchArgs {
     #[arg(long, hide = true, value_name = "DURATION", value_parser = positive_duration)]
     pub wakee_delay: Option<u64>,
     #[command(flatten)]
+    pub explain: super::common::ExplainArgs,
+    #[command(flatten)]
     pub common: MeasureArgs,
 }
 
@@ -130,6 +133,9 @@ impl TryFrom<&SwitchArgs> for SwitchConfig {
                 "--placement cross needs at least two CPUs in --cpus, e.g. --cpus 0,1",
             ));
         }
+        if !cfg!(feature = "kernel-trace") && a.explain.explain {
+            return Err(Error::env(super::common::NO_KERNEL_TRACE_EXPLAIN));
+        }
         let rt = a.common.rt.to_config(a.period)?;
         let (wakee_priority, waker_priority, waker_sched) = priorities(rt.sched, a.waker_priority);
         Ok(SwitchConfig {
@@ -145,6 +151,7 @@ impl TryFrom<&SwitchArgs> for SwitchConfig {
             period_ns: a.period,
             wakee_priority,
             waker_priority,
+            explain: a.explain.worst(),
             control: a.common.control(a.length.duration, a.length.loops, None),
             wakee_delay_ns: a.wakee_delay,
             waker_sched,

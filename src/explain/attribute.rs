@@ -18,6 +18,10 @@ enum Label {
     Idle,
     /// The waiting thread's own path: switch-in and return to user space.
     Own,
+    /// Before the thread's wake-up, when its cause was still on its way
+    /// (a packet through the network stack), no IRQ or softirq running:
+    /// the interval's `pending`.
+    Pending,
     Thread(i32, i32),
     /// A less urgent task kept the CPU after the thread was woken.
     PreemptOff(i32),
@@ -40,6 +44,18 @@ pub struct Interval {
     pub tid: i32,
     /// What the thread's own time in it is (`own wake-up path`).
     pub own: &'static str,
+    /// Set when the interval starts before the thread's wake-up is due
+    /// (a packet arriving, a wake call being made): what the time before
+    /// the wake-up that no IRQ, softirq or task took on the CPU was
+    /// (`reply on its way to the socket`): a task running here then did not
+    /// hold the wake-up back, which comes from an IRQ, a softirq or another
+    /// CPU. Unset (a timer, due at the start), anything before the wake-up
+    /// delayed it.
+    pub pending: Option<&'static str>,
+    /// The thread's wake-up (time, kernel priority) when another CPU than
+    /// the interval's did it and recorded it (a remote wake-up is traced
+    /// on the waker's CPU).
+    pub woken_at: Option<(u64, i32)>,
 }
 
 /// The parts of `iv` from `ring`'s events, given `steal_ns` of hypervisor
@@ -56,7 +72,7 @@ pub fn attribute(ring: &Ring, dec: &Decoder, iv: Interval, steal_ns: u64) -> Vec
     let mut parts: Vec<Part> = sums
         .into_iter()
         .map(|(l, ns)| {
-            let (kind, name) = name_of(l, dec, iv.own);
+            let (kind, name) = name_of(l, dec, &iv);
             Part {
                 kind: kind.into(),
                 name,
@@ -83,7 +99,17 @@ fn segments(ring: &Ring, iv: Interval) -> Vec<(u64, u64, Label)> {
     // Events before the start only rebuild the state.
     let seen = ring.span().is_some_and(|(first, _)| first <= iv.start) || st.known;
     let mut started = false;
-    for &(ts, ev) in ring.events() {
+    let mut remote = iv
+        .woken_at
+        .map(|(t, prio)| (t, Ev::Wakeup { pid: iv.tid, prio }));
+    let mut local = ring.events().copied().peekable();
+    // The ring's events with the remote wake-up in its place.
+    let events = std::iter::from_fn(|| match (local.peek(), remote) {
+        (Some(&(t, _)), Some((r, _))) if r < t => remote.take(),
+        (None, Some(_)) => remote.take(),
+        _ => local.next(),
+    });
+    for (ts, ev) in events {
         if ts <= iv.start {
             st.apply(ev);
             continue;
@@ -99,7 +125,7 @@ fn segments(ring: &Ring, iv: Interval) -> Vec<(u64, u64, Label)> {
         if ts > iv.end {
             break;
         }
-        segs.push((cur, ts, label(&st, woken, iv.tid, seen)));
+        segs.push((cur, ts, label(&st, woken, &iv, seen)));
         match ev {
             Ev::Wakeup { pid, prio } if pid == iv.tid => woken = Some(prio),
             Ev::Nmi(d) => nmis.push((ts.saturating_sub(d).max(iv.start), ts)),
@@ -111,14 +137,14 @@ fn segments(ring: &Ring, iv: Interval) -> Vec<(u64, u64, Label)> {
     if !started && st.task == iv.tid {
         woken = Some(st.prio);
     }
-    segs.push((cur, iv.end, label(&st, woken, iv.tid, seen)));
+    segs.push((cur, iv.end, label(&st, woken, &iv, seen)));
     for (a, b) in nmis {
         carve(&mut segs, a, b, Label::Nmi);
     }
     segs
 }
 
-fn label(st: &CpuState, woken: Option<i32>, tid: i32, seen: bool) -> Label {
+fn label(st: &CpuState, woken: Option<i32>, iv: &Interval, seen: bool) -> Label {
     if !seen && !st.known {
         return Label::Unexplained;
     }
@@ -128,8 +154,13 @@ fn label(st: &CpuState, woken: Option<i32>, tid: i32, seen: bool) -> Label {
         Some(Nest::Vector(v)) => return Label::Vector(v),
         None => {}
     }
-    if st.task == tid {
+    if st.task == iv.tid {
         return Label::Own;
+    }
+    if woken.is_none() && iv.pending.is_some() {
+        // Whatever task ran here did not hold the wake-up back: it comes
+        // from an IRQ, a softirq or another CPU.
+        return Label::Pending;
     }
     if st.idle || (st.task == 0 && woken.is_none()) {
         return Label::Idle;
@@ -231,7 +262,7 @@ fn carve_steal(segs: &mut Vec<(u64, u64, Label)>, mut steal_ns: u64) {
     }
 }
 
-fn name_of(l: Label, dec: &Decoder, own: &str) -> (&'static str, String) {
+fn name_of(l: Label, dec: &Decoder, iv: &Interval) -> (&'static str, String) {
     let task = |pid: i32, prio: Option<i32>| {
         let mut s = format!("{} {pid}", dec.comm_of(pid));
         if let Some(p) = prio {
@@ -254,7 +285,8 @@ fn name_of(l: Label, dec: &Decoder, own: &str) -> (&'static str, String) {
             dec.vectors.get(v as usize).cloned().unwrap_or_default(),
         ),
         Label::Idle => ("idle", "idle-state exit".into()),
-        Label::Own => ("self", own.into()),
+        Label::Own => ("self", iv.own.into()),
+        Label::Pending => ("self", iv.pending.unwrap_or_default().into()),
         Label::Thread(pid, p) => ("thread", task(pid, Some(p))),
         Label::PreemptOff(pid) => ("preempt-off", task(pid, None)),
         Label::IrqsOff(pid) => ("irqs-off", task(pid, None)),
@@ -329,6 +361,8 @@ mod tests {
             end: 2_500_400,
             tid: 5,
             own: "own wake-up path",
+            pending: None,
+            woken_at: None,
         };
         let parts = attribute(&r, &dec, iv, 0);
         let sum: u64 = parts.iter().map(|p| p.ns).sum();
@@ -356,6 +390,8 @@ mod tests {
             end: 5_000_900,
             tid: 5,
             own: "own wake-up path",
+            pending: None,
+            woken_at: None,
         };
         let parts = attribute(&r, &dec, iv, 3_000_000);
         assert_eq!(parts[0].kind, "hypervisor");
@@ -379,6 +415,8 @@ mod tests {
             end: 5_000,
             tid: 5,
             own: "own wake-up path",
+            pending: None,
+            woken_at: None,
         };
         let parts = attribute(&r, &dec, iv, 0);
         assert_eq!(parts[0].kind, "thread");
@@ -465,10 +503,84 @@ mod tests {
                 end: 10_100,
                 tid: 5,
                 own: "own wake-up path",
+                pending: None,
+                woken_at: None,
             },
             0,
         );
         assert_eq!(parts[0].kind, "unexplained");
         assert_eq!(parts[0].ns, 9_900);
+    }
+
+    #[test]
+    fn before_a_pending_wake_up_only_irqs_and_softirqs_are_named() {
+        let mut dec = Decoder::default();
+        dec.comms.insert(88, "other".into());
+        let r = ring(&[
+            (0, sw(88, 120)),
+            (2_000, Ev::SoftirqEntry(3)),
+            (2_500, Ev::Wakeup { pid: 5, prio: 19 }),
+            (2_600, Ev::SoftirqExit(3)),
+            (3_600, sw(5, 19)),
+        ]);
+        let iv = Interval {
+            start: 1_000,
+            end: 4_000,
+            tid: 5,
+            own: "own receive path",
+            pending: Some("reply on its way"),
+            woken_at: None,
+        };
+        let parts = attribute(&r, &dec, iv, 0);
+        let get = |n: &str| parts.iter().find(|p| p.name == n).map(|p| p.ns);
+        // The task that ran before the wake-up did not hold it back.
+        assert_eq!(get("reply on its way"), Some(1_000));
+        assert_eq!(get("NET_RX"), Some(600));
+        assert_eq!(get("other 88"), Some(1_000));
+        assert_eq!(get("own receive path"), Some(400));
+        assert_eq!(parts.iter().map(|p| p.ns).sum::<u64>(), 3_000);
+        // Without `pending`, the same task is an interrupts-off section.
+        let strict = attribute(
+            &r,
+            &dec,
+            Interval {
+                pending: None,
+                woken_at: None,
+                ..iv
+            },
+            0,
+        );
+        assert!(strict.iter().any(|p| p.kind == "irqs-off" && p.ns == 1_000));
+    }
+
+    #[test]
+    fn a_wake_up_recorded_on_another_cpu_starts_the_delay() {
+        let mut dec = Decoder::default();
+        dec.comms.insert(77, "hog".into());
+        let r = ring(&[(0, sw(88, 120)), (1_000, sw(77, 9)), (3_000, sw(5, 19))]);
+        let iv = Interval {
+            start: 500,
+            end: 3_200,
+            tid: 5,
+            own: "own receive path",
+            pending: Some("reply on its way"),
+            woken_at: Some((1_500, 19)),
+        };
+        let parts = attribute(&r, &dec, iv, 0);
+        let get = |n: &str| parts.iter().find(|p| p.name.starts_with(n)).map(|p| p.ns);
+        assert_eq!(get("hog 77"), Some(1_500));
+        assert_eq!(get("reply on its way"), Some(1_000));
+        assert_eq!(get("own receive path"), Some(200));
+        // Unseen, the wake-up would leave the hog's time to the reply.
+        let blind = attribute(
+            &r,
+            &dec,
+            Interval {
+                woken_at: None,
+                ..iv
+            },
+            0,
+        );
+        assert_eq!(blind[0].name, "reply on its way");
     }
 }

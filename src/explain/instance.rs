@@ -37,8 +37,16 @@ pub fn open(
         ));
     }
     let name = format!("rtlat-{}", std::process::id());
+    let inst = open_as(session, &name, settings)?;
+    Ok((inst, name))
+}
+
+/// Create `instances/NAME` with `settings` written in order (after
+/// `trace_clock mono` and a 2 MB buffer per CPU), e.g. beside the one
+/// [`open`] made.
+pub fn open_as(session: &mut Session, name: &str, settings: &[(&str, &str)]) -> Result<PathBuf> {
     let inst = session
-        .instance(&name)
+        .instance(name)
         .map_err(|e| tracefs_error("create an instance", e))?;
     for (file, value) in [("trace_clock", "mono"), ("buffer_size_kb", "2048")]
         .iter()
@@ -46,5 +54,5 @@ pub fn open(
     {
         tracefs::write(&inst, file, value).map_err(|e| tracefs_error(&format!("set {file}"), e))?;
     }
-    Ok((inst, name))
+    Ok(inst)
 }

@@ -87,6 +87,9 @@ pub struct Explain {
     threshold: Option<u64>,
     own: &'static str,
     totals: bool,
+    pending: Option<&'static str>,
+    /// The wake-ups other CPUs did of the measuring CPUs' threads.
+    remote: Option<RawPipes>,
     pub notes: Vec<String>,
 }
 
@@ -162,6 +165,8 @@ impl Explain {
             threshold,
             own,
             totals: false,
+            pending: None,
+            remote: None,
             notes,
         })
     }
@@ -170,6 +175,41 @@ impl Explain {
     /// and sum them per CPU by cause (`details.explain.totals`).
     pub fn total_every_interval(&mut self) {
         self.totals = true;
+    }
+
+    /// The intervals start before the thread's wake-up is due (a packet's
+    /// arrival, a wake call): `name` is what the CPU's time before the
+    /// wake-up was when no IRQ or softirq took it ([`Interval::pending`]).
+    /// Such a wake-up often comes from another CPU, where the kernel traces
+    /// it: those of the measuring CPUs' threads are read there too.
+    pub fn pending(mut self, name: &'static str) -> Result<Explain> {
+        self.pending = Some(name);
+        let others: Vec<usize> = crate::sysinfo::online_cpus()
+            .into_iter()
+            .filter(|c| !self.cpus.contains(c))
+            .collect();
+        if others.is_empty() {
+            return Ok(self);
+        }
+        let mask = tracefs::cpumask(&others);
+        let filter = self
+            .cpus
+            .iter()
+            .map(|c| format!("target_cpu == {c}"))
+            .collect::<Vec<_>>()
+            .join(" || ");
+        let name = format!("rtlat-{}-wakeups", std::process::id());
+        let settings = [
+            ("buffer_size_kb", "256"),
+            ("tracing_cpumask", mask.as_str()),
+            ("events/sched/sched_wakeup/filter", filter.as_str()),
+            ("events/sched/sched_wakeup/enable", "1"),
+        ];
+        let inst = instance::open_as(&mut self.session, &name, &settings)?;
+        self.remote = Some(
+            RawPipes::open(&inst, &others).map_err(|e| tracefs_error("open trace_pipe_raw", e))?,
+        );
+        Ok(self)
     }
 
     /// The tap of a measuring thread named `name` on `cpu`, room for
@@ -204,6 +244,8 @@ impl Explain {
             threshold,
             own,
             totals,
+            pending,
+            remote,
             ..
         } = self;
         let shared: Arc<Mutex<(Vec<Explained>, ExplainDetails)>> = Arc::default();
@@ -214,7 +256,9 @@ impl Explain {
             body: Box::new(move |start: u64, _stop: &StopFlag| -> WorkerEnd {
                 // The reader must not compete with the threads it watches.
                 let _ = sched::set_current(Sched::Other);
-                let mut r = Reader::new(pipes, dec, cpus, watches, (worst, threshold, own), start);
+                let how = (worst, threshold, own, pending);
+                let mut r = Reader::new(pipes, dec, cpus, watches, how, start);
+                r.remote = remote;
                 if totals {
                     r.totals = r.cpus.iter().map(|&c| CpuTotals::new(c)).collect();
                 }
@@ -249,6 +293,46 @@ impl Explain {
     }
 }
 
+impl Explain {
+    /// Put the reader among a run's `workers` and its finisher after the
+    /// run's own; the session is returned so that an early error can still
+    /// restore tracefs (the finisher restores it otherwise).
+    pub fn attach(
+        self,
+        spec: &mut crate::engine::RunSpec,
+        workers: &mut Vec<Worker>,
+    ) -> Arc<Mutex<Session>> {
+        let (reader, finish, session) = self.into_reader();
+        workers.push(reader);
+        let ours = spec.finish.take();
+        spec.finish = Some(Box::new(move |r: &mut RunResult| {
+            if let Some(f) = ours {
+                f(r);
+            }
+            finish(r);
+        }));
+        session
+    }
+}
+
+/// [`crate::engine::execute`] with `explain`'s reader (if any) among the
+/// workers; tracefs is restored whatever the outcome.
+pub fn execute(
+    explain: Option<Explain>,
+    mut spec: crate::engine::RunSpec,
+    channels: Vec<crate::engine::Channel>,
+    mut workers: Vec<Worker>,
+    clock: libc::clockid_t,
+) -> Result<crate::engine::Finished> {
+    let session = explain.map(|e| e.attach(&mut spec, &mut workers));
+    let outcome = crate::engine::execute(spec, channels, workers, clock);
+    // Restored already by the finisher; on an early error here.
+    if let Some(Ok(mut s)) = session.as_ref().map(|s| s.lock()) {
+        s.restore();
+    }
+    outcome
+}
+
 /// One watched thread's progress in the reader.
 #[derive(Default)]
 struct Thread {
@@ -274,6 +358,11 @@ struct Reader {
     worst: usize,
     threshold: u64,
     own: &'static str,
+    pending: Option<&'static str>,
+    /// The wake-ups traced on other CPUs; the watched threads' wake-ups,
+    /// wherever traced: (time, pid, kernel priority).
+    remote: Option<RawPipes>,
+    woken: VecDeque<(u64, i32, i32)>,
     start: u64,
     details: ExplainDetails,
     read_error: Option<String>,
@@ -287,7 +376,7 @@ impl Reader {
         dec: Decoder,
         cpus: Vec<usize>,
         watches: Vec<Watch>,
-        (worst, threshold, own): (usize, Option<u64>, &'static str),
+        (worst, threshold, own, pending): (usize, Option<u64>, &'static str, Option<&'static str>),
         start: u64,
     ) -> Reader {
         let details = ExplainDetails {
@@ -307,6 +396,9 @@ impl Reader {
             worst,
             threshold: threshold.unwrap_or(u64::MAX),
             own,
+            pending,
+            remote: None,
+            woken: VecDeque::new(),
             start,
             details,
             read_error: None,
@@ -320,6 +412,7 @@ impl Reader {
         loop {
             let closed = self.watches.iter().all(|w| w.tap.is_closed());
             let backlog = self.read_trace();
+            self.read_remote();
             let now = clock::now_ns(mono);
             self.steal.sample(now);
             self.take_intervals();
@@ -348,6 +441,8 @@ impl Reader {
         let Some(page_fmt) = self.dec.page else {
             return false;
         };
+        let tids = self.tids();
+        let mut woke: Vec<(u64, i32, i32)> = Vec::new();
         for i in 0..self.pipes.len() {
             for round in 0..PAGES {
                 match self.pipes.read(i) {
@@ -364,8 +459,13 @@ impl Reader {
                                 Item::Lost(_) => ring.span().map_or(0, |s| s.1),
                             };
                             if let Some(ev) = dec.decode(&item) {
-                                if let Ev::Lost(n) = ev {
-                                    *lost += n;
+                                match ev {
+                                    Ev::Lost(n) => *lost += n,
+                                    // Another measuring CPU's thread woken here.
+                                    Ev::Wakeup { pid, prio } if tids.contains(&pid) => {
+                                        woke.push((ts, pid, prio));
+                                    }
+                                    _ => {}
                                 }
                                 ring.push(ts, ev);
                             }
@@ -379,7 +479,64 @@ impl Reader {
                 }
             }
         }
+        self.note_wakeups(woke);
         backlog
+    }
+
+    /// The watched threads' ids (known once they run).
+    fn tids(&self) -> Vec<i32> {
+        self.watches.iter().filter_map(|w| w.tap.writer()).collect()
+    }
+
+    /// Wake-ups of the watched threads, into the time-ordered list the
+    /// intervals take theirs from (wherever the wake-up was traced).
+    fn note_wakeups(&mut self, mut got: Vec<(u64, i32, i32)>) {
+        got.sort_unstable();
+        for w in got {
+            let at = self.woken.partition_point(|x| x.0 <= w.0);
+            self.woken.insert(at, w);
+        }
+        while self.woken.len() > RING_EVENTS {
+            self.woken.pop_front();
+        }
+    }
+
+    /// The wake-ups of the watched threads that the other CPUs traced.
+    fn read_remote(&mut self) {
+        let (Some(pipes), Some(page_fmt)) = (&mut self.remote, self.dec.page) else {
+            return;
+        };
+        let tids = self
+            .watches
+            .iter()
+            .filter_map(|w| w.tap.writer())
+            .collect::<Vec<_>>();
+        let mut got: Vec<(u64, i32, i32)> = Vec::new();
+        for i in 0..pipes.len() {
+            for _ in 0..PAGES {
+                match pipes.read(i) {
+                    Ok(Some((_, page))) => {
+                        let dec = &mut self.dec;
+                        walk_page(&page_fmt, page, |item| {
+                            if let Item::Event { ts_ns, .. } = item {
+                                match dec.decode(&item) {
+                                    Some(Ev::Wakeup { pid, prio }) if tids.contains(&pid) => {
+                                        got.push((ts_ns, pid, prio));
+                                    }
+                                    _ => {}
+                                }
+                            }
+                        });
+                    }
+                    Ok(None) => break,
+                    Err(e) => {
+                        self.read_error = Some(e.to_string());
+                        break;
+                    }
+                }
+            }
+        }
+        self.note_wakeups(got);
     }
 
     /// The taps' new intervals: the candidates wait for the trace.
@@ -446,6 +603,12 @@ impl Reader {
             end: s + lat,
             tid,
             own: self.own,
+            pending: self.pending,
+            woken_at: self
+                .woken
+                .iter()
+                .find(|w| w.1 == tid && w.0 > s && w.0 <= s + lat)
+                .map(|w| (w.0, w.2)),
         };
         let cpu = self.cpus[ci];
         // To the nanosecond from the scheduler's accounting; else from
@@ -489,6 +652,15 @@ impl Reader {
                 .min()
                 .unwrap_or(0);
             ring.trim_before(keep_from);
+        }
+        let keep_from = self
+            .threads
+            .iter()
+            .map(|t| t.waiting.front().map_or(t.frontier, |&(s, _)| s))
+            .min()
+            .unwrap_or(0);
+        while self.woken.front().is_some_and(|w| w.0 < keep_from) {
+            self.woken.pop_front();
         }
     }
 

@@ -28,6 +28,10 @@ pub struct Step {
     /// Further options of the benchmark, passed as they are.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
+    /// `--explain`: `true` (the 10 worst samples of each thread) or how
+    /// many (`--explain-worst N`); only for the benchmarks that have it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explain: Option<StepExplain>,
     /// A step this machine may not be able to run: when it exits 3 (a kernel
     /// feature, device or privilege it needs is missing), it is recorded as
     /// skipped with its reason and the suite goes on, successfully.
@@ -35,11 +39,29 @@ pub struct Step {
     pub optional: bool,
 }
 
+/// A step's `explain`: on or off, or how many worst samples per thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum StepExplain {
+    On(bool),
+    Worst(u64),
+}
+
+/// Benchmarks with `--explain`.
+const EXPLAINED: &[&str] = &["timer", "switch", "cruncher", "net ping"];
+
 impl Step {
     /// The arguments after the executable, writing the result to `json`.
     pub fn argv(&self, json: &str) -> Vec<String> {
         let mut v: Vec<String> = self.bench.split_whitespace().map(String::from).collect();
         v.extend(self.args.iter().cloned());
+        match self.explain {
+            Some(StepExplain::On(true)) => v.push("--explain".into()),
+            Some(StepExplain::Worst(n)) => {
+                v.extend(["--explain".into(), "--explain-worst".into(), n.to_string()]);
+            }
+            Some(StepExplain::On(false)) | None => {}
+        }
         v.extend(["--duration".into(), self.duration.clone()]);
         if let Some(l) = &self.load {
             v.extend(["--load".into(), l.clone()]);
@@ -106,6 +128,7 @@ fn step(name: &str, bench: &str, duration: &str, load: Option<&str>) -> Step {
         load: load.map(String::from),
         idle_first: None,
         args: Vec::new(),
+        explain: None,
         optional: false,
     }
 }
@@ -263,6 +286,29 @@ pub fn check_step_name(name: &str) -> std::result::Result<(), String> {
     Ok(())
 }
 
+/// A step's `explain` fits its benchmark and counts 1 to 1000 samples.
+fn check_explain(s: &Step, bench: &str) -> std::result::Result<(), String> {
+    let Some(e) = s.explain else {
+        return Ok(());
+    };
+    if e != StepExplain::On(false) && !EXPLAINED.contains(&bench) {
+        return Err(format!(
+            "step '{}': explain is for {} only, not '{bench}'; remove it",
+            s.name,
+            EXPLAINED.join(", ")
+        ));
+    }
+    if let StepExplain::Worst(n) = e {
+        if !(1..=1000).contains(&n) {
+            return Err(format!(
+                "step '{}': explain = {n}: give true or how many worst samples per thread, 1 to 1000",
+                s.name
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn validate(plan: &Plan) -> std::result::Result<(), String> {
     if plan.steps.is_empty() {
         return Err("no steps; add [[step]] tables with name, bench and duration".into());
@@ -285,6 +331,7 @@ fn validate(plan: &Plan) -> std::result::Result<(), String> {
                 BENCHES.join(", ")
             ));
         }
+        check_explain(s, &bench)?;
         for (what, v) in [
             ("duration", Some(&s.duration)),
             ("idle_first", s.idle_first.as_ref()),
@@ -369,5 +416,38 @@ mod tests {
         .unwrap_err();
         assert!(e.message().contains("soon"), "{e}");
         assert_eq!(line_col("ab\ncd", 4), (2, 2));
+    }
+
+    #[test]
+    fn a_step_asks_for_explain_on_or_for_how_many_worst_samples() {
+        let step = |bench: &str, explain: &str| {
+            format!("[[step]]\nname = \"s\"\nbench = \"{bench}\"\nduration = \"2s\"\nexplain = {explain}\n")
+        };
+        let argv = |text: &str| parse(text, "e.toml", "e").unwrap().steps[0].argv("s.json");
+        let on = argv(&step("switch", "true"));
+        assert_eq!(on[..2], ["switch", "--explain"]);
+        assert!(!on.contains(&"--explain-worst".to_string()));
+        let n = argv(&step("net ping", "3"));
+        assert_eq!(n[..5], ["net", "ping", "--explain", "--explain-worst", "3"]);
+        assert!(!argv(&step("timer", "false")).contains(&"--explain".to_string()));
+        assert!(!argv(&step("noise", "false")).contains(&"--explain".to_string()));
+        // Recorded in the manifest (suite.json) as written, and read back.
+        let p = parse(&step("cruncher", "5"), "e.toml", "e").unwrap();
+        let back: Plan = serde_json::from_value(serde_json::to_value(&p).unwrap()).unwrap();
+        assert_eq!(back.steps[0].explain, Some(StepExplain::Worst(5)));
+        for (bench, explain, says) in [
+            (
+                "noise",
+                "true",
+                "explain is for timer, switch, cruncher, net ping only",
+            ),
+            ("timer", "0", "1 to 1000"),
+            ("timer", "1001", "1 to 1000"),
+            ("timer", "\"yes\"", "e.toml:5:"),
+        ] {
+            let e = parse(&step(bench, explain), "e.toml", "e").unwrap_err();
+            assert_eq!(e.exit_code(), 2);
+            assert!(e.message().contains(says), "{bench} {explain}: {e}");
+        }
     }
 }

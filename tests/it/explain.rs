@@ -7,12 +7,12 @@ use serde_json::Value;
 use std::process::{Child, Command, Stdio};
 
 /// The measuring CPU: the last one, away from where most housekeeping runs.
-fn measuring_cpu() -> usize {
+pub(crate) fn measuring_cpu() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get()) - 1
 }
 
 /// A child that is killed when the test ends, however it ends.
-struct Reaped(Child);
+pub(crate) struct Reaped(pub(crate) Child);
 
 impl Drop for Reaped {
     fn drop(&mut self) {
@@ -23,7 +23,7 @@ impl Drop for Reaped {
 
 /// A SCHED_FIFO 90 process named `comm` on `cpu` that busy-loops
 /// `burst_ms` every 100 ms.
-fn hog(comm: &str, cpu: usize, burst_ms: u32) -> Reaped {
+pub(crate) fn hog(comm: &str, cpu: usize, burst_ms: u32) -> Reaped {
     let script = format!(
         "import os, time\n\
          open('/proc/self/comm', 'w').write('{comm}')\n\
@@ -51,7 +51,7 @@ fn hog(comm: &str, cpu: usize, burst_ms: u32) -> Reaped {
 }
 
 /// Each explained case's parts add up to its latency (within 1 µs).
-fn assert_parts_add_up(cases: &[Value]) {
+pub(crate) fn assert_parts_add_up(cases: &[Value]) {
     for c in cases {
         let sum: u64 = c["parts"]
             .as_array()
@@ -68,7 +68,7 @@ fn assert_parts_add_up(cases: &[Value]) {
 }
 
 /// The largest part of a case: (kind, name).
-fn culprit(c: &Value) -> (String, String) {
+pub(crate) fn culprit(c: &Value) -> (String, String) {
     let p = c["parts"]
         .as_array()
         .expect("parts")

@@ -7,6 +7,7 @@ mod cruncher;
 mod deb;
 mod errors;
 mod explain;
+mod explain_wakes;
 mod hostile_input;
 mod hostile_output;
 mod hostile_peers;

@@ -77,7 +77,7 @@ impl Netns {
         net
     }
 
-    fn exec(&self, ns: &str, args: &[&str]) -> Command {
+    pub(crate) fn exec(&self, ns: &str, args: &[&str]) -> Command {
         let mut c = Command::new("ip");
         c.args(["netns", "exec", ns]).arg(bin()).args(args);
         c
@@ -96,7 +96,7 @@ impl Drop for Netns {
 }
 
 /// A running `rtlat net serve`, killed on drop if still running.
-struct Server {
+pub(crate) struct Server {
     child: Option<Child>,
     /// The address it listens on, from its first line.
     addr: String,
@@ -105,7 +105,7 @@ struct Server {
 }
 
 impl Server {
-    fn spawn(cmd: &mut Command) -> Server {
+    pub(crate) fn spawn(cmd: &mut Command) -> Server {
         let mut child = cmd
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -160,7 +160,7 @@ impl Server {
     }
 
     /// Send `sig`, wait (≤ 10 s) and return the output.
-    fn stop(mut self, sig: i32) -> (Option<i32>, String) {
+    pub(crate) fn stop(mut self, sig: i32) -> (Option<i32>, String) {
         let pid = self.pid();
         send_signal(pid, &sig.to_string());
         let mut child = self.child.take().expect("child");
@@ -190,7 +190,7 @@ impl Drop for Server {
     }
 }
 
-fn serve_args<'a>(listen: &'a str, json: &'a Path, extra: &[&'a str]) -> Vec<String> {
+pub(crate) fn serve_args<'a>(listen: &'a str, json: &'a Path, extra: &[&'a str]) -> Vec<String> {
     let mut v: Vec<String> = ["net", "serve", "--listen", listen, "--duration", "60s"]
         .iter()
         .map(|s| s.to_string())

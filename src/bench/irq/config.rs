@@ -155,6 +155,9 @@ pub struct IrqConfig {
     #[serde(flatten)]
     pub control: RunControl,
     pub cpu: Option<usize>,
+    /// The worst event → thread intervals explained (`--explain`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explain: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sim: Option<SimConfig>,
     /// target: where the reply is issued from (user: rtlat itself).

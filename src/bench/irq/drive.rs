@@ -7,6 +7,7 @@ use super::backend::{Edge, EdgeBackend};
 use super::config::Measured;
 use crate::engine::StopFlag;
 use crate::stats::recorder::Recorder;
+use crate::stats::tap::Tap;
 use crate::sys;
 use std::io;
 
@@ -80,6 +81,19 @@ pub(crate) struct DriveSession<'a> {
     pub recs: &'a mut Recorders,
     pub acct: &'a mut EdgeAccount,
     pub stop: &'a StopFlag,
+    /// `--explain`: each measured edge's wake-up, from the kernel's event
+    /// timestamp to the thread holding the event.
+    pub tap: Option<&'a Tap>,
+}
+
+/// Hand the wake-up of a measured edge to `tap` (a few stores).
+#[inline(always)]
+pub(crate) fn hand(tap: Option<&Tap>, e: &Edge) {
+    if let (Some(t), Some(k)) = (tap, e.kernel_ns) {
+        if k <= e.user_ns {
+            t.push(k, e.user_ns - k);
+        }
+    }
 }
 
 /// The recorders of one role, in the order of its series.
@@ -183,6 +197,7 @@ where
     F: FnMut(&mut Recorders, Driven<'_>, &mut EdgeAccount) -> bool,
 {
     let (plan, recs, acct, stop) = (s.plan, s.recs, s.acct, s.stop);
+    let tap = s.tap;
     let idle = plan.measured.idle_high();
     // Rest the wire at idle and forget what happened before the start.
     b.drive(idle)?;
@@ -219,6 +234,7 @@ where
                 if record(recs, d, acct) {
                     overruns = 0;
                 }
+                hand(tap, &edge);
             }
             None => acct.r.missed += 1,
         }

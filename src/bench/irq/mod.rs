@@ -35,7 +35,7 @@ pub use config::{
 };
 use drive::{drive, DrivePlan, DriveSession, RealTime, Recorders};
 
-use crate::engine::{self, Channel, RunSpec, StopFlag, Worker, WorkerEnd};
+use crate::engine::{Channel, RunSpec, StopFlag, Worker, WorkerEnd};
 use crate::error::{Error, Outcome, Result};
 use crate::result::details::irq::{IrqDetails, ResponderCounts};
 use crate::result::details::Details;
@@ -232,6 +232,41 @@ fn print_end(role: Role, end: &Ended) {
     }
 }
 
+/// `--explain`'s tracing of the measuring CPU (its notes into `notes`)
+/// and the measuring thread's tap: each measured edge's wake-up, from the
+/// kernel's event timestamp to the thread holding the event.
+#[cfg(feature = "kernel-trace")]
+#[allow(clippy::type_complexity)]
+fn begin_explain(
+    cfg: &IrqConfig,
+    kernel_ts: bool,
+    notes: &mut Vec<String>,
+) -> Result<(
+    Option<crate::explain::Explain>,
+    Option<Arc<crate::stats::tap::Tap>>,
+)> {
+    let (Some(worst), Some(cpu)) = (cfg.explain, cfg.cpu) else {
+        return Ok((None, None));
+    };
+    if !kernel_ts {
+        return Err(Error::env(
+            "--explain needs the kernel's event timestamps, which this backend does not give: use --backend gpio",
+        ));
+    }
+    let mut e = crate::explain::Explain::begin(&[cpu], worst, None, "own wake-up path")?
+        .pending("edge on its way to the reader")?;
+    notes.extend(e.notes.iter().cloned());
+    let series = if cfg.role == Role::Loopback {
+        "wake"
+    } else {
+        "kernel_to_user"
+    };
+    // Room for 2 s of edges between the reader's rounds.
+    let room = 2_000_000_000 / cfg.period_ns.unwrap_or(DEFAULT_PERIOD_NS).max(1);
+    let tap = e.watch(series, cpu, room as usize);
+    Ok((Some(e), Some(tap)))
+}
+
 /// Run `rtlat irq` end to end.
 pub fn run(cfg: &IrqConfig, command_line: Vec<String>) -> Result<Outcome> {
     let role = cfg.role;
@@ -254,6 +289,12 @@ pub fn run(cfg: &IrqConfig, command_line: Vec<String>) -> Result<Outcome> {
             .insert("reply_from".into(), cfg.reply_from.name().into());
     }
 
+    // Tracing is set up (and can fail) before anything is measured.
+    #[cfg(feature = "kernel-trace")]
+    let (explain, tap) = begin_explain(cfg, kernel_ts, &mut spec.notes)?;
+    #[cfg(not(feature = "kernel-trace"))]
+    let tap: Option<Arc<crate::stats::tap::Tap>> = None;
+
     let report: Arc<Mutex<Option<Ended>>> = Arc::new(Mutex::new(None));
     let (channels, mut recs) = series(cfg, kernel_ts);
     let out = Arc::clone(&report);
@@ -266,12 +307,16 @@ pub fn run(cfg: &IrqConfig, command_line: Vec<String>) -> Result<Outcome> {
             let mut acct = EdgeAccount::default();
             acct.set_level(start_level);
             let mut time = RealTime(clock);
+            if let Some(t) = &tap {
+                t.set_writer(crate::sys::sched::gettid());
+            }
             let res = backend.begin(start).and_then(|()| {
                 let s = DriveSession {
                     plan: &plan,
                     recs: &mut recs,
                     acct: &mut acct,
                     stop,
+                    tap: tap.as_deref(),
                 };
                 let b = backend.as_mut();
                 match role {
@@ -284,6 +329,9 @@ pub fn run(cfg: &IrqConfig, command_line: Vec<String>) -> Result<Outcome> {
                 }
             });
             recs.finish();
+            if let Some(t) = &tap {
+                t.close();
+            }
             let ended = Ended {
                 counts: acct.r,
                 responder: backend.responder_counts(),
@@ -314,7 +362,10 @@ pub fn run(cfg: &IrqConfig, command_line: Vec<String>) -> Result<Outcome> {
             }
         }
     }));
-    let outcome = engine::execute(spec, channels, vec![worker], clock);
+    #[cfg(feature = "kernel-trace")]
+    let outcome = crate::explain::reader::execute(explain, spec, channels, vec![worker], clock);
+    #[cfg(not(feature = "kernel-trace"))]
+    let outcome = crate::engine::execute(spec, channels, vec![worker], clock);
     // On an early error the target never stopped: dropping it ends it.
     drop(remote.lock().ok().and_then(|mut g| g.take()));
     let outcome = outcome?;

@@ -284,6 +284,7 @@ mod tests {
             recs: &mut recs,
             acct: &mut acct,
             stop: &StopFlag::default(),
+            tap: None,
         };
         measure(&mut b, &mut clock.clone(), session).unwrap();
         recs.finish();

@@ -37,6 +37,7 @@ pub(crate) fn measure<B: EdgeBackend + ?Sized, T: Timebase>(
             (Some(k), [k2u, u2r, ..]) => {
                 if k <= e.user_ns {
                     k2u.record(e.user_ns - k, at, 0);
+                    super::drive::hand(s.tap, &e);
                 } else {
                     acct.r.timestamp_errors += 1;
                 }

@@ -150,6 +150,7 @@ pub fn run_role(
             recs: &mut recs,
             acct: &mut acct,
             stop: &StopFlag::default(),
+            tap: None,
         },
     )
     .unwrap();

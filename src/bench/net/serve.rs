@@ -9,13 +9,14 @@
 use super::wire::{self, Bad, Header};
 use super::{back_off, block_signals, prepare_socket, realtime_of, run_spec, Common};
 use super::{MONOTONIC, REALTIME};
-use crate::engine::{self, Channel, StopFlag, Worker, WorkerEnd};
+use crate::engine::{Channel, StopFlag, Worker, WorkerEnd};
 use crate::error::{Error, Outcome, Result};
 use crate::load::net::UdpSink;
 use crate::result::details::net::{NetDetails, NetSide, ServeCounts};
 use crate::result::details::Details;
 use crate::result::RunResult;
 use crate::stats::recorder::{self, Recorder};
+use crate::stats::tap::Tap;
 use crate::sys::clock::now_ns;
 use crate::sys::net::TsSocket;
 use serde::Serialize;
@@ -34,6 +35,9 @@ pub struct ServeConfig {
     /// The bulk sink's address (`None`: `--no-sink`).
     pub sink: Option<SocketAddr>,
     pub max_size: usize,
+    /// The worst server RX intervals explained (`--explain`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explain: Option<usize>,
     /// Requests to answer (`--count`), timestamps, CPU, output …
     #[serde(flatten)]
     pub common: Common,
@@ -46,6 +50,11 @@ struct Server {
     buf: Vec<u8>,
     hardware: bool,
     start_real: u64,
+    /// `--explain`: each server RX interval (its start on CLOCK_MONOTONIC,
+    /// the trace's clock) goes to this tap.
+    tap: Option<Arc<Tap>>,
+    /// CLOCK_REALTIME − CLOCK_MONOTONIC at the start.
+    real_ahead: u64,
     c: ServeCounts,
 }
 
@@ -117,6 +126,9 @@ impl Server {
         }
         if flags & wire::FLAG_SERVER_RX != 0 {
             self.server_rx.record(server_rx, at, 0);
+            if let Some(t) = &self.tap {
+                t.push(kernel.saturating_sub(self.real_ahead), server_rx);
+            }
         }
         self.turnaround.record(turnaround, at, 0);
     }
@@ -205,6 +217,24 @@ fn requests_note(c: &ServeCounts) -> String {
     )
 }
 
+/// `--explain`'s tracing of the server's CPU, its tap given to the server:
+/// the server RX interval, from the request's kernel RX stamp to the
+/// thread running after `recvmsg`.
+#[cfg(feature = "kernel-trace")]
+fn begin_explain(
+    cfg: &ServeConfig,
+    server: &mut Server,
+) -> Result<Option<crate::explain::Explain>> {
+    let (Some(worst), Some(cpu)) = (cfg.explain, cfg.common.cpu) else {
+        return Ok(None);
+    };
+    let mut e = crate::explain::Explain::begin(&[cpu], worst, None, "own receive path")?
+        .pending("request on its way to the socket")?;
+    // Room for 2 s of requests at 32 768/s between the reader's rounds.
+    server.tap = Some(e.watch("server_rx", cpu, 1 << 16));
+    Ok(Some(e))
+}
+
 /// Run `rtlat net serve`.
 pub fn run(cfg: &ServeConfig, command_line: Vec<String>) -> Result<Outcome> {
     block_signals()?;
@@ -234,8 +264,13 @@ pub fn run(cfg: &ServeConfig, command_line: Vec<String>) -> Result<Outcome> {
         buf: vec![0u8; cfg.max_size],
         hardware: cfg.common.timestamps.is_hardware(),
         start_real: 0,
+        tap: None,
+        real_ahead: 0,
         c: ServeCounts::default(),
     };
+    // Tracing is set up (and can fail) before anything is measured.
+    #[cfg(feature = "kernel-trace")]
+    let explain = begin_explain(cfg, &mut server)?;
 
     let counts: Arc<Mutex<Option<ServeCounts>>> = Arc::new(Mutex::new(None));
     let sink = Arc::new(Mutex::new(sink));
@@ -284,7 +319,14 @@ pub fn run(cfg: &ServeConfig, command_line: Vec<String>) -> Result<Outcome> {
         cpu: cfg.common.pin(),
         body: Box::new(move |start: u64, stop: &StopFlag| -> WorkerEnd {
             server.start_real = realtime_of(start);
+            server.real_ahead = server.start_real.saturating_sub(start);
+            if let Some(t) = &server.tap {
+                t.set_writer(crate::sys::sched::gettid());
+            }
             measure(&mut server, loops, duration.map(|d| start + d), stop);
+            if let Some(t) = &server.tap {
+                t.close();
+            }
             server.server_rx.finish();
             server.turnaround.finish();
             if let Ok(mut g) = counts_w.lock() {
@@ -293,7 +335,14 @@ pub fn run(cfg: &ServeConfig, command_line: Vec<String>) -> Result<Outcome> {
             WorkerEnd { brk: None }
         }),
     };
-    let outcome = engine::execute(spec, channels, vec![worker], MONOTONIC);
+    #[cfg(feature = "kernel-trace")]
+    if let Some(e) = &explain {
+        spec.notes.extend(e.notes.iter().cloned());
+    }
+    #[cfg(feature = "kernel-trace")]
+    let outcome = crate::explain::reader::execute(explain, spec, channels, vec![worker], MONOTONIC);
+    #[cfg(not(feature = "kernel-trace"))]
+    let outcome = crate::engine::execute(spec, channels, vec![worker], MONOTONIC);
     if let Some(s) = sink.lock().ok().and_then(|mut g| g.take()) {
         s.stop();
     }

@@ -89,6 +89,9 @@ pub struct SwitchConfig {
     /// Static priority of the wakees and of the wakers (null under SCHED_OTHER).
     pub wakee_priority: Option<i32>,
     pub waker_priority: Option<i32>,
+    /// The worst wakes explained per pair (`--explain`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explain: Option<usize>,
     #[serde(flatten)]
     pub control: RunControl,
     #[serde(skip_serializing_if = "Option::is_none")]

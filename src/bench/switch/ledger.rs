@@ -82,6 +82,12 @@ impl Ledger {
         self.pending = false;
     }
 
+    /// When the wake in flight was rung, while it is pending.
+    #[inline(always)]
+    pub fn rung_at(&self) -> Option<u64> {
+        self.pending.then_some(self.t0)
+    }
+
     #[inline(always)]
     pub fn rang(&mut self, seq: u32, t0: u64) {
         self.seq = seq;

@@ -29,7 +29,7 @@ mod threads;
 pub use config::{priorities, PairPlan, Placement, SwitchConfig};
 pub(crate) use threads::pause;
 
-use crate::engine::{self, Channel, RunSpec, StopFlag, Worker, WorkerEnd};
+use crate::engine::{Channel, RunSpec, StopFlag, Worker, WorkerEnd};
 use crate::error::{Error, Outcome, Result};
 use crate::result::details::switch::{PairDetails, SwitchDetails};
 use crate::result::details::Details;
@@ -95,6 +95,15 @@ fn fork_wakees(cfg: &SwitchConfig, links: &[Arc<PairLink>]) -> Result<Vec<Child>
 /// Run the switch benchmark end to end.
 pub fn run(cfg: &SwitchConfig, argv: Vec<String>) -> Result<Outcome> {
     let n = cfg.pairs.len();
+    // Tracing is set up (and can fail) before anything is measured or forked.
+    #[cfg(feature = "kernel-trace")]
+    let mut explain = match cfg.explain {
+        Some(worst) => Some(
+            crate::explain::Explain::begin(&cfg.cpus, worst, None, "own wake-up path")?
+                .pending("the waker's wake call")?,
+        ),
+        None => None,
+    };
     if cfg.via == Mechanism::Signal {
         ipc::block_wake_signal()
             .map_err(|e| Error::env(format!("cannot block the wake signal: {e}")).because(e))?;
@@ -121,6 +130,10 @@ pub fn run(cfg: &SwitchConfig, argv: Vec<String>) -> Result<Outcome> {
         ..SwitchDetails::default()
     };
     spec.details.extend(line.to_map());
+    #[cfg(feature = "kernel-trace")]
+    if let Some(e) = &explain {
+        spec.notes.extend(e.notes.iter().cloned());
+    }
 
     let tallies: Arc<Mutex<Vec<PairDetails>>> = Arc::new(Mutex::new(Vec::new()));
     let mut channels = Vec::with_capacity(n);
@@ -143,12 +156,20 @@ pub fn run(cfg: &SwitchConfig, argv: Vec<String>) -> Result<Outcome> {
             loops: cfg.control.loops,
             sched: (cfg.waker_sched != cfg.setup.rt.sched).then_some(cfg.waker_sched),
         };
+        // Room for 2 s of wakes between the explain reader's rounds.
+        #[cfg(feature = "kernel-trace")]
+        let tap = explain.as_mut().map(|e| {
+            let room = 2_000_000_000 / cfg.period_ns.max(1);
+            e.watch(&plan.name, plan.wakee_cpu, room as usize)
+        });
+        #[cfg(not(feature = "kernel-trace"))]
+        let tap: Option<Arc<crate::stats::tap::Tap>> = None;
         let (l, t, name) = (Arc::clone(link), Arc::clone(&tallies), plan.name.clone());
         workers.push(Worker {
             name: format!("{}-waker", plan.name),
             cpu: Some(plan.waker_cpu),
             body: Box::new(move |start: u64, stop: &StopFlag| -> WorkerEnd {
-                let mut tally = threads::waker(&l, &mut rec, &wplan, start, stop);
+                let mut tally = threads::waker(&l, &mut rec, &wplan, (start, stop), tap.as_deref());
                 tally.name = name;
                 if let Ok(mut v) = t.lock() {
                     v.push(tally);
@@ -169,10 +190,36 @@ pub fn run(cfg: &SwitchConfig, argv: Vec<String>) -> Result<Outcome> {
         }
     }
 
-    let (t, l2) = (Arc::clone(&tallies), links.clone());
+    spec.finish = Some(finisher(cfg, tallies, links.clone(), line));
+
+    #[cfg(feature = "kernel-trace")]
+    let outcome = crate::explain::reader::execute(explain, spec, channels, workers, CLOCK);
+    #[cfg(not(feature = "kernel-trace"))]
+    let outcome = crate::engine::execute(spec, channels, workers, CLOCK);
+    for c in children.iter_mut() {
+        // Whatever happens, the child is reaped (or left alone once a wait failed).
+        let _ = if outcome.is_ok() {
+            // The waker's last ring told the wakee process to exit; reap it (or kill it).
+            c.finish(1_000_000_000)
+        } else {
+            c.kill() // no waker ran: nobody will ring it
+        };
+    }
+    let outcome = outcome?;
+    print_lost(cfg, &SwitchDetails::of(&outcome.result).unwrap_or_default());
+    Ok(outcome.outcome)
+}
+
+/// The run's finisher: the pairs' tallies and lost wakes into the result.
+fn finisher(
+    cfg: &SwitchConfig,
+    tallies: Arc<Mutex<Vec<PairDetails>>>,
+    links: Vec<Arc<PairLink>>,
+    line: SwitchDetails,
+) -> crate::engine::Finisher {
     let names: Vec<String> = cfg.pairs.iter().map(|p| p.name.clone()).collect();
-    spec.finish = Some(Box::new(move |r: &mut RunResult| {
-        let mut pairs = t.lock().map(|v| v.clone()).unwrap_or_default();
+    Box::new(move |r: &mut RunResult| {
+        let mut pairs = tallies.lock().map(|v| v.clone()).unwrap_or_default();
         pairs.sort_by_key(|p| names.iter().position(|n| *n == p.name));
         let unrecorded: u64 = pairs.iter().map(|p| p.unrecorded).sum();
         let details = SwitchDetails {
@@ -186,27 +233,13 @@ pub fn run(cfg: &SwitchConfig, argv: Vec<String>) -> Result<Outcome> {
                 "{unrecorded} lost wake(s) at the end of the run had no later sample to carry them: details.lost counts them, the summary's overruns do not"
             ));
         }
-        for (name, link) in names.iter().zip(&l2) {
+        for (name, link) in names.iter().zip(&links) {
             if let Some((STAGE_WAIT, e)) = link.shared.failure() {
                 r.notes
                     .push(format!("{name}: the wakee stopped waiting: {e}"));
             }
         }
-    }));
-
-    let outcome = engine::execute(spec, channels, workers, CLOCK);
-    for c in children.iter_mut() {
-        // Whatever happens, the child is reaped (or left alone once a wait failed).
-        let _ = if outcome.is_ok() {
-            // The waker's last ring told the wakee process to exit; reap it (or kill it).
-            c.finish(1_000_000_000)
-        } else {
-            c.kill() // no waker ran: nobody will ring it
-        };
-    }
-    let outcome = outcome?;
-    print_lost(cfg, &SwitchDetails::of(&outcome.result).unwrap_or_default());
-    Ok(outcome.outcome)
+    })
 }
 
 /// One line after the summary: what was measured and what was lost, and why.

@@ -28,7 +28,9 @@ const FAIL_ERRNO: usize = 7;
 const ARM: usize = 8;
 /// Written by the wakee: the arm request it answered, just before it waits on the line.
 const ARMED: usize = 9;
-const WORDS: usize = 10;
+/// Written by the wakee when it is ready: its thread id (`--explain`).
+const TID: usize = 10;
+const WORDS: usize = 11;
 
 /// Where a wakee's setup failed.
 pub const STAGE_PIN: u32 = 1;
@@ -86,8 +88,14 @@ impl PairShared {
     pub fn stopped(&self) -> bool {
         self.w(STOP).load(Ordering::Acquire) != 0
     }
-    pub fn set_ready(&self) {
+    /// The wakee (thread `tid`) waits for wakes.
+    pub fn set_ready(&self, tid: i32) {
+        self.w(TID).store(tid as u32, Ordering::Relaxed);
         self.w(READY).store(1, Ordering::Release);
+    }
+    /// The wakee's thread id, once it is ready.
+    pub fn wakee_tid(&self) -> Option<i32> {
+        (self.ready() == 1).then(|| self.w(TID).load(Ordering::Relaxed) as i32)
     }
     /// The wakee failed at `stage`.
     pub fn fail(&self, stage: u32, e: &std::io::Error) {

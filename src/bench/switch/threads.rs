@@ -8,6 +8,7 @@ use crate::engine::rt::PREFAULT_STACK;
 use crate::engine::StopFlag;
 use crate::result::details::switch::PairDetails;
 use crate::stats::recorder::Recorder;
+use crate::stats::tap::Tap;
 use crate::sys::{self, sched::Sched};
 
 /// Sleep until `target`; long sleeps are cut in slices so a stop is seen within 0.2 s.
@@ -44,13 +45,15 @@ pub struct WakerPlan {
 /// The clock of every timestamp and sleep of a switch run.
 pub const CLOCK: libc::clockid_t = libc::CLOCK_MONOTONIC;
 
-/// The waker: ring every period, record the previous wake, count what was lost.
+/// The waker: ring every period, record the previous wake, count what was
+/// lost; each sample's wake is handed to `tap` (`--explain`) as (the ring,
+/// latency), the interval of the wakee's thread on its CPU.
 pub fn waker(
     link: &PairLink,
     rec: &mut Recorder,
     plan: &WakerPlan,
-    start: u64,
-    stop: &StopFlag,
+    (start, stop): (u64, &StopFlag),
+    tap: Option<&Tap>,
 ) -> PairDetails {
     let _final_ring = StopOnDrop(link);
     if let Some(s) = plan.sched {
@@ -66,6 +69,9 @@ pub fn waker(
     while link.shared.ready() == 0 && !stop.is_set() && sys::clock::now_ns(CLOCK) < ready_by {
         sys::clock::sleep_until(CLOCK, sys::clock::now_ns(CLOCK) + 100_000);
     }
+    if let (Some(t), Some(tid)) = (tap, link.shared.wakee_tid()) {
+        t.set_writer(tid);
+    }
     let end = plan.duration.map_or(u64::MAX, |d| start + d);
     let mut ledger = Ledger::new(start, end, plan.period);
     let mut due = start + plan.phase;
@@ -77,7 +83,10 @@ pub fn waker(
         }
         let now = sys::clock::now_ns(CLOCK);
         let ack = link.shared.acked(ledger.seq);
-        if ledger.on_period(due, now, ack, rec) == WakerStep::Ring {
+        let rung = ledger.rung_at();
+        let step = ledger.on_period(due, now, ack, rec);
+        hand(tap, rung, ack);
+        if step == WakerStep::Ring {
             let seq = ledger.seq.wrapping_add(1);
             if let Some(answer) = &link.answer {
                 link.arm(answer, &mut answer_token, seq, now + plan.period / 2);
@@ -100,7 +109,12 @@ pub fn waker(
         sys::clock::sleep_until(CLOCK, sys::clock::now_ns(CLOCK) + 100_000);
         ack = link.shared.acked(ledger.seq);
     }
+    let rung = ledger.rung_at();
     let unrecorded = ledger.finish(ack, rec);
+    hand(tap, rung, ack);
+    if let Some(t) = tap {
+        t.close();
+    }
     rec.finish();
     PairDetails {
         name: String::new(),
@@ -112,10 +126,19 @@ pub fn waker(
     }
 }
 
+/// A wake rung at `rung` (pending) that the wakee completed at `ack` was
+/// recorded: its interval to the tap, if any (a few atomic stores).
+#[inline(always)]
+fn hand(tap: Option<&Tap>, rung: Option<u64>, ack: Option<u64>) {
+    if let (Some(t), Some(t0), Some(t1)) = (tap, rung, ack) {
+        t.push(t0, t1.saturating_sub(t0));
+    }
+}
+
 /// The wakee: wait, timestamp, acknowledge; until the waker's last ring.
 pub fn wakee(link: &PairLink) {
     link.bell.attach_waiter();
-    link.shared.set_ready();
+    link.shared.set_ready(sys::sched::gettid());
     let (mut token, mut last, mut arm) = (0u32, 0u32, 0u32);
     loop {
         if let Some(answer) = &link.answer {

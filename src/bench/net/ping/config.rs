@@ -41,6 +41,9 @@ pub struct PingConfig {
     /// The board `rtlat net serve` is started on for the run (`--serve-on`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub serve_on: Option<crate::remote::peer::Board>,
+    /// The worst RX intervals explained (`--explain`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explain: Option<usize>,
     /// Packets to send (`--count`), timestamps, CPU, output …
     #[serde(flatten)]
     pub common: Common,

@@ -16,6 +16,7 @@ use super::{PingConfig, Plan, Progress, STOP_DRAIN_NS};
 use crate::engine::StopFlag;
 use crate::result::details::net::PingCounts;
 use crate::stats::recorder::Recorder;
+use crate::stats::tap::Tap;
 use crate::sys::clock::now_ns;
 use crate::sys::net::{Ready, Received, TsSocket};
 use std::io;
@@ -40,6 +41,11 @@ pub(super) struct Receiver {
     hardware: bool,
     timeout_ns: u64,
     start_real: u64,
+    /// `--explain`: each measured RX interval (its start on
+    /// CLOCK_MONOTONIC, the trace's clock) goes to this tap.
+    tap: Option<Arc<Tap>>,
+    /// CLOCK_REALTIME − CLOCK_MONOTONIC at the start.
+    real_ahead: u64,
     c: PingCounts,
 }
 
@@ -68,8 +74,17 @@ impl Receiver {
             hardware: cfg.common.timestamps.is_hardware(),
             timeout_ns: cfg.timeout_ns,
             start_real: 0,
+            tap: None,
+            real_ahead: 0,
             c: PingCounts::default(),
         }
+    }
+
+    /// Hand each RX interval (the reply's kernel RX stamp → this thread
+    /// ran) to `tap` (`--explain`).
+    #[cfg(feature = "kernel-trace")]
+    pub(super) fn explain_into(&mut self, tap: Arc<Tap>) {
+        self.tap = Some(tap);
     }
 
     /// The thread's life: take replies until the sender is done and the
@@ -90,6 +105,10 @@ impl Receiver {
     /// Note the run's start.
     pub(super) fn start(&mut self, plan: &Plan) {
         self.start_real = realtime_of(plan.start);
+        self.real_ahead = self.start_real.saturating_sub(plan.start);
+        if let Some(t) = &self.tap {
+            t.set_writer(crate::sys::sched::gettid());
+        }
     }
 
     /// Close the series; returns the counts.
@@ -98,6 +117,9 @@ impl Receiver {
         self.c.answered = self.replies.answered();
         self.c.trailing_unanswered = self.replies.trailing_unanswered(attempts);
         self.rtt.finish();
+        if let Some(t) = &self.tap {
+            t.close();
+        }
         let server = self.server.iter_mut().flatten();
         for r in self.rx.iter_mut().chain(server) {
             r.finish();
@@ -222,7 +244,12 @@ impl Receiver {
                 self.c.rx_missing += 1;
             } else {
                 match t_recv.checked_sub(kernel) {
-                    Some(d) if d <= self.timeout_ns => rx.record(d, at, 0),
+                    Some(d) if d <= self.timeout_ns => {
+                        rx.record(d, at, 0);
+                        if let Some(t) = &self.tap {
+                            t.push(kernel.saturating_sub(self.real_ahead), d);
+                        }
+                    }
                     _ => self.c.clock_anomalies += 1,
                 }
             }

@@ -317,6 +317,7 @@ mod tests {
             path: super::super::Path::OneThread,
             split: true,
             echo: false,
+            explain: None,
             busy_poll_us: None,
             spin_ns: None,
             spin_by_default: false,

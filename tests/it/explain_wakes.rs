@@ -1,0 +1,364 @@
+//! `--explain` of wake-ups that start on another CPU or before the thread
+//! is due: `rtlat switch` (the waker's ring → the wakee ran) and `rtlat net
+//! ping` (the reply's RX stamp → the receiving thread ran). A FIFO hog on
+//! the waiting thread's CPU must be named; the parts add up.
+
+use crate::explain::{assert_parts_add_up, culprit, hog, measuring_cpu};
+use crate::util::*;
+use serde_json::Value;
+
+/// The cases of `thread` among a result's explained ones.
+fn cases_of(r: &Value, thread: &str) -> Vec<Value> {
+    r["explained"]
+        .as_array()
+        .expect("explained")
+        .iter()
+        .filter(|c| c["thread"] == thread)
+        .cloned()
+        .collect()
+}
+
+/// How many of `cases` name the hog (a FIFO 90 thread `rtlat-hog`) as
+/// culprit, and how many the hypervisor.
+fn named(cases: &[Value]) -> (usize, usize) {
+    let culprits: Vec<(String, String)> = cases.iter().map(culprit).collect();
+    let hog = culprits
+        .iter()
+        .filter(|(k, n)| k == "thread" && n.starts_with("rtlat-hog ") && n.ends_with(" FIFO 90"))
+        .count();
+    let stolen = culprits.iter().filter(|(k, _)| k == "hypervisor").count();
+    (hog, stolen)
+}
+
+/// Two CPUs at least: the waker (or the server) on another CPU than the
+/// thread the hog delays.
+fn two_cpus() -> bool {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    need(Need::Machine(
+        cpus >= 2,
+        "the wake-up comes from another CPU than the hog's",
+    ))
+}
+
+#[test]
+fn a_fifo_hog_on_the_wakees_cpu_is_named_for_its_late_wakes() {
+    if !need(Need::Root)
+        || !need(Need::Native("the trace's pages are the host kernel's"))
+        || !need(Need::Program("python3", "python3"))
+        || !two_cpus()
+    {
+        return;
+    }
+    let _turn = measuring();
+    let cpu = measuring_cpu();
+    let _hog = hog("rtlat-hog", cpu, 2);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("s.json");
+    // pair0's waker on the other CPU, its wakee on the hog's: each 2 ms
+    // burst holds one wake (the next ones are lost wakes, not samples).
+    let cpus = format!("{},{cpu}", cpu - 1);
+    let (out, r) = run_json(
+        rtlat()
+            .args([
+                "switch",
+                "--explain",
+                "--cpus",
+                &cpus,
+                "--placement",
+                "cross",
+            ])
+            .args(["--period", "200us", "--duration", "4s"]),
+        &json,
+        0,
+    );
+    assert_schema_valid(&json);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("worst ") && text.contains(" on pair0: "),
+        "{text}"
+    );
+    let cases = cases_of(&r, "pair0");
+    assert_eq!(cases.len(), 10, "the 10 worst wakes of pair0: {cases:?}");
+    assert!(cases.iter().all(|c| c["cpu"] == cpu), "{cases:?}");
+    assert_parts_add_up(&cases);
+    let (hog, stolen) = named(&cases);
+    // The bursts are the worst wakes; on a shared VM the host may steal as
+    // long (named "hypervisor" then).
+    assert!(
+        hog >= 5 && hog + stolen >= 7,
+        "hog {hog}, hypervisor {stolen}: {cases:?}"
+    );
+    eprintln!("hog named in {hog} of 10, hypervisor in {stolen}");
+}
+
+#[test]
+fn a_fifo_hog_on_the_clients_cpu_is_named_for_its_late_replies() {
+    if !need(Need::Root)
+        || !need(Need::Native("the trace's pages are the host kernel's"))
+        || !need(Need::Program("python3", "python3"))
+        || !two_cpus()
+    {
+        return;
+    }
+    let _turn = measuring();
+    let cpu = measuring_cpu();
+    let net = crate::net::Netns::new();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (sj, pj) = (dir.path().join("serve.json"), dir.path().join("ping.json"));
+    let listen = format!("{}:7357", net.a4);
+    let other = (cpu - 1).to_string();
+    let _server = crate::net::Server::spawn(net.exec(&net.a, &[]).args(crate::net::serve_args(
+        &listen,
+        &sj,
+        &["--cpu", &other],
+    )));
+    let _hog = hog("rtlat-hog", cpu, 2);
+    // The reply is delivered by the server's CPU (veth), the client blocks
+    // for it (--spin off): a burst on the client's CPU holds the replies
+    // that come during it.
+    let out = net
+        .exec(
+            &net.b,
+            &[
+                "net",
+                "ping",
+                &listen,
+                "--explain",
+                "--cpu",
+                &cpu.to_string(),
+            ],
+        )
+        .args(["--spin", "off", "--rate", "5000/s", "--duration", "4s"])
+        .arg("--json")
+        .arg(&pj)
+        .output()
+        .expect("ping runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_schema_valid(&pj);
+    let r = load(&pj);
+    let cases = cases_of(&r, "rx");
+    assert_eq!(cases.len(), 10, "the 10 worst replies: {cases:?}");
+    assert_parts_add_up(&cases);
+    assert!(
+        cases.iter().all(|c| c["parts"]
+            .as_array()
+            .expect("parts")
+            .iter()
+            .any(|p| p["kind"] == "self")),
+        "the thread's own receive path or the reply's way is in each: {cases:?}"
+    );
+    let (hog, stolen) = named(&cases);
+    assert!(
+        hog >= 3 && hog + stolen >= 5,
+        "hog {hog}, hypervisor {stolen}: {cases:?}"
+    );
+    eprintln!("hog named in {hog} of 10, hypervisor in {stolen}");
+}
+
+#[test]
+fn a_fifo_hog_on_the_servers_cpu_is_named_for_its_late_requests() {
+    if !need(Need::Root)
+        || !need(Need::Native("the trace's pages are the host kernel's"))
+        || !need(Need::Program("python3", "python3"))
+        || !two_cpus()
+    {
+        return;
+    }
+    let _turn = measuring();
+    let cpu = measuring_cpu();
+    let net = crate::net::Netns::new();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (sj, pj) = (dir.path().join("serve.json"), dir.path().join("ping.json"));
+    let listen = format!("{}:7357", net.a4);
+    let (mine, other) = (cpu.to_string(), (cpu - 1).to_string());
+    let server = crate::net::Server::spawn(net.exec(&net.a, &[]).args(crate::net::serve_args(
+        &listen,
+        &sj,
+        &["--cpu", &mine, "--explain", "--explain-worst", "30"],
+    )));
+    let _hog = hog("rtlat-hog", cpu, 2);
+    let out = net
+        .exec(&net.b, &["net", "ping", &listen, "--cpu", &other])
+        .args(["--rate", "5000/s", "--duration", "4s", "--quiet", "--json"])
+        .arg(&pj)
+        .output()
+        .expect("ping runs");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (code, _) = server.stop(2);
+    assert_eq!(code, Some(0));
+    assert_schema_valid(&sj);
+    let cases = cases_of(&load(&sj), "server_rx");
+    assert_eq!(cases.len(), 30, "the 30 worst requests: {cases:?}");
+    assert_parts_add_up(&cases);
+    // About 40 bursts of the hog in the run: most among the 30 worst, unless
+    // the host stole longer stretches more often (a busy shared VM).
+    let (hog, stolen) = named(&cases);
+    assert!(
+        hog >= 10 && hog + stolen >= 20,
+        "hog {hog}, hypervisor {stolen}: {cases:?}"
+    );
+    eprintln!("hog named in {hog} of 30, hypervisor in {stolen}");
+}
+
+#[test]
+fn a_fifo_hog_on_the_cpu_of_irq_loopback_is_named_for_its_late_wakes() {
+    if !need(Need::Root)
+        || !need(Need::Native("the trace's pages are the host kernel's"))
+        || !need(Need::Program("python3", "python3"))
+    {
+        return;
+    }
+    let _turn = measuring();
+    let cpu = measuring_cpu();
+    let _hog = hog("rtlat-hog", cpu, 2);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("i.json");
+    // The simulated wire's event timestamp is a time the thread sleeps
+    // until (a real wake-up on this CPU): the plumbing of the GPIO path,
+    // which the QEMU guests run on a real line.
+    let (_, r) = run_json(
+        rtlat()
+            .args(["irq", "loopback", "--backend", "sim", "--explain"])
+            .args([
+                "--cpu",
+                &cpu.to_string(),
+                "--period",
+                "200us",
+                "--duration",
+                "4s",
+            ]),
+        &json,
+        0,
+    );
+    assert_schema_valid(&json);
+    let cases = cases_of(&r, "wake");
+    assert_eq!(cases.len(), 10, "the 10 worst wakes: {cases:?}");
+    assert_parts_add_up(&cases);
+    let (hog, stolen) = named(&cases);
+    assert!(
+        hog >= 5 && hog + stolen >= 7,
+        "hog {hog}, hypervisor {stolen}: {cases:?}"
+    );
+    eprintln!("hog named in {hog} of 10, hypervisor in {stolen}");
+}
+
+#[test]
+fn switch_and_ping_explain_without_root_exit_3_naming_the_fix() {
+    if !need(Need::Root) {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let exe = unprivileged_copy(dir.path());
+    let out = as_nobody(&exe)
+        .args([
+            "switch",
+            "--explain",
+            "--duration",
+            "1s",
+            "--policy",
+            "other",
+        ])
+        .args(["--no-mlock", "--dma-latency", "off"])
+        .output()
+        .expect("setpriv runs");
+    let err = error_line(&out, 3, "switch --explain");
+    assert!(
+        err.contains("--explain needs tracefs") && err.contains("run as root"),
+        "{err}"
+    );
+}
+
+#[test]
+fn explain_options_that_cannot_work_are_usage_errors() {
+    assert_usage_errors(&[
+        &["switch", "--explain-worst", "3"],
+        &["switch", "--explain", "--explain-worst", "0"],
+        &[
+            "net",
+            "ping",
+            "127.0.0.1:7357",
+            "--explain",
+            "--no-split",
+            "--cpu",
+            "0",
+        ],
+        &["net", "ping", "127.0.0.1:7357", "--explain"],
+        &[
+            "net",
+            "ping",
+            "127.0.0.1:7357",
+            "--explain-worst",
+            "3",
+            "--cpu",
+            "0",
+        ],
+    ]);
+    let out = rtlat()
+        .args(["net", "ping", "127.0.0.1:7357", "--explain"])
+        .output()
+        .expect("runs");
+    assert!(error_line(&out, 2, "no --cpu").contains("--cpu N"));
+}
+
+#[test]
+fn a_suite_step_with_explain_explains_its_worst_samples() {
+    if !need(Need::Root) || !need(Need::Native("the trace's pages are the host kernel's")) {
+        return;
+    }
+    let cpu = measuring_cpu().to_string();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let toml = dir.path().join("lab.toml");
+    std::fs::write(
+        &toml,
+        format!(
+            "[[step]]\nname = \"sw\"\nbench = \"switch\"\nduration = \"2s\"\nargs = [\"--cpus\", \"{cpu}\"]\nexplain = 3\n\n\
+             [[step]]\nname = \"plain\"\nbench = \"cruncher\"\nduration = \"1s\"\nargs = [\"--cpu\", \"{cpu}\", \"--work\", \"1ms\"]\nexplain = false\n"
+        ),
+    )
+    .expect("write");
+    let out = dir.path().join("lab");
+    let run = {
+        let _turn = measuring();
+        rtlat()
+            .arg("suite")
+            .arg(&toml)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .expect("runs")
+    };
+    assert_eq!(
+        run.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let m = load(&out.join("suite.json"));
+    let steps = m["steps"].as_array().expect("steps");
+    let line = |i: usize| steps[i]["command"].to_string();
+    assert!(
+        line(0).contains("\"--explain-worst\",\"3\"") && !line(1).contains("--explain"),
+        "{m}"
+    );
+    assert_eq!(steps[0]["explain"], 3, "the step as written: {m}");
+    let sw = load(&out.join("sw.json"));
+    let cases = cases_of(&sw, "pair0");
+    assert_eq!(cases.len(), 3, "explain = 3: {sw}");
+    assert_parts_add_up(&cases);
+    let plain = load(&out.join("plain.json"));
+    assert!(
+        plain["explained"].as_array().is_none_or(|a| a.is_empty()),
+        "{plain}"
+    );
+}
