@@ -455,6 +455,8 @@ mod tests {
             end: 9_050_000,
             tid: 5,
             own: "own wake-up path",
+            pending: None,
+            woken_at: None,
         };
         assert_eq!(runtime_steal(&r, iv), Some(4_000_000));
         let parts = attribute(&r, &dec, iv, 4_000_000);
@@ -485,6 +487,8 @@ mod tests {
             end,
             tid: 5,
             own: "own wake-up path",
+            pending: None,
+            woken_at: None,
         };
         assert_eq!(runtime_steal(&r, at(1_000_000, 4_000_500)), Some(0));
         assert_eq!(runtime_steal(&r, at(5_000_000, 6_000_000)), None);
