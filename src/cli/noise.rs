@@ -73,6 +73,8 @@ pub struct NoiseArgs {
     #[arg(long)]
     pub hwlat: bool,
     #[command(flatten)]
+    pub explain: super::common::ExplainArgs,
+    #[command(flatten)]
     pub length: RunLength,
     #[command(flatten)]
     pub common: MeasureArgs,
@@ -110,6 +112,15 @@ impl TryFrom<&NoiseArgs> for NoiseConfig {
         if let Some(t) = tracer.filter(|_| !cfg!(feature = "kernel-trace")) {
             return Err(Error::env(format!(
                 "{} runs a kernel tracer, which this build leaves out (the board build); use the full build, or build with --features kernel-trace",
+                t.option()
+            )));
+        }
+        if !cfg!(feature = "kernel-trace") && a.explain.explain {
+            return Err(Error::env(super::common::NO_KERNEL_TRACE_EXPLAIN));
+        }
+        if let (true, Some(t)) = (a.explain.explain, tracer) {
+            return Err(Error::usage(format!(
+                "--explain attributes the gaps of rtlat's loop, which does not run with {}; leave one of them out",
                 t.option()
             )));
         }
@@ -152,6 +163,7 @@ impl TryFrom<&NoiseArgs> for NoiseConfig {
                 CounterArg::Monotonic => Some(CounterKind::Monotonic),
             },
             tracer,
+            explain: a.explain.worst(),
             control: a.common.control(a.length.duration, a.length.loops, None),
             setup: a.common.setup_with(rt)?,
         })

@@ -96,6 +96,8 @@ fn segments(ring: &Ring, iv: Interval) -> Vec<(u64, u64, Label)> {
     let mut nmis = Vec::new();
     let mut cur = iv.start;
     let mut woken: Option<i32> = None;
+    // Runnable since before the start rather than woken in the interval.
+    let mut running = false;
     // Events before the start only rebuild the state.
     let seen = ring.span().is_some_and(|(first, _)| first <= iv.start) || st.known;
     let mut started = false;
@@ -119,15 +121,15 @@ fn segments(ring: &Ring, iv: Interval) -> Vec<(u64, u64, Label)> {
             // A thread running at the start (a computation) is runnable
             // throughout: whoever takes the CPU from it is preempting it.
             if st.task == iv.tid {
-                woken = Some(st.prio);
+                (woken, running) = (Some(st.prio), true);
             }
         }
         if ts > iv.end {
             break;
         }
-        segs.push((cur, ts, label(&st, woken, &iv, seen)));
+        segs.push((cur, ts, label(&st, (woken, running), &iv, seen)));
         match ev {
-            Ev::Wakeup { pid, prio } if pid == iv.tid => woken = Some(prio),
+            Ev::Wakeup { pid, prio } if pid == iv.tid => (woken, running) = (Some(prio), false),
             Ev::Nmi(d) => nmis.push((ts.saturating_sub(d).max(iv.start), ts)),
             _ => {}
         }
@@ -135,16 +137,18 @@ fn segments(ring: &Ring, iv: Interval) -> Vec<(u64, u64, Label)> {
         cur = ts;
     }
     if !started && st.task == iv.tid {
-        woken = Some(st.prio);
+        (woken, running) = (Some(st.prio), true);
     }
-    segs.push((cur, iv.end, label(&st, woken, &iv, seen)));
+    segs.push((cur, iv.end, label(&st, (woken, running), &iv, seen)));
     for (a, b) in nmis {
         carve(&mut segs, a, b, Label::Nmi);
     }
     segs
 }
 
-fn label(st: &CpuState, woken: Option<i32>, iv: &Interval, seen: bool) -> Label {
+/// `woken`: the thread's priority once runnable, and whether it was
+/// running before the interval began rather than woken in it.
+fn label(st: &CpuState, (woken, running): (Option<i32>, bool), iv: &Interval, seen: bool) -> Label {
     if !seen && !st.known {
         return Label::Unexplained;
     }
@@ -167,7 +171,9 @@ fn label(st: &CpuState, woken: Option<i32>, iv: &Interval, seen: bool) -> Label 
     }
     match woken {
         _ if st.task == 0 => Label::Own,
-        Some(p) if p < st.prio => Label::PreemptOff(st.task),
+        // A woken thread should have taken the CPU at once; a running one
+        // was put aside (RT throttling, a fault it waited on): that task ran.
+        Some(p) if p < st.prio && !running => Label::PreemptOff(st.task),
         Some(_) => Label::Thread(st.task, st.prio),
         None => Label::IrqsOff(st.task),
     }
@@ -418,11 +424,17 @@ mod tests {
             pending: None,
             woken_at: None,
         };
+        dec.comms.insert(88, "make".into());
         let parts = attribute(&r, &dec, iv, 0);
         assert_eq!(parts[0].kind, "thread");
         assert_eq!(parts[0].ns, 2_000);
-        assert_eq!(parts[1].kind, "preempt-off");
-        assert_eq!(parts[1].ns, 1_500);
+        // Put aside while running (RT throttling, a fault it waited on), not
+        // woken late: the less urgent task that ran is named as a thread.
+        assert_eq!(parts[1].kind, "thread");
+        assert_eq!(
+            (parts[1].name.as_str(), parts[1].ns),
+            ("make 88 nice 0", 1_500)
+        );
         assert_eq!(parts[2].kind, "self");
         assert_eq!(parts[2].ns, 1_000);
     }

@@ -344,5 +344,17 @@ pub fn noise_lines(r: &RunResult) -> Vec<String> {
                 c.loops
             )
         }));
+    // `--explain`: the gaps above the threshold by cause.
+    let totals: Vec<crate::explain::totals::CpuTotals> = r
+        .details
+        .get("explain")
+        .and_then(|e| e.get("totals"))
+        .and_then(|t| serde_json::from_value(t.clone()).ok())
+        .unwrap_or_default();
+    lines.extend(
+        totals
+            .iter()
+            .map(|t| format!("noise: cpu{}: by cause, {}", t.cpu, t.line("gaps"))),
+    );
     lines
 }

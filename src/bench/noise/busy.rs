@@ -11,6 +11,7 @@ use super::counter::Ticks;
 use crate::engine::StopFlag;
 use crate::result::details::noise::NoiseGap as Gap;
 use crate::stats::recorder::Recorder;
+use crate::stats::tap::Tap;
 use crate::sys;
 
 /// Gaps shorter than this are tallied (the histogram's exact range).
@@ -79,11 +80,13 @@ pub struct LoopCount {
     pub last_ns: u64,
 }
 
-/// The recorders a loop writes: every gap, and the gaps above the threshold.
+/// The recorders a loop writes: every gap, and the gaps above the
+/// threshold (also handed to `--explain`'s tap when there is one).
 pub struct LoopRecorders<'a> {
     pub all: &'a mut Recorder,
     pub noise: &'a mut Recorder,
     pub log: &'a mut GapLog,
+    pub tap: Option<&'a Tap>,
 }
 
 /// Run the loop from `start` (CLOCK_MONOTONIC ns) until the plan's end or `stop`.
@@ -162,6 +165,9 @@ fn long_gap<T: Ticks>(
             start_ns: begin,
             end_ns: end,
         });
+        if let Some(tap) = out.tap {
+            tap.push(begin, end.saturating_sub(begin));
+        }
         count.above += 1;
         count.stolen_ns += gap;
     }
@@ -221,6 +227,7 @@ mod tests {
             all: &mut all,
             noise: &mut noise,
             log: &mut log,
+            tap: None,
         };
         let t0 = sys::clock::now_ns(libc::CLOCK_MONOTONIC);
         let c = busy(&Monotonic, &plan, start, &StopFlag::default(), &mut out);

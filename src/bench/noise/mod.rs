@@ -13,12 +13,13 @@ pub mod counter;
 #[cfg(feature = "kernel-trace")]
 pub mod tracer;
 
-use crate::engine::{self, Channel, RunControl, RunSpec, Setup, StopFlag, Worker, WorkerEnd};
+use crate::engine::{Channel, RunControl, RunSpec, Setup, StopFlag, Worker, WorkerEnd};
 use crate::error::{Outcome, Result};
 use crate::result::details::noise::{CpuNoise, NoiseDetails};
 use crate::result::details::Details;
 use crate::result::RunResult;
 use crate::stats::recorder;
+use crate::stats::tap::Tap;
 use busy::{GapLog, LoopCount, LoopPlan, LoopRecorders};
 use counter::{CounterKind, Monotonic, Ticks, Tsc};
 use serde::Serialize;
@@ -66,6 +67,10 @@ pub struct NoiseConfig {
     /// The kernel tracer that measures instead of the loop (`--osnoise`, `--hwlat`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tracer: Option<KernelTracer>,
+    /// `--explain`: every gap above the threshold attributed and summed by
+    /// cause per CPU, and this many of each CPU's longest explained.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explain: Option<usize>,
     #[serde(flatten)]
     pub control: RunControl,
     #[serde(skip)]
@@ -112,10 +117,11 @@ pub struct CpuEnd {
     pub log: GapLog,
 }
 
-/// The worker of one CPU: its loop on clock `t`, then the read cost.
+/// The worker of one CPU: its loop on clock `t`, then the read cost; the
+/// gaps above the threshold also go to `tap` (`--explain`).
 fn worker<T: Ticks>(
     t: T,
-    cpu: usize,
+    (cpu, tap): (usize, Option<Arc<Tap>>),
     plan: LoopPlan,
     ends: Arc<Mutex<Vec<CpuEnd>>>,
     interval_ns: u64,
@@ -124,12 +130,19 @@ fn worker<T: Ticks>(
     let (mut noise, noise_col) = recorder::pair(interval_ns);
     let mut log = GapLog::with_capacity(LOG_CAPACITY);
     let body = Box::new(move |start: u64, stop: &StopFlag| -> WorkerEnd {
+        if let Some(t) = &tap {
+            t.set_writer(crate::sys::sched::gettid());
+        }
         let mut out = LoopRecorders {
             all: &mut all,
             noise: &mut noise,
             log: &mut log,
+            tap: tap.as_deref(),
         };
         let count = busy::busy(&t, &plan, start, stop, &mut out);
+        if let Some(t) = &tap {
+            t.close();
+        }
         let read_cost_ns = counter::read_cost_ns(&t);
         if let Ok(mut e) = ends.lock() {
             e.push(CpuEnd {
@@ -258,12 +271,20 @@ pub fn run(cfg: &NoiseConfig, argv: Vec<String>) -> Result<Outcome> {
         loops: cfg.control.loops,
     };
     let ends = Arc::new(Mutex::new(Vec::new()));
+    #[cfg(feature = "kernel-trace")]
+    let mut explain = begin_explain(cfg, &mut spec.notes)?;
     let (mut workers, mut channels, mut noise) = (Vec::new(), Vec::new(), Vec::new());
     for &cpu in &cfg.cpus {
         let e = Arc::clone(&ends);
+        #[cfg(feature = "kernel-trace")]
+        let tap = explain
+            .as_mut()
+            .map(|x| x.watch(&format!("cpu{cpu}"), cpu, TAP_ROOM));
+        #[cfg(not(feature = "kernel-trace"))]
+        let tap: Option<Arc<Tap>> = None;
         let (w, a, n) = match tsc {
-            Some(t) => worker(t, cpu, plan, e, cfg.control.interval_ns),
-            None => worker(Monotonic, cpu, plan, e, cfg.control.interval_ns),
+            Some(t) => worker(t, (cpu, tap), plan, e, cfg.control.interval_ns),
+            None => worker(Monotonic, (cpu, tap), plan, e, cfg.control.interval_ns),
         };
         workers.push(w);
         channels.push(a);
@@ -279,7 +300,38 @@ pub fn run(cfg: &NoiseConfig, argv: Vec<String>) -> Result<Outcome> {
         };
         r.details.extend(after.to_map());
     }));
-    execute(cfg, spec, channels, workers)
+    execute(
+        cfg,
+        spec,
+        channels,
+        workers,
+        #[cfg(feature = "kernel-trace")]
+        explain,
+    )
+}
+
+/// Gaps above the threshold a CPU's tap holds between the reader's rounds.
+#[cfg(feature = "kernel-trace")]
+const TAP_ROOM: usize = 8192;
+
+/// `--explain`'s tracing of the measured CPUs, set up before the loops:
+/// every gap above the threshold attributed and summed by cause.
+#[cfg(feature = "kernel-trace")]
+fn begin_explain(
+    cfg: &NoiseConfig,
+    notes: &mut Vec<String>,
+) -> Result<Option<crate::explain::Explain>> {
+    let Some(worst) = cfg.explain else {
+        return Ok(None);
+    };
+    let mut e = crate::explain::Explain::begin(&cfg.cpus, worst, None, "own loop")?;
+    e.total_every_interval();
+    notes.extend(e.notes.iter().cloned());
+    notes.push(format!(
+        "--explain: every gap above {} attributed and summed by cause per CPU (the noise lines), the {worst} longest of each CPU explained",
+        crate::units::human_duration(cfg.threshold_ns)
+    ));
+    Ok(Some(e))
 }
 
 /// Run `workers` with rtlat's own threads kept off the measured CPUs, then
@@ -289,9 +341,13 @@ fn execute(
     mut spec: RunSpec,
     channels: Vec<Channel>,
     workers: Vec<Worker>,
+    #[cfg(feature = "kernel-trace")] explain: Option<crate::explain::Explain>,
 ) -> Result<Outcome> {
     keep_off(&cfg.cpus, &mut spec.notes);
-    let outcome = engine::execute(spec, channels, workers, MONO)?;
+    #[cfg(feature = "kernel-trace")]
+    let outcome = crate::explain::reader::execute(explain, spec, channels, workers, MONO)?;
+    #[cfg(not(feature = "kernel-trace"))]
+    let outcome = crate::engine::execute(spec, channels, workers, MONO)?;
     for line in crate::render::describe::noise_lines(&outcome.result) {
         crate::outln!("{line}");
     }

@@ -443,7 +443,7 @@ pub fn run(cfg: &NoiseConfig, t: KernelTracer, argv: Vec<String>) -> Result<Outc
         }
         r.details.extend(d.to_map());
     }));
-    super::execute(cfg, spec, channels, vec![worker])
+    super::execute(cfg, spec, channels, vec![worker], None)
 }
 
 #[cfg(test)]
