@@ -16,6 +16,9 @@ enum Label {
     Softirq(u32),
     Vector(u16),
     Idle,
+    /// The CPU idle while the thread, running when its interval began, was
+    /// still runnable: the scheduler held it back (RT throttling).
+    Throttled,
     /// The waiting thread's own path: switch-in and return to user space.
     Own,
     /// Before the thread's wake-up, when its cause was still on its way
@@ -166,6 +169,9 @@ fn label(st: &CpuState, (woken, running): (Option<i32>, bool), iv: &Interval, se
         // from an IRQ, a softirq or another CPU.
         return Label::Pending;
     }
+    if running && (st.idle || st.task == 0) {
+        return Label::Throttled;
+    }
     if st.idle || (st.task == 0 && woken.is_none()) {
         return Label::Idle;
     }
@@ -291,6 +297,7 @@ fn name_of(l: Label, dec: &Decoder, iv: &Interval) -> (&'static str, String) {
             dec.vectors.get(v as usize).cloned().unwrap_or_default(),
         ),
         Label::Idle => ("idle", "idle-state exit".into()),
+        Label::Throttled => ("throttled", "RT throttling (runnable, its CPU idle)".into()),
         Label::Own => ("self", iv.own.into()),
         Label::Pending => ("self", iv.pending.unwrap_or_default().into()),
         Label::Thread(pid, p) => ("thread", task(pid, Some(p))),
@@ -437,6 +444,22 @@ mod tests {
         );
         assert_eq!(parts[2].kind, "self");
         assert_eq!(parts[2].ns, 1_000);
+    }
+
+    #[test]
+    fn a_running_thread_left_runnable_on_an_idle_cpu_is_throttled() {
+        let r = ring(&[(0, sw(5, 19)), (1_000, sw(0, 120)), (3_000, sw(5, 19))]);
+        let iv = Interval {
+            start: 500,
+            end: 4_000,
+            tid: 5,
+            own: "own loop",
+            pending: None,
+            woken_at: None,
+        };
+        let parts = attribute(&r, &Decoder::default(), iv, 0);
+        assert_eq!((parts[0].kind.as_str(), parts[0].ns), ("throttled", 2_000));
+        assert_eq!((parts[1].kind.as_str(), parts[1].ns), ("self", 1_500));
     }
 
     #[test]

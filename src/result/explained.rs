@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Part {
     /// `idle`, `irq`, `vector`, `softirq`, `nmi`, `thread`, `preempt-off`,
-    /// `irqs-off`, `hypervisor`, `self` (the thread's own wake-up path) or
+    /// `irqs-off`, `throttled` (runnable on an idle CPU: RT throttling),
+    /// `hypervisor`, `self` (the thread's own wake-up path) or
     /// `unexplained`.
     pub kind: String,
     /// The handler, vector, thread (`comm pid prio`) or cause.

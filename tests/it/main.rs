@@ -21,6 +21,7 @@ mod meta;
 mod metrics;
 mod net;
 mod noise;
+mod noise_explain;
 mod outputs;
 mod peer;
 mod report;

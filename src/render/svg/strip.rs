@@ -21,7 +21,7 @@ fn colour(kind: &str) -> &'static str {
         "vector" => "#17becf",
         "softirq" => "#9467bd",
         "nmi" => "#8c564b",
-        "idle" => "#2ca02c",
+        "idle" | "throttled" => "#2ca02c",
         "self" => "#c7c7c7",
         _ => "#e377c2",
     }

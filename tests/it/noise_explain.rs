@@ -1,0 +1,162 @@
+//! `rtlat noise --explain`: a known source of noise on the measuring CPU is
+//! found among the gaps of the busy loop, named, and its share of the
+//! stolen time matches what the source itself took.
+
+use crate::explain::{assert_parts_add_up, hog, measuring_cpu, Reaped};
+use crate::util::*;
+use serde_json::Value;
+use std::process::{Command, Stdio};
+
+/// A task's time on the CPU so far (ns, the scheduler's own count).
+fn runtime_ns(pid: u32) -> u64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/schedstat")).expect("schedstat");
+    s.split_whitespace()
+        .next()
+        .and_then(|v| v.parse().ok())
+        .expect("runtime")
+}
+
+/// `noise --explain` on `cpu` for `duration`, below a FIFO 90 source: the
+/// result and its stdout.
+fn noise_run(cpu: usize, duration: &str) -> (Value, String) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("n.json");
+    let (out, r) = run_json(
+        rtlat().args([
+            "noise",
+            "--explain",
+            "--cpus",
+            &cpu.to_string(),
+            "--priority",
+            "80",
+            "--duration",
+            duration,
+        ]),
+        &json,
+        0,
+    );
+    (r, String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// The CPU's totals by cause, and the ns of the causes `pick` takes.
+fn totals(r: &Value, cpu: usize, pick: impl Fn(&Value) -> bool) -> (Value, u64) {
+    let t = r["details"]["explain"]["totals"]
+        .as_array()
+        .expect("totals")
+        .iter()
+        .find(|t| t["cpu"] == cpu)
+        .cloned()
+        .expect("this CPU's totals");
+    let parts = t["parts"].as_array().expect("parts");
+    let sum: u64 = parts.iter().map(|p| p["ns"].as_u64().expect("ns")).sum();
+    assert_eq!(sum, t["ns"].as_u64().expect("ns"), "the causes add up");
+    let ns = parts
+        .iter()
+        .filter(|p| pick(p))
+        .map(|p| p["ns"].as_u64().expect("ns"))
+        .sum();
+    (t, ns)
+}
+
+fn can_trace() -> bool {
+    need(Need::Root)
+        && need(Need::Native("the trace's pages are the host kernel's"))
+        && need(Need::Program("python3", "python3"))
+}
+
+#[test]
+fn a_fifo_thread_above_the_loop_is_named_with_the_time_it_took() {
+    if !can_trace() {
+        return;
+    }
+    let _turn = measuring();
+    let cpu = measuring_cpu();
+    let source = hog("rtlat-nhog", cpu, 2);
+    let pid = source.0.id();
+    let (t0, before) = (std::time::Instant::now(), runtime_ns(pid));
+    let (r, text) = noise_run(cpu, "5s");
+    let (wall, took) = (t0.elapsed(), runtime_ns(pid) - before);
+    let span = r["details"]["cpus"][0]["last_ns"].as_u64().expect("last")
+        - r["details"]["cpus"][0]["first_ns"].as_u64().expect("first");
+    // What the source took while the loop ran, at the rate it took it over
+    // the whole run (the scheduler's count: steal left out, as here).
+    let expected = took as f64 * span as f64 / wall.as_nanos() as f64;
+    let is_source = |p: &Value| {
+        p["kind"] == "thread"
+            && p["name"]
+                .as_str()
+                .is_some_and(|n| n.starts_with("rtlat-nhog ") && n.ends_with(" FIFO 90"))
+    };
+    let (t, named) = totals(&r, cpu, is_source);
+    eprintln!("source took {expected:.0} ns of the loop's span, named for {named} ns: {t}");
+    assert!(
+        (named as f64 - expected).abs() <= 0.1 * expected,
+        "the source took {expected:.0} ns, --explain gave it {named} ns: {t}"
+    );
+    // The longest gaps are the source's bursts, explained one by one.
+    let cases = r["explained"].as_array().cloned().unwrap_or_default();
+    assert_eq!(cases.len(), 10, "{cases:?}");
+    assert_parts_add_up(&cases);
+    let line = format!("noise: cpu{cpu}: by cause, ");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with(&line) && l.contains("thread rtlat-nhog ")),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_udp_flood_received_on_the_measuring_cpu_is_named_net_rx() {
+    if !can_trace() {
+        return;
+    }
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if !need(Need::Machine(
+        cpus >= 2,
+        "the flood is sent from another CPU than the measuring one",
+    )) {
+        return;
+    }
+    let _turn = measuring();
+    let cpu = measuring_cpu();
+    let net = crate::net::Netns::new();
+    // Packets arriving on the veth in `a` are processed on the measuring
+    // CPU (RPS): its NET_RX softirq.
+    let rps = Command::new("ip")
+        .args(["netns", "exec", &net.a, "sh", "-c"])
+        .arg(format!(
+            "echo {:x} > /sys/class/net/{}/queues/rx-0/rps_cpus",
+            1u64 << cpu,
+            net.va
+        ))
+        .status()
+        .expect("ip netns exec");
+    assert!(rps.success(), "rps_cpus");
+    let _flood = Reaped(
+        Command::new("ip")
+            .args(["netns", "exec", &net.b])
+            .arg(bin())
+            .args(["load", "net:flood", "--load-target"])
+            .arg(format!("{}:9", net.a4))
+            .args(["--load-cpus", &(cpu - 1).to_string(), "--quiet"])
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("flood"),
+    );
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let (r, _) = noise_run(cpu, "4s");
+    let net_rx = |p: &Value| p["kind"] == "softirq" && p["name"] == "NET_RX";
+    let (t, ns) = totals(&r, cpu, net_rx);
+    eprintln!("NET_RX {ns} ns: {t}");
+    // The flood's receive work is the largest cause after what the
+    // hypervisor took.
+    let first = t["parts"]
+        .as_array()
+        .expect("parts")
+        .iter()
+        .find(|p| p["kind"] != "hypervisor")
+        .cloned()
+        .expect("a cause");
+    assert!(net_rx(&first), "NET_RX is not the largest cause: {t}");
+    assert!(ns > 0);
+}
