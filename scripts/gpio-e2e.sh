@@ -19,7 +19,9 @@
 # guest-kmod.sh): built against each flavour's headers (and cross-built for
 # arm64 and armhf, without warnings), installed by DKMS, loaded with insmod,
 # `irq target --reply-from thread` and `kthread` answer every edge, `irq` is
-# refused on gpio-sim (its chip can sleep) with exit 3, rmmod after each.
+# refused on gpio-sim (its chip can sleep) with exit 3, rmmod after each;
+# its kspin load's sections named by `timer --explain` and, on PREEMPT_RT,
+# by Debian's `rtla timerlat top -a` (staged into that boot).
 #
 # And per flavour a timerlat boot (no modules, $RTLAT_E2E_TLAT_SMP CPUs,
 # tests/fixtures/irq/guest-timerlat.sh): on PREEMPT_RT `rtlat timer --context
@@ -285,7 +287,7 @@ if has_part kmod; then
     for f in $FLAVOURS; do build_responder "$f"; done
     cross_responder
 fi
-if has_part timerlat; then prepare_rtla || die "cannot download rtla, libtracefs1, libtraceevent1 (run apt-get update)"; fi
+if has_part timerlat || has_part kmod; then prepare_rtla || die "cannot download rtla, libtracefs1, libtraceevent1 (run apt-get update)"; fi
 RT612=${RTLAT_E2E_RT612:-1}
 if has_part timerlat && [ "$RT612" = 1 ]; then
     prepare_rt612 || die "cannot download Debian 12's 6.12 PREEMPT_RT kernel (linux-image-6.12.*+deb12-rt-amd64-unsigned; run apt-get update, or RTLAT_E2E_RT612=0)"
@@ -329,7 +331,8 @@ boot() { # flavour name mem mode
     if [ "$mode" = gpio ]; then
         cp "$W/mod/irq_sim.ko" "$W/mod/gpio-sim.ko" "$R/lib/"
         [ -f "$W/configfs.ko" ] && cp "$W/configfs.ko" "$R/lib/"
-        has_part kmod && responder_into "$f" "$R"
+        # rtla beside the kspin load (guest-kmod.sh), where timerlat is.
+        has_part kmod && responder_into "$f" "$R" && [ "$f" = rt-amd64 ] && stage_rtla "$R"
     fi
     cp "$REPO/tests/fixtures/irq/guest-init.sh" "$R/init"
     chmod 755 "$R/init"
