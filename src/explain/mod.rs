@@ -15,7 +15,6 @@ pub mod instance;
 pub mod reader;
 pub mod steal;
 pub mod timeline;
-pub mod totals;
 
 pub use attribute::{attribute, Interval};
 pub use reader::{Explain, ExplainDetails};

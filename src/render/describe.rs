@@ -345,7 +345,7 @@ pub fn noise_lines(r: &RunResult) -> Vec<String> {
             )
         }));
     // `--explain`: the gaps above the threshold by cause.
-    let totals: Vec<crate::explain::totals::CpuTotals> = r
+    let totals: Vec<crate::result::totals::CpuTotals> = r
         .details
         .get("explain")
         .and_then(|e| e.get("totals"))

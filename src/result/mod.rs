@@ -9,6 +9,7 @@ pub mod details;
 pub mod explained;
 pub mod model;
 pub mod schema;
+pub mod totals;
 
 pub use explained::{Explained, Part};
 pub use model::{Benchmark, EndReason, Policy};

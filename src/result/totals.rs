@@ -3,8 +3,8 @@
 //! them count — `noise`, whose every gap above the threshold is time taken
 //! from the loop. Bounded: the causes past [`CAUSES`] add up under `other`.
 
-use crate::result::explained::short;
-use crate::result::Part;
+use super::explained::short;
+use super::Part;
 use serde::{Deserialize, Serialize};
 
 /// Causes kept apart per CPU; the rest add up under `other`.
