@@ -1,13 +1,16 @@
 //! Totals by cause: every interval a CPU's threads hand over (not only the
 //! worst), attributed and summed per cause, for a benchmark where all of
 //! them count — `noise`, whose every gap above the threshold is time taken
-//! from the loop. Bounded: the causes past [`CAUSES`] add up under `other`.
+//! from the loop. Bounded: at most [`CAUSES`] causes are kept apart; a new
+//! cause past them takes the place of the smallest, whose time goes to
+//! `other`, so a large cause stays named however many short-lived tasks
+//! (a build's compilers, one cause per pid) came before it.
 
 use super::explained::short;
 use super::Part;
 use serde::{Deserialize, Serialize};
 
-/// Causes kept apart per CPU; the rest add up under `other`.
+/// Causes kept apart per CPU; the smallest of the rest add up under `other`.
 pub const CAUSES: usize = 32;
 
 /// One CPU's explained intervals, summed by cause.
@@ -44,13 +47,35 @@ impl CpuTotals {
             let at = self
                 .parts
                 .iter()
-                .position(|q| q.kind == p.kind && q.name == p.name)
-                .or_else(|| (self.parts.len() >= CAUSES).then(|| self.other()));
+                .position(|q| q.kind == p.kind && q.name == p.name);
             match at {
                 Some(i) => self.parts[i].ns += p.ns,
-                None => self.parts.push(p.clone()),
+                None if self.kept() < CAUSES => self.parts.push(p.clone()),
+                None => self.displace(p),
             }
         }
+    }
+
+    /// Causes kept apart (all but `other`).
+    fn kept(&self) -> usize {
+        self.parts.iter().filter(|q| q.kind != "other").count()
+    }
+
+    /// A new cause when the table is full: it takes the smallest cause's
+    /// place if it is at least as large, and the smaller of the two goes to
+    /// `other`.
+    fn displace(&mut self, p: &Part) {
+        let smallest = (0..self.parts.len())
+            .filter(|&i| self.parts[i].kind != "other")
+            .min_by_key(|&i| self.parts[i].ns);
+        let moved = match smallest {
+            Some(i) if self.parts[i].ns <= p.ns => {
+                std::mem::replace(&mut self.parts[i], p.clone()).ns
+            }
+            _ => p.ns,
+        };
+        let o = self.other();
+        self.parts[o].ns += moved;
     }
 
     /// An interval that could not be attributed.
@@ -145,6 +170,13 @@ mod tests {
         assert_eq!(t.parts[0], part("irq", "virtio0-input", 700));
         let other = t.parts.iter().find(|p| p.kind == "other").map(|p| p.ns);
         assert_eq!(other, Some(40 - (CAUSES as u64 - 2)));
+        // A large cause after the table is full is still named.
+        let mut late = t.clone();
+        late.add(&[part("softirq", "NET_RX", 50)]);
+        late.sort();
+        assert_eq!(late.parts[2], part("softirq", "NET_RX", 50));
+        assert_eq!(late.parts.iter().map(|p| p.ns).sum::<u64>(), late.ns);
+        assert!(late.parts.len() <= CAUSES + 1);
         t.skip(5_000);
         let line = t.line("gaps");
         assert!(
