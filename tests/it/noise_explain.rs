@@ -236,3 +236,39 @@ fn a_udp_flood_received_on_the_measuring_cpu_is_named_net_rx() {
     assert!(net_rx(&first), "NET_RX is not the largest cause: {t}");
     assert!(ns > 0);
 }
+
+#[test]
+fn noise_explain_without_root_exits_3_naming_the_fix() {
+    if !need(Need::Root) {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let exe = unprivileged_copy(dir.path());
+    let out = as_nobody(&exe)
+        .args([
+            "noise",
+            "--explain",
+            "--duration",
+            "1s",
+            "--policy",
+            "other",
+        ])
+        .args(["--no-mlock", "--dma-latency", "off"])
+        .output()
+        .expect("setpriv runs");
+    let err = error_line(&out, 3, "noise --explain as nobody");
+    assert!(
+        err.contains("--explain needs tracefs") && err.contains("run as root"),
+        "{err}"
+    );
+}
+
+#[test]
+fn noise_explain_with_a_kernel_tracer_or_without_explain_is_a_usage_error() {
+    assert_usage_errors(&[
+        &["noise", "--explain", "--osnoise"],
+        &["noise", "--explain", "--hwlat"],
+        &["noise", "--explain-worst", "3"],
+        &["noise", "--explain", "--explain-worst", "0"],
+    ]);
+}
