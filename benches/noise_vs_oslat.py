@@ -38,6 +38,7 @@ least two CPUs:
 
     sudo benches/noise_vs_oslat.py                       # 3 pairs x 10 s (~1 min)
     sudo benches/noise_vs_oslat.py --pairs 5 --seconds 30 --fifo 80 --json cmp.json
+    sudo benches/noise_vs_oslat.py --fifo 80 --explain   # rtlat with --explain
     sudo benches/noise_vs_oslat.py --counter monotonic     # rtlat reading clock_gettime
 
 --rtlat defaults to target/release/rtlat (built with cargo build --release if
@@ -88,6 +89,8 @@ def parse_args() -> argparse.Namespace:
                     help="both loops at SCHED_FIFO PRIO [default: SCHED_OTHER]")
     ap.add_argument("--counter", choices=("auto", "tsc", "monotonic"), default="auto",
                     help="the clock rtlat's loop reads (rtlat noise --counter) [default: auto]")
+    ap.add_argument("--explain", action="store_true",
+                    help="rtlat noise --explain: every gap above the threshold handed to the explain reader")
     ap.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write every number to OUT")
     return ap.parse_args()
 
@@ -138,6 +141,7 @@ def run_rtlat(a: argparse.Namespace, rtlat: Path, tmp: Path) -> dict:
     cmd = [str(rtlat), "noise", "--cpus", str(a.cpu), "--duration", f"{a.seconds}s", "--quiet",
            "--json", str(out)]
     cmd += ["--counter", a.counter]
+    cmd += ["--explain"] if a.explain else []
     cmd += ["--policy", "other"] if a.fifo is None else ["--priority", str(a.fifo)]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=a.seconds * 3 + 30)
     if p.returncode != 0:
