@@ -18,8 +18,12 @@ drift favours no tool):
              for each reply up to 50us before it blocks);
 * nosplit:   the same with `--no-split` (round trip only, as sockperf);
 * block, nosplit+block: both again with `--spin off` (the thread blocks for
-             each reply at once; for reference, no target; --no-block leaves
-             these out);
+             each reply at once, and sleeps to each send slot; for reference,
+             no target; --no-block leaves these out);
+* block+pace, nosplit+block+pace: the same with `--pace spin` (the thread
+             reads the clock until each send slot instead of sleeping, as
+             sockperf's --mps pacing does, so the two wait for the reply the
+             same way and reach the send alike);
 * sockperf:  `sockperf server` / `sockperf ping-pong --mps R -m S -t T --full-rtt`.
 
 Per run it prints the round trip's median and p99, the client's peak
@@ -30,6 +34,7 @@ system) per sample; then the ratios rtlat / sockperf of the median and p99
     RATIO rate=10000 bulk=- rtlat/sockperf   p50=1.02 p99=0.97 (target <= 1.05)
     RATIO rate=10000 bulk=- nosplit/sockperf p50=0.98 p99=0.95 (target <= 1.0)
     RATIO rate=10000 bulk=- block/sockperf   p50=1.16 p99=1.44 (for reference)
+    RATIO rate=10000 bulk=- block+pace/sockperf p50=1.04 p99=1.00 (target ...)
 
 Equivalent settings
 -------------------
@@ -46,7 +51,8 @@ sockperf measures the full round trip (--full-rtt) with the TSC; rtlat with
 CLOCK_REALTIME around send() and recvmsg() on its one-thread path (one thread
 sends and takes each reply, as sockperf). sockperf drops its first 400 ms
 (warm-up) from the statistics; rtlat keeps every packet. sockperf
-busy-waits between sends (its CPU time per sample shows it); rtlat sleeps.
+busy-waits between sends (its CPU time per sample shows it); rtlat sleeps,
+except with `--pace spin`.
 
 How to run
 ----------
@@ -266,7 +272,8 @@ def main():
             sys.exit(f"{tool} is missing: apt-get install sockperf socat iproute2 util-linux")
     if not os.path.exists(RTLAT):
         sys.exit(f"{RTLAT} is missing: cargo build --release")
-    tools = ["rtlat", "nosplit"] + ([] if a.no_block else ["block", "nosplit+block"]) + ["sockperf"]
+    blocking = ["block", "nosplit+block", "block+pace", "nosplit+block+pace"]
+    tools = ["rtlat", "nosplit"] + ([] if a.no_block else blocking) + ["sockperf"]
     print(f"# size={a.size}B seconds={a.seconds} pairs={a.pairs} "
           f"cpu_server={a.cpu_server} cpu_client={a.cpu_client} dma_latency={a.dma_latency}")
     summary = []
@@ -286,7 +293,8 @@ def main():
                                 r = run_sockperf(pair, a, rate)
                             else:
                                 extra = (["--no-split"] if t.startswith("nosplit") else []) + \
-                                    (["--spin", "off"] if t.endswith("block") else [])
+                                    (["--spin", "off"] if "block" in t else []) + \
+                                    (["--pace", "spin"] if t.endswith("pace") else [])
                                 r = run_rtlat(pair, a, rate, tmp, extra)
                             rows[t].append(r)
                             print(f"{k:>5} {t:<12} {r[0]:>9.3f} {r[1]:>9.3f} {r[2]:>9} "
@@ -296,7 +304,9 @@ def main():
                 for t in tools[:-1]:
                     target = 1.0 if t.startswith("nosplit") else 1.05
                     goal = "for reference" if t.endswith("block") else f"target <= {target}"
-                    line = (f"RATIO rate={rate} bulk={bulk or '-'} {t + '/sockperf':<22} "
+                    if t == "block+pace":
+                        goal = "target p50 <= 1.0, p99 <= 1.05"
+                    line = (f"RATIO rate={rate} bulk={bulk or '-'} {t + '/sockperf':<27} "
                             f"p50={med[t][0] / med['sockperf'][0]:.2f} "
                             f"p99={med[t][1] / med['sockperf'][1]:.2f} ({goal})")
                     print(line)

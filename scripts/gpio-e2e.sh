@@ -19,7 +19,9 @@
 # guest-kmod.sh): built against each flavour's headers (and cross-built for
 # arm64 and armhf, without warnings), installed by DKMS, loaded with insmod,
 # `irq target --reply-from thread` and `kthread` answer every edge, `irq` is
-# refused on gpio-sim (its chip can sleep) with exit 3, rmmod after each.
+# refused on gpio-sim (its chip can sleep) with exit 3, rmmod after each;
+# its kspin load's sections named by `timer --explain` and, on PREEMPT_RT,
+# by Debian's `rtla timerlat top -a` (staged into that boot).
 #
 # And per flavour a timerlat boot (no modules, $RTLAT_E2E_TLAT_SMP CPUs,
 # tests/fixtures/irq/guest-timerlat.sh): on PREEMPT_RT `rtlat timer --context
@@ -31,6 +33,9 @@
 # more timerlat boot of Debian 12's 6.12 PREEMPT_RT kernel (timerlat_fd):
 # `--context irq,thread,user`, all three series, thread <= user per pair.
 # Both kernels of each boot run `timer --split` (>= 99 % of samples matched).
+# The 6.1 PREEMPT_RT boot also runs `net ping --spin off` (with and without
+# `--pace spin`) and sockperf's ping-pong over loopback, interleaved, and
+# prints their medians side by side (every request answered and measured).
 #
 # Environment:
 #   RTLAT_E2E_PARTS     what runs: irq (the user-space GPIO scenarios), kmod
@@ -133,15 +138,28 @@ prepare_rt612() {
     dpkg-deb --fsys-tarfile "$f" | tar -x -C "$W/tree" --wildcards './boot/vmlinuz-*' || return 1
     cp "$W"/tree/boot/vmlinuz-* "$W/vmlinuz" && rm -rf "$W/tree"
 }
-# Put rtla with every library ldd lists and the dynamic loader into ROOT.
-stage_rtla() { # root
-    local x=$RTLA/x a b c rest
+# Put the executable EXE, every library ldd lists (looked up in LIBDIR
+# first) and the dynamic loader into ROOT's /bin and /lib.
+stage_exe() { # root exe [libdir]
+    local a b c rest
     mkdir -p "$1/lib/x86_64-linux-gnu" "$1/lib64"
-    cp "$x/usr/bin/rtla" "$1/bin/rtla"
-    LD_LIBRARY_PATH=$x/usr/lib/x86_64-linux-gnu ldd "$x/usr/bin/rtla" | while read -r a b c rest; do
+    cp "$2" "$1/bin/"
+    LD_LIBRARY_PATH=${3:-} ldd "$2" | while read -r a b c rest; do
         case "$a" in /*) cp -L "$a" "$1/lib64/" ;; esac
         case "$c" in /*) cp -L "$c" "$1/lib/x86_64-linux-gnu/" ;; esac
     done
+}
+# Put rtla with its libraries into ROOT.
+stage_rtla() { # root
+    stage_exe "$1" "$RTLA/x/usr/bin/rtla" "$RTLA/x/usr/lib/x86_64-linux-gnu"
+}
+# The host's sockperf (scripts/packages.txt) and chrt (busybox has none),
+# for the blocking round trip beside `rtlat net ping`, when it has them.
+stage_sockperf() { # root
+    if command -v sockperf > /dev/null && command -v chrt > /dev/null; then
+        stage_exe "$1" "$(command -v sockperf)"
+        stage_exe "$1" "$(command -v chrt)"
+    fi
 }
 
 # Check the timerlat results of one flavour's console log.
@@ -269,7 +287,7 @@ if has_part kmod; then
     for f in $FLAVOURS; do build_responder "$f"; done
     cross_responder
 fi
-if has_part timerlat; then prepare_rtla || die "cannot download rtla, libtracefs1, libtraceevent1 (run apt-get update)"; fi
+if has_part timerlat || has_part kmod; then prepare_rtla || die "cannot download rtla, libtracefs1, libtraceevent1 (run apt-get update)"; fi
 RT612=${RTLAT_E2E_RT612:-1}
 if has_part timerlat && [ "$RT612" = 1 ]; then
     prepare_rt612 || die "cannot download Debian 12's 6.12 PREEMPT_RT kernel (linux-image-6.12.*+deb12-rt-amd64-unsigned; run apt-get update, or RTLAT_E2E_RT612=0)"
@@ -313,13 +331,15 @@ boot() { # flavour name mem mode
     if [ "$mode" = gpio ]; then
         cp "$W/mod/irq_sim.ko" "$W/mod/gpio-sim.ko" "$R/lib/"
         [ -f "$W/configfs.ko" ] && cp "$W/configfs.ko" "$R/lib/"
-        has_part kmod && responder_into "$f" "$R"
+        # rtla beside the kspin load (guest-kmod.sh), where timerlat is.
+        has_part kmod && responder_into "$f" "$R" && [ "$f" = rt-amd64 ] && stage_rtla "$R"
     fi
     cp "$REPO/tests/fixtures/irq/guest-init.sh" "$R/init"
     chmod 755 "$R/init"
     if [ "$mode" = tlat ]; then
         cp "$REPO/tests/fixtures/irq/guest-timerlat.sh" "$R/etc/timerlat.sh"
         stage_rtla "$R"
+        stage_sockperf "$R"
     fi
     printf 'EDGES=%s\nPERIOD=%s\nSMALL=%s\nTLAT=%s\nPARTS="%s"\nKMOD_EDGES=%s\n' "$EDGES" "$PERIOD" \
         "$([ "$mode" = small ] && echo 1 || echo 0)" "$([ "$mode" = tlat ] && echo 1 || echo 0)" \

@@ -2,7 +2,9 @@
 //! configurations of [`crate::bench::net`].
 
 use super::common::{positive_duration, ExplainArgs, MeasureArgs};
-use crate::bench::net::ping::{default_spin, session_id, BulkPlan, Path, ONE_THREAD_MIN_PERIOD_NS};
+use crate::bench::net::ping::{
+    default_spin, session_id, BulkPlan, Pace, Path, ONE_THREAD_MIN_PERIOD_NS,
+};
 use crate::bench::net::wire::{HEADER, MAX_DATAGRAM};
 use crate::bench::net::{
     parse_byte_rate, parse_rate, resolve, Common, NetConfig, PingConfig, ServeConfig, Timestamps,
@@ -162,6 +164,9 @@ pub struct PingArgs {
     /// After each send, poll for the reply without sleeping for up to DURATION, then block (any device; costs CPU; the thread keeps its CPU from other work meanwhile); `off` always blocks [default: up to 50us or half the period on the one-thread path, off on PREEMPT_RT]
     #[arg(long, value_name = "DURATION|off", value_parser = spin_arg, conflicts_with = "overlap")]
     pub spin: Option<Spin>,
+    /// How to wait for each send slot: `sleep` (the CPU is free between requests) or `spin` (read the clock until the slot, as sockperf's --mps does: the send path stays warm, the CPU is busy all the time)
+    #[arg(long, value_name = "HOW", value_enum, default_value_t = PaceArg::Sleep)]
+    pub pace: PaceArg,
     #[command(flatten)]
     pub explain: ExplainArgs,
     #[command(flatten)]
@@ -295,6 +300,13 @@ impl TryFrom<&ServeArgs> for ServeConfig {
 }
 
 /// The period and the rate of `--rate` or `--period` (default 1000/s).
+/// `--pace`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PaceArg {
+    Sleep,
+    Spin,
+}
+
 /// `--spin`: a duration to poll for each reply, or `off`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Spin {
@@ -474,6 +486,10 @@ impl TryFrom<&PingArgs> for PingConfig {
                 None => default_spin(path, period_ns, crate::sysinfo::is_preempt_rt()),
             },
             spin_by_default: a.spin.is_none(),
+            pace: match a.pace {
+                PaceArg::Sleep => Pace::Sleep,
+                PaceArg::Spin => Pace::Spin,
+            },
             serve_on: a
                 .peer
                 .serve_on

@@ -199,6 +199,55 @@ fn carve(segs: &mut Vec<(u64, u64, Label)>, a: u64, b: u64, to: Label) {
     *segs = out;
 }
 
+/// The hypervisor's steal in `iv` as the scheduler counted it, when the
+/// ring has `sched_stat_runtime`: a task's accounted runtime runs on the
+/// task clock, which leaves out what the hypervisor stole, so each
+/// accounting window (from the task's switch-in or its previous account to
+/// this one) falls short of the time it held the CPU by the steal in it —
+/// to the nanosecond, where /proc/stat counts 10 ms ticks. The handlers
+/// traced in a window are taken off its shortfall (some kernels leave IRQ
+/// time out of the task clock too), and short ones (the accounting's own
+/// lag) are ignored. A window's steal counts up to its overlap with `iv`.
+/// `None` when no window closed over the interval.
+pub fn runtime_steal(ring: &Ring, iv: Interval) -> Option<u64> {
+    let mut st = ring.base;
+    // The current task's window: where it starts, and the handler time in it.
+    let mut window: Option<(u64, u64)> = None;
+    let mut last: Option<u64> = None;
+    let mut stolen: Option<u64> = None;
+    for &(ts, ev) in ring.events() {
+        if let (Some(p), Some((_, handlers))) = (last, window.as_mut()) {
+            if st.top().is_some() {
+                *handlers += ts.saturating_sub(p);
+            }
+        }
+        last = Some(ts);
+        match ev {
+            Ev::Runtime { pid, ns } if st.known && pid == st.task => {
+                if let Some((from, handlers)) = window {
+                    let overlap = ts.min(iv.end).saturating_sub(from.max(iv.start));
+                    let short = ts.saturating_sub(from).saturating_sub(ns + handlers);
+                    if overlap > 0 || ts >= iv.end {
+                        let s = stolen.get_or_insert(0);
+                        if short >= SILENT_NS {
+                            *s += short.min(overlap);
+                        }
+                    }
+                }
+                window = Some((ts, 0));
+            }
+            Ev::Switch { .. } => window = Some((ts, 0)),
+            Ev::Lost(_) => window = None,
+            _ => {}
+        }
+        st.apply(ev);
+        if ts >= iv.end && matches!(ev, Ev::Runtime { .. } | Ev::Switch { .. }) {
+            break;
+        }
+    }
+    stolen.map(|s| s.min(iv.end - iv.start))
+}
+
 /// The hypervisor's share: up to `steal_ns` from the longest stretches
 /// with nothing recorded (a vCPU that is not running records nothing).
 fn carve_steal(segs: &mut Vec<(u64, u64, Label)>, mut steal_ns: u64) {
@@ -382,6 +431,75 @@ mod tests {
         assert_eq!(parts[1].ns, 1_500);
         assert_eq!(parts[2].kind, "self");
         assert_eq!(parts[2].ns, 1_000);
+    }
+
+    #[test]
+    fn the_task_clock_shortfall_is_the_steal_to_the_nanosecond() {
+        let mut dec = Decoder::default();
+        dec.comms.insert(7, "qemu".into());
+        dec.vectors.push("local_timer".into());
+        // Task 7 holds the CPU from 1 us; the timer due at 2 ms fires at
+        // 9 ms, and the tick in it accounts 7's 5 ms of task clock for the
+        // 9.009 ms it held the CPU (10 us of it in the handler).
+        let r = ring(&[
+            (1_000, sw(7, 120)),
+            (9_000_000, Ev::VectorEntry(0)),
+            (
+                9_010_000,
+                Ev::Runtime {
+                    pid: 7,
+                    ns: 4_999_000,
+                },
+            ),
+            (9_020_000, Ev::Wakeup { pid: 5, prio: 19 }),
+            (9_030_000, Ev::VectorExit(0)),
+            (9_040_000, Ev::Runtime { pid: 7, ns: 10_000 }),
+            (9_040_000, sw(5, 19)),
+        ]);
+        let iv = Interval {
+            start: 2_000_000,
+            end: 9_050_000,
+            tid: 5,
+            own: "own wake-up path",
+            pending: None,
+            woken_at: None,
+        };
+        assert_eq!(runtime_steal(&r, iv), Some(4_000_000));
+        let parts = attribute(&r, &dec, iv, 4_000_000);
+        assert_eq!(
+            (parts[0].kind.as_str(), parts[0].ns),
+            ("hypervisor", 4_000_000)
+        );
+        assert_eq!(
+            (parts[1].kind.as_str(), parts[1].ns),
+            ("irqs-off", 3_000_000)
+        );
+        assert_eq!(parts.iter().map(|p| p.ns).sum::<u64>(), 7_050_000);
+        // An accounting lag below 20 us is not steal; an interval after the
+        // last account, or a ring without them, says nothing.
+        let r = ring(&[
+            (1_000, sw(7, 120)),
+            (
+                4_000_000,
+                Ev::Runtime {
+                    pid: 7,
+                    ns: 3_990_000,
+                },
+            ),
+            (4_000_000, sw(5, 19)),
+        ]);
+        let at = |start, end| Interval {
+            start,
+            end,
+            tid: 5,
+            own: "own wake-up path",
+            pending: None,
+            woken_at: None,
+        };
+        assert_eq!(runtime_steal(&r, at(1_000_000, 4_000_500)), Some(0));
+        assert_eq!(runtime_steal(&r, at(5_000_000, 6_000_000)), None);
+        let r = ring(&[(1_000, sw(7, 120)), (4_000_000, sw(5, 19))]);
+        assert_eq!(runtime_steal(&r, at(1_000_000, 4_000_500)), None);
     }
 
     #[test]

@@ -32,6 +32,13 @@ pub enum Ev {
     Idle(u32),
     /// An NMI handler that took `delta_ns`, ending at the event's time.
     Nmi(u64),
+    /// `sched:sched_stat_runtime`: the running task's time on the CPU since
+    /// it was last accounted, on the scheduler's task clock (which leaves
+    /// out what the hypervisor stole).
+    Runtime {
+        pid: i32,
+        ns: u64,
+    },
     /// Events lost by the kernel's buffer before this point.
     Lost(u64),
 }
@@ -80,6 +87,10 @@ enum Kind {
     Nmi {
         delta: Field,
     },
+    Runtime {
+        pid: Field,
+        runtime: Field,
+    },
 }
 
 /// The events to enable (relative to `events/`), and the optional ones.
@@ -91,6 +102,7 @@ pub const OPTIONAL: &[&str] = &[
     "irq/softirq_exit",
     "power/cpu_idle",
     "nmi/nmi_handler",
+    "sched/sched_stat_runtime",
 ];
 
 /// Every task comm seen, bounded: cleared when it grows past this.
@@ -184,6 +196,9 @@ impl Decoder {
             })(),
             "cpu_idle" => f("state").map(|state| Kind::Idle { state }),
             "nmi_handler" => f("delta_ns").map(|delta| Kind::Nmi { delta }),
+            "sched_stat_runtime" => f("pid")
+                .zip(f("runtime"))
+                .map(|(pid, runtime)| Kind::Runtime { pid, runtime }),
             v if rel.starts_with("irq_vectors/") => {
                 let (base, entry) = match v.strip_suffix("_entry") {
                     Some(b) => (b, true),
@@ -271,6 +286,10 @@ impl Decoder {
             }
             Kind::Idle { state } => Ev::Idle(g(state)? as u32),
             Kind::Nmi { delta } => Ev::Nmi(g(delta)?.min(i64::MAX as u64)),
+            Kind::Runtime { pid, runtime } => Ev::Runtime {
+                pid: int(pid)?,
+                ns: g(runtime)?,
+            },
         })
     }
 

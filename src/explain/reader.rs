@@ -5,7 +5,7 @@
 //! the trace has passed its end. Memory is bounded: rings of a fixed number
 //! of events, trimmed to what a coming interval can still need.
 
-use super::attribute::{attribute, Interval};
+use super::attribute::{attribute, runtime_steal, Interval};
 use super::events::{Decoder, Ev, REQUIRED};
 use super::instance::{self, tracefs_error};
 use super::steal::{Steal, TICK_NS};
@@ -140,7 +140,7 @@ impl Explain {
         let pipes =
             RawPipes::open(&inst, cpus).map_err(|e| tracefs_error("open trace_pipe_raw", e))?;
         notes.push(format!(
-            "--explain: the worst {worst} intervals of each thread{} split into their causes, from the scheduling, IRQ, softirq, irq_vectors, idle and NMI events of the measuring CPUs in tracefs instance {name} and the steal column of /proc/stat; its reader thread (SCHED_OTHER) is in the CPU time",
+            "--explain: the worst {worst} intervals of each thread{} split into their causes, from the scheduling, IRQ, softirq, irq_vectors, idle and NMI events of the measuring CPUs in tracefs instance {name}, and the hypervisor's steal from the scheduler's runtime accounting (or the steal column of /proc/stat); its reader thread (SCHED_OTHER) is in the CPU time",
             if threshold.is_some() { " and every one above --break-threshold" } else { "" }
         ));
         if !dec.missing.is_empty() {
@@ -586,10 +586,12 @@ impl Reader {
                 .map(|w| (w.0, w.2)),
         };
         let cpu = self.cpus[ci];
-        // A tick either side: the counter moves in ticks, late.
-        let steal = self
-            .steal
-            .between(cpu, iv.start.saturating_sub(TICK_NS), iv.end + TICK_NS);
+        // To the nanosecond from the scheduler's accounting; else from
+        // /proc/stat, a tick either side (the counter moves in ticks, late).
+        let steal = runtime_steal(&self.rings[ci], iv).unwrap_or_else(|| {
+            self.steal
+                .between(cpu, iv.start.saturating_sub(TICK_NS), iv.end + TICK_NS)
+        });
         let case = Explained {
             thread: self.watches[k].name.clone(),
             cpu: Some(cpu),

@@ -84,7 +84,7 @@ impl CpuState {
             }
             Ev::Idle(s) => self.idle = s != u32::MAX,
             Ev::Lost(_) => self.depth = 0,
-            Ev::Wakeup { .. } | Ev::Nmi(_) => {}
+            Ev::Wakeup { .. } | Ev::Nmi(_) | Ev::Runtime { .. } => {}
         }
     }
 }

@@ -189,6 +189,9 @@ pub struct TsSocket {
     fd: OwnedFd,
     control: [u64; CONTROL_WORDS],
     scratch: [u8; 64],
+    /// Connected to one peer: [`TsSocket::recv`] leaves the sender's address
+    /// out (one copy to user space less per datagram).
+    connected: bool,
 }
 
 fn cvt(rc: libc::c_int) -> io::Result<()> {
@@ -221,6 +224,7 @@ impl TsSocket {
             fd,
             control: [0; CONTROL_WORDS],
             scratch: [0; 64],
+            connected: false,
         })
     }
 
@@ -231,11 +235,12 @@ impl TsSocket {
             fd: rustix::io::fcntl_dupfd_cloexec(&self.fd, 0)?,
             control: [0; CONTROL_WORDS],
             scratch: [0; 64],
+            connected: self.connected,
         })
     }
 
     /// Fix the peer: `send` goes there, and only its datagrams are received.
-    pub fn connect(&self, addr: &SocketAddr) -> io::Result<()> {
+    pub fn connect(&mut self, addr: &SocketAddr) -> io::Result<()> {
         let raw = RawAddr::new(addr);
         // SAFETY: `raw.storage` holds a valid sockaddr of length `raw.len`.
         cvt(unsafe {
@@ -244,7 +249,9 @@ impl TsSocket {
                 &raw.storage as *const _ as *const libc::sockaddr,
                 raw.len,
             )
-        })
+        })?;
+        self.connected = true;
+        Ok(())
     }
 
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
@@ -342,7 +349,8 @@ impl TsSocket {
         }
     }
 
-    /// Receive one datagram into `buf` with its RX timestamps and sender.
+    /// Receive one datagram into `buf` with its RX timestamps and sender
+    /// (left empty on a connected socket, which takes only its peer's).
     /// `wait`: block (up to the receive timeout) rather than return `WouldBlock`.
     #[inline]
     pub fn recv(&mut self, buf: &mut [u8], wait: bool) -> io::Result<Received> {
@@ -353,8 +361,10 @@ impl TsSocket {
         };
         // SAFETY: msghdr is plain old data; zeroed is a valid empty header.
         let mut msg: libc::msghdr = unsafe { zeroed() };
-        msg.msg_name = &mut from.storage as *mut _ as *mut libc::c_void;
-        msg.msg_namelen = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+        if !self.connected {
+            msg.msg_name = &mut from.storage as *mut _ as *mut libc::c_void;
+            msg.msg_namelen = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+        }
         msg.msg_iov = &mut iov;
         msg.msg_iovlen = 1;
         msg.msg_control = self.control.as_mut_ptr() as *mut libc::c_void;

@@ -1042,6 +1042,33 @@ fn the_path_follows_period_and_overlap_and_no_split_keeps_the_round_trip_only() 
     let said = format!("{spun} of 2000 replies taken while spinning (--spin 500us)");
     assert!(notes(&r).contains(&said), "{}", notes(&r));
     assert_eq!(u(&thread(&r, "rtt")["summary"], "samples"), 2000);
+    // --pace: sleeping to each slot leaves the CPU free between requests;
+    // spinning to it (as sockperf's --mps) keeps the thread on its CPU the
+    // whole run, so its CPU time is about the run's length.
+    let cpu_share = |r: &Value| {
+        let cpu = r["measuring_cpu_time_ns"].as_u64().expect("cpu time") as f64;
+        cpu / (2000.0 * 500_000.0)
+    };
+    let r = ping("sleep", &["--rate", "2000/s", "--spin", "off"]);
+    assert_eq!(r["config"]["pace"], "sleep");
+    let asleep = cpu_share(&r);
+    let r = ping(
+        "pace",
+        &["--rate", "2000/s", "--spin", "off", "--pace", "spin"],
+    );
+    assert_eq!(r["config"]["pace"], "spin");
+    assert!(notes(&r).contains("spinning to each send slot (--pace spin)"));
+    assert_eq!(
+        u(&r["details"], "spun_replies"),
+        0,
+        "the replies are waited for"
+    );
+    assert_eq!(u(&thread(&r, "rtt")["summary"], "samples"), 2000);
+    let spinning = cpu_share(&r);
+    assert!(
+        asleep < 0.35 && spinning > 0.6,
+        "CPU share of the run: {asleep:.2} sleeping, {spinning:.2} spinning"
+    );
     let (code, _) = server.stop(2);
     assert_eq!(code, Some(0));
 }

@@ -36,6 +36,8 @@ pub struct PingConfig {
     pub spin_ns: Option<u64>,
     /// `spin_ns` is the default choice ([`default_spin`]), not `--spin`'s.
     pub spin_by_default: bool,
+    /// How the sender waits for each send slot (`--pace`).
+    pub pace: Pace,
     /// The board `rtlat net serve` is started on for the run (`--serve-on`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub serve_on: Option<crate::remote::peer::Board>,
@@ -81,6 +83,30 @@ impl Path {
         match self {
             Path::OneThread => "one-thread",
             Path::TwoThread => "two-thread",
+        }
+    }
+}
+
+/// How the sender waits for its next send slot (`--pace`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Pace {
+    /// Sleep until the slot (`clock_nanosleep` on the absolute time), as a
+    /// periodic real-time task does: its CPU is free between requests.
+    Sleep,
+    /// Read the clock in a loop until the slot, as sockperf's `--mps` does:
+    /// the CPU never idles and the thread never leaves user space between
+    /// requests, so the send path stays warm (on a VM, no timer exit before
+    /// each request); it takes the whole CPU from anything of lower priority.
+    Spin,
+}
+
+impl Pace {
+    /// As in the result (`sleep`, `spin`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Pace::Sleep => "sleep",
+            Pace::Spin => "spin",
         }
     }
 }

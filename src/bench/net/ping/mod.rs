@@ -40,7 +40,7 @@ mod send;
 mod serve_on;
 
 pub use config::{
-    default_spin, session_id, BulkPlan, Path, PingConfig, DEFAULT_SPIN_MAX_NS,
+    default_spin, session_id, BulkPlan, Pace, Path, PingConfig, DEFAULT_SPIN_MAX_NS,
     ONE_THREAD_MIN_PERIOD_NS,
 };
 
@@ -86,6 +86,8 @@ struct Plan {
     timeout: u64,
     /// `--spin`: poll for each reply this long before blocking (one-thread path).
     spin: Option<u64>,
+    /// `--pace`: how the sender waits for each slot.
+    pace: Pace,
 }
 
 /// The window of requests tracked: twice the requests of one timeout, bounded.
@@ -115,7 +117,7 @@ fn bind_error(cfg: &PingConfig, e: io::Error) -> Error {
 
 /// The socket connected to the server, with timestamps on.
 fn open_socket(cfg: &PingConfig) -> Result<TsSocket> {
-    let sock = TsSocket::bind(&cfg.bind).map_err(|e| bind_error(cfg, e))?;
+    let mut sock = TsSocket::bind(&cfg.bind).map_err(|e| bind_error(cfg, e))?;
     sock.connect(&cfg.peer).map_err(|e| {
         Error::env(format!(
             "cannot reach {} ({e}); check the address and the route ('ip route get {}')",
@@ -217,6 +219,9 @@ fn first_note(cfg: &PingConfig, local: std::net::SocketAddr) -> String {
             busy += ", blocking for each reply (no spin by default on PREEMPT_RT: the threads that deliver the reply may run below this one; --spin DURATION to spin)";
         }
         (None, _) => {}
+    }
+    if cfg.pace == Pace::Spin {
+        busy += ", spinning to each send slot (--pace spin)";
     }
     format!(
         "ping {peer} from {local}: {} bytes every {}; {} path: {path}{busy}; {split}, every time on CLOCK_REALTIME",
@@ -351,6 +356,7 @@ pub fn run(cfg: &PingConfig, command_line: Vec<String>) -> Result<Outcome> {
         duration: cfg.common.control.duration_ns,
         timeout: cfg.timeout_ns,
         spin: cfg.spin_ns,
+        pace: cfg.pace,
     };
     let pin = cfg.common.pin();
     let workers = match cfg.path {

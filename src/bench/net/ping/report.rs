@@ -214,6 +214,7 @@ pub(super) fn finisher(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::net::ping::Pace;
     use crate::bench::net::Common;
     use crate::engine::RunControl;
     use crate::result::details::net::Timestamps;
@@ -292,6 +293,7 @@ mod tests {
             "busy_poll_us",
             "spin_ns",
             "spin_by_default",
+            "pace",
         ]
         .into();
         assert_eq!(keys, expected);
@@ -319,6 +321,7 @@ mod tests {
             busy_poll_us: None,
             spin_ns: None,
             spin_by_default: false,
+            pace: Pace::Sleep,
             serve_on: None,
             common: Common {
                 control: RunControl {

@@ -7,7 +7,7 @@
 
 use super::super::{back_off, realtime_of, wire, MONOTONIC, REALTIME};
 use super::ledger::{SendTimes, TxKeys};
-use super::{PingConfig, Plan, Progress, TX_DRAIN_NS};
+use super::{Pace, PingConfig, Plan, Progress, TX_DRAIN_NS};
 use crate::engine::StopFlag;
 use crate::result::details::net::PingCounts;
 use crate::stats::recorder::Recorder;
@@ -187,6 +187,7 @@ impl Sender {
 /// The send slots: one per period on a fixed grid from the plan's start,
 /// until the count or the duration is reached or a stop is requested.
 pub(super) struct Grid {
+    pace: Pace,
     next: u64,
     seq: u64,
     period: u64,
@@ -197,6 +198,7 @@ pub(super) struct Grid {
 impl Grid {
     pub(super) fn new(plan: &Plan) -> Grid {
         Grid {
+            pace: plan.pace,
             next: plan.start,
             seq: 0,
             period: plan.period,
@@ -205,14 +207,17 @@ impl Grid {
         }
     }
 
-    /// Sleep until the next slot; its sequence number, or `None` when the
-    /// run is over.
+    /// Wait until the next slot (sleeping or spinning, as `--pace` says);
+    /// its sequence number, or `None` when the run is over.
     #[inline]
     pub(super) fn due(&self, stop: &StopFlag) -> Option<u64> {
         if self.seq >= self.loops || self.next >= self.end || stop.is_set() {
             return None;
         }
-        crate::sys::clock::sleep_until(MONOTONIC, self.next);
+        match self.pace {
+            Pace::Sleep => crate::sys::clock::sleep_until(MONOTONIC, self.next),
+            Pace::Spin => while now_ns(MONOTONIC) < self.next && !stop.is_set() {},
+        }
         (!stop.is_set()).then_some(self.seq)
     }
 
