@@ -22,8 +22,8 @@ enum Label {
     /// The waiting thread's own path: switch-in and return to user space.
     Own,
     /// Before the thread's wake-up, when its cause was still on its way
-    /// (a packet through the network stack), no IRQ or softirq running:
-    /// the interval's `pending`.
+    /// (a packet through the network stack), no IRQ, softirq or real-time
+    /// task running: the interval's `pending`.
     Pending,
     Thread(i32, i32),
     /// A less urgent task kept the CPU after the thread was woken.
@@ -51,9 +51,9 @@ pub struct Interval {
     /// (a packet arriving, a wake call being made): what the time before
     /// the wake-up that no IRQ, softirq or task took on the CPU was
     /// (`reply on its way to the socket`): a task running here then did not
-    /// hold the wake-up back, which comes from an IRQ, a softirq or another
-    /// CPU. Unset (a timer, due at the start), anything before the wake-up
-    /// delayed it.
+    /// hold the wake-up back, unless a real-time one (named), which may
+    /// deliver it. Unset (a timer, due at the start), anything before the
+    /// wake-up delayed it.
     pub pending: Option<&'static str>,
     /// The thread's wake-up (time, kernel priority) when another CPU than
     /// the interval's did it and recorded it (a remote wake-up is traced
@@ -165,9 +165,15 @@ fn label(st: &CpuState, (woken, running): (Option<i32>, bool), iv: &Interval, se
         return Label::Own;
     }
     if woken.is_none() && iv.pending.is_some() {
-        // Whatever task ran here did not hold the wake-up back: it comes
-        // from an IRQ, a softirq or another CPU.
-        return Label::Pending;
+        // A real-time task may be what delivers the wake-up (a threaded
+        // IRQ handler, ksoftirqd on PREEMPT_RT) or hold its deliverer off;
+        // any other task did not hold the wake-up back, which comes from
+        // an IRQ, a softirq, such a task or another CPU.
+        return if st.task != 0 && !st.idle && st.prio < 100 {
+            Label::Thread(st.task, st.prio)
+        } else {
+            Label::Pending
+        };
     }
     if running && (st.idle || st.task == 0) {
         return Label::Throttled;
@@ -572,7 +578,7 @@ mod tests {
         };
         let parts = attribute(&r, &dec, iv, 0);
         let get = |n: &str| parts.iter().find(|p| p.name == n).map(|p| p.ns);
-        // The task that ran before the wake-up did not hold it back.
+        // The (SCHED_OTHER) task that ran before the wake-up did not hold it back.
         assert_eq!(get("reply on its way"), Some(1_000));
         assert_eq!(get("NET_RX"), Some(600));
         assert_eq!(get("other 88"), Some(1_000));
@@ -595,8 +601,8 @@ mod tests {
     #[test]
     fn a_wake_up_recorded_on_another_cpu_starts_the_delay() {
         let mut dec = Decoder::default();
-        dec.comms.insert(77, "hog".into());
-        let r = ring(&[(0, sw(88, 120)), (1_000, sw(77, 9)), (3_000, sw(5, 19))]);
+        dec.comms.insert(88, "other".into());
+        let r = ring(&[(0, sw(88, 120)), (3_000, sw(5, 19))]);
         let iv = Interval {
             start: 500,
             end: 3_200,
@@ -606,11 +612,17 @@ mod tests {
             woken_at: Some((1_500, 19)),
         };
         let parts = attribute(&r, &dec, iv, 0);
-        let get = |n: &str| parts.iter().find(|p| p.name.starts_with(n)).map(|p| p.ns);
-        assert_eq!(get("hog 77"), Some(1_500));
+        let get = |k: &str| {
+            parts
+                .iter()
+                .find(|p| p.kind == k || p.name == k)
+                .map(|p| p.ns)
+        };
+        // Woken at 1 500, the thread waited for a task that kept the CPU.
+        assert_eq!(get("preempt-off"), Some(1_500));
         assert_eq!(get("reply on its way"), Some(1_000));
         assert_eq!(get("own receive path"), Some(200));
-        // Unseen, the wake-up would leave the hog's time to the reply.
+        // Unseen, the wake-up would leave that time to the reply.
         let blind = attribute(
             &r,
             &dec,
@@ -621,5 +633,32 @@ mod tests {
             0,
         );
         assert_eq!(blind[0].name, "reply on its way");
+        assert_eq!(blind[0].ns, 2_500);
+    }
+
+    #[test]
+    fn a_real_time_task_before_a_pending_wake_up_is_named() {
+        let mut dec = Decoder::default();
+        dec.comms.insert(26, "irq/26-gpio".into());
+        // The line's threaded handler runs, then wakes the reader.
+        let r = ring(&[
+            (0, sw(88, 120)),
+            (1_000, sw(26, 49)),
+            (2_000, Ev::Wakeup { pid: 5, prio: 79 }),
+            (2_100, sw(5, 79)),
+        ]);
+        let iv = Interval {
+            start: 500,
+            end: 2_300,
+            tid: 5,
+            own: "own wake-up path",
+            pending: Some("edge on its way"),
+            woken_at: None,
+        };
+        let parts = attribute(&r, &dec, iv, 0);
+        let get = |n: &str| parts.iter().find(|p| p.name.starts_with(n)).map(|p| p.ns);
+        assert_eq!(get("irq/26-gpio 26"), Some(1_100));
+        assert_eq!(get("edge on its way"), Some(500));
+        assert_eq!(get("own wake-up path"), Some(200));
     }
 }

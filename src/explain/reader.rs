@@ -206,6 +206,10 @@ impl Explain {
             ("events/sched/sched_wakeup/enable", "1"),
         ];
         let inst = instance::open_as(&mut self.session, &name, &settings)?;
+        self.notes.push(format!(
+            "--explain: the wake-ups that CPU(s) {} do of the measuring threads are read from tracefs instance {name}",
+            crate::units::format_cpu_list(&others)
+        ));
         self.remote = Some(
             RawPipes::open(&inst, &others).map_err(|e| tracefs_error("open trace_pipe_raw", e))?,
         );

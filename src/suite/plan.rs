@@ -48,7 +48,7 @@ pub enum StepExplain {
 }
 
 /// Benchmarks with `--explain`.
-const EXPLAINED: &[&str] = &["timer", "switch", "cruncher", "net ping"];
+const EXPLAINED: &[&str] = &["timer", "switch", "cruncher", "net ping", "irq loopback"];
 
 impl Step {
     /// The arguments after the executable, writing the result to `json`.
@@ -439,8 +439,9 @@ mod tests {
             (
                 "noise",
                 "true",
-                "explain is for timer, switch, cruncher, net ping only",
+                "explain is for timer, switch, cruncher, net ping, irq loopback only",
             ),
+            ("irq host", "true", "not 'irq host'"),
             ("timer", "0", "1 to 1000"),
             ("timer", "1001", "1 to 1000"),
             ("timer", "\"yes\"", "e.toml:5:"),

@@ -30,6 +30,15 @@ fn named(cases: &[Value]) -> (usize, usize) {
     (hog, stolen)
 }
 
+/// `rtlat` in namespace `ns`, every thread of it on `cpu`: the peer's
+/// start-up and reporting stay off the measured CPU.
+fn pinned(ns: &str, cpu: &str) -> std::process::Command {
+    let mut c = std::process::Command::new("ip");
+    c.args(["netns", "exec", ns, "taskset", "-c", cpu])
+        .arg(bin());
+    c
+}
+
 /// Two CPUs at least: the waker (or the server) on another CPU than the
 /// thread the hog delays.
 fn two_cpus() -> bool {
@@ -107,7 +116,7 @@ fn a_fifo_hog_on_the_clients_cpu_is_named_for_its_late_replies() {
     let (sj, pj) = (dir.path().join("serve.json"), dir.path().join("ping.json"));
     let listen = format!("{}:7357", net.a4);
     let other = (cpu - 1).to_string();
-    let _server = crate::net::Server::spawn(net.exec(&net.a, &[]).args(crate::net::serve_args(
+    let _server = crate::net::Server::spawn(pinned(&net.a, &other).args(crate::net::serve_args(
         &listen,
         &sj,
         &["--cpu", &other],
@@ -183,8 +192,8 @@ fn a_fifo_hog_on_the_servers_cpu_is_named_for_its_late_requests() {
         &["--cpu", &mine, "--explain", "--explain-worst", "30"],
     )));
     let _hog = hog("rtlat-hog", cpu, 2);
-    let out = net
-        .exec(&net.b, &["net", "ping", &listen, "--cpu", &other])
+    let out = pinned(&net.b, &other)
+        .args(["net", "ping", &listen, "--cpu", &other])
         .args(["--rate", "5000/s", "--duration", "4s", "--quiet", "--json"])
         .arg(&pj)
         .output()

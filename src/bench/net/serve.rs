@@ -217,22 +217,20 @@ fn requests_note(c: &ServeCounts) -> String {
     )
 }
 
-/// `--explain`'s tracing of the server's CPU, its tap given to the server:
-/// the server RX interval, from the request's kernel RX stamp to the
+/// `--explain`'s tracing of the server's CPU and the server's tap: the
+/// server RX interval, from the request's kernel RX stamp to the
 /// thread running after `recvmsg`.
 #[cfg(feature = "kernel-trace")]
-fn begin_explain(
-    cfg: &ServeConfig,
-    server: &mut Server,
-) -> Result<Option<crate::explain::Explain>> {
+#[allow(clippy::type_complexity)]
+fn begin_explain(cfg: &ServeConfig) -> Result<(Option<crate::explain::Explain>, Option<Arc<Tap>>)> {
     let (Some(worst), Some(cpu)) = (cfg.explain, cfg.common.cpu) else {
-        return Ok(None);
+        return Ok((None, None));
     };
     let mut e = crate::explain::Explain::begin(&[cpu], worst, None, "own receive path")?
         .pending("request on its way to the socket")?;
     // Room for 2 s of requests at 32 768/s between the reader's rounds.
-    server.tap = Some(e.watch("server_rx", cpu, 1 << 16));
-    Ok(Some(e))
+    let tap = e.watch("server_rx", cpu, 1 << 16);
+    Ok((Some(e), Some(tap)))
 }
 
 /// Run `rtlat net serve`.
@@ -242,6 +240,9 @@ pub fn run(cfg: &ServeConfig, command_line: Vec<String>) -> Result<Outcome> {
     let listen = sock.local_addr().unwrap_or(cfg.listen);
     let sink = open_sink(cfg)?;
     let sink_addr = sink.as_ref().map(|s| s.local_addr());
+    // Tracing is set up (and can fail) before the server says it listens.
+    #[cfg(feature = "kernel-trace")]
+    let (explain, tap) = begin_explain(cfg)?;
     crate::outln!(
         "rtlat net serve: listening on {listen}{}",
         sink_addr
@@ -268,9 +269,10 @@ pub fn run(cfg: &ServeConfig, command_line: Vec<String>) -> Result<Outcome> {
         real_ahead: 0,
         c: ServeCounts::default(),
     };
-    // Tracing is set up (and can fail) before anything is measured.
     #[cfg(feature = "kernel-trace")]
-    let explain = begin_explain(cfg, &mut server)?;
+    {
+        server.tap = tap;
+    }
 
     let counts: Arc<Mutex<Option<ServeCounts>>> = Arc::new(Mutex::new(None));
     let sink = Arc::new(Mutex::new(sink));
