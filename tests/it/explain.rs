@@ -50,6 +50,37 @@ pub(crate) fn hog(comm: &str, cpu: usize, burst_ms: u32) -> Reaped {
     Reaped(child)
 }
 
+/// A UDP flood over a veth pair between two namespaces, received on
+/// `cpu` (RPS: its NET_RX softirq) and sent from the CPU before it; both
+/// end when the pair is dropped.
+pub(crate) fn net_rx_flood(cpu: usize) -> (crate::net::Netns, Reaped) {
+    let net = crate::net::Netns::new();
+    // Packets arriving on the veth in `a` are processed on the measuring
+    // CPU (RPS): its NET_RX softirq.
+    let rps = Command::new("ip")
+        .args(["netns", "exec", &net.a, "sh", "-c"])
+        .arg(format!(
+            "echo {:x} > /sys/class/net/{}/queues/rx-0/rps_cpus",
+            1u64 << cpu,
+            net.va
+        ))
+        .status()
+        .expect("ip netns exec");
+    assert!(rps.success(), "rps_cpus");
+    let flood = Reaped(
+        Command::new("ip")
+            .args(["netns", "exec", &net.b])
+            .arg(bin())
+            .args(["load", "net:flood", "--load-target"])
+            .arg(format!("{}:9", net.a4))
+            .args(["--load-cpus", &(cpu - 1).to_string(), "--quiet"])
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("flood"),
+    );
+    (net, flood)
+}
+
 /// Each explained case's parts add up to its latency (within 1 µs).
 pub(crate) fn assert_parts_add_up(cases: &[Value]) {
     for c in cases {
@@ -189,30 +220,7 @@ fn a_udp_flood_received_on_the_measuring_cpu_names_net_rx() {
     }
     let _turn = measuring();
     let cpu = measuring_cpu();
-    let net = crate::net::Netns::new();
-    // Packets arriving on the veth in `a` are processed on the measuring
-    // CPU (RPS): its NET_RX softirq.
-    let rps = Command::new("ip")
-        .args(["netns", "exec", &net.a, "sh", "-c"])
-        .arg(format!(
-            "echo {:x} > /sys/class/net/{}/queues/rx-0/rps_cpus",
-            1u64 << cpu,
-            net.va
-        ))
-        .status()
-        .expect("ip netns exec");
-    assert!(rps.success(), "rps_cpus");
-    let _flood = Reaped(
-        Command::new("ip")
-            .args(["netns", "exec", &net.b])
-            .arg(bin())
-            .args(["load", "net:flood", "--load-target"])
-            .arg(format!("{}:9", net.a4))
-            .args(["--load-cpus", &(cpu - 1).to_string(), "--quiet"])
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("flood"),
-    );
+    let _flood = net_rx_flood(cpu);
     std::thread::sleep(std::time::Duration::from_millis(500));
     let cases = explain_run(cpu, "4s", "200us");
     assert_eq!(cases.len(), 10, "the 10 worst samples: {cases:?}");

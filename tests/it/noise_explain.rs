@@ -2,10 +2,9 @@
 //! found among the gaps of the busy loop, named, and its share of the
 //! stolen time matches what the source itself took.
 
-use crate::explain::{assert_parts_add_up, hog, measuring_cpu, Reaped};
+use crate::explain::{assert_parts_add_up, hog, measuring_cpu, net_rx_flood};
 use crate::util::*;
 use serde_json::Value;
-use std::process::{Command, Stdio};
 
 /// A task's time on the CPU so far (ns, the scheduler's own count).
 fn runtime_ns(pid: u32) -> u64 {
@@ -181,30 +180,7 @@ fn a_udp_flood_received_on_the_measuring_cpu_is_named_net_rx() {
     }
     let _turn = measuring();
     let cpu = measuring_cpu();
-    let net = crate::net::Netns::new();
-    // Packets arriving on the veth in `a` are processed on the measuring
-    // CPU (RPS): its NET_RX softirq.
-    let rps = Command::new("ip")
-        .args(["netns", "exec", &net.a, "sh", "-c"])
-        .arg(format!(
-            "echo {:x} > /sys/class/net/{}/queues/rx-0/rps_cpus",
-            1u64 << cpu,
-            net.va
-        ))
-        .status()
-        .expect("ip netns exec");
-    assert!(rps.success(), "rps_cpus");
-    let _flood = Reaped(
-        Command::new("ip")
-            .args(["netns", "exec", &net.b])
-            .arg(bin())
-            .args(["load", "net:flood", "--load-target"])
-            .arg(format!("{}:9", net.a4))
-            .args(["--load-cpus", &(cpu - 1).to_string(), "--quiet"])
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("flood"),
-    );
+    let _flood = net_rx_flood(cpu);
     std::thread::sleep(std::time::Duration::from_millis(500));
     let witness = SoftirqWitness::start(cpu);
     let (r, _) = noise_run(cpu, "4s");
@@ -242,21 +218,7 @@ fn noise_explain_without_root_exits_3_naming_the_fix() {
     if !need(Need::Root) {
         return;
     }
-    let dir = tempfile::tempdir().expect("tempdir");
-    let exe = unprivileged_copy(dir.path());
-    let out = as_nobody(&exe)
-        .args([
-            "noise",
-            "--explain",
-            "--duration",
-            "1s",
-            "--policy",
-            "other",
-        ])
-        .args(["--no-mlock", "--dma-latency", "off"])
-        .output()
-        .expect("setpriv runs");
-    let err = error_line(&out, 3, "noise --explain as nobody");
+    let err = as_nobody_error(&["noise", "--explain"]);
     assert!(
         err.contains("--explain needs tracefs") && err.contains("run as root"),
         "{err}"

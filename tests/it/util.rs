@@ -407,14 +407,21 @@ pub fn as_nobody(exe: &Path) -> std::process::Command {
 /// `rtlat timer OPTION` run as nobody (root only: the caller checks): the
 /// one line it prints, after asserting exit 3 (the environment refused).
 pub fn timer_as_nobody_error(option: &str) -> String {
+    as_nobody_error(&["timer", option])
+}
+
+/// The one error line of `args` (a benchmark and its options) run as
+/// nobody for 1 s at SCHED_OTHER, which must exit 3.
+pub fn as_nobody_error(args: &[&str]) -> String {
     let dir = tempfile::tempdir().expect("tempdir");
     let exe = unprivileged_copy(dir.path());
     let out = as_nobody(&exe)
-        .args(["timer", option, "--duration", "1s", "--policy", "other"])
+        .args(args)
+        .args(["--duration", "1s", "--policy", "other"])
         .args(["--no-mlock", "--dma-latency", "off"])
         .output()
         .expect("setpriv runs");
-    error_line(&out, 3, option)
+    error_line(&out, 3, &args.join(" "))
 }
 
 /// A number from 1 to 249 that no other test, in this process or another,
