@@ -5,7 +5,34 @@
 
 use crate::sys::ringpage::{self, Field, Item, Page};
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::path::Path;
+
+/// A hasher for the small integer keys looked up for every event (task
+/// ids, IRQ numbers): one multiplication, where the default SipHash is a
+/// large part of the reader's time. The keys come from the kernel's trace,
+/// not from a peer, so there is no flooding to resist.
+#[derive(Default)]
+pub struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+
+    fn write_i32(&mut self, n: i32) {
+        self.0 = u64::from(n as u32).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+/// A map keyed by task id or IRQ number.
+pub type IdMap<V> = HashMap<i32, V, BuildHasherDefault<IdHasher>>;
 
 /// One recorded event of a CPU.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,13 +139,16 @@ const COMMS: usize = 1024;
 #[derive(Debug, Default)]
 pub struct Decoder {
     pub page: Option<Page>,
-    kinds: HashMap<u16, Kind>,
+    /// The kinds decoded, and where each event type id's is in it (1-based,
+    /// 0: not decoded): a table of a byte per id up to the largest.
+    kinds: Vec<Kind>,
+    kind_at: Vec<u8>,
     /// irq_vectors names (`local_timer`, `reschedule` …).
     pub vectors: Vec<String>,
     /// IRQ number → handler name (`virtio0-input`).
-    pub irqs: HashMap<i32, String>,
+    pub irqs: IdMap<String>,
     /// Task id → comm, from switches and wake-ups.
-    pub comms: HashMap<i32, String>,
+    pub comms: IdMap<String>,
     /// The events enabled (relative to `events/`), and those missing here.
     pub enabled: Vec<String>,
     pub missing: Vec<String>,
@@ -220,7 +250,15 @@ impl Decoder {
         };
         match kind {
             Some(k) => {
-                self.kinds.insert(id, k);
+                let at = usize::from(id);
+                if self.kinds.len() >= usize::from(u8::MAX) {
+                    return false;
+                }
+                if self.kind_at.len() <= at {
+                    self.kind_at.resize(at + 1, 0);
+                }
+                self.kinds.push(k);
+                self.kind_at[at] = self.kinds.len() as u8;
                 true
             }
             None => false,
@@ -233,7 +271,8 @@ impl Decoder {
             Item::Lost(n) => return Some(Ev::Lost(n)),
             Item::Event { data, .. } => data,
         };
-        let kind = *self.kinds.get(&ringpage::type_of(data)?)?;
+        let at = *self.kind_at.get(usize::from(ringpage::type_of(data)?))?;
+        let kind = *self.kinds.get(usize::from(at).checked_sub(1)?)?;
         let g = |x: Field| ringpage::get(data, x.offset, x.size);
         let int = |x: Field| g(x).map(|v| v as u32 as i32);
         Some(match kind {

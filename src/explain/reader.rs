@@ -29,9 +29,20 @@ const RING_EVENTS: usize = 1 << 15;
 const WAITING: usize = 1024;
 /// Intervals above the break threshold explained, at most.
 const BREAKS: usize = 100;
-/// The reader's pause when the trace had nothing new: its cost is per
-/// round (reading /proc/stat, polling each CPU's buffer).
-const ROUND_MS: u64 = 50;
+/// The reader's pause between rounds, at least and at most. Its cost is
+/// mostly per round and per read (a partly written page is copied event by
+/// event, a full one swapped), so it reads as seldom as the kernel's
+/// buffer allows: the pause is sized for [`ROUND_PAGES`] of the busiest
+/// CPU at the rate of the round before.
+const ROUND_MS: (u64, u64) = (20, 100);
+/// The longest pause when every interval is attributed: a burst of them
+/// (a flood's gaps) must not outgrow what may wait for the trace.
+const ROUND_MS_EVERY: u64 = 50;
+/// Pages a CPU should write in one pause, at most: an eighth of its 2 MB
+/// buffer. Likewise a thread's intervals: a quarter of what its tap holds
+/// and of what may wait for the trace.
+const ROUND_PAGES: u64 = 64;
+const ROUND_SHARE: usize = 4;
 /// Pages read from a CPU's buffer per round, at most.
 const PAGES: usize = 256;
 /// How long an interval waits for the trace to pass its end.
@@ -126,6 +137,30 @@ impl Explain {
         threshold: Option<u64>,
         own: &'static str,
     ) -> Result<Explain> {
+        Self::open(None, cpus, worst, threshold, own)
+    }
+
+    /// [`Explain::begin`] inside the tracefs `session` of a run that
+    /// traces in an instance of its own already (`timer --context`): the
+    /// events go to a second instance, `rtlat-PID-explain`, and the session
+    /// (both instances) is restored by the explain run's finisher too.
+    pub fn beside(
+        session: Session,
+        cpus: &[usize],
+        worst: usize,
+        threshold: Option<u64>,
+        own: &'static str,
+    ) -> Result<Explain> {
+        Self::open(Some(session), cpus, worst, threshold, own)
+    }
+
+    fn open(
+        session: Option<Session>,
+        cpus: &[usize],
+        worst: usize,
+        threshold: Option<u64>,
+        own: &'static str,
+    ) -> Result<Explain> {
         let caps = Capabilities::probe_or_mount();
         if let Some(e) = refuse(&caps, None) {
             return Err(e);
@@ -135,14 +170,23 @@ impl Explain {
         if let Some(e) = refuse(&caps, Some(&dec)) {
             return Err(e);
         }
-        let (mut session, mut notes) = Session::begin(&root).map_err(Error::env)?;
+        let beside = session.is_some();
+        let (mut session, mut notes) = match session {
+            Some(s) => (s, Vec::new()),
+            None => Session::begin(&root).map_err(Error::env)?,
+        };
         let mask = tracefs::cpumask(cpus);
         let mut settings: Vec<(String, &str)> = vec![("tracing_cpumask".into(), mask.as_str())];
         for e in &dec.enabled {
             settings.push((format!("events/{e}/enable"), "1"));
         }
         let refs: Vec<(&str, &str)> = settings.iter().map(|(a, b)| (a.as_str(), *b)).collect();
-        let (inst, name) = instance::open(&mut session, &root, &refs, &mut notes)?;
+        let (inst, name) = if beside {
+            let name = format!("rtlat-{}-explain", std::process::id());
+            (instance::open_as(&mut session, &name, &refs)?, name)
+        } else {
+            instance::open(&mut session, &root, &refs, &mut notes)?
+        };
         let pipes =
             RawPipes::open(&inst, cpus).map_err(|e| tracefs_error("open trace_pipe_raw", e))?;
         notes.push(format!(
@@ -413,13 +457,14 @@ impl Reader {
     fn run(&mut self) {
         let mono = clock::Clock::Monotonic.id();
         let mut ended_at = None;
+        let mut round_at = clock::now_ns(mono);
         loop {
             let closed = self.watches.iter().all(|w| w.tap.is_closed());
-            let backlog = self.read_trace();
+            let (backlog, pages) = self.read_trace();
             self.read_remote();
             let now = clock::now_ns(mono);
             self.steal.sample(now);
-            self.take_intervals();
+            let taken = self.take_intervals();
             self.explain_ready(now);
             self.trim();
             if self.read_error.is_some() {
@@ -433,17 +478,29 @@ impl Reader {
                 }
             }
             if !backlog {
-                std::thread::sleep(std::time::Duration::from_millis(ROUND_MS));
+                let ms = now.saturating_sub(round_at) / 1_000_000;
+                let ms = ms.max(1);
+                let pause = (ROUND_PAGES * ms / pages.max(1))
+                    .min(taken.map_or(u64::MAX, |(n, room)| room * ms / n.max(1)))
+                    .clamp(ROUND_MS.0, ROUND_MS.1)
+                    .min(if self.totals.is_empty() {
+                        ROUND_MS.1
+                    } else {
+                        ROUND_MS_EVERY
+                    });
+                std::thread::sleep(std::time::Duration::from_millis(pause));
             }
+            round_at = now;
         }
     }
 
     /// Every CPU's pages into its ring; whether more were waiting than a
-    /// round reads.
-    fn read_trace(&mut self) -> bool {
+    /// round reads, and the most pages one CPU had.
+    fn read_trace(&mut self) -> (bool, u64) {
         let mut backlog = false;
+        let mut most = 0;
         let Some(page_fmt) = self.dec.page else {
-            return false;
+            return (false, 0);
         };
         let tids = self.tids();
         let mut woke: Vec<(u64, i32, i32)> = Vec::new();
@@ -452,6 +509,7 @@ impl Reader {
                 match self.pipes.read(i) {
                     Ok(Some((_, page))) => {
                         backlog |= round == PAGES - 1;
+                        most = most.max(round as u64 + 1);
                         let (dec, ring, lost) = (
                             &mut self.dec,
                             &mut self.rings[i],
@@ -484,7 +542,7 @@ impl Reader {
             }
         }
         self.note_wakeups(woke);
-        backlog
+        (backlog, most)
     }
 
     /// The watched threads' ids (known once they run).
@@ -544,8 +602,12 @@ impl Reader {
     }
 
     /// The taps' new intervals: the candidates wait for the trace.
-    fn take_intervals(&mut self) {
+    /// The intervals of the thread that had the most for its room, and that
+    /// room (see [`ROUND_SHARE`]).
+    fn take_intervals(&mut self) -> Option<(u64, u64)> {
+        let mut busiest: Option<(u64, u64)> = None;
         for (w, t) in self.watches.iter().zip(&mut self.threads) {
+            let before = self.details.intervals;
             let (worst, threshold) = (self.worst, self.threshold);
             let n = &mut self.details.intervals;
             let ci = self.cpus.iter().position(|&c| c == w.cpu);
@@ -565,7 +627,17 @@ impl Reader {
                     c.skip(lat);
                 }
             });
+            let n = self.details.intervals - before;
+            let mut room = w.tap.capacity();
+            if !self.totals.is_empty() {
+                room = room.min(WAITING);
+            }
+            let room = (room / ROUND_SHARE) as u64;
+            if busiest.is_none_or(|(bn, br)| n * br > bn * room) {
+                busiest = Some((n, room));
+            }
         }
+        busiest
     }
 
     /// Explain the waiting intervals the trace has passed (or waited for

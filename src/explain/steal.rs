@@ -4,11 +4,17 @@
 //! the fact.
 
 use std::collections::VecDeque;
+use std::fs::File;
+use std::io::{Read, Seek};
 
 /// ns per USER_HZ tick.
 pub const TICK_NS: u64 = 10_000_000;
-/// Samples kept (a few seconds of reader rounds).
+/// Samples kept (about a minute).
 const KEEP: usize = 512;
+/// The shortest time between two samples: the counter moves in 10 ms
+/// ticks, and generating /proc/stat (a line per IRQ) costs the reader more
+/// than anything else it does per round.
+const EVERY_NS: u64 = 100_000_000;
 
 /// The steal counters of the CPUs watched, over time.
 #[derive(Debug)]
@@ -18,6 +24,9 @@ pub struct Steal {
     history: VecDeque<(u64, Vec<u64>)>,
     /// Whether /proc/stat had the column at all.
     pub seen: bool,
+    /// /proc/stat kept open, read again from its start each time.
+    file: Option<File>,
+    text: String,
 }
 
 /// Each CPU's steal in ns from a /proc/stat text.
@@ -38,15 +47,30 @@ impl Steal {
             cpus: cpus.to_vec(),
             history: VecDeque::with_capacity(KEEP),
             seen: false,
+            file: File::open("/proc/stat").ok(),
+            text: String::with_capacity(4096),
         }
     }
 
-    /// Read /proc/stat now (`now`: monotonic ns).
+    /// Read /proc/stat now (`now`: monotonic ns), unless it was read less
+    /// than [`EVERY_NS`] ago.
     pub fn sample(&mut self, now: u64) {
-        let Ok(text) = std::fs::read_to_string("/proc/stat") else {
+        if self
+            .history
+            .back()
+            .is_some_and(|l| now.saturating_sub(l.0) < EVERY_NS)
+        {
+            return;
+        }
+        let Some(f) = self.file.as_mut() else {
             return;
         };
-        self.record(now, &parse(&text));
+        self.text.clear();
+        if f.rewind().is_err() || f.read_to_string(&mut self.text).is_err() {
+            return;
+        }
+        let all = parse(&self.text);
+        self.record(now, &all);
     }
 
     pub fn record(&mut self, now: u64, all: &[(usize, u64)]) {

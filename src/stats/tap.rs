@@ -43,6 +43,11 @@ impl Tap {
         }
     }
 
+    /// Records it holds before the oldest is overwritten.
+    pub fn capacity(&self) -> usize {
+        self.capacity as usize
+    }
+
     /// Say which thread writes (its kernel thread id).
     pub fn set_writer(&self, tid: i32) {
         self.tid.store(tid, Ordering::Release);

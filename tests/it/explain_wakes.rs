@@ -137,8 +137,11 @@ fn a_fifo_hog_on_the_clients_cpu_is_named_for_its_late_replies() {
     )));
     let _hog = hog("rtlat-hog", cpu, 2);
     // The reply is delivered by the server's CPU (veth), the client blocks
-    // for it (--spin off): a burst on the client's CPU holds the replies
-    // that come during it.
+    // for it (--spin off): a burst on the client's CPU holds the reply that
+    // comes during it. A burst that begins while the client sleeps to its
+    // next send only delays the send, so the rate is high enough for the
+    // client to wait for a reply a good part of the time (about a quarter:
+    // 40 bursts hold 10 replies).
     let out = net
         .exec(
             &net.b,
@@ -151,7 +154,7 @@ fn a_fifo_hog_on_the_clients_cpu_is_named_for_its_late_replies() {
                 &cpu.to_string(),
             ],
         )
-        .args(["--spin", "off", "--rate", "5000/s", "--duration", "4s"])
+        .args(["--spin", "off", "--rate", "20000/s", "--duration", "4s"])
         .arg("--json")
         .arg(&pj)
         .output()
