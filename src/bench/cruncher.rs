@@ -316,7 +316,7 @@ pub fn run(cfg: &CruncherConfig, argv: Vec<String>) -> Result<Outcome> {
         }
     }));
     #[cfg(feature = "kernel-trace")]
-    let outcome = crate::explain::reader::execute(explain, spec, channels, workers, CLOCK);
+    let outcome = crate::explain::execute(explain, spec, channels, workers, CLOCK);
     #[cfg(not(feature = "kernel-trace"))]
     let outcome = engine::execute(spec, channels, workers, CLOCK);
     let outcome = outcome?;

@@ -13,8 +13,10 @@ pub mod attribute;
 pub mod events;
 pub mod instance;
 pub mod reader;
+pub mod setup;
 pub mod steal;
 pub mod timeline;
 
 pub use attribute::{attribute, Interval};
-pub use reader::{Explain, ExplainDetails};
+pub use reader::ExplainDetails;
+pub use setup::{execute, Explain};

@@ -363,7 +363,7 @@ pub fn run(cfg: &IrqConfig, command_line: Vec<String>) -> Result<Outcome> {
         }
     }));
     #[cfg(feature = "kernel-trace")]
-    let outcome = crate::explain::reader::execute(explain, spec, channels, vec![worker], clock);
+    let outcome = crate::explain::execute(explain, spec, channels, vec![worker], clock);
     #[cfg(not(feature = "kernel-trace"))]
     let outcome = crate::engine::execute(spec, channels, vec![worker], clock);
     // On an early error the target never stopped: dropping it ends it.

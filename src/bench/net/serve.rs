@@ -342,7 +342,7 @@ pub fn run(cfg: &ServeConfig, command_line: Vec<String>) -> Result<Outcome> {
         spec.notes.extend(e.notes.iter().cloned());
     }
     #[cfg(feature = "kernel-trace")]
-    let outcome = crate::explain::reader::execute(explain, spec, channels, vec![worker], MONOTONIC);
+    let outcome = crate::explain::execute(explain, spec, channels, vec![worker], MONOTONIC);
     #[cfg(not(feature = "kernel-trace"))]
     let outcome = crate::engine::execute(spec, channels, vec![worker], MONOTONIC);
     if let Some(s) = sink.lock().ok().and_then(|mut g| g.take()) {

@@ -345,7 +345,7 @@ fn execute(
 ) -> Result<Outcome> {
     keep_off(&cfg.cpus, &mut spec.notes);
     #[cfg(feature = "kernel-trace")]
-    let outcome = crate::explain::reader::execute(explain, spec, channels, workers, MONO)?;
+    let outcome = crate::explain::execute(explain, spec, channels, workers, MONO)?;
     #[cfg(not(feature = "kernel-trace"))]
     let outcome = crate::engine::execute(spec, channels, workers, MONO)?;
     for line in crate::render::describe::noise_lines(&outcome.result) {

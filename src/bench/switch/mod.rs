@@ -193,7 +193,7 @@ pub fn run(cfg: &SwitchConfig, argv: Vec<String>) -> Result<Outcome> {
     spec.finish = Some(finisher(cfg, tallies, links.clone(), line));
 
     #[cfg(feature = "kernel-trace")]
-    let outcome = crate::explain::reader::execute(explain, spec, channels, workers, CLOCK);
+    let outcome = crate::explain::execute(explain, spec, channels, workers, CLOCK);
     #[cfg(not(feature = "kernel-trace"))]
     let outcome = crate::engine::execute(spec, channels, workers, CLOCK);
     for c in children.iter_mut() {

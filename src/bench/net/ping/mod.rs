@@ -383,7 +383,7 @@ pub fn run(cfg: &PingConfig, command_line: Vec<String>) -> Result<Outcome> {
     }
     start_bulk(cfg, &bulk)?;
     #[cfg(feature = "kernel-trace")]
-    let outcome = crate::explain::reader::execute(explain, spec, channels, workers, MONOTONIC);
+    let outcome = crate::explain::execute(explain, spec, channels, workers, MONOTONIC);
     #[cfg(not(feature = "kernel-trace"))]
     let outcome = crate::engine::execute(spec, channels, workers, MONOTONIC);
     // On an early error the finisher never ran: stop the bulk traffic here.

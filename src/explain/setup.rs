@@ -1,0 +1,319 @@
+//! `--explain`'s set-up: the tracepoints of the measuring CPUs in rtlat's
+//! tracefs instance, the taps of the threads watched, and the reader
+//! thread ([`super::reader`]) with the finisher that writes the explained
+//! intervals into the result and restores tracefs.
+
+use super::events::{Decoder, REQUIRED};
+use super::instance::{self, tracefs_error};
+use super::reader::{ExplainDetails, TraceReader, Watch};
+use crate::engine::{StopFlag, Worker, WorkerEnd};
+use crate::error::{Error, Result};
+use crate::result::totals::CpuTotals;
+use crate::result::{Explained, RunResult};
+use crate::stats::tap::Tap;
+use crate::sys::sched::{self, Sched};
+use crate::sys::tracefs::{self, Capabilities, RawPipes, Session};
+use serde::{Deserialize, Serialize};
+use std::sync::{Arc, Mutex};
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Wrapped {
+    explain: ExplainDetails,
+}
+
+impl crate::result::details::Details for Wrapped {}
+
+/// An explain run's tracing, from its set-up to its restore.
+pub struct Explain {
+    session: Session,
+    pipes: RawPipes,
+    dec: Decoder,
+    cpus: Vec<usize>,
+    watches: Vec<Watch>,
+    worst: usize,
+    threshold: Option<u64>,
+    own: &'static str,
+    totals: bool,
+    pending: Option<&'static str>,
+    /// The wake-ups other CPUs did of the measuring CPUs' threads.
+    remote: Option<RawPipes>,
+    pub notes: Vec<String>,
+}
+
+/// Why this system cannot explain, as the one-line error naming the fix.
+fn refuse(caps: &Capabilities, dec: Option<&Decoder>) -> Option<Error> {
+    let Some(root) = &caps.root else {
+        return Some(Error::env(
+            "--explain needs tracefs (/sys/kernel/tracing), which is not mounted or not readable: run as root",
+        ));
+    };
+    let dec = dec?;
+    let lacking: Vec<&str> = REQUIRED
+        .iter()
+        .copied()
+        .filter(|e| dec.missing.iter().any(|m| m == e))
+        .collect();
+    if dec.page.is_none() || !lacking.is_empty() {
+        return Some(Error::env(format!(
+            "--explain needs the {} trace events and events/header_page under {}, which this kernel does not offer: use a kernel built with CONFIG_FTRACE (every distribution kernel has them)",
+            REQUIRED.join(" and "),
+            root.display()
+        )));
+    }
+    None
+}
+
+impl Explain {
+    /// Record the events of `cpus`; explain the `worst` intervals of each
+    /// thread and every one above `threshold`; `own` names the thread's own
+    /// time in an interval (`own wake-up path`, `own computation`).
+    pub fn begin(
+        cpus: &[usize],
+        worst: usize,
+        threshold: Option<u64>,
+        own: &'static str,
+    ) -> Result<Explain> {
+        Self::open(None, cpus, worst, threshold, own)
+    }
+
+    /// [`Explain::begin`] inside the tracefs `session` of a run that
+    /// traces in an instance of its own already (`timer --context`): the
+    /// events go to a second instance, `rtlat-PID-explain`, and the session
+    /// (both instances) is restored by the explain run's finisher too.
+    pub fn beside(
+        session: Session,
+        cpus: &[usize],
+        worst: usize,
+        threshold: Option<u64>,
+        own: &'static str,
+    ) -> Result<Explain> {
+        Self::open(Some(session), cpus, worst, threshold, own)
+    }
+
+    fn open(
+        session: Option<Session>,
+        cpus: &[usize],
+        worst: usize,
+        threshold: Option<u64>,
+        own: &'static str,
+    ) -> Result<Explain> {
+        let caps = Capabilities::probe_or_mount();
+        if let Some(e) = refuse(&caps, None) {
+            return Err(e);
+        }
+        let root = caps.root.clone().unwrap_or_default();
+        let dec = Decoder::load(&root);
+        if let Some(e) = refuse(&caps, Some(&dec)) {
+            return Err(e);
+        }
+        let beside = session.is_some();
+        let (mut session, mut notes) = match session {
+            Some(s) => (s, Vec::new()),
+            None => Session::begin(&root).map_err(Error::env)?,
+        };
+        let mask = tracefs::cpumask(cpus);
+        let mut settings: Vec<(String, &str)> = vec![("tracing_cpumask".into(), mask.as_str())];
+        for e in &dec.enabled {
+            settings.push((format!("events/{e}/enable"), "1"));
+        }
+        let refs: Vec<(&str, &str)> = settings.iter().map(|(a, b)| (a.as_str(), *b)).collect();
+        let (inst, name) = if beside {
+            let name = format!("rtlat-{}-explain", std::process::id());
+            (instance::open_as(&mut session, &name, &refs)?, name)
+        } else {
+            instance::open(&mut session, &root, &refs, &mut notes)?
+        };
+        let pipes =
+            RawPipes::open(&inst, cpus).map_err(|e| tracefs_error("open trace_pipe_raw", e))?;
+        notes.push(format!(
+            "--explain: the worst {worst} intervals of each thread{} split into their causes, from the scheduling, IRQ, softirq, irq_vectors, idle and NMI events of the measuring CPUs in tracefs instance {name}, and the hypervisor's steal from the scheduler's runtime accounting (or the steal column of /proc/stat); its reader thread (SCHED_OTHER) is in the CPU time",
+            if threshold.is_some() { " and every one above --break-threshold" } else { "" }
+        ));
+        if !dec.missing.is_empty() {
+            notes.push(format!(
+                "--explain could not see {} (not in this kernel's tracefs): their time shows under the part they interrupted",
+                dec.missing.join(", ")
+            ));
+        }
+        Ok(Explain {
+            session,
+            pipes,
+            dec,
+            cpus: cpus.to_vec(),
+            watches: Vec::new(),
+            worst: worst.max(1),
+            threshold,
+            own,
+            totals: false,
+            pending: None,
+            remote: None,
+            notes,
+        })
+    }
+
+    /// Attribute every interval the threads hand over, not only the worst,
+    /// and sum them per CPU by cause (`details.explain.totals`).
+    pub fn total_every_interval(&mut self) {
+        self.totals = true;
+    }
+
+    /// The intervals start before the thread's wake-up is due (a packet's
+    /// arrival, a wake call): `name` is what the CPU's time before the
+    /// wake-up was when no IRQ or softirq took it ([`Interval::pending`]).
+    /// Such a wake-up often comes from another CPU, where the kernel traces
+    /// it: those of the measuring CPUs' threads are read there too.
+    pub fn pending(mut self, name: &'static str) -> Result<Explain> {
+        self.pending = Some(name);
+        let others: Vec<usize> = crate::sysinfo::online_cpus()
+            .into_iter()
+            .filter(|c| !self.cpus.contains(c))
+            .collect();
+        if others.is_empty() {
+            return Ok(self);
+        }
+        let mask = tracefs::cpumask(&others);
+        let filter = self
+            .cpus
+            .iter()
+            .map(|c| format!("target_cpu == {c}"))
+            .collect::<Vec<_>>()
+            .join(" || ");
+        let name = format!("rtlat-{}-wakeups", std::process::id());
+        let settings = [
+            ("buffer_size_kb", "256"),
+            ("tracing_cpumask", mask.as_str()),
+            ("events/sched/sched_wakeup/filter", filter.as_str()),
+            ("events/sched/sched_wakeup/enable", "1"),
+        ];
+        let inst = instance::open_as(&mut self.session, &name, &settings)?;
+        self.notes.push(format!(
+            "--explain: the wake-ups that CPU(s) {} do of the measuring threads are read from tracefs instance {name}",
+            crate::units::format_cpu_list(&others)
+        ));
+        self.remote = Some(
+            RawPipes::open(&inst, &others).map_err(|e| tracefs_error("open trace_pipe_raw", e))?,
+        );
+        Ok(self)
+    }
+
+    /// The tap of a measuring thread named `name` on `cpu`, room for
+    /// `capacity` intervals between the reader's rounds.
+    pub fn watch(&mut self, name: &str, cpu: usize, capacity: usize) -> Arc<Tap> {
+        let tap = Arc::new(Tap::new(capacity));
+        self.watches.push(Watch {
+            name: name.to_string(),
+            cpu,
+            tap: Arc::clone(&tap),
+        });
+        tap
+    }
+
+    /// The reader thread, and the finisher that writes the explained
+    /// intervals into the result and restores tracefs.
+    #[allow(clippy::type_complexity)]
+    pub fn into_reader(
+        self,
+    ) -> (
+        Worker,
+        Box<dyn FnOnce(&mut RunResult) + Send>,
+        Arc<Mutex<Session>>,
+    ) {
+        let Explain {
+            session,
+            pipes,
+            dec,
+            cpus,
+            watches,
+            worst,
+            threshold,
+            own,
+            totals,
+            pending,
+            remote,
+            ..
+        } = self;
+        let shared: Arc<Mutex<(Vec<Explained>, ExplainDetails)>> = Arc::default();
+        let out = Arc::clone(&shared);
+        let worker = Worker {
+            name: "rtlat-explain".into(),
+            cpu: None,
+            body: Box::new(move |start: u64, _stop: &StopFlag| -> WorkerEnd {
+                // The reader must not compete with the threads it watches.
+                let _ = sched::set_current(Sched::Other);
+                let how = (worst, threshold, own, pending);
+                let cpus_of = cpus.clone();
+                let mut r = TraceReader::new(pipes, dec, cpus, watches, how, start);
+                r.remote = remote;
+                if totals {
+                    r.totals = cpus_of.iter().map(|&c| CpuTotals::new(c)).collect();
+                }
+                r.run();
+                let got = r.finish();
+                if let Ok(mut g) = out.lock() {
+                    *g = got;
+                }
+                WorkerEnd { brk: None }
+            }),
+        };
+        let session = Arc::new(Mutex::new(session));
+        let at_end = Arc::clone(&session);
+        let finish = Box::new(move |result: &mut RunResult| {
+            let (cases, mut d) = shared.lock().map(|g| g.clone()).unwrap_or_default();
+            if let Ok(mut s) = at_end.lock() {
+                d.restore_problems.extend(s.restore());
+            }
+            if d.lost_events > 0 {
+                result.notes.push(format!(
+                    "--explain: the kernel's trace buffers lost {} events; an interval they fell in may be explained wrongly",
+                    d.lost_events
+                ));
+            }
+            result.explained = cases;
+            let w = Wrapped { explain: d };
+            result
+                .details
+                .extend(crate::result::details::Details::to_map(&w));
+        });
+        (worker, finish, session)
+    }
+}
+
+impl Explain {
+    /// Put the reader among a run's `workers` and its finisher after the
+    /// run's own; the session is returned so that an early error can still
+    /// restore tracefs (the finisher restores it otherwise).
+    pub fn attach(
+        self,
+        spec: &mut crate::engine::RunSpec,
+        workers: &mut Vec<Worker>,
+    ) -> Arc<Mutex<Session>> {
+        let (reader, finish, session) = self.into_reader();
+        workers.push(reader);
+        let ours = spec.finish.take();
+        spec.finish = Some(Box::new(move |r: &mut RunResult| {
+            if let Some(f) = ours {
+                f(r);
+            }
+            finish(r);
+        }));
+        session
+    }
+}
+
+/// [`crate::engine::execute`] with `explain`'s reader (if any) among the
+/// workers; tracefs is restored whatever the outcome.
+pub fn execute(
+    explain: Option<Explain>,
+    mut spec: crate::engine::RunSpec,
+    channels: Vec<crate::engine::Channel>,
+    mut workers: Vec<Worker>,
+    clock: libc::clockid_t,
+) -> Result<crate::engine::Finished> {
+    let session = explain.map(|e| e.attach(&mut spec, &mut workers));
+    let outcome = crate::engine::execute(spec, channels, workers, clock);
+    // Restored already by the finisher; on an early error here.
+    if let Some(Ok(mut s)) = session.as_ref().map(|s| s.lock()) {
+        s.restore();
+    }
+    outcome
+}
