@@ -21,7 +21,8 @@
 # `irq target --reply-from thread` and `kthread` answer every edge, `irq` is
 # refused on gpio-sim (its chip can sleep) with exit 3, rmmod after each;
 # its kspin load's sections named by `timer --explain` and, on PREEMPT_RT,
-# by Debian's `rtla timerlat top -a` (staged into that boot).
+# by `timer --context irq,thread --explain` and by Debian's `rtla timerlat
+# top -a` (staged into that boot).
 #
 # And per flavour a timerlat boot (no modules, $RTLAT_E2E_TLAT_SMP CPUs,
 # tests/fixtures/irq/guest-timerlat.sh): on PREEMPT_RT `rtlat timer --context

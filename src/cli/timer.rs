@@ -68,7 +68,7 @@ pub struct TimerArgs {
         long,
         value_name = "CONTEXTS",
         value_delimiter = ',',
-        conflicts_with_all = ["synthetic", "explain"]
+        conflicts_with = "synthetic"
     )]
     pub context: Vec<ContextArg>,
     /// Split each sample into its IRQ part (timer expiry → hard handler) and its scheduling part (handler → thread running), as series cpuN/irq and cpuN/sched, from the kernel's hrtimer trace events (root, tracefs)

@@ -13,17 +13,20 @@
 //! (`#id` gaps); lost-event notices and the instance's `per_cpu/cpuN/stats`
 //! overruns go into the details.
 
+use super::ctxsink::LevelSink;
 use super::lines::{self, Ctx};
 use super::noise::{self, BreakAnalysis, Recent};
-use super::pairing::{ContextDetails, Pairer, Sink, Skipped};
+use super::pairing::{ContextDetails, Pairer};
 use super::raw;
 use super::userlat;
 use super::TimerConfig;
 use crate::engine::{self, Channel, Finished, RunSpec, StopFlag, Worker, WorkerEnd};
 use crate::error::{Error, Result};
 use crate::explain::instance::{self, tracefs_error};
-use crate::result::{BreakEvent, Policy};
+use crate::explain::Explain;
+use crate::result::Policy;
 use crate::stats::recorder::{self, Recorder};
+use crate::stats::tap::Tap;
 use crate::sys::clock::{self, Clock};
 use crate::sys::tracefs::{self, Capabilities, Pipe, RawPipes, Session};
 use std::path::{Path, PathBuf};
@@ -78,99 +81,6 @@ fn levels(user: bool) -> &'static [Ctx] {
     }
 }
 
-fn level_index(ctx: Ctx) -> usize {
-    match ctx {
-        Ctx::Irq => 0,
-        Ctx::Thread => 1,
-        Ctx::User => 2,
-    }
-}
-
-/// The reader's sink: a recorder per CPU and level; a sample counts when its
-/// timer expiry falls inside the run's window, and so does each period
-/// without one.
-struct Recorders {
-    recs: Vec<Recorder>,
-    /// Levels per CPU (2, or 3 with user) and the one counted for --loops.
-    levels: usize,
-    top: Ctx,
-    cpus: Vec<usize>,
-    start: u64,
-    end: u64,
-    period: u64,
-    threshold: u64,
-    /// Thread samples recorded per CPU (for --loops).
-    counts: Vec<u64>,
-    loops: u64,
-    brk: Option<BreakEvent>,
-    /// The break's sample: (CPU index, context, latency, expiry), and the
-    /// last IRQ sample of each CPU: (expiry, latency).
-    brk_sample: Option<(usize, Ctx, u64, u64)>,
-    last_irq: Vec<Option<(u64, u64)>>,
-}
-
-impl Recorders {
-    /// How many of the skipped expiries fall inside the window.
-    fn inside(&self, s: Skipped) -> u64 {
-        if s.count == 0 {
-            return 0;
-        }
-        let p = self.period;
-        let last = s.first + (s.count - 1) * p;
-        if last < self.start || s.first >= self.end {
-            return 0;
-        }
-        let lo = if s.first >= self.start {
-            0
-        } else {
-            (self.start - s.first).div_ceil(p)
-        };
-        let hi = if last < self.end {
-            s.count - 1
-        } else {
-            (self.end - 1 - s.first) / p
-        };
-        hi + 1 - lo
-    }
-}
-
-impl Sink for Recorders {
-    fn record(&mut self, i: usize, ctx: Ctx, latency_ns: u64, expiry_ns: u64, skipped: Skipped) {
-        // Nothing after the loops, nor after the break (the rest of the
-        // batch being read is later than the sample that ended the run).
-        if self.counts[i] >= self.loops || self.brk.is_some() {
-            return;
-        }
-        let k = self.levels * i + level_index(ctx);
-        let overruns = self.inside(skipped);
-        if expiry_ns < self.start || expiry_ns >= self.end {
-            if overruns > 0 {
-                self.recs[k].add_overruns(overruns);
-            }
-            return;
-        }
-        let at = expiry_ns - self.start;
-        self.recs[k].record(latency_ns, at, overruns);
-        if ctx == Ctx::Irq {
-            self.last_irq[i] = Some((expiry_ns, latency_ns));
-        }
-        if ctx == self.top {
-            self.counts[i] += 1;
-        }
-        if latency_ns > self.threshold && self.brk.is_none() {
-            self.brk_sample = Some((i, ctx, latency_ns, expiry_ns));
-            self.brk = Some(BreakEvent {
-                thread: k,
-                cpu: Some(self.cpus[i]),
-                sample: self.counts[i],
-                latency_ns,
-                at_ns: at,
-                trace_marked: false,
-            });
-        }
-    }
-}
-
 /// Where the samples come from (the noise events too, with a break threshold).
 enum Reader {
     Text(Pipe),
@@ -184,7 +94,7 @@ fn read_raw(
     fmt: &raw::TimerlatLayout,
     mut noise: Option<&mut Recent>,
     pairer: &mut Pairer,
-    sink: &mut Recorders,
+    sink: &mut LevelSink,
     analysis: &mut Option<BreakAnalysis>,
 ) -> std::io::Result<bool> {
     for i in 0..pipes.len() {
@@ -219,6 +129,13 @@ fn read_raw(
     Ok(false)
 }
 
+/// Who restores tracefs at the end: the run, or (with `--explain`, whose
+/// instance is in the same session) the explain run.
+enum Restorer {
+    Run(Session),
+    Explain(Box<Explain>),
+}
+
 /// Run `timer --context`.
 pub fn run(cfg: &TimerConfig, command_line: Vec<String>) -> Result<Finished> {
     let user = cfg.contexts.contains(&Ctx::User);
@@ -230,6 +147,24 @@ pub fn run(cfg: &TimerConfig, command_line: Vec<String>) -> Result<Finished> {
         reader,
         source,
     } = start_tracing(cfg, user)?;
+    let mut restorer = match cfg.explain {
+        Some(worst) => {
+            let e = Explain::beside(
+                session,
+                &cfg.cpus,
+                worst,
+                cfg.control.break_threshold_ns,
+                "own wake-up path",
+            )?;
+            notes.extend(e.notes.iter().cloned());
+            Restorer::Explain(Box::new(e))
+        }
+        None => Restorer::Run(session),
+    };
+    let taps = match &mut restorer {
+        Restorer::Explain(e) => watch(e, cfg, user),
+        Restorer::Run(_) => Vec::new(),
+    };
 
     let mono = Clock::Monotonic.id();
     let (channels, recs) = channels(cfg, user);
@@ -239,16 +174,26 @@ pub fn run(cfg: &TimerConfig, command_line: Vec<String>) -> Result<Finished> {
     spec.notes = notes;
     let problems: Arc<Mutex<Vec<String>>> = Arc::default();
     let done = Arc::new(AtomicBool::new(false));
+    let levels = levels(user).len();
     let mut workers: Vec<Worker> = if user {
         cfg.cpus
             .iter()
-            .map(|&c| {
+            .enumerate()
+            .map(|(i, &c)| {
+                // The thread and user levels are this thread's wake-up.
+                let own = taps
+                    .iter()
+                    .skip(levels * i + 1)
+                    .take(levels - 1)
+                    .flatten()
+                    .cloned()
+                    .collect();
                 userlat::worker(
                     &root,
                     c,
                     cfg.control.duration_ns,
                     GRACE_NS + 1_000_000_000,
-                    Arc::clone(&done),
+                    (Arc::clone(&done), own),
                     Arc::clone(&problems),
                 )
             })
@@ -261,20 +206,68 @@ pub fn run(cfg: &TimerConfig, command_line: Vec<String>) -> Result<Finished> {
     workers.push(reader_worker(
         cfg,
         user,
-        recs,
+        (recs, taps),
         reader,
         inst,
         done,
         Arc::clone(&shared),
     ));
-    let session = Arc::new(Mutex::new(session));
-    spec.finish = Some(finisher(shared, source, Arc::clone(&session), problems));
+    let (session, explained) = match restorer {
+        Restorer::Run(s) => (Arc::new(Mutex::new(s)), None),
+        Restorer::Explain(e) => {
+            let (w, finish, s) = e.into_reader();
+            workers.push(w);
+            (s, Some(finish))
+        }
+    };
+    let ours = finisher(shared, source, Arc::clone(&session), problems);
+    spec.finish = Some(match explained {
+        Some(finish) => Box::new(move |r: &mut crate::result::RunResult| {
+            ours(r);
+            finish(r);
+        }),
+        None => ours,
+    });
     let r = engine::execute(spec, channels, workers, mono);
     // Restored already by the finisher; on an early error here.
     if let Ok(mut s) = session.lock() {
         s.restore();
     }
     r
+}
+
+/// With `--explain`, a tap per CPU and level (as the recorders): the
+/// interval of a sample is from its timer's expiry to the context's
+/// sample; the IRQ level waits in no thread, the thread level in the
+/// kernel's timerlat/N (or, with `user`, rtlat's thread, which sets itself
+/// as the writer of its CPU's thread and user taps).
+fn watch(e: &mut Explain, cfg: &TimerConfig, user: bool) -> Vec<Option<Arc<Tap>>> {
+    // Room for the samples of the trace reader's pauses and the trace's lag.
+    let room = (4_000_000_000 / cfg.period_ns.max(1)) as usize;
+    let mut taps = Vec::new();
+    for &cpu in &cfg.cpus {
+        for &ctx in levels(user) {
+            let tap = e.watch(&format!("cpu{cpu}/{}", ctx.name()), cpu, room);
+            if ctx == Ctx::Thread && !user {
+                if let Some(pid) = kernel_thread(&format!("timerlat/{cpu}")) {
+                    tap.set_writer(pid);
+                }
+            }
+            taps.push(Some(tap));
+        }
+    }
+    taps
+}
+
+/// The pid of the kernel thread named `comm` (a child of kthreadd).
+fn kernel_thread(comm: &str) -> Option<i32> {
+    std::fs::read_dir("/proc").ok()?.find_map(|e| {
+        let pid: i32 = e.ok()?.file_name().to_str()?.parse().ok()?;
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let (name, rest) = stat.split_once(" (")?.1.rsplit_once(") ")?;
+        let ppid: i32 = rest.split_whitespace().nth(1)?.parse().ok()?;
+        (name == comm && ppid == 2).then_some(pid)
+    })
 }
 
 /// The trace lags the clock (more so on a loaded system, where the reader
@@ -448,7 +441,7 @@ fn measuring_threads(cfg: &TimerConfig, spec: &mut RunSpec, user: bool, notes: &
 fn reader_worker(
     cfg: &TimerConfig,
     user: bool,
-    recs: Vec<Recorder>,
+    (recs, taps): (Vec<Recorder>, Vec<Option<Arc<Tap>>>),
     mut reader: Reader,
     inst_dir: PathBuf,
     reader_done: Arc<AtomicBool>,
@@ -470,7 +463,7 @@ fn reader_worker(
         body: Box::new(move |start: u64, stop: &StopFlag| -> WorkerEnd {
             let mut pairer = Pairer::new(&cpus_sel, period, user);
             let end = duration.map_or(u64::MAX, |d| start + d);
-            let mut sink = Recorders {
+            let mut sink = LevelSink {
                 recs,
                 levels: levels(user).len(),
                 top,
@@ -484,6 +477,7 @@ fn reader_worker(
                 brk: None,
                 brk_sample: None,
                 last_irq: vec![None; cpus_sel.len()],
+                taps,
             };
             let mut read_error = None;
             let mut late_trace = false;
@@ -532,6 +526,9 @@ fn reader_worker(
             reader_done.store(true, Ordering::Release);
             for r in &mut sink.recs {
                 r.finish();
+            }
+            for t in sink.taps.iter().flatten() {
+                t.close();
             }
             let mut d = pairer.details;
             d.trace_short_of_end = late_trace;
@@ -621,35 +618,6 @@ fn noise_events(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const P: u64 = 1_000_000;
-
-    #[test]
-    fn only_periods_inside_the_window_count() {
-        let r = Recorders {
-            recs: Vec::new(),
-            levels: 2,
-            top: Ctx::Thread,
-            cpus: Vec::new(),
-            start: 10 * P,
-            end: 20 * P,
-            period: P,
-            threshold: u64::MAX,
-            counts: Vec::new(),
-            loops: u64::MAX,
-            brk: None,
-            brk_sample: None,
-            last_irq: Vec::new(),
-        };
-        let s = |first: u64, count: u64| Skipped { first, count };
-        assert_eq!(r.inside(s(12 * P, 3)), 3);
-        assert_eq!(r.inside(s(8 * P, 5)), 3); // 10, 11, 12
-        assert_eq!(r.inside(s(18 * P, 5)), 2); // 18, 19
-        assert_eq!(r.inside(s(5 * P, 30)), 10);
-        assert_eq!(r.inside(s(2 * P, 3)), 0);
-        assert_eq!(r.inside(s(20 * P, 3)), 0);
-        assert_eq!(r.inside(s(12 * P, 0)), 0);
-    }
 
     #[test]
     fn refusals_name_the_kernel_option_and_the_version() {

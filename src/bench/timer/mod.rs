@@ -11,6 +11,8 @@
 
 #[cfg(feature = "kernel-trace")]
 pub mod contexts;
+#[cfg(feature = "kernel-trace")]
+mod ctxsink;
 pub mod lines;
 #[cfg(feature = "kernel-trace")]
 pub mod noise;

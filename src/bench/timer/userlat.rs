@@ -11,6 +11,7 @@
 use crate::engine::{StopFlag, Worker, WorkerEnd};
 use crate::error::{Error, Result};
 use crate::explain::instance::tracefs_error;
+use crate::stats::tap::Tap;
 use crate::sys::clock::{self, Clock};
 use crate::sys::sched;
 use crate::sys::tracefs::{self, Session};
@@ -76,7 +77,7 @@ pub fn worker(
     cpu: usize,
     duration_ns: Option<u64>,
     grace_ns: u64,
-    done: Arc<AtomicBool>,
+    (done, taps): (Arc<AtomicBool>, Vec<Arc<Tap>>),
     problems: Arc<Mutex<Vec<String>>>,
 ) -> Worker {
     let path = fd_path(root, cpu);
@@ -84,6 +85,11 @@ pub fn worker(
         name: format!("rtlat-tlat{cpu}"),
         cpu: Some(cpu),
         body: Box::new(move |start: u64, stop: &StopFlag| -> WorkerEnd {
+            // `--explain`: the samples of this CPU's thread and user levels
+            // are this thread's wake-ups.
+            for t in &taps {
+                t.set_writer(crate::sys::sched::gettid());
+            }
             let mono = Clock::Monotonic.id();
             let until = duration_ns.map_or(u64::MAX, |d| start + d + grace_ns);
             let mut fd = match std::fs::File::open(&path) {
