@@ -3,12 +3,15 @@
 
 What it measures
 ----------------
-Pairs of runs on one CPU (--cpu, default the last), SCHED_FIFO 80, period
-1 ms, --seconds each, interleaved --pairs times (pair k runs the plain run
-first when k is even, the explained one first when k is odd):
+Rounds of runs on one CPU (--cpu, default the last), SCHED_FIFO 80, period
+1 ms, --seconds each, --pairs rounds of three, interleaved (round k starts
+with the (k mod 3)th kind):
 
     rtlat timer --cpus N --duration S            (plain)
     rtlat timer --cpus N --duration S --explain  (explain)
+    rtlat timer --cpus N --duration S            (traced: the plain run while
+        a tracefs instance of the bench's own records the events --explain
+        records on that CPU, and nothing reads them: the kernel's share)
 
 For each run: the average latency (the result's total.avg_ns), the CPU time
 of the whole process per sample (user + system time of wait4's rusage, to
@@ -53,6 +56,34 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+# The events --explain records (src/explain/events.rs), by system or name.
+EVENTS = ["sched/sched_switch", "sched/sched_wakeup", "sched/sched_stat_runtime", "irq",
+          "irq_vectors", "power/cpu_idle", "nmi"]
+TRACEFS = Path("/sys/kernel/tracing")
+
+
+class Traced:
+    """A tracefs instance recording EVENTS on one CPU, unread, while open."""
+
+    def __init__(self, cpu: int):
+        self.dir = TRACEFS / "instances" / f"rtlat-bench-{os.getpid()}"
+        self.cpu = cpu
+
+    def __enter__(self):
+        self.dir.mkdir()
+        (self.dir / "trace_clock").write_text("mono")
+        (self.dir / "buffer_size_kb").write_text("2048")
+        (self.dir / "tracing_cpumask").write_text(format(1 << self.cpu, "x"))
+        for e in EVENTS:
+            f = self.dir / "events" / e / "enable"
+            if f.exists():
+                f.write_text("1")
+        return self
+
+    def __exit__(self, *exc):
+        self.dir.rmdir()
 
 
 def run(rtlat: str, cpu: int, seconds: int, explain: bool, tmp: Path) -> dict:
@@ -118,22 +149,30 @@ def main() -> None:
         print(f"explain_cost: needs {a.rtlat} (cargo build --release) and /usr/bin/time (apt-get install time)",
               file=sys.stderr)
         sys.exit(2)
-    got: dict[bool, list[dict]] = {False: [], True: []}
+    got: dict[str, list[dict]] = {"plain": [], "explain": [], "traced": []}
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         for k in range(a.pairs):
-            for explain in ((False, True) if k % 2 == 0 else (True, False)):
-                r = run(a.rtlat, a.cpu, a.seconds, explain, tmp)
-                got[explain].append(r)
-                print(f"RUN pair {k} {'explain' if explain else 'plain  '} avg {r['avg_us']:.2f} us, "
+            order = ["plain", "explain", "traced"]
+            for kind in order[k % 3:] + order[:k % 3]:
+                if kind == "traced":
+                    with Traced(a.cpu):
+                        r = run(a.rtlat, a.cpu, a.seconds, False, tmp)
+                else:
+                    r = run(a.rtlat, a.cpu, a.seconds, kind == "explain", tmp)
+                got[kind].append(r)
+                print(f"RUN pair {k} {kind:7} avg {r['avg_us']:.2f} us, "
                       f"cpu/sample {r['cpu_us_per_sample']:.2f} us, VmHWM {r['hwm_kb']} kB, "
                       f"explained {r['explained']}", flush=True)
-        mean = lambda e, key: statistics.mean(x[key] for x in got[e])
-        p, e = mean(False, "avg_us"), mean(True, "avg_us")
-        print(f"COST avg latency plain {p:.2f} us explain {e:.2f} us ratio={e / p:.2f} (target <= 1.1)")
-        p, e = mean(False, "cpu_us_per_sample"), mean(True, "cpu_us_per_sample")
-        print(f"COST cpu per sample plain {p:.2f} us explain {e:.2f} us ratio={e / p:.2f} (target <= 1.1)")
-        p, e = max(x["hwm_kb"] for x in got[False]), max(x["hwm_kb"] for x in got[True])
+        mean = lambda kind, key: statistics.mean(x[key] for x in got[kind])
+        p, e, t = (mean(k, "avg_us") for k in ("plain", "explain", "traced"))
+        print(f"COST avg latency plain {p:.2f} us explain {e:.2f} us ratio={e / p:.2f} (target <= 1.1); "
+              f"traced {t:.2f} us ratio={t / p:.2f}")
+        p, e, t = (mean(k, "cpu_us_per_sample") for k in ("plain", "explain", "traced"))
+        print(f"COST cpu per sample plain {p:.2f} us explain {e:.2f} us ratio={e / p:.2f} (target <= 1.1); "
+              f"traced {t:.2f} us ratio={t / p:.2f}: the kernel's recording alone {t - p:.2f} us, "
+              f"rtlat's reader and set-up {e - t:.2f} us")
+        p, e = max(x["hwm_kb"] for x in got["plain"]), max(x["hwm_kb"] for x in got["explain"])
         print(f"COST VmHWM plain {p} kB explain {e} kB (target <= 8192 kB)")
         if a.flat_seconds > 0:
             rss = flat(a.rtlat, a.cpu, a.flat_seconds, a.flat_every, tmp)

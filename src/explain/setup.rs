@@ -238,8 +238,17 @@ impl Explain {
             name: "rtlat-explain".into(),
             cpu: None,
             body: Box::new(move |start: u64, _stop: &StopFlag| -> WorkerEnd {
-                // The reader must not compete with the threads it watches.
+                // The reader must not compete with the threads it watches,
+                // nor add its own switches and cache misses to their CPUs'
+                // (with every CPU measured there is nowhere else to go).
                 let _ = sched::set_current(Sched::Other);
+                let others: Vec<usize> = crate::sysinfo::online_cpus()
+                    .into_iter()
+                    .filter(|c| !cpus.contains(c))
+                    .collect();
+                if !others.is_empty() {
+                    let _ = sched::confine_current(&others);
+                }
                 let how = (worst, threshold, own, pending);
                 let cpus_of = cpus.clone();
                 let mut r = TraceReader::new(pipes, dec, cpus, watches, how, start);

@@ -302,3 +302,50 @@ fn a_fifo_burst_during_a_cruncher_run_is_a_part_of_it() {
         "{cases:?}"
     );
 }
+
+#[test]
+fn the_reader_stays_off_the_measuring_cpu() {
+    if !need(Need::Root) || !need(Need::Native("the trace's pages are the host kernel's")) {
+        return;
+    }
+    let cpu = measuring_cpu();
+    if cpu == 0 {
+        return;
+    }
+    let _turn = measuring();
+    let child = Command::new(bin())
+        .args(["timer", "--cpus", &cpu.to_string(), "--duration", "4s"])
+        .args(["--explain", "--quiet"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("rtlat runs");
+    let pid = child.id();
+    let _run = Reaped(child);
+    // The reader's own affinity, once it has started.
+    let mut allowed = None;
+    for _ in 0..60 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+            continue;
+        };
+        allowed = tasks.flatten().find_map(|t| {
+            let comm = std::fs::read_to_string(t.path().join("comm")).ok()?;
+            let status = std::fs::read_to_string(t.path().join("status")).ok()?;
+            let list = status
+                .lines()
+                .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))?;
+            (comm.trim() == "rtlat-explain").then(|| list.trim().to_string())
+        });
+        if allowed.is_some() {
+            break;
+        }
+    }
+    let allowed = allowed.expect("an rtlat-explain thread within 3 s");
+    let online: Vec<usize> = (0..=cpu).collect();
+    let cpus = rtlat::units::parse_cpu_list(&allowed, &online).expect("a CPU list");
+    assert!(
+        !cpus.is_empty() && !cpus.contains(&cpu),
+        "the reader may run on {allowed}, the measuring CPU is {cpu}"
+    );
+}
