@@ -242,8 +242,9 @@ pub fn run(cfg: &TimerConfig, command_line: Vec<String>) -> Result<Finished> {
 /// kernel's timerlat/N (or, with `user`, rtlat's thread, which sets itself
 /// as the writer of its CPU's thread and user taps).
 fn watch(e: &mut Explain, cfg: &TimerConfig, user: bool) -> Vec<Option<Arc<Tap>>> {
-    // Room for the samples of the trace reader's pauses and the trace's lag.
-    let room = (4_000_000_000 / cfg.period_ns.max(1)) as usize;
+    // Room for 1 s of samples: ten times the trace reader's pauses (50 ms)
+    // and the explain reader's (at most 100 ms).
+    let room = (1_000_000_000 / cfg.period_ns.max(1)) as usize;
     let mut taps = Vec::new();
     for &cpu in &cfg.cpus {
         for &ctx in levels(user) {
