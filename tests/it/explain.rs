@@ -174,11 +174,23 @@ fn a_fifo_thread_that_busy_loops_on_the_measuring_cpu_is_named() {
         }
     }
     // The hog's bursts are the worst samples; on a VM other users' builds
-    // may hold the CPU as long (named then as what they are).
+    // may hold the CPU as long or longer, in the kernel with preemption
+    // off (named then as what they are, and outranking a 2 ms burst).
     let hog_named = culprits.iter().filter(|c| is_hog(c)).count();
     let stolen = culprits.iter().filter(|(k, _)| k == "hypervisor").count();
+    let longer = cases
+        .iter()
+        .zip(&culprits)
+        .filter(|(c, cul)| {
+            !is_hog(cul)
+                && ["preempt-off", "irqs-off", "thread"].contains(&cul.0.as_str())
+                && c["parts"].as_array().expect("parts").iter().any(|p| {
+                    p["name"] == cul.1.as_str() && p["ns"].as_u64().unwrap_or(0) >= 2_000_000
+                })
+        })
+        .count();
     assert!(
-        hog_named + stolen >= 7 && hog_named >= 5,
+        hog_named + stolen + longer >= 7 && hog_named >= 5,
         "culprits: {culprits:?}\n{cases:?}"
     );
     eprintln!("hog named in {hog_named} of 10, hypervisor in {stolen}");
