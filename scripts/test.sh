@@ -117,6 +117,10 @@ summary() {
     say "tests: $p passed, $f failed, $s skipped$([ $k -gt 0 ] && echo "; $k of the passed were flaky (failed, then passed when run again)")"
     awk -F '\t' '$1 == "test" { print "  skipped " $2 ": " $3 }' "$work/skips" | sort -u
     awk -F '\t' '$1 == "check" { print "  check skipped in " $2 ": " $3 }' "$work/skips" | sort -u
+    # A failed test fails the tier even if its stage's exit status was lost
+    # on the way; a failed stage counts as a failed test even if its log
+    # counted none (a build that failed, a lane that stopped before its tests).
+    [ $f -gt 0 ] && [ $rc = 0 ] && rc=1
     if [ $rc != 0 ]; then
         say "FAILED: see the stages above"
         [ $f = 0 ] && f=1
@@ -188,8 +192,12 @@ lane_artifacts() {
         touch "$work/ready/failed"
         return $rc
     }
-    CARGO_TARGET_DIR=$cross_dir RTLAT_SKIP_LOG="$work/skips" stage emulated-tests \
-        sh -c "scripts/cross.sh emulated 2>&1 | tee '$work/tests-emulated.log'"
+    CARGO_TARGET_DIR=$cross_dir RTLAT_SKIP_LOG="$work/skips" stage emulated-tests emulated_tests
+}
+# In this shell, not `sh -c`: pipefail (dash has none) gives the pipeline
+# cross.sh's exit status, not tee's.
+emulated_tests() {
+    scripts/cross.sh emulated 2>&1 | tee "$work/tests-emulated.log"
 }
 lane_e2e() {
     stage e2e-prepare scripts/gpio-e2e.sh --prepare
