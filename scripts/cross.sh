@@ -32,6 +32,8 @@
 # is run once more and reported as flaky when it then passes). What the tests
 # start (rtlat, and the load host rtlat re-executes) runs through binfmt_misc,
 # registered here.
+# RTLAT_FORCE_FAIL=emulated makes one of them, harness::fails_when_asked,
+# fail on purpose (tests/it/harness.rs): the tier must then fail.
 #
 # Needs (Debian, scripts/packages.txt): the cross toolchains, qemu-user-static,
 # binfmt-support, file, musl-tools; rustup (it adds the targets' rust-std); root

@@ -1,14 +1,25 @@
 #!/bin/bash
 # The test suite, in two tiers.
 #
-#   scripts/test.sh --fast   the edit loop: the house checks, fmt, one clippy,
-#                            and the unit and integration tests that need
-#                            neither root nor QEMU (RTLAT_TIER=fast: the tests
-#                            that do skip themselves, naming the full tier)
+#   scripts/test.sh --fast   the edit loop: the harness self-check, the house
+#                            checks, fmt, one clippy, and the unit and
+#                            integration tests that need neither root nor QEMU
+#                            (RTLAT_TIER=fast: the tests that do skip
+#                            themselves, naming the full tier)
 #   scripts/test.sh          everything; what CI runs (.ci/run), as root
 #
-# The full tier: set-up (scripts/setup.sh), the house checks, fmt, clippy of
-# both feature sets, then three lanes side by side:
+# The harness self-check (stage `harness` of both tiers, a few seconds;
+# alone: scripts/test.sh --self-check) runs this script's full tier with
+# --stand-ins: every command a stage runs is replaced by a stand-in that
+# prints a nextest summary line, and everything around it (stages, lanes,
+# pipes, tee, the count, the summary) is the real thing. A failure forced in
+# each lane must fail the tier and be counted in its last line; with none
+# forced the tier must pass. A real test fails on purpose too:
+# harness::fails_when_asked (tests/it/harness.rs) fails in the lane that
+# RTLAT_FORCE_FAIL names (native, emulated).
+#
+# The full tier: set-up (scripts/setup.sh), the harness self-check, the house
+# checks, fmt, clippy of both feature sets, then three lanes side by side:
 #   native     every native test (cargo-nextest, profile `ci`), the option
 #              lists of docs/ against the binary, then the tests that need the
 #              artifacts lane's files (the Debian packages, a PowerPC result)
@@ -27,6 +38,7 @@
 # why, and under CI=true they fail.
 #
 # Environment:
+#   RTLAT_FORCE_FAIL    lanes whose tests fail on purpose (above)
 #   RTLAT_SKIP_CROSS=1  leave out the artifacts lane on a developer's machine
 #   RTLAT_SKIP_E2E=1    leave out the e2e lane on a developer's machine
 #   CI=true             never leave anything out; a missing package or root is an error
@@ -34,9 +46,12 @@ set -eu -o pipefail
 cd "$(dirname "$0")/.."
 
 fast=false
+stand_ins=false
 case "${1:-}" in
 "") ;;
 --fast) fast=true ;;
+--self-check) ;;
+--stand-ins) stand_ins=true ;;
 *)
     echo "usage: scripts/test.sh [--fast]" >&2
     exit 2
@@ -57,6 +72,91 @@ cross_dir=$target_dir/cross
 export RTLAT_SKIP_LOG="$work/skips"
 T0=$(date +%s)
 say() { echo "test.sh: $*"; }
+
+# --- the harness self-check ---------------------------------------------------
+# The full tier with stand-ins (--stand-ins), run once with nothing forced
+# to fail and once per lane with RTLAT_FORCE_FAIL naming it; in parallel,
+# each in its own work directory, a few seconds in all. A forced failure must
+# reach its stage's outcome and fail the tier, whose last line counts a failed
+# test; nothing forced, the tier passes with every stand-in's tests counted.
+# `emulated:swallowed` prints a failed test and exits 0, as a pipe that loses
+# the status would: the summary's count alone must fail the tier.
+self_check() {
+    local dir i rc last force want out bad=0
+    local -a cases runs=()
+    # RTLAT_FORCE_FAIL/the stage that must report FAILED (- for none).
+    cases=(/- native/native-tests emulated/emulated-tests e2e/e2e-boots
+        emulated:swallowed/-)
+    dir=$(mktemp -d)
+    for i in "${!cases[@]}"; do
+        IFS=/ read -r force want <<<"${cases[$i]}"
+        env -u RTLAT_SKIP_CROSS -u RTLAT_SKIP_E2E RTLAT_FORCE_FAIL="$force" \
+            scripts/test.sh --stand-ins >"$dir/$i.log" 2>&1 </dev/null &
+        runs+=($!)
+    done
+    for i in "${!cases[@]}"; do
+        IFS=/ read -r force want <<<"${cases[$i]}"
+        rc=0
+        wait "${runs[$i]}" || rc=$?
+        last=$(tail -n 1 "$dir/$i.log")
+        out="exit $rc, last line \"$last\""
+        if [ -z "$force" ]; then
+            # Three counted runs of two tests each: native, artifacts,
+            # emulated.
+            [ $rc = 0 ] && [ "$last" = "6 passed, 0 failed, 0 skipped" ] ||
+                out="$out; wanted exit 0 and \"6 passed, 0 failed, 0 skipped\""
+        else
+            [ $rc != 0 ] && [[ "$last" =~ ^[0-9]+\ passed,\ [1-9][0-9]*\ failed,\ [0-9]+\ skipped$ ]] ||
+                out="$out; wanted a non-zero exit and a last line \"N passed, M failed, N skipped\" with M >= 1"
+            [ "$want" = - ] || grep -q "^test.sh: -- $want FAILED" "$dir/$i.log" ||
+                out="$out; wanted stage $want to report FAILED"
+        fi
+        case "$out" in
+        *wanted*)
+            bad=1
+            say "self-check: RTLAT_FORCE_FAIL=$force: $out. Its output:"
+            sed 's/^/    /' "$dir/$i.log"
+            ;;
+        *) say "self-check: RTLAT_FORCE_FAIL=$force: $out: right" ;;
+        esac
+    done
+    rm -rf "$dir"
+    return $bad
+}
+if [ "${1:-}" = --self-check ]; then
+    self_check
+    exit
+fi
+
+# Every command a stage runs goes through here: `run LABEL COMMAND...`. Under
+# --stand-ins (the self-check) a stand-in takes the command's place, so that
+# everything around it (stages, lanes, pipes, tee, the count) is the real
+# thing. The stand-in prints a nextest summary line of two tests; when
+# RTLAT_FORCE_FAIL (words separated by commas or spaces) names its LABEL,
+# one of them fails and it exits 1, and for LABEL:swallowed it exits 0.
+run() {
+    local label=$1 force word
+    shift
+    [ $stand_ins = true ] || {
+        "$@"
+        return
+    }
+    echo "stand-in for: $*"
+    force=${RTLAT_FORCE_FAIL:-}
+    for word in ${force//,/ }; do
+        case "$word" in
+        "$label" | "$label:swallowed")
+            echo "Summary [   0.1s] 2 tests run: 1 passed, 1 failed, 0 skipped"
+            [ "$word" = "$label" ] && return 1
+            return 0
+            ;;
+        esac
+    done
+    # What cross.sh build tells the other lanes.
+    [ "$label" != cross-build ] || [ -z "${CROSS_READY:-}" ] ||
+        touch "$CROSS_READY/static" "$CROSS_READY/foreign" "$CROSS_READY/debs"
+    echo "Summary [   0.1s] 2 tests run: 2 passed, 0 skipped"
+}
 
 # Runs one stage: `stage NAME COMMAND...`; its time and outcome go to the
 # table at the end. Lanes run stages side by side, each in its own shell.
@@ -136,30 +236,34 @@ trap 'exit 130' INT TERM
 tests() {
     local name=$1
     shift
-    cargo nextest run --locked "$@" 2>&1 | tee "$work/tests-$name.log"
+    run "$name" cargo nextest run --locked "$@" 2>&1 | tee "$work/tests-$name.log"
 }
 
 checks() {
-    stage links python3 scripts/check-links.py
-    stage house python3 scripts/check-house.py
-    stage fmt cargo fmt --check
+    stage harness run harness scripts/test.sh --self-check
+    stage links run links python3 scripts/check-links.py
+    stage house run house python3 scripts/check-house.py
+    stage fmt run fmt cargo fmt --check
 }
 
 if [ $fast = true ]; then
     checks
-    stage clippy cargo clippy --all-targets --locked -- -D warnings
+    stage clippy run clippy cargo clippy --all-targets --locked -- -D warnings
     RTLAT_TIER=fast stage tests tests fast --profile fast
     exit 0
 fi
 
 # --- the full tier ----------------------------------------------------------------
-if ! stage set-up scripts/setup.sh; then
+if [ $stand_ins = true ]; then
+    say "stand-ins in place of every command: the harness self-check (scripts/test.sh --self-check)"
+fi
+if ! stage set-up run set-up scripts/setup.sh; then
     [ $ci = true ] && exit 1
     say "set-up incomplete (see above): carrying on"
 fi
 checks
 # The board build (Cargo.toml [features]: without host-tools) is linted too.
-stage clippy sh -c 'cargo clippy --all-targets --locked -- -D warnings &&
+stage clippy run clippy sh -c 'cargo clippy --all-targets --locked -- -D warnings &&
     cargo clippy --all-targets --locked --no-default-features -- -D warnings'
 
 # The lanes. Each writes its log to a file, printed whole when it ends, and
@@ -175,7 +279,7 @@ wait_for() { # what, seconds: true once the artifacts lane made it
 }
 lane_native() {
     stage native-tests tests native --profile ci -E 'not test(/^(deb|cross)::/)'
-    stage docs-help python3 scripts/docs-help.py --check "$target_dir/debug/rtlat"
+    stage docs-help run docs-help python3 scripts/docs-help.py --check "$target_dir/debug/rtlat"
     if [ "$cross" = true ]; then
         wait_for debs 3600 || {
             say "the artifacts lane made no packages: the deb and cross tests cannot run"
@@ -187,7 +291,7 @@ lane_native() {
 }
 lane_artifacts() {
     local rc=0
-    CARGO_TARGET_DIR=$cross_dir CROSS_READY=$work/ready stage cross-build scripts/cross.sh build || rc=$?
+    CARGO_TARGET_DIR=$cross_dir CROSS_READY=$work/ready stage cross-build run cross-build scripts/cross.sh build || rc=$?
     [ $rc = 0 ] || {
         touch "$work/ready/failed"
         return $rc
@@ -197,16 +301,16 @@ lane_artifacts() {
 # In this shell, not `sh -c`: pipefail (dash has none) gives the pipeline
 # cross.sh's exit status, not tee's.
 emulated_tests() {
-    scripts/cross.sh emulated 2>&1 | tee "$work/tests-emulated.log"
+    run emulated scripts/cross.sh emulated 2>&1 | tee "$work/tests-emulated.log"
 }
 lane_e2e() {
-    stage e2e-prepare scripts/gpio-e2e.sh --prepare
+    stage e2e-prepare run e2e-prepare scripts/gpio-e2e.sh --prepare
     wait_for static 3600 || {
         say "the artifacts lane built no static binary: no e2e boots"
         return 1
     }
-    RTLAT_E2E_BIN="$cross_dir/x86_64-unknown-linux-musl/release/rtlat" stage e2e-boots scripts/gpio-e2e.sh
-    RTLAT_LAVA_BIN="$cross_dir/x86_64-unknown-linux-musl/release/rtlat" stage lava-e2e scripts/lava-e2e.sh
+    RTLAT_E2E_BIN="$cross_dir/x86_64-unknown-linux-musl/release/rtlat" stage e2e-boots run e2e scripts/gpio-e2e.sh
+    RTLAT_LAVA_BIN="$cross_dir/x86_64-unknown-linux-musl/release/rtlat" stage lava-e2e run lava-e2e scripts/lava-e2e.sh
 }
 
 cross=true

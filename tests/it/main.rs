@@ -8,6 +8,7 @@ mod deb;
 mod errors;
 mod explain;
 mod explain_wakes;
+mod harness;
 mod hostile_input;
 mod hostile_output;
 mod hostile_peers;
