@@ -422,9 +422,20 @@ fn random_suffix() -> io::Result<String> {
 /// through a link (O_NOFOLLOW), under a name nobody can guess; another name
 /// is tried if one exists.
 fn create_beside(dir: &Path, name: &str, what: &str) -> io::Result<(PathBuf, File)> {
+    create_beside_with(dir, name, what, random_suffix)
+}
+
+/// [`create_beside`] with the suffixes `suffix` gives, one a try: the
+/// tests give names they planted something at first.
+fn create_beside_with(
+    dir: &Path,
+    name: &str,
+    what: &str,
+    mut suffix: impl FnMut() -> io::Result<String>,
+) -> io::Result<(PathBuf, File)> {
     let mut tries = 0;
     loop {
-        let path = dir.join(format!(".{name}.{what}{}", random_suffix()?));
+        let path = dir.join(format!(".{name}.{what}{}", suffix()?));
         let made = OpenOptions::new()
             .write(true)
             .create_new(true)
@@ -672,6 +683,119 @@ mod tests {
         // A long name still leaves room for the suffix.
         let long = "x".repeat(255);
         create_beside(dir.path(), &split(&dir.path().join(&long)).1, "tmp").unwrap();
+    }
+
+    /// The planted name of the tests below, and the fresh one after it.
+    const PLANTED: &str = "00000000000000aa";
+    const FRESH: &str = "00000000000000bb";
+
+    /// Suffixes `PLANTED`, then `FRESH`.
+    fn planted_then_fresh() -> impl FnMut() -> io::Result<String> {
+        let mut given = 0;
+        move || {
+            given += 1;
+            Ok(if given == 1 { PLANTED } else { FRESH }.to_string())
+        }
+    }
+
+    #[test]
+    fn a_link_or_file_planted_at_the_temporary_name_is_never_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        let planted = |what: &str| dir.path().join(format!(".r.json.{what}{PLANTED}"));
+        let fresh = |what: &str| dir.path().join(format!(".r.json.{what}{FRESH}"));
+        let kind = |p: &Path| std::fs::symlink_metadata(p).unwrap().file_type();
+
+        // A link to a file: without O_EXCL and O_NOFOLLOW, the victim would
+        // be opened and written. Either flag alone refuses it (with
+        // O_CREAT|O_EXCL, open(2) never follows a link at the name); without
+        // O_EXCL, the plants after it are opened.
+        symlink(&victim, planted("tmp")).unwrap();
+        // A dangling link: without them, its target would be created.
+        symlink("made", planted("check")).unwrap();
+        // A hard link to the victim: without O_EXCL, it would be written.
+        std::fs::hard_link(&victim, planted("hard")).unwrap();
+        // A FIFO, its read end held open so that a wrong open cannot block.
+        let fifo = planted("fifo");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: mkfifo reads a NUL-terminated path that outlives the call.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let _reader = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&fifo)
+            .unwrap();
+
+        for what in ["tmp", "check", "hard", "fifo"] {
+            let (path, mut file) =
+                create_beside_with(dir.path(), "r.json", what, planted_then_fresh()).unwrap();
+            // The planted name was refused and the next one created anew.
+            assert_eq!(path, fresh(what), "{what}");
+            assert!(kind(&path).is_file(), "{what}");
+            assert_eq!(
+                file.metadata().unwrap().ino(),
+                std::fs::metadata(&path).unwrap().ino()
+            );
+            file.write_all(b"written").unwrap();
+            drop(file);
+            assert_eq!(std::fs::read_to_string(&path).unwrap(), "written", "{what}");
+        }
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+        assert!(kind(&planted("tmp")).is_symlink());
+        assert_eq!(std::fs::read_link(planted("tmp")).unwrap(), victim);
+        assert!(kind(&planted("check")).is_symlink());
+        assert!(
+            !dir.path().join("made").exists(),
+            "a dangling link was followed"
+        );
+        assert_eq!(
+            std::fs::read_to_string(planted("hard")).unwrap(),
+            "precious"
+        );
+        assert!(kind(&fifo).is_fifo());
+
+        // Every name tried is planted: a few tries, then the error of a name
+        // that exists, nothing followed.
+        let mut tries = 0;
+        let e = create_beside_with(dir.path(), "r.json", "tmp", || {
+            tries += 1;
+            Ok(PLANTED.to_string())
+        })
+        .unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::AlreadyExists, "{e}");
+        assert_eq!(tries, 17);
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    }
+
+    #[test]
+    fn a_link_planted_at_the_lock_name_is_refused_naming_the_fix() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        let lock = dir.path().join(".r.json.lock");
+        symlink(&victim, &lock).unwrap();
+        let out = dir.path().join("r.json");
+        // Run aside: a lock that followed the link would loop for ever.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let p = out.clone();
+        std::thread::spawn(move || tx.send(checked(&p).map(drop)).unwrap());
+        let got = rx
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("the lock followed the planted link");
+        let e = got.unwrap_err();
+        assert_eq!(e.exit_code(), crate::error::exit::IO);
+        assert!(
+            e.message().contains("remove the link planted beside it"),
+            "{}",
+            e.message()
+        );
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+        assert!(std::fs::symlink_metadata(&lock)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert!(!out.exists());
     }
 
     #[test]

@@ -83,23 +83,28 @@ fn links_planted_beside_an_output_are_never_followed() {
     std::fs::write(&victim, "precious").expect("victim");
     let out = dir.path().join("out");
     std::fs::create_dir(&out).expect("out");
-    // Every name beside r.json that a pid-named scheme would use for the
-    // next pids, each a link to the victim.
-    let last: u32 = std::fs::read_to_string("/proc/sys/kernel/ns_last_pid")
-        .expect("ns_last_pid")
-        .trim()
-        .parse()
-        .expect("a pid");
-    for pid in last + 1..last + 300 {
-        for what in ["tmp", "check"] {
-            let link = out.join(format!(".r.json.{what}{pid}"));
-            std::os::unix::fs::symlink(&victim, link).expect("plant");
-        }
-    }
+    // The temporary and probe files beside r.json have random names
+    // (the tests of src/outfile.rs plant links at them); the lock file's
+    // name is known: a link planted there is refused before any work,
+    // naming the fix.
+    let lock = out.join(".r.json.lock");
+    std::os::unix::fs::symlink(&victim, &lock).expect("plant");
     let json = out.join("r.json");
+    assert_refused(
+        "lock",
+        synthetic_timer(&json),
+        4,
+        "remove the link planted beside it",
+    );
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    assert!(std::fs::symlink_metadata(&lock)
+        .expect("plant")
+        .file_type()
+        .is_symlink());
+    assert!(!json.exists());
+    std::fs::remove_file(&lock).expect("unplant");
     let run = synthetic_timer(&json).output().expect("runs");
     assert_eq!(run.status.code(), Some(0), "{:?}", stderr_lines(&run));
-    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
     assert_eq!(load(&json)["complete"], true);
     assert_schema_valid(&json);
 
