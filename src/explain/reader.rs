@@ -55,6 +55,11 @@ pub struct ExplainDetails {
     pub missing: Vec<String>,
     /// Whether /proc/stat gave the steal time.
     pub steal: bool,
+    /// The run's start on CLOCK_MONOTONIC, the trace's clock: a case's
+    /// `at_ns` plus this is its start there, to set beside other traces
+    /// and logs of the same machine.
+    #[serde(default)]
+    pub monotonic_start_ns: u64,
     /// Intervals taken from the measuring threads, and explained.
     pub intervals: u64,
     pub explained: u64,
@@ -126,6 +131,7 @@ impl TraceReader {
         let details = ExplainDetails {
             events: dec.enabled.clone(),
             missing: dec.missing.clone(),
+            monotonic_start_ns: start,
             ..ExplainDetails::default()
         };
         TraceReader {
