@@ -95,6 +95,41 @@ pub struct Ring {
     pub base: CpuState,
     events: VecDeque<(u64, Ev)>,
     cap: usize,
+    /// A fault put in on purpose ([`FAULT`]): every other event of a kind
+    /// dropped.
+    fault: Fault,
+    seen: u64,
+}
+
+/// `RTLAT_FAULT=drop-switches` (or `drop-softirqs`) makes every ring drop
+/// every other `sched_switch` (softirq entry) it is given: a broken
+/// decoder's look, so that the attribution tests can be seen to fail
+/// (tests/it/evidence.rs).
+pub const FAULT: &str = "RTLAT_FAULT";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fault {
+    None,
+    DropSwitches,
+    DropSoftirqs,
+}
+
+impl Fault {
+    fn from_env() -> Fault {
+        match std::env::var(FAULT).as_deref() {
+            Ok("drop-switches") => Fault::DropSwitches,
+            Ok("drop-softirqs") => Fault::DropSoftirqs,
+            _ => Fault::None,
+        }
+    }
+
+    fn hits(self, ev: &Ev) -> bool {
+        match self {
+            Fault::None => false,
+            Fault::DropSwitches => matches!(ev, Ev::Switch { .. }),
+            Fault::DropSoftirqs => matches!(ev, Ev::SoftirqEntry(_)),
+        }
+    }
 }
 
 impl Ring {
@@ -104,10 +139,18 @@ impl Ring {
             base: CpuState::default(),
             events: VecDeque::with_capacity(cap),
             cap: cap.max(1),
+            fault: Fault::from_env(),
+            seen: 0,
         }
     }
 
     pub fn push(&mut self, ts: u64, ev: Ev) {
+        if self.fault.hits(&ev) {
+            self.seen += 1;
+            if self.seen % 2 == 0 {
+                return;
+            }
+        }
         if self.events.len() == self.cap {
             self.drop_front();
         }
