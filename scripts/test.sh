@@ -29,6 +29,12 @@
 #   e2e        scripts/gpio-e2e.sh: real kernels in QEMU (downloads and module
 #              builds first, then the boots, with the artifacts lane's static
 #              binary), then scripts/lava-e2e.sh: a real LAVA job on that binary
+# and, once every lane has ended (also when one failed), the quiet stage
+# `attribution`: the integration tests that assert which cause leads the
+# worst cases (modules explain, explain_wakes and noise_explain of binary
+# it), alone on the machine. Beside the lanes they would lose to other work on
+# its CPUs (the compiler's preempt-off sections, QEMU guests), so the native
+# lane leaves them out.
 # Ends with a table of stage times and the tests passed, failed and skipped
 # (each skip with its reason); the very last line is
 # `N passed, N failed, N skipped`.
@@ -80,12 +86,14 @@ say() { echo "test.sh: $*"; }
 # reach its stage's outcome and fail the tier, whose last line counts a failed
 # test; nothing forced, the tier passes with every stand-in's tests counted.
 # `emulated:swallowed` prints a failed test and exits 0, as a pipe that loses
-# the status would: the summary's count alone must fail the tier.
+# the status would: the summary's count alone must fail the tier. A failed
+# lane must not keep the attribution stage from running and failing.
 self_check() {
-    local dir i rc last force want out bad=0
+    local dir i rc last force want stage out bad=0
     local -a cases runs=()
-    # RTLAT_FORCE_FAIL/the stage that must report FAILED (- for none).
+    # RTLAT_FORCE_FAIL/the stages that must report FAILED (- for none).
     cases=(/- native/native-tests emulated/emulated-tests e2e/e2e-boots
+        attribution/attribution "native,attribution/native-tests,attribution"
         emulated:swallowed/-)
     dir=$(mktemp -d)
     for i in "${!cases[@]}"; do
@@ -101,15 +109,17 @@ self_check() {
         last=$(tail -n 1 "$dir/$i.log")
         out="exit $rc, last line \"$last\""
         if [ -z "$force" ]; then
-            # Three counted runs of two tests each: native, artifacts,
-            # emulated.
-            [ $rc = 0 ] && [ "$last" = "6 passed, 0 failed, 0 skipped" ] ||
-                out="$out; wanted exit 0 and \"6 passed, 0 failed, 0 skipped\""
+            # Four counted runs of two tests each: native, artifacts,
+            # emulated, attribution.
+            [ $rc = 0 ] && [ "$last" = "8 passed, 0 failed, 0 skipped" ] ||
+                out="$out; wanted exit 0 and \"8 passed, 0 failed, 0 skipped\""
         else
             [ $rc != 0 ] && [[ "$last" =~ ^[0-9]+\ passed,\ [1-9][0-9]*\ failed,\ [0-9]+\ skipped$ ]] ||
                 out="$out; wanted a non-zero exit and a last line \"N passed, M failed, N skipped\" with M >= 1"
-            [ "$want" = - ] || grep -q "^test.sh: -- $want FAILED" "$dir/$i.log" ||
-                out="$out; wanted stage $want to report FAILED"
+            for stage in ${want//,/ }; do
+                [ "$stage" = - ] || grep -q "^test.sh: -- $stage FAILED" "$dir/$i.log" ||
+                    out="$out; wanted stage $stage to report FAILED"
+            done
         fi
         case "$out" in
         *wanted*)
@@ -277,8 +287,10 @@ wait_for() { # what, seconds: true once the artifacts lane made it
     done
     return 1
 }
+# The attribution tests, left to the quiet stage after the lanes.
+attribution='binary(it) & test(/^(explain|explain_wakes|noise_explain)::/)'
 lane_native() {
-    stage native-tests tests native --profile ci -E 'not test(/^(deb|cross)::/)'
+    stage native-tests tests native --profile ci -E "not test(/^(deb|cross)::/) & not ($attribution)"
     stage docs-help run docs-help python3 scripts/docs-help.py --check "$target_dir/debug/rtlat"
     if [ "$cross" = true ]; then
         wait_for debs 3600 || {
@@ -362,7 +374,13 @@ while [ $left -gt 0 ]; do
     done
     [ $left -gt 0 ] && sleep 2
 done
+
+# The quiet stage: nothing else runs now. After a failed lane too, so that
+# one failure does not hide another.
+rc=0
+stage attribution tests attribution --profile ci --no-tests fail -E "$attribution" || rc=$?
 [ -z "$failed" ] || {
     say "lanes that failed:$failed"
     exit 1
 }
+[ $rc = 0 ] || exit $rc
