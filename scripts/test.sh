@@ -59,7 +59,7 @@ case "${1:-}" in
 --self-check) ;;
 --stand-ins) stand_ins=true ;;
 *)
-    echo "usage: scripts/test.sh [--fast]" >&2
+    echo "usage: scripts/test.sh [--fast | --self-check]" >&2
     exit 2
     ;;
 esac
@@ -70,13 +70,6 @@ case "${CI:-}" in "" | false | 0) ;; *) ci=true ;; esac
     exit 2
 }
 
-work=$(mktemp -d)
-mkdir -p "$work/ready"
-touch "$work/stages" "$work/skips"
-target_dir=${CARGO_TARGET_DIR:-$PWD/target}
-cross_dir=$target_dir/cross
-export RTLAT_SKIP_LOG="$work/skips"
-T0=$(date +%s)
 say() { echo "test.sh: $*"; }
 
 # --- the harness self-check ---------------------------------------------------
@@ -137,6 +130,14 @@ if [ "${1:-}" = --self-check ]; then
     self_check
     exit
 fi
+
+work=$(mktemp -d)
+mkdir -p "$work/ready"
+touch "$work/stages" "$work/skips"
+target_dir=${CARGO_TARGET_DIR:-$PWD/target}
+cross_dir=$target_dir/cross
+export RTLAT_SKIP_LOG="$work/skips"
+T0=$(date +%s)
 
 # Every command a stage runs goes through here: `run LABEL COMMAND...`. Under
 # --stand-ins (the self-check) a stand-in takes the command's place, so that
