@@ -6,6 +6,7 @@ mod cross;
 mod cruncher;
 mod deb;
 mod errors;
+mod evidence;
 mod explain;
 mod explain_wakes;
 mod harness;

@@ -2,7 +2,8 @@
 //! found among the gaps of the busy loop, named, and its share of the
 //! stolen time matches what the source itself took.
 
-use crate::explain::{assert_parts_add_up, hog, measuring_cpu, net_rx_flood};
+use crate::evidence::{covered, Hog, SoftirqWitness};
+use crate::explain::{assert_parts_add_up, measuring_cpu, net_rx_flood};
 use crate::util::*;
 use serde_json::Value;
 
@@ -57,68 +58,6 @@ fn totals(r: &Value, cpu: usize, pick: impl Fn(&Value) -> bool) -> (Value, u64) 
     (t, ns)
 }
 
-/// The test's own record of one CPU's NET_RX softirqs, in a tracefs
-/// instance of its own (removed when dropped), on CLOCK_MONOTONIC.
-struct SoftirqWitness {
-    dir: std::path::PathBuf,
-}
-
-impl SoftirqWitness {
-    fn start(cpu: usize) -> SoftirqWitness {
-        let dir = std::path::PathBuf::from(format!(
-            "/sys/kernel/tracing/instances/rtlat-test-{}",
-            std::process::id()
-        ));
-        std::fs::create_dir(&dir).expect("a tracefs instance");
-        let w = SoftirqWitness { dir };
-        for (file, value) in [
-            ("trace_clock", "mono".to_string()),
-            ("buffer_size_kb", "16384".into()),
-            ("tracing_cpumask", format!("{:x}", 1u64 << cpu)),
-            ("events/irq/softirq_entry/filter", "vec == 3".into()),
-            ("events/irq/softirq_exit/filter", "vec == 3".into()),
-            ("events/irq/softirq_entry/enable", "1".into()),
-            ("events/irq/softirq_exit/enable", "1".into()),
-        ] {
-            std::fs::write(w.dir.join(file), value).expect(file);
-        }
-        w
-    }
-
-    /// NET_RX's time within `(from, to)` (CLOCK_MONOTONIC ns).
-    fn net_rx_ns(&self, (from, to): (u64, u64)) -> u64 {
-        std::fs::write(self.dir.join("tracing_on"), "0").expect("tracing_on");
-        let text = std::fs::read_to_string(self.dir.join("trace")).expect("trace");
-        let (mut total, mut entered) = (0u64, None);
-        for line in text.lines().filter(|l| !l.starts_with('#')) {
-            // `<idle>-0 [001] ..s1. 24763.907744: softirq_entry: vec=3 [action=NET_RX]`
-            let Some(ts) = line
-                .split_whitespace()
-                .find(|w| w.ends_with(':') && w.contains('.'))
-                .and_then(|w| w.trim_end_matches(':').parse::<f64>().ok())
-            else {
-                continue;
-            };
-            let ns = (ts * 1e9).round() as u64;
-            if line.contains("softirq_entry:") {
-                entered = Some(ns);
-            } else if let Some(a) = entered.take() {
-                let (a, b) = (a.max(from), ns.min(to));
-                total += b.saturating_sub(a);
-            }
-        }
-        total
-    }
-}
-
-impl Drop for SoftirqWitness {
-    fn drop(&mut self) {
-        let _ = std::fs::write(self.dir.join("events/irq/softirq_entry/enable"), "0");
-        let _ = std::fs::write(self.dir.join("events/irq/softirq_exit/enable"), "0");
-        let _ = std::fs::remove_dir(&self.dir);
-    }
-}
-
 fn can_trace() -> bool {
     need(Need::Root)
         && need(Need::Native("the trace's pages are the host kernel's"))
@@ -132,8 +71,9 @@ fn a_fifo_thread_above_the_loop_is_named_with_the_time_it_took() {
     }
     let _turn = measuring();
     let cpu = measuring_cpu();
-    let source = hog("rtlat-nhog", cpu, 2);
-    let pid = source.0.id();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let source = Hog::start("rtlat-nhog", cpu, 2, dir.path());
+    let pid = source.proc.0.id();
     let (t0, before) = (std::time::Instant::now(), runtime_ns(pid));
     let (r, text) = noise_run(cpu, "5s");
     let (wall, took) = (t0.elapsed(), runtime_ns(pid) - before);
@@ -189,7 +129,7 @@ fn a_udp_flood_received_on_the_measuring_cpu_is_named_net_rx() {
         c["first_ns"].as_u64().expect("first"),
         c["last_ns"].as_u64().expect("last"),
     );
-    let took = witness.net_rx_ns(span);
+    let took = covered(&witness.spans(), span.0, span.1);
     let net_rx = |p: &Value| p["kind"] == "softirq" && p["name"] == "NET_RX";
     let (t, ns) = totals(&r, cpu, net_rx);
     eprintln!("NET_RX {ns} ns in the gaps, {took} ns traced apart: {t}");
