@@ -236,8 +236,14 @@ fn limit(ideal_ns: u64, tolerance: f64) -> u64 {
 pub fn run(cfg: &CruncherConfig, argv: Vec<String>) -> Result<Outcome> {
     let (cal, interrupted) = calibrate_watched(cfg)?;
 
-    let mut spec = RunSpec::new("cruncher", cfg, &cfg.setup, &cfg.control, argv)?
-        .threads(vec![Some(cfg.cpu)], vec![0]);
+    let mut spec = RunSpec::new(
+        crate::result::Benchmark::Cruncher,
+        cfg,
+        &cfg.setup,
+        &cfg.control,
+        argv,
+    )?
+    .threads(vec![Some(cfg.cpu)], vec![0]);
     if let Some(sig) = interrupted {
         spec.notes.push(format!(
             "{} came during calibration: nothing was measured",

@@ -138,7 +138,7 @@ fn publish(
 
 /// Everything about a run except its measuring threads.
 pub struct RunSpec {
-    pub benchmark: &'static str,
+    pub benchmark: Benchmark,
     pub command_line: Vec<String>,
     pub output: OutputConfig,
     /// When the run ends and what it must stay within.
@@ -194,7 +194,7 @@ impl RunSpec {
     /// result's `config`, with the engine's `setup` and the run `control`.
     /// Refuses an idle phase that leaves no load phase.
     pub fn new(
-        benchmark: &'static str,
+        benchmark: Benchmark,
         config: &impl Serialize,
         setup: &Setup,
         control: &RunControl,
@@ -482,8 +482,7 @@ fn first_result(spec: &RunSpec) -> RunResult {
         schema: result::SCHEMA_NAME.into(),
         schema_version: result::SCHEMA_VERSION,
         tool: Tool::this(),
-        benchmark: Benchmark::from_name(spec.benchmark)
-            .unwrap_or_else(|| panic!("RunSpec names no benchmark: {}", spec.benchmark)),
+        benchmark: spec.benchmark,
         label: spec.output.label.clone(),
         command_line: spec.command_line.clone(),
         start_time_utc: String::new(),
@@ -627,8 +626,14 @@ mod tests {
                 loops,
                 ..RunControl::default()
             };
-            let mut s =
-                RunSpec::new("timer", &0, &Setup::default(), &control, Vec::new()).expect("spec");
+            let mut s = RunSpec::new(
+                Benchmark::Timer,
+                &0,
+                &Setup::default(),
+                &control,
+                Vec::new(),
+            )
+            .expect("spec");
             s.period_ns = period_ns;
             s.expected_span_ns()
         };

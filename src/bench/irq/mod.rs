@@ -280,8 +280,14 @@ pub fn run(cfg: &IrqConfig, command_line: Vec<String>) -> Result<Outcome> {
         .map_err(|e| Error::env(format!("cannot read the watched line: {e}")).because(e))?;
     let clock = cfg.clock_id();
 
-    let mut spec = RunSpec::new("irq", cfg, &cfg.setup, &cfg.control, command_line)?
-        .threads(vec![cfg.cpu], vec![0]);
+    let mut spec = RunSpec::new(
+        crate::result::Benchmark::Irq,
+        cfg,
+        &cfg.setup,
+        &cfg.control,
+        command_line,
+    )?
+    .threads(vec![cfg.cpu], vec![0]);
     spec.notes = notes(cfg, kernel_ts);
     spec.details.insert("role".into(), role.name().into());
     if role == Role::Target {

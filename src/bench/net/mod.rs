@@ -122,8 +122,14 @@ fn run_spec(
     note: String,
     command_line: Vec<String>,
 ) -> Result<RunSpec> {
-    let mut spec = RunSpec::new("net", &config, &common.setup, &common.control, command_line)?
-        .threads(vec![common.cpu; threads], vec![0; threads]);
+    let mut spec = RunSpec::new(
+        crate::result::Benchmark::Net,
+        &config,
+        &common.setup,
+        &common.control,
+        command_line,
+    )?
+    .threads(vec![common.cpu; threads], vec![0; threads]);
     spec.notes.push(note);
     spec.details = NetDetails {
         timestamping: common.timestamps,

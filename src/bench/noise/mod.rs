@@ -237,7 +237,14 @@ pub fn run(cfg: &NoiseConfig, argv: Vec<String>) -> Result<Outcome> {
         return tracer::run(cfg, t, argv);
     }
     let tsc = choose_counter(cfg.counter)?;
-    let mut spec = RunSpec::new("noise", cfg, &cfg.setup, &cfg.control, argv)?.threads(
+    let mut spec = RunSpec::new(
+        crate::result::Benchmark::Noise,
+        cfg,
+        &cfg.setup,
+        &cfg.control,
+        argv,
+    )?
+    .threads(
         cfg.cpus.iter().map(|&c| Some(c)).collect(),
         vec![0; cfg.cpus.len()],
     );

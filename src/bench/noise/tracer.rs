@@ -389,7 +389,13 @@ fn reader(
 
 /// Run the kernel tracer `t` on the measuring CPUs end to end.
 pub fn run(cfg: &NoiseConfig, t: KernelTracer, argv: Vec<String>) -> Result<Outcome> {
-    let mut spec = RunSpec::new("noise", cfg, &cfg.setup, &cfg.control, argv)?;
+    let mut spec = RunSpec::new(
+        crate::result::Benchmark::Noise,
+        cfg,
+        &cfg.setup,
+        &cfg.control,
+        argv,
+    )?;
     let tracing = start(cfg, t)?;
     spec.notes.extend(tracing.notes);
     spec.notes.push(format!(

@@ -120,7 +120,14 @@ pub fn run(cfg: &SwitchConfig, argv: Vec<String>) -> Result<Outcome> {
         Vec::new()
     };
 
-    let mut spec = RunSpec::new("switch", cfg, &cfg.setup, &cfg.control, argv)?.threads(
+    let mut spec = RunSpec::new(
+        crate::result::Benchmark::Switch,
+        cfg,
+        &cfg.setup,
+        &cfg.control,
+        argv,
+    )?
+    .threads(
         cfg.pairs.iter().map(|p| Some(p.wakee_cpu)).collect(),
         cfg.pairs.iter().map(|p| p.phase_ns).collect(),
     );

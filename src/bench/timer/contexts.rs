@@ -168,8 +168,14 @@ pub fn run(cfg: &TimerConfig, command_line: Vec<String>) -> Result<Finished> {
 
     let mono = Clock::Monotonic.id();
     let (channels, recs) = channels(cfg, user);
-    let mut spec = RunSpec::new("timer", cfg, &cfg.setup, &cfg.control, command_line)?
-        .threads(vec![None], vec![0]);
+    let mut spec = RunSpec::new(
+        crate::result::Benchmark::Timer,
+        cfg,
+        &cfg.setup,
+        &cfg.control,
+        command_line,
+    )?
+    .threads(vec![None], vec![0]);
     measuring_threads(cfg, &mut spec, user, &mut notes);
     spec.notes = notes;
     let problems: Arc<Mutex<Vec<String>>> = Arc::default();

@@ -233,7 +233,14 @@ pub fn run(cfg: &TimerConfig, command_line: Vec<String>) -> Result<Finished> {
     #[cfg(feature = "kernel-trace")]
     let mut explain = begin_explain(cfg, pin, &mut notes)?;
 
-    let mut spec = RunSpec::new("timer", cfg, &cfg.setup, &cfg.control, command_line)?.threads(
+    let mut spec = RunSpec::new(
+        crate::result::Benchmark::Timer,
+        cfg,
+        &cfg.setup,
+        &cfg.control,
+        command_line,
+    )?
+    .threads(
         cfg.cpus.iter().map(|&c| pin.then_some(c)).collect(),
         phases.clone(),
     );
