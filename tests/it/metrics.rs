@@ -65,8 +65,9 @@ fn wait_for_metrics(addr: SocketAddr) -> String {
     }
 }
 
-/// A measuring timer run serving metrics on `port`, its result in `json`.
-fn timer_serving(port: u16, duration: &str, json: &Path) -> Reaped {
+/// A measuring timer run serving metrics on `port`, its result in `json`,
+/// its standard output (only the final summary, under --quiet) to `stdout`.
+fn timer_serving(port: u16, duration: &str, json: &Path, stdout: Stdio) -> Reaped {
     let child = Command::new(util::bin())
         .args([
             "timer",
@@ -79,7 +80,7 @@ fn timer_serving(port: u16, duration: &str, json: &Path) -> Reaped {
         .args(["--metrics-listen", &format!("127.0.0.1:{port}")])
         .arg("--json")
         .arg(json)
-        .stdout(Stdio::null())
+        .stdout(stdout)
         .spawn()
         .unwrap();
     Reaped(child)
@@ -149,7 +150,7 @@ fn a_real_prometheus_scrapes_the_histogram_of_a_live_run() {
 
     let json = dir.path().join("timer.json");
     let _turn = measuring();
-    let mut run = timer_serving(port, "30s", &json);
+    let mut run = timer_serving(port, "30s", &json, Stdio::null());
     let status = run.0.wait().unwrap();
     assert!(status.success() || status.code() == Some(1), "{status}");
     let result = util::load(&json);
@@ -251,7 +252,12 @@ fn hostile_clients_neither_grow_rtlat_nor_disturb_it() {
     let port = free_port();
     let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
     let _turn = measuring();
-    let mut run = timer_serving(port, "12s", &json);
+    // The run's summary goes into a pipe already full, read only once the
+    // final snapshot has been scraped: the run publishes its final figures,
+    // then blocks printing its summary, so the endpoint keeps serving them.
+    let (mut summary, full) = full_pipe();
+    let mut run = timer_serving(port, "12s", &json, full);
+    let started = Instant::now();
     let pid = run.0.id();
     wait_for_metrics(addr);
     // Settle: a few requests served, so the baseline has the server's buffers.
@@ -320,8 +326,27 @@ fn hostile_clients_neither_grow_rtlat_nor_disturb_it() {
     let (status, _) = http_get(addr, "/").unwrap();
     assert_eq!(status, 404);
 
+    // Once the run's 12 s are over, a snapshot unchanged across several
+    // publication intervals (200 ms) is the final one.
+    let until = started + Duration::from_secs(40);
+    std::thread::sleep(
+        (started + Duration::from_secs(13)).saturating_duration_since(Instant::now()),
+    );
+    let mut body = wait_for_metrics(addr);
+    loop {
+        std::thread::sleep(Duration::from_millis(700));
+        let again = wait_for_metrics(addr);
+        if again == body {
+            break;
+        }
+        body = again;
+        assert!(Instant::now() < until, "the snapshot never settled: {body}");
+    }
+    let mut printed = String::new();
+    summary.read_to_string(&mut printed).unwrap();
     let status = run.0.wait().unwrap();
     assert!(status.success() || status.code() == Some(1), "{status}");
+    assert!(printed.contains("rtlat timer"), "{printed}");
     let result = util::load(&json);
     // Every thread kept its pace through the abuse (1 ms period, 12 s): the
     // samples a period-driven thread takes do not depend on its latencies,
@@ -337,9 +362,100 @@ fn hostile_clients_neither_grow_rtlat_nor_disturb_it() {
             t["name"]
         );
     }
-    // The last /metrics agrees with the result (same run, same histogram).
-    let scraped = exposition_value(&body, "rtlat_latency_seconds_count{series=\"cpu0\"}");
-    assert!(scraped.is_some(), "{body}");
+    // The last /metrics is the result: the same run, the same figures.
+    assert_scrape_is_the_result(&body, &result);
+}
+
+/// A pipe whose buffer is full: its read end, and its write end for a
+/// child, whose first write then blocks until the read end is read.
+fn full_pipe() -> (std::fs::File, Stdio) {
+    use std::os::fd::FromRawFd;
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 writes two descriptors into the array it is given.
+    assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
+    // SAFETY: both descriptors were just created and are owned here only.
+    let (reader, mut writer) = unsafe {
+        (
+            std::fs::File::from_raw_fd(fds[0]),
+            std::fs::File::from_raw_fd(fds[1]),
+        )
+    };
+    // SAFETY: fcntl on a descriptor this function owns; no pointers.
+    let size = unsafe { libc::fcntl(fds[1], libc::F_SETPIPE_SZ, 4096) };
+    assert!(
+        size > 0,
+        "F_SETPIPE_SZ: {}",
+        std::io::Error::last_os_error()
+    );
+    writer.write_all(&vec![b'\n'; size as usize]).unwrap();
+    (reader, Stdio::from(writer))
+}
+
+/// Every figure the exposition `body` carries equals the result's.
+fn assert_scrape_is_the_result(body: &str, result: &Value) {
+    let value = |metric: &str, series: &str| -> f64 {
+        let key = format!("{metric}{{series=\"{series}\"}}");
+        exposition_value(body, &key).unwrap_or_else(|| panic!("no {key} in {body}"))
+    };
+    let duration_ns = result["duration_ns"].as_f64().unwrap();
+    let elapsed = exposition_value(body, "rtlat_elapsed_seconds").expect("elapsed");
+    assert_eq!(elapsed, duration_ns / 1e9, "not the final snapshot: {body}");
+    let threads = result["threads"].as_array().unwrap();
+    assert_eq!(
+        body.matches("rtlat_latency_seconds_count{").count(),
+        threads.len(),
+        "one series per thread: {body}"
+    );
+    for t in threads {
+        let name = t["name"].as_str().unwrap();
+        let s = &t["summary"];
+        let n = |k: &str| s[k].as_f64().unwrap();
+        assert_eq!(
+            value("rtlat_latency_seconds_count", name),
+            n("samples"),
+            "{name}"
+        );
+        assert_eq!(value("rtlat_samples_total", name), n("samples"), "{name}");
+        assert_eq!(value("rtlat_overruns_total", name), n("overruns"), "{name}");
+        assert_eq!(
+            value("rtlat_latency_max_seconds", name),
+            n("max_ns") / 1e9,
+            "{name}"
+        );
+        // The result's average is rounded to the nanosecond.
+        let avg_ns = value("rtlat_latency_seconds_sum", name) * 1e9 / n("samples");
+        assert!(
+            (avg_ns - n("avg_ns")).abs() <= 1.0,
+            "{name}: {avg_ns} vs {s}"
+        );
+        // Each bound counts at least the result's buckets wholly under it
+        // and at most those that start under it.
+        let buckets = t["histogram"]["buckets"].as_array().unwrap();
+        let under = |bound_ns: f64, edge: &str| -> f64 {
+            buckets
+                .iter()
+                .filter(|b| b[edge].as_f64().unwrap() <= bound_ns)
+                .map(|b| b["count"].as_f64().unwrap())
+                .sum()
+        };
+        let prefix = format!("rtlat_latency_seconds_bucket{{series=\"{name}\",le=\"");
+        let mut bounds = 0;
+        for line in body.lines().filter_map(|l| l.strip_prefix(&prefix)) {
+            let (le, v) = line.split_once("\"} ").unwrap();
+            let v: f64 = v.parse().unwrap();
+            let bound_ns = if le == "+Inf" {
+                f64::INFINITY
+            } else {
+                (le.parse::<f64>().unwrap() * 1e9).round()
+            };
+            assert!(
+                under(bound_ns, "high_ns") <= v && v <= under(bound_ns, "low_ns"),
+                "{name}: {v} under {le} s"
+            );
+            bounds += 1;
+        }
+        assert_eq!(bounds, 14, "{name}: {body}");
+    }
 }
 
 /// `suite --metrics-listen`: each local step serves the endpoint in turn, so
