@@ -31,7 +31,19 @@ else
         if [ "$(id -u)" = 0 ]; then
             say "installing:$missing"
             export DEBIAN_FRONTEND=noninteractive
-            if apt-get update -qq && apt-get install -y -qq --no-install-recommends $missing </dev/null >/dev/null; then
+            # A machine may come with a newer qemu-utils than Debian 12's
+            # (a backport), which Breaks the qemu-system-common that
+            # qemu-system-x86 needs: take Debian 12's own with it, the QEMU
+            # the e2e boots are checked against.
+            pin=""
+            case " $missing " in *" qemu-system-x86 "*)
+                case "$(dpkg-query -W -f='${Version}' qemu-utils 2>/dev/null || true)" in
+                *bpo*) pin="qemu-utils/bookworm" ;;
+                esac
+                ;;
+            esac
+            if apt-get update -qq && apt-get install -y -qq --no-install-recommends --allow-downgrades \
+                $missing $pin </dev/null >/dev/null; then
                 say "installed$missing"
                 # lava-dispatcher enables its worker service, which would keep
                 # calling a LAVA server that does not exist here: lava-run
