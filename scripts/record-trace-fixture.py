@@ -23,8 +23,8 @@ two text views are equal. The instance is removed at the end.
 
   scripts/record-trace-fixture.py OUT [--cpu 1] [--buffer-kb 1024] [--workload quiet|flood]
 
-`quiet`: a 1 ms sleep loop, a 150 ms sleep (a time-extend record
-when nothing else runs there), a busy
+`quiet`: a 1 ms sleep loop, a 300 ms sleep during which tracing is
+off for 200 ms (the next event's time needs a time-extend record), a busy
 spin, a written and fsynced file (a block-device IRQ where its queue's IRQ
 is on the CPU), loopback UDP datagrams (NET_RX softirqs). `flood`: a 100 us
 sleep loop long enough to overwrite a small buffer (pair with
@@ -81,7 +81,7 @@ def workload(kind, scratch):
         return
     for _ in range(10):
         time.sleep(0.001)
-    time.sleep(0.15)
+    time.sleep(0.3)
     end = time.monotonic() + 0.005
     while time.monotonic() < end:
         pass
@@ -139,6 +139,13 @@ def main():
             finally:
                 os._exit(code)
         put(f"{inst}/tracing_on", "1")
+        if a.workload == "quiet":
+            # 200 ms with tracing off: the first event after it is more
+            # than 2^27 ns after the one before, a time-extend record.
+            time.sleep(0.03)
+            put(f"{inst}/tracing_on", "0")
+            time.sleep(0.2)
+            put(f"{inst}/tracing_on", "1")
         _, status = os.waitpid(pid, 0)
         time.sleep(0.01)
         put(f"{inst}/tracing_on", "0")
