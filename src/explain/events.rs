@@ -361,7 +361,7 @@ fn cstr(b: &[u8]) -> &str {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     const COMMON: &str = "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n";
@@ -442,5 +442,378 @@ mod tests {
         assert_eq!(d.decode(&Item::Lost(3)), Some(Ev::Lost(3)));
         v[0..2].copy_from_slice(&1u16.to_ne_bytes());
         assert_eq!(d.decode(&item(&v)), None, "an event not recorded");
+    }
+
+    /// A recorded fixture under tests/fixtures/trace/ (a tracefs-shaped
+    /// tree: scripts/record-trace-fixture.py) and its one CPU.
+    pub(crate) fn fixture(name: &str) -> (std::path::PathBuf, usize) {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/trace")
+            .join(name);
+        let cpu = std::fs::read_dir(root.join("per_cpu"))
+            .expect("per_cpu")
+            .filter_map(|e| {
+                e.ok()?
+                    .file_name()
+                    .to_str()?
+                    .strip_prefix("cpu")?
+                    .parse()
+                    .ok()
+            })
+            .next()
+            .expect("a per_cpu/cpuN directory");
+        (root, cpu)
+    }
+
+    /// One event as the kernel's text views render it: `options/raw` gives
+    /// the pid, CPU, time in ns and type id; the default view the CPU, the
+    /// time in µs, the event's name and its printed fields.
+    #[derive(Debug)]
+    pub(crate) struct Text {
+        pub pid: i32,
+        pub cpu: usize,
+        pub ts_ns: u64,
+        pub ty: u16,
+        pub text_cpu: usize,
+        pub text_ts: String,
+        pub name: String,
+        pub fields: String,
+    }
+
+    fn body(text: &str) -> impl Iterator<Item = &str> {
+        text.lines()
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+    }
+
+    /// `TASK-PID [CPU] FLAGS SECS.USECS: NAME: FIELDS` (TASK may hold spaces).
+    fn text_line(l: &str) -> (usize, String, String, String) {
+        let open = (0..l.len())
+            .find(|&i| {
+                l[i..].starts_with('[')
+                    && l[i + 1..].find(']').is_some_and(|j| {
+                        j > 0 && l[i + 1..i + 1 + j].bytes().all(|b| b.is_ascii_digit())
+                    })
+            })
+            .unwrap_or_else(|| panic!("no [CPU] in {l:?}"));
+        let close = open + l[open..].find(']').unwrap();
+        let cpu = l[open + 1..close].parse().unwrap();
+        let rest = l[close + 1..].trim_start();
+        let (_flags, rest) = rest.split_once(' ').unwrap();
+        let (ts, rest) = rest.trim_start().split_once(": ").unwrap();
+        let (name, fields) = rest.split_once(": ").unwrap();
+        (cpu, ts.to_string(), name.to_string(), fields.to_string())
+    }
+
+    /// The fixture's text views, zipped event by event.
+    pub(crate) fn texts(root: &Path, cpu: usize) -> Vec<Text> {
+        let read =
+            |f: &str| std::fs::read_to_string(root.join(format!("per_cpu/cpu{cpu}/{f}"))).expect(f);
+        let (text, raw) = (read("trace"), read("trace-raw"));
+        assert_eq!(body(&text).count(), body(&raw).count(), "the two views");
+        body(&text)
+            .zip(body(&raw))
+            .map(|(t, r)| {
+                let w: Vec<&str> = r.split_whitespace().collect();
+                assert_eq!((w.len(), w[3]), (5, "type:"), "{r:?}");
+                let (text_cpu, text_ts, name, fields) = text_line(t);
+                Text {
+                    pid: w[0].parse().unwrap(),
+                    cpu: w[1].parse().unwrap(),
+                    ts_ns: w[2].parse().unwrap(),
+                    ty: w[4].parse().unwrap(),
+                    text_cpu,
+                    text_ts,
+                    name,
+                    fields,
+                }
+            })
+            .collect()
+    }
+
+    /// The values of `keys` in printed fields `k1=v1 k2=v2 …`, in order;
+    /// a value may hold spaces (`comm=opt cgu.3`).
+    fn values<'a>(fields: &'a str, keys: &[&str]) -> Vec<&'a str> {
+        let mut at = Vec::new();
+        let mut from = 0;
+        for k in keys {
+            let pat = format!("{k}=");
+            let i = (from..fields.len())
+                .find(|&i| {
+                    fields[i..].starts_with(&pat) && (i == 0 || fields[..i].ends_with([' ', '[']))
+                })
+                .unwrap_or_else(|| panic!("no {k} in {fields:?}"));
+            at.push((i, i + pat.len()));
+            from = i + pat.len();
+        }
+        (0..keys.len())
+            .map(|n| {
+                let end = at.get(n + 1).map_or(fields.len(), |x| x.0);
+                fields[at[n].1..end]
+                    .trim_end()
+                    .trim_end_matches(['=', '>', '['])
+                    .trim_end()
+            })
+            .collect()
+    }
+
+    /// `prev_state` as sched_switch's print fmt renders it.
+    fn state_text(state: u64) -> String {
+        let mut s = ["S", "D", "T", "t", "X", "Z", "P", "I"]
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| state & (1 << i) != 0)
+            .map(|(_, n)| *n)
+            .collect::<Vec<_>>()
+            .join("|");
+        if s.is_empty() {
+            s.push('R');
+        }
+        if state & 0x100 != 0 {
+            s.push('+');
+        }
+        s
+    }
+
+    /// A page item decoded: its time, event and bytes.
+    pub(crate) type Decoded = (u64, Ev, Vec<u8>);
+
+    /// Every item of the fixture's pages, decoded in order by explain's
+    /// decoder: (time, event, the event's bytes).
+    pub(crate) fn decode_fixture(root: &Path, cpu: usize) -> (Decoder, Vec<Decoded>) {
+        let mut dec = Decoder::load(root);
+        let page_fmt = dec.page.expect("header_page");
+        let pages =
+            std::fs::read(root.join(format!("per_cpu/cpu{cpu}/trace_pipe_raw"))).expect("pages");
+        let size = rustix::param::page_size();
+        assert_eq!(pages.len() % size, 0, "whole pages");
+        let mut out = Vec::new();
+        for page in pages.chunks(size) {
+            ringpage::walk_page(&page_fmt, page, |item| {
+                let (ts, data) = match item {
+                    Item::Event { ts_ns, data } => (ts_ns, data.to_vec()),
+                    Item::Lost(_) => (0, Vec::new()),
+                };
+                let ev = dec
+                    .decode(&item)
+                    .unwrap_or_else(|| panic!("an event of type {:?} not decoded", type_of(&data)));
+                out.push((ts, ev, data));
+            });
+        }
+        (dec, out)
+    }
+
+    fn type_of(data: &[u8]) -> Option<u16> {
+        ringpage::type_of(data)
+    }
+
+    const SWITCH: [&str; 7] = [
+        "prev_comm",
+        "prev_pid",
+        "prev_prio",
+        "prev_state",
+        "next_comm",
+        "next_pid",
+        "next_prio",
+    ];
+
+    /// The fields explain reads of one event, as the text prints them
+    /// (`replay` has decoded the events up to this one).
+    fn same_fields(
+        at: &str,
+        t: &Text,
+        ev: Ev,
+        data: &[u8],
+        replay: &Decoder,
+        prev_state: Field,
+        cpu: usize,
+    ) {
+        let f = &t.fields;
+        match (t.name.as_str(), ev) {
+            (
+                "sched_switch",
+                Ev::Switch {
+                    prev,
+                    prev_prio,
+                    next,
+                    next_prio,
+                },
+            ) => {
+                let state = ringpage::get(data, prev_state.offset, prev_state.size).unwrap();
+                let got = vec![
+                    replay.comm_of(prev),
+                    prev.to_string(),
+                    prev_prio.to_string(),
+                    state_text(state),
+                    replay.comm_of(next),
+                    next.to_string(),
+                    next_prio.to_string(),
+                ];
+                assert_eq!(got, values(f, &SWITCH), "{at}");
+            }
+            ("sched_wakeup", Ev::Wakeup { pid, prio }) => {
+                let v = values(f, &["comm", "pid", "prio", "target_cpu"]);
+                assert_eq!(
+                    (replay.comm_of(pid), pid.to_string(), prio.to_string()),
+                    (v[0].to_string(), v[1].to_string(), v[2].to_string()),
+                    "{at}"
+                );
+            }
+            ("sched_stat_runtime", Ev::Runtime { pid, ns }) => {
+                let v = values(f, &["comm", "pid", "runtime"]);
+                assert_eq!(
+                    (pid.to_string(), format!("{ns} [ns]")),
+                    (v[1].to_string(), v[2].to_string()),
+                    "{at}"
+                );
+            }
+            ("irq_handler_entry", Ev::IrqEntry(irq)) => {
+                let v = values(f, &["irq", "name"]);
+                assert_eq!(
+                    (irq.to_string(), replay.irqs[&irq].as_str()),
+                    (v[0].to_string(), v[1]),
+                    "{at}"
+                );
+            }
+            ("irq_handler_exit", Ev::IrqExit(irq)) => {
+                assert_eq!(irq.to_string(), values(f, &["irq", "ret"])[0], "{at}");
+            }
+            ("softirq_entry", Ev::SoftirqEntry(v)) | ("softirq_exit", Ev::SoftirqExit(v)) => {
+                let x = values(f, &["vec", "action"]);
+                assert_eq!(
+                    (v.to_string(), softirq_name(v)),
+                    (x[0].to_string(), x[1].trim_end_matches(']').to_string()),
+                    "{at}"
+                );
+            }
+            ("cpu_idle", Ev::Idle(state)) => {
+                let v = values(f, &["state", "cpu_id"]);
+                assert_eq!(
+                    (u64::from(state), v[1]),
+                    (
+                        v[0].parse::<u32>().unwrap().into(),
+                        cpu.to_string().as_str()
+                    ),
+                    "{at}"
+                );
+            }
+            ("nmi_handler", Ev::Nmi(ns)) => {
+                assert_eq!(
+                    ns.to_string(),
+                    values(f, &["handler", "delta_ns", "handled"])[1],
+                    "{at}"
+                );
+            }
+            (vector, Ev::VectorEntry(i)) => {
+                assert_eq!(
+                    format!("{}_entry", replay.vectors[usize::from(i)]),
+                    vector,
+                    "{at}"
+                );
+            }
+            (vector, Ev::VectorExit(i)) => {
+                assert_eq!(
+                    format!("{}_exit", replay.vectors[usize::from(i)]),
+                    vector,
+                    "{at}"
+                );
+            }
+            (other, ev) => panic!("{at}: {other} decoded as {ev:?}"),
+        }
+    }
+
+    fn check_exact(name: &str) -> (Vec<Decoded>, Decoder, Vec<Text>) {
+        let (root, cpu) = fixture(name);
+        let (dec, items) = decode_fixture(&root, cpu);
+        let texts = texts(&root, cpu);
+        let events: Vec<&Decoded> = items
+            .iter()
+            .filter(|(_, e, _)| !matches!(e, Ev::Lost(_)))
+            .collect();
+        // Count equality: nothing dropped, nothing invented.
+        assert_eq!(events.len(), texts.len(), "{name}: events decoded");
+        let stats = std::fs::read_to_string(root.join(format!("per_cpu/cpu{cpu}/stats"))).unwrap();
+        let entries: usize = stats
+            .lines()
+            .find_map(|l| l.strip_prefix("entries:"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert_eq!(events.len(), entries, "{name}: the buffer's entries");
+        let switch_fmt =
+            std::fs::read_to_string(root.join("events/sched/sched_switch/format")).unwrap();
+        let prev_state = ringpage::field(&switch_fmt, "prev_state").unwrap();
+        // The comms as they stood when each event was decoded.
+        let mut replay = Decoder::load(&root);
+        let mut last = 0;
+        for (n, ((ts, ev, data), t)) in events.into_iter().zip(&texts).enumerate() {
+            let at = format!("{name} event {n} ({t:?})");
+            replay.decode(&Item::Event { ts_ns: *ts, data });
+            assert_eq!(*ts, t.ts_ns, "{at}: time");
+            assert!(*ts >= last, "{at}: time goes back");
+            last = *ts;
+            let us = (ts + 500) / 1000;
+            assert_eq!(
+                format!("{}.{:06}", us / 1_000_000, us % 1_000_000),
+                t.text_ts,
+                "{at}: time in µs"
+            );
+            assert_eq!((t.cpu, t.text_cpu), (cpu, cpu), "{at}: CPU");
+            assert_eq!(type_of(data), Some(t.ty), "{at}: type");
+            assert_eq!(
+                ringpage::get(data, 4, 4).map(|p| p as u32 as i32),
+                Some(t.pid),
+                "{at}: common_pid"
+            );
+            same_fields(&at, t, *ev, data, &replay, prev_state, cpu);
+        }
+        (items, dec, texts)
+    }
+
+    /// Every event of the recorded pages as the kernel's own text of the
+    /// same buffer has it: time to the ns, CPU, type, pid, and the fields
+    /// explain reads.
+    #[test]
+    fn recorded_pages_decode_exactly_as_the_kernel_renders_them() {
+        let (items, dec, texts) = check_exact("busy");
+        assert!(dec.missing.is_empty(), "{:?}", dec.missing);
+        assert!(!items.iter().any(|(_, e, _)| matches!(e, Ev::Lost(_))));
+        // The fixture holds every kind of event the CPU had, not a few.
+        for kind in [
+            "sched_switch",
+            "sched_wakeup",
+            "sched_stat_runtime",
+            "irq_handler_entry",
+            "irq_handler_exit",
+            "softirq_entry",
+            "softirq_exit",
+            "local_timer_entry",
+            "local_timer_exit",
+        ] {
+            assert!(texts.iter().any(|t| t.name == kind), "no {kind} recorded");
+        }
+        // A gap of more than the 27 bits of an event's delta: a time-extend
+        // record was decoded.
+        assert!(texts.windows(2).any(|w| w[1].ts_ns - w[0].ts_ns >= 1 << 27));
+    }
+
+    /// The pages of a buffer that overwrote: the first one read says how
+    /// many events were lost, which is the CPU's `overrun` count.
+    #[test]
+    fn an_overwritten_buffer_decodes_exactly_and_counts_its_lost_events() {
+        let (items, _, _) = check_exact("overrun");
+        let (root, cpu) = fixture("overrun");
+        let stats = std::fs::read_to_string(root.join(format!("per_cpu/cpu{cpu}/stats"))).unwrap();
+        let (overrun, _) = crate::sys::tracefs::parse_stats(&stats);
+        assert!(overrun > 0);
+        let lost: Vec<u64> = items
+            .iter()
+            .filter_map(|(_, e, _)| match e {
+                Ev::Lost(n) => Some(*n),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(lost, vec![overrun]);
+        assert!(matches!(items[0].1, Ev::Lost(_)), "before the first event");
     }
 }
