@@ -470,3 +470,131 @@ impl TraceReader {
         (all, self.details)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::explain::events::tests::{decode_fixture, fixture};
+    use crate::sys::ringpage::{MISSED_EVENTS, MISSED_STORED};
+    use std::path::Path;
+
+    /// A reader of the pages under `dir` (`per_cpu/cpuN/trace_pipe_raw`,
+    /// plain files read as the kernel's pipes are) with the layouts of
+    /// fixture `root`, after one round of reading.
+    fn read_once(root: &Path, dir: &Path, cpu: usize) -> (TraceReader, u64) {
+        let pipes = RawPipes::open(dir, &[cpu]).expect("pages");
+        let mut r = TraceReader::new(
+            pipes,
+            Decoder::load(root),
+            vec![cpu],
+            Vec::new(),
+            (1, None, "own", None),
+            0,
+        );
+        let (backlog, pages) = r.read_trace();
+        assert!(!backlog);
+        assert!(r.read_error.is_none(), "{:?}", r.read_error);
+        (r, pages)
+    }
+
+    fn pages_of(root: &Path, cpu: usize) -> Vec<u8> {
+        std::fs::read(root.join(format!("per_cpu/cpu{cpu}/trace_pipe_raw"))).expect("pages")
+    }
+
+    #[test]
+    fn the_reader_rings_every_recorded_event_in_order() {
+        let (root, cpu) = fixture("busy");
+        let (r, pages) = read_once(&root, &root, cpu);
+        let (_, want) = decode_fixture(&root, cpu);
+        let got: Vec<(u64, Ev)> = r.rings[0].events().copied().collect();
+        let want: Vec<(u64, Ev)> = want.into_iter().map(|(t, e, _)| (t, e)).collect();
+        assert_eq!(got, want);
+        assert_eq!(
+            pages as usize,
+            pages_of(&root, cpu).len() / rustix::param::page_size()
+        );
+        assert_eq!(r.details.lost_events, 0);
+    }
+
+    /// The kernel's own count of an overwritten buffer: the CPU's `overrun`.
+    #[test]
+    fn events_the_kernel_overwrote_are_counted() {
+        let (root, cpu) = fixture("overrun");
+        let stats = std::fs::read_to_string(root.join(format!("per_cpu/cpu{cpu}/stats"))).unwrap();
+        let (overrun, _) = crate::sys::tracefs::parse_stats(&stats);
+        let (r, _) = read_once(&root, &root, cpu);
+        assert!(overrun > 0);
+        assert_eq!(r.details.lost_events, overrun);
+        assert_eq!(
+            r.rings[0].events().next().map(|e| e.1),
+            Some(Ev::Lost(overrun))
+        );
+    }
+
+    /// Recorded pages given the missed-events flags as the kernel sets
+    /// them (`ring_buffer_read_page`): the count stored after the data
+    /// where it fits (`RB_MISSED_STORED`), else only the flag, an unknown
+    /// number counted as one.
+    #[test]
+    fn missed_events_flags_of_a_page_are_counted() {
+        let (root, cpu) = fixture("busy");
+        let fmt = Decoder::load(&root).page.expect("header_page");
+        let size = rustix::param::page_size();
+        let mut pages = pages_of(&root, cpu);
+        let n_pages = pages.len() / size;
+        let commit_at = |p: usize| p * size + fmt.commit.offset;
+        let len_of = |pages: &[u8], p: usize| {
+            let c = crate::sys::ringpage::get(pages, commit_at(p), fmt.commit.size).unwrap();
+            (c & crate::sys::ringpage::LENGTH_MASK) as usize
+        };
+        let roomy = |pages: &[u8], p: usize| size - fmt.data - len_of(pages, p) >= 8;
+        let stored = (0..n_pages)
+            .find(|&p| roomy(&pages, p))
+            .expect("a page with room");
+        let bare = (0..n_pages)
+            .find(|&p| !roomy(&pages, p))
+            .expect("a full page");
+        // `local_add(RB_MISSED_EVENTS)` adds (int)(1 << 31): sign-extended.
+        let flag = |pages: &mut Vec<u8>, p: usize, add: u64| {
+            let at = commit_at(p);
+            let c = u64::from_ne_bytes(pages[at..at + 8].try_into().unwrap());
+            pages[at..at + 8].copy_from_slice(&c.wrapping_add(add).to_ne_bytes());
+        };
+        let missed = MISSED_EVENTS as u32 as i32 as i64 as u64;
+        let len = len_of(&pages, stored);
+        let count_at = stored * size + fmt.data + len;
+        pages[count_at..count_at + 8].copy_from_slice(&12_345u64.to_ne_bytes());
+        flag(&mut pages, stored, MISSED_STORED);
+        flag(&mut pages, stored, missed);
+        flag(&mut pages, bare, missed);
+        assert_eq!(len_of(&pages, stored), len, "the length is kept");
+
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join(format!("per_cpu/cpu{cpu}/trace_pipe_raw"));
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, &pages).unwrap();
+        let (r, _) = read_once(&root, dir.path(), cpu);
+        assert_eq!(r.details.lost_events, 12_345 + 1);
+
+        // The same events, each loss marked before the first event of its page.
+        let (plain, _) = read_once(&root, &root, cpu);
+        let got: Vec<Ev> = r.rings[0].events().map(|e| e.1).collect();
+        let mut want: Vec<Ev> = plain.rings[0].events().map(|e| e.1).collect();
+        let per_page: Vec<usize> = pages
+            .chunks(size)
+            .map(|page| {
+                let mut n = 0;
+                walk_page(&fmt, page, |i| {
+                    n += usize::from(matches!(i, Item::Event { .. }))
+                });
+                n
+            })
+            .collect();
+        let mut marks = [(stored, Ev::Lost(12_345)), (bare, Ev::Lost(1))];
+        marks.sort_by_key(|m| std::cmp::Reverse(m.0));
+        for (p, ev) in marks {
+            want.insert(per_page[..p].iter().sum(), ev);
+        }
+        assert_eq!(got, want);
+    }
+}
