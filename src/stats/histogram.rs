@@ -407,4 +407,58 @@ mod tests {
     fn empty_has_no_percentiles() {
         assert_eq!(Histogram::new().percentile(50.0), None);
     }
+
+    #[test]
+    fn the_representative_is_the_midpoint_rounded_down() {
+        for i in 0..BUCKETS {
+            let (lo, hi) = (lower_bound(i) as u128, upper_bound(i) as u128);
+            let r = representative(i) as u128;
+            assert_eq!(r, (lo + hi) / 2, "bucket {i} [{lo}, {hi}]");
+        }
+        // Above 256 ns a bucket is several ns wide: 1000 lies in [1000, 1003].
+        assert_eq!(representative(index_of(1000)), 1001);
+    }
+
+    #[test]
+    fn counts_and_the_approximate_mean_follow_the_samples() {
+        let mut h = Histogram::new();
+        assert_eq!(h.approx_mean(), None);
+        for v in [10u64, 10, 40] {
+            h.record(v);
+        }
+        assert_eq!((h.count(index_of(10)), h.count(index_of(40))), (2, 1));
+        assert_eq!(h.count(index_of(20)), 0);
+        // Below 256 ns every value has its own bucket: the mean is exact.
+        assert_eq!(h.approx_mean(), Some(20.0));
+    }
+
+    #[test]
+    fn without_top_removes_exactly_the_highest_samples() {
+        let values = [1000u64, 2000, 3000, 100_000, 100_000, 5_000_000];
+        let mut h = Histogram::new();
+        for v in values {
+            h.record(v);
+        }
+        assert_eq!(h.without_top(0), h);
+        for n in 1..=values.len() as u64 + 1 {
+            let low = h.without_top(n);
+            let kept = values.len() as u64 - n.min(values.len() as u64);
+            assert_eq!(low.samples, kept, "without the top {n}");
+            assert_eq!(low.nonzero().map(|(_, c)| c).sum::<u64>(), kept);
+            for &v in &values[..kept as usize] {
+                assert!(low.count(index_of(v)) > 0, "{v} lost without the top {n}");
+            }
+        }
+    }
+
+    #[test]
+    fn an_empty_record_gives_an_empty_histogram() {
+        let empty = Histogram::new().to_record();
+        assert!(empty.buckets.is_empty());
+        // The summary's extremes beside an empty record are meaningless.
+        assert_eq!(Histogram::from_record(&empty, 5, 9), Ok(Histogram::new()));
+        let mut other = empty.clone();
+        other.scheme = "linear-us".into();
+        assert!(Histogram::from_record(&other, 0, 0).is_err());
+    }
 }

@@ -164,6 +164,76 @@ mod tests {
     }
 
     #[test]
+    fn no_samples_keep_their_overruns() {
+        let t = Totals {
+            overruns: 4,
+            ..Totals::default()
+        };
+        let s = Summary::from_parts(&t, &Histogram::new());
+        assert_eq!((s.samples, s.overruns, s.stddev_ns), (0, 4, None));
+        assert!(s.percentiles.is_empty());
+    }
+
+    /// A summary of `n` samples with percentiles p50, p90 and p99.
+    fn with_percentiles(n: u64) -> Summary {
+        Summary {
+            samples: n,
+            percentiles: [50.0, 90.0, 99.0]
+                .map(|p| Percentile {
+                    p,
+                    ns: 1,
+                    bound: false,
+                })
+                .to_vec(),
+            ..Summary::default()
+        }
+    }
+
+    fn bounds(s: &Summary) -> Vec<bool> {
+        s.percentiles.iter().map(|x| x.bound).collect()
+    }
+
+    #[test]
+    fn bounds_are_the_percentiles_ranked_among_the_overflow() {
+        // 1000 samples: p90 is rank 900, p99 rank 990.
+        let mut s = with_percentiles(1000);
+        s.mark_bounds(0);
+        assert_eq!(bounds(&s), [false, false, false]);
+        // 10 beyond the range: rank 990 is the last one in it.
+        s.mark_bounds(10);
+        assert_eq!(bounds(&s), [false, false, false]);
+        s.mark_bounds(11);
+        assert_eq!(bounds(&s), [false, false, true]);
+        s.mark_bounds(101);
+        assert_eq!(bounds(&s), [false, true, true]);
+        s.mark_bounds(5000);
+        assert_eq!(bounds(&s), [true, true, true]);
+    }
+
+    #[test]
+    fn the_histogram_range_covers_the_magnitudes() {
+        let range = |min_ns, max_ns| {
+            Summary {
+                min_ns,
+                max_ns,
+                ..Summary::default()
+            }
+            .histogram_range()
+        };
+        assert_eq!(range(5, 9), (5, 9));
+        assert_eq!(range(0, 9), (0, 9));
+        assert_eq!(range(-7, 3), (0, 7));
+        assert_eq!(range(-2, 10), (0, 10));
+    }
+
+    #[test]
+    fn signed_saturates() {
+        assert_eq!(signed(7), 7);
+        assert_eq!(signed(i64::MAX as u64), i64::MAX);
+        assert_eq!(signed(u64::MAX), i64::MAX);
+    }
+
+    #[test]
     fn labels() {
         assert_eq!(label(99.0), "p99");
         assert_eq!(label(99.99), "p99.99");
