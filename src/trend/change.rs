@@ -281,4 +281,86 @@ mod tests {
         );
         assert_eq!(c.len(), 1);
     }
+
+    /// `n` runs around `level` with the same small spread as the tests above.
+    fn around(level: u64, n: usize) -> Vec<u64> {
+        (0..n as u64).map(|i| level + (i * 37 % 11)).collect()
+    }
+
+    #[test]
+    fn a_change_to_better_is_named_from_the_mirrored_minimum() {
+        // 10 % worse is the minimum; better, its mirror: the medians 1/1.1 apart.
+        let mut v = around(1105, 20);
+        v.extend(around(1000, 20));
+        let c = changes(&runs(&v), &Test::default());
+        assert_eq!(c.len(), 1, "{c:?}");
+        assert_eq!((c[0].at, c[0].worse), (20, false));
+        let s = &c[0].shifts[0];
+        assert_eq!((s.before_ns, s.after_ns), (1110, 1005));
+        assert!(s.z <= -Test::default().z, "{s:?}");
+        // 5 % better is as certain, but below the minimum.
+        let mut v = around(1060, 20);
+        v.extend(around(1000, 20));
+        assert_eq!(changes(&runs(&v), &Test::default()), []);
+    }
+
+    #[test]
+    fn every_change_leaves_the_fewest_runs_on_both_sides() {
+        // The strongest split puts the last 3 runs after it; 5 are the fewest.
+        let test = Test {
+            z: 2.0,
+            ..Test::default()
+        };
+        let mut v = around(1000, 40);
+        for x in &mut v[37..] {
+            *x *= 3;
+        }
+        let mut flipped = v.clone();
+        flipped.reverse();
+        for v in [v, flipped] {
+            let c = changes(&runs(&v), &test);
+            assert!(
+                c.iter()
+                    .all(|c| c.at >= test.min_runs && v.len() - c.at >= test.min_runs),
+                "{c:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_ratio_is_the_relative_change_of_the_medians() {
+        let shift = |before_ns, after_ns| Shift {
+            figure: RunFigure::Max,
+            before_ns,
+            after_ns,
+            z: 5.0,
+        };
+        assert!((shift(100, 140).ratio() - 0.4).abs() < 1e-12);
+        assert!((shift(200, 150).ratio() + 0.25).abs() < 1e-12);
+        // A median of 0 counts as 1 ns.
+        assert_eq!(shift(0, 3).ratio(), 2.0);
+    }
+
+    #[test]
+    fn medians_of_odd_and_even_counts() {
+        assert_eq!(median(&[]), 0);
+        assert_eq!(median(&[9]), 9);
+        assert_eq!(median(&[5, 1, 4, 2, 3]), 3);
+        assert_eq!(median(&[40, 10, 30, 20]), 25);
+        assert_eq!(median(&[3, 1, 4, 2]), 2);
+        // The mean of the middle two does not overflow.
+        assert_eq!(median(&[u64::MAX, u64::MAX - 2]), u64::MAX - 1);
+    }
+
+    #[test]
+    fn ties_shrink_the_variance_as_the_textbook_says() {
+        // 1 1 | 2 2: ranks 1.5 1.5 | 3.5 3.5, U = 4, mean 2, tie term 12,
+        // var = 2·2/12 · (5 − 12/(4·3)) = 4/3; continuity: |4 − 2| − ½.
+        let z = split_zs(&[1, 1, 2, 2])[2];
+        assert!((z - 1.5 / (4.0f64 / 3.0).sqrt()).abs() < 1e-12, "{z}");
+        // 2 1 1 | 3 3 3: ranks 3 1.5 1.5 | 5 5 5, U = 9, mean 4.5, tie term 30,
+        // var = 9/12 · (7 − 30/30) = 4.5.
+        let z = split_zs(&[2, 1, 1, 3, 3, 3])[3];
+        assert!((z - 4.0 / 4.5f64.sqrt()).abs() < 1e-12, "{z}");
+    }
 }
