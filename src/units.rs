@@ -258,6 +258,7 @@ mod tests {
             ],
         );
         assert_eq!(parse_period_ns("1s"), Ok(1_000_000_000));
+        assert!(parse_period_ns("0ms").unwrap_err().contains("zero"));
         assert!(parse_period_ns("1001ms")
             .unwrap_err()
             .contains("longest period"));
@@ -278,6 +279,14 @@ mod tests {
             ("18446744073s", "longest duration"),
             ("18446744073709551616ns", "longest duration"),
             ("8785h", "8784h"),
+            ("0", "zero"),
+            ("00.0", "zero"),
+            (".ms", "not a number"),
+            ("1..ms", "not a number"),
+            (
+                "1000000000000000000000000000000000000000ns",
+                "longest duration",
+            ),
         ] {
             let e = parse_duration_ns(text).unwrap_err();
             assert!(e.contains(reason), "{text}: {e}");
@@ -296,6 +305,11 @@ mod tests {
         assert!(parse_cpu_list("3-1", &online).is_err());
         assert!(parse_cpu_list("x", &online).is_err());
         assert_eq!(format_cpu_list(&[0, 1, 2, 5, 7, 8]), "0-2,5,7-8");
+        assert_eq!(parse_ranges("2-2"), Ok(vec![2]));
+        assert_eq!(parse_ranges(" "), Ok(vec![]));
+        // A range spans at most 65536 CPUs beyond its first.
+        assert_eq!(parse_ranges("2-65538").map(|c| c.len()), Ok(65537));
+        assert!(parse_ranges("2-65539").is_err());
     }
 
     #[test]

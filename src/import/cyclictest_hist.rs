@@ -363,3 +363,37 @@ fn periods(imp: &mut Imported, statuses: &[(i32, u64)], threads: usize) {
         thread_periods(imp, known, "cyclictest's -d distance");
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_lines_give_thread_priority_and_interval() {
+        assert_eq!(
+            status("T: 0 (12345) P:80 I:1000 C:   2000 Min:      3 Act:    5"),
+            Some((0, 80, 1000))
+        );
+        assert_eq!(status("T: 3 ( 7) P:99 I:250 C: 9"), Some((3, 99, 250)));
+        // Both P: and I: are needed, and a thread number.
+        assert_eq!(status("T: 1 (7) I:1000 C: 9"), None);
+        assert_eq!(status("T: 1 (7) P:80 C: 9"), None);
+        assert_eq!(status("T: x (7) P:80 I:1000"), None);
+        assert_eq!(status("000012 000216"), None);
+    }
+
+    #[test]
+    fn summary_numbers_are_whole_and_named_when_not() {
+        assert_eq!(
+            numbers(4, " 000012  7 0", "# Max Latencies:"),
+            Ok(vec![12, 7, 0])
+        );
+        assert_eq!(numbers(4, "", "# Total:"), Ok(vec![]));
+        let e = numbers(9, " 12 1.5", "# Avg Latencies:").unwrap_err();
+        assert_eq!(e.line, 9);
+        assert_eq!(
+            e.msg,
+            "expected whole numbers after '# Avg Latencies:', found '1.5'"
+        );
+    }
+}

@@ -267,6 +267,15 @@ mod tests {
         assert_eq!(parse_u64("00042"), Some(42));
         assert_eq!(parse_u64("-1"), None);
         assert_eq!(parse_u64("99999999999999999999999"), None);
+        // Digits only: Rust's own parser would take a sign.
+        assert_eq!(parse_u64("+5"), None);
+        assert_eq!(parse_u64(""), None);
+        assert_eq!(parse_u64(" 7 "), Some(7));
+        // Beyond 9·10¹² µs (about 104 days) a figure is refused, and so is infinity.
+        assert_eq!(parse_us("9e12"), Some(9_000_000_000_000_000));
+        assert_eq!(parse_us("-9e12"), Some(-9_000_000_000_000_000));
+        assert_eq!(parse_us("9.000001e12"), None);
+        assert_eq!(parse_us("inf"), None);
         let e = field(7, "x1", parse_u64, "the overruns", "as a whole number").unwrap_err();
         assert_eq!(e.line, 7);
         assert_eq!(e.msg, "expected the overruns as a whole number, found 'x1'");
