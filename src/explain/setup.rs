@@ -25,7 +25,6 @@ impl crate::result::details::Details for Wrapped {}
 
 /// An explain run's tracing, from its set-up to its restore.
 pub struct Explain {
-    session: Session,
     pipes: RawPipes,
     dec: Decoder,
     cpus: Vec<usize>,
@@ -38,6 +37,9 @@ pub struct Explain {
     /// The wake-ups other CPUs did of the measuring CPUs' threads.
     remote: Option<RawPipes>,
     pub notes: Vec<String>,
+    /// Declared last, so dropped after the pipes: tracefs refuses to
+    /// remove an instance while its `trace_pipe_raw` is open (EBUSY).
+    session: Session,
 }
 
 /// Why this system cannot explain, as the one-line error naming the fix.
@@ -109,7 +111,7 @@ impl Explain {
         let beside = session.is_some();
         let (mut session, mut notes) = match session {
             Some(s) => (s, Vec::new()),
-            None => Session::begin(&root).map_err(Error::env)?,
+            None => Session::begin(&root, tracefs::Uses::Instances).map_err(Error::env)?,
         };
         let mask = tracefs::cpumask(cpus);
         let mut settings: Vec<(String, &str)> = vec![("tracing_cpumask".into(), mask.as_str())];

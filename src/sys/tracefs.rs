@@ -74,6 +74,20 @@ pub struct Session {
     instances: Vec<String>,
     state_file: PathBuf,
     restored: bool,
+    /// What the run uses beside its own instances.
+    uses: Uses,
+}
+
+/// What a run's tracing needs of the machine's tracefs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Uses {
+    /// Global settings or a tracer that is one for the whole machine
+    /// (timerlat, osnoise): one such run at a time.
+    #[default]
+    Global,
+    /// Only instances of its own (events, their buffers): any number of
+    /// such runs at once, beside one `Global` run too.
+    Instances,
 }
 
 /// What a killed run's state file asks to undo.
@@ -82,12 +96,19 @@ pub struct State {
     pub pid: u32,
     pub saved: Vec<(String, String)>,
     pub instances: Vec<String>,
+    /// A file without the `instances-only` line is a global run's.
+    pub uses: Uses,
 }
 
 impl State {
-    /// The state file's text: `pid N`, `instance REL`, `set REL<TAB>VALUE` lines.
+    /// The state file's text: `pid N`, `instances-only` (for a run that
+    /// uses nothing but its instances), `instance REL`, `set REL<TAB>VALUE`
+    /// lines.
     pub fn to_text(&self) -> String {
         let mut t = format!("pid {}\n", self.pid);
+        if self.uses == Uses::Instances {
+            t.push_str("instances-only\n");
+        }
         for i in &self.instances {
             t.push_str(&format!("instance {i}\n"));
         }
@@ -102,6 +123,8 @@ impl State {
         for line in text.lines() {
             if let Some(p) = line.strip_prefix("pid ") {
                 s.pid = p.trim().parse().unwrap_or(0);
+            } else if line == "instances-only" {
+                s.uses = Uses::Instances;
             } else if let Some(i) = line.strip_prefix("instance ") {
                 s.instances.push(i.to_string());
             } else if let Some(kv) = line.strip_prefix("set ") {
@@ -195,26 +218,37 @@ fn alive(pid: u32) -> bool {
 }
 
 impl Session {
-    /// Start changing tracefs under `root`: first undo what runs killed
-    /// before they could restore left behind; refuse while another live
-    /// rtlat run holds the (global) timerlat settings.
-    pub fn begin(root: &Path) -> Result<(Session, Vec<String>), String> {
-        let dir = Path::new(STATE_DIR);
-        fs::create_dir_all(dir).map_err(|e| format!("cannot create {STATE_DIR}: {e}"))?;
+    /// Start changing tracefs under `root` for a run that `uses` what it
+    /// says: first undo what runs killed before they could restore left
+    /// behind; refuse a [`Uses::Global`] run while another live one holds
+    /// the global settings (runs of their own instances only never wait).
+    pub fn begin(root: &Path, uses: Uses) -> Result<(Session, Vec<String>), String> {
+        Self::begin_in(Path::new(STATE_DIR), root, uses)
+    }
+
+    /// [`Session::begin`] with the runs' state files in `dir`.
+    fn begin_in(dir: &Path, root: &Path, uses: Uses) -> Result<(Session, Vec<String>), String> {
+        fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         let mut notes = Vec::new();
         let me = std::process::id();
-        for entry in fs::read_dir(dir).map_err(|e| format!("cannot read {STATE_DIR}: {e}"))? {
+        for entry in fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))? {
             let Ok(entry) = entry else { continue };
             let name = entry.file_name().to_string_lossy().into_owned();
             if !name.starts_with("tracefs-") || !name.ends_with(".state") {
                 continue;
             }
             let state = State::parse(&fs::read_to_string(entry.path()).unwrap_or_default());
-            if state.pid != me && alive(state.pid) {
-                return Err(format!(
-                    "another rtlat run (pid {}) is using the kernel tracers; wait for it to end",
-                    state.pid
-                ));
+            if state.pid == me {
+                continue;
+            }
+            if alive(state.pid) {
+                if uses == Uses::Global && state.uses == Uses::Global {
+                    return Err(format!(
+                        "another rtlat run (pid {}) is using the kernel tracers; wait for it to end",
+                        state.pid
+                    ));
+                }
+                continue;
             }
             let problems = undo(root, &state);
             notes.push(format!(
@@ -234,6 +268,7 @@ impl Session {
             instances: Vec::new(),
             state_file: dir.join(format!("tracefs-{me}.state")),
             restored: false,
+            uses,
         };
         s.persist()
             .map_err(|e| format!("cannot write {}: {e}", s.state_file.display()))?;
@@ -249,6 +284,7 @@ impl Session {
             pid: std::process::id(),
             saved: self.saved.clone(),
             instances: self.instances.clone(),
+            uses: self.uses,
         };
         let tmp = self.state_file.with_extension("tmp");
         fs::write(&tmp, state.to_text())?;
@@ -294,6 +330,7 @@ impl Session {
             pid: 0,
             saved: std::mem::take(&mut self.saved),
             instances: std::mem::take(&mut self.instances),
+            uses: self.uses,
         };
         let problems = undo(&self.root, &state);
         if problems.is_empty() {
@@ -463,8 +500,125 @@ pub fn cpumask(cpus: &[usize]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    impl Session {
+        /// A session on a fake tracefs tree under `root` (no other run's
+        /// state undone), its state file at `state_file`.
+        pub(crate) fn fake(root: &Path, state_file: PathBuf) -> Session {
+            Session {
+                root: root.to_path_buf(),
+                saved: Vec::new(),
+                instances: Vec::new(),
+                state_file,
+                restored: false,
+                uses: Uses::Global,
+            }
+        }
+    }
+
+    /// Every regular file under `dir` (not below one of `skip`) and its bytes.
+    pub(crate) fn files(dir: &Path, skip: &[&Path]) -> Vec<(PathBuf, Vec<u8>)> {
+        let mut out = Vec::new();
+        let mut todo = vec![dir.to_path_buf()];
+        while let Some(d) = todo.pop() {
+            for e in fs::read_dir(&d).expect("read_dir") {
+                let p = e.expect("entry").path();
+                if skip.iter().any(|s| p.starts_with(s)) {
+                    continue;
+                }
+                if p.is_dir() {
+                    todo.push(p);
+                } else {
+                    out.push((p.clone(), fs::read(&p).expect("read")));
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
+    /// A fake tracefs tree with the global files of a freshly booted
+    /// kernel, where the buffer has not grown yet.
+    pub(crate) fn fake_tracefs() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for (f, v) in [
+            ("tracing_on", "1"),
+            ("current_tracer", "nop"),
+            (
+                "trace_clock",
+                "[local] global counter uptime perf mono mono_raw boot",
+            ),
+            ("buffer_size_kb", "7 (expanded: 1408)"),
+            ("tracing_cpumask", "3"),
+            ("set_event", ""),
+            ("events/sched/sched_switch/enable", "0"),
+        ] {
+            let p = dir.path().join(f);
+            fs::create_dir_all(p.parent().unwrap()).expect("mkdir");
+            fs::write(p, format!("{v}\n")).expect("write");
+        }
+        fs::create_dir(dir.path().join("instances")).expect("mkdir");
+        dir
+    }
+
+    /// Restored on drop as by `restore`: the global files as they were
+    /// (a value saved for the end written), the instance's tracer stopped
+    /// and its removal tried; a fake instance directory holds plain files
+    /// and cannot go, which is reported and keeps the state file for the
+    /// next run to retry.
+    #[test]
+    fn a_dropped_session_restores_the_fake_tracefs() {
+        let root = fake_tracefs();
+        let state = root.path().join("state");
+        let before = files(root.path(), &[&state]);
+        let inst = {
+            let mut s = Session::fake(root.path(), state.clone());
+            s.set("tracing_on", "0").expect("set");
+            s.set("trace_clock", "mono").expect("set");
+            s.set_at_end("buffer_size_kb", "1408").expect("set_at_end");
+            let inst = s.instance("rtlat-test").expect("instance");
+            write(&inst, "tracing_on", "1").expect("write");
+            let persisted = State::parse(&fs::read_to_string(&state).expect("state"));
+            assert_eq!(persisted.instances, ["instances/rtlat-test"]);
+            assert_eq!(
+                persisted.saved,
+                [
+                    ("tracing_on".to_string(), "1".to_string()),
+                    ("trace_clock".to_string(), "local".to_string()),
+                    ("buffer_size_kb".to_string(), "1408".to_string())
+                ]
+            );
+            assert_eq!(read(root.path(), "trace_clock").unwrap(), "mono");
+            inst
+        };
+        let after = files(root.path(), &[&state]);
+        let changed: Vec<_> = before
+            .iter()
+            .filter_map(|(path, b)| {
+                let a = &after.iter().find(|x| &x.0 == path).expect("a file gone").1;
+                (a != b).then(|| (path.clone(), String::from_utf8_lossy(a).into_owned()))
+            })
+            .collect();
+        // The fake's files of choices read back as written: the choice.
+        assert_eq!(
+            changed,
+            [
+                (root.path().join("buffer_size_kb"), "1408\n".to_string()),
+                (root.path().join("trace_clock"), "local\n".to_string())
+            ]
+        );
+        assert_eq!(after.len(), before.len() + 2, "the instance's files");
+        assert_eq!(read(&inst, "tracing_on").unwrap(), "0");
+        assert_eq!(read(&inst, "current_tracer").unwrap(), "nop");
+        assert!(
+            state.exists(),
+            "kept for the next run: the instance is left"
+        );
+        let left = State::parse(&fs::read_to_string(&state).unwrap());
+        assert_eq!(left.instances, ["instances/rtlat-test"]);
+    }
 
     #[test]
     fn cpu_masks_are_hex_words_of_32_cpus() {
@@ -482,6 +636,7 @@ mod tests {
                 ("osnoise/timerlat_period_us".into(), "1000".into()),
             ],
             instances: vec!["instances/rtlat-42".into()],
+            uses: Uses::Global,
         };
         assert_eq!(State::parse(&s.to_text()), s);
         assert!(safe_rel("osnoise/cpus"));
@@ -500,6 +655,7 @@ mod tests {
             pid: 1,
             saved: vec![("osnoise/cpus".into(), "0-1".into())],
             instances: vec!["instances/rtlat-1".into()],
+            uses: Uses::Global,
         };
         // A plain directory with files in it cannot be removed: reported, not hidden.
         let problems = undo(&root, &state);
@@ -530,6 +686,7 @@ mod tests {
             instances: Vec::new(),
             state_file: root.join("state"),
             restored: false,
+            uses: Uses::Global,
         };
         s.set_at_end("buffer_size_kb", "1408").unwrap();
         let persisted = State::parse(&fs::read_to_string(root.join("state")).unwrap());
@@ -562,6 +719,7 @@ mod tests {
             instances: Vec::new(),
             state_file: dir.path().join("state"),
             restored: false,
+            uses: Uses::Global,
         };
         s.set("trace_clock", "mono").expect("set");
         assert_eq!(s.saved, [("trace_clock".to_string(), "global".to_string())]);
@@ -577,5 +735,77 @@ mod tests {
         let text = "entries: 12\noverrun: 3\ncommit overrun: 0\nbytes: 100\noldest event ts:  1.0\nnow ts:  2.0\ndropped events: 5\nread events: 7\n";
         assert_eq!(parse_stats(text), (3, 5));
         assert_eq!(parse_stats(""), (0, 0));
+    }
+
+    /// A state file of run `pid` in `dir`, using `uses`, that made
+    /// instance `inst` under `root`.
+    fn plant(dir: &Path, root: &Path, pid: u32, uses: Uses, inst: &str) {
+        fs::create_dir_all(root.join(inst)).unwrap();
+        let st = State {
+            pid,
+            saved: Vec::new(),
+            instances: vec![inst.to_string()],
+            uses,
+        };
+        fs::write(dir.join(format!("tracefs-{pid}.state")), st.to_text()).unwrap();
+    }
+
+    #[test]
+    fn runs_of_their_own_instances_coexist_and_global_ones_take_turns() {
+        let t = tempfile::tempdir().unwrap();
+        let (dir, root) = (t.path().join("run"), t.path().join("tracefs"));
+        fs::create_dir_all(&dir).unwrap();
+        // pid 1 is alive: a live run of each kind.
+        plant(&dir, &root, 1, Uses::Global, "instances/rtlat-1");
+        let err = Session::begin_in(&dir, &root, Uses::Global).unwrap_err();
+        assert!(err.contains("another rtlat run (pid 1)"), "{err}");
+        let (mut s, notes) = Session::begin_in(&dir, &root, Uses::Instances).unwrap();
+        assert!(notes.is_empty(), "{notes:?}");
+        assert!(
+            root.join("instances/rtlat-1").exists(),
+            "a live run's instance is left alone"
+        );
+        s.restore();
+        fs::remove_file(dir.join("tracefs-1.state")).unwrap();
+        plant(&dir, &root, 1, Uses::Instances, "instances/rtlat-1");
+        let (mut s, _) = Session::begin_in(&dir, &root, Uses::Global).unwrap();
+        let (mut s2, _) = Session::begin_in(&dir, &root, Uses::Instances).unwrap();
+        s2.restore();
+        s.restore();
+        assert!(root.join("instances/rtlat-1").exists());
+    }
+
+    #[test]
+    fn a_killed_runs_instance_is_removed_at_the_next_start() {
+        let t = tempfile::tempdir().unwrap();
+        let (dir, root) = (t.path().join("run"), t.path().join("tracefs"));
+        fs::create_dir_all(&dir).unwrap();
+        // No process has this pid (above pid_max's largest value).
+        let dead = 4_194_305;
+        plant(&dir, &root, dead, Uses::Instances, "instances/rtlat-dead");
+        let (mut s, notes) = Session::begin_in(&dir, &root, Uses::Instances).unwrap();
+        // Undone: its tracing stopped (tracefs would then remove the
+        // directory; a plain one keeps the files undo wrote).
+        let inst = root.join("instances/rtlat-dead");
+        assert_eq!(fs::read_to_string(inst.join("tracing_on")).unwrap(), "0\n");
+        assert!(!dir.join(format!("tracefs-{dead}.state")).exists());
+        assert!(
+            notes[0].contains(&format!("killed rtlat run (pid {dead})")),
+            "{notes:?}"
+        );
+        s.restore();
+    }
+
+    #[test]
+    fn a_state_file_says_whether_its_run_used_only_its_instances() {
+        let st = State {
+            pid: 7,
+            saved: vec![("trace_clock".into(), "local".into())],
+            instances: vec!["instances/rtlat-7".into()],
+            uses: Uses::Instances,
+        };
+        assert_eq!(State::parse(&st.to_text()), st);
+        let old = "pid 7\ninstance instances/rtlat-7\n";
+        assert_eq!(State::parse(old).uses, Uses::Global);
     }
 }

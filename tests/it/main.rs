@@ -2,6 +2,7 @@
 //! Tests that need root say so when skipped; under CI=true they fail instead.
 
 mod check;
+mod coexist;
 mod cross;
 mod cruncher;
 mod deb;

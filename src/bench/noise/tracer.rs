@@ -252,7 +252,8 @@ fn start(cfg: &NoiseConfig, t: KernelTracer) -> Result<Tracing> {
         return Err(e);
     }
     let root = caps.root.unwrap_or_default();
-    let (mut session, mut notes) = Session::begin(&root).map_err(Error::env)?;
+    let (mut session, mut notes) =
+        Session::begin(&root, tracefs::Uses::Global).map_err(Error::env)?;
     let cpus = crate::units::format_cpu_list(&cfg.cpus);
     let thresh_us = (cfg.threshold_ns / 1000).max(1).to_string();
     set(&mut session, "tracing_thresh", &thresh_us)?;

@@ -304,7 +304,8 @@ fn start_tracing(cfg: &TimerConfig, user: bool) -> Result<Tracing> {
         return Err(e);
     }
     let root = caps.root.clone().unwrap_or_default();
-    let (mut session, mut notes) = Session::begin(&root).map_err(Error::env)?;
+    let (mut session, mut notes) =
+        Session::begin(&root, tracefs::Uses::Global).map_err(Error::env)?;
     let period_us = (cfg.period_ns / 1000).to_string();
     let cpus = crate::units::format_cpu_list(&cfg.cpus);
     session

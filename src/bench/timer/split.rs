@@ -311,7 +311,8 @@ impl Split {
                 root.display()
             ))
         })?;
-        let (mut session, mut notes) = Session::begin(&root).map_err(Error::env)?;
+        let (mut session, mut notes) =
+            Session::begin(&root, tracefs::Uses::Instances).map_err(Error::env)?;
         let (inst, name) = instance::open(
             &mut session,
             &root,
