@@ -9,6 +9,7 @@ mod deb;
 mod errors;
 mod evidence;
 mod explain;
+mod explain_restore;
 mod explain_wakes;
 mod harness;
 mod hostile_input;
