@@ -245,7 +245,8 @@ fn sigint_ends_a_process_run_promptly_and_reaps_the_wakees() {
     let _turn = measuring();
     let dir = tempfile::tempdir().expect("tempdir");
     let json = dir.path().join("i.json");
-    let child = std::process::Command::new(bin())
+    let err = dir.path().join("stderr");
+    let mut child = std::process::Command::new(bin())
         .args([
             "switch",
             "--quiet",
@@ -257,45 +258,63 @@ fn sigint_ends_a_process_run_promptly_and_reaps_the_wakees() {
             "--json",
         ])
         .arg(&json)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
+        // Files, not pipes: a wakee left running would hold a pipe open,
+        // and the test would wait on it instead of failing.
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&err).expect("stderr file"))
         .spawn()
         .expect("spawn");
     std::thread::sleep(Duration::from_millis(1500));
     let pid = child.id();
-    // The main thread forked the wakees (needs CONFIG_PROC_CHILDREN to list them).
-    let children = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"));
-    let wakees: Vec<String> = children
-        .as_deref()
-        .unwrap_or_default()
-        .split_whitespace()
-        .map(str::to_owned)
-        .collect();
-    if children.is_ok() {
-        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-        assert_eq!(wakees.len(), cpus, "one wakee process per pair: {wakees:?}");
-    }
+    // The wakees: every process whose parent is rtlat, each known by its
+    // start time too, so that a new process given the same pid later is
+    // not taken for it.
+    let wakees = children_of(pid);
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    assert_eq!(wakees.len(), cpus, "one wakee process per pair: {wakees:?}");
     let t0 = Instant::now();
     send_signal(pid, "INT");
-    let out = child.wait_with_output().expect("wait");
+    let status = child.wait().expect("wait");
     assert!(
         t0.elapsed() < Duration::from_millis(1500),
         "took {:?} to stop",
         t0.elapsed()
     );
-    assert_eq!(out.status.code(), Some(0));
+    let stderr = std::fs::read_to_string(&err).unwrap_or_default();
+    assert_eq!(status.code(), Some(0), "{stderr}");
     let r = load(&json);
     assert_eq!(r["complete"], true);
     assert_eq!(r["end_reason"], "signal");
     assert!(r["total"]["samples"].as_u64().expect("n") > 500);
-    for w in wakees {
-        let stat = std::fs::read_to_string(format!("/proc/{w}/stat")).unwrap_or_default();
-        // Gone, or at least no longer a child of rtlat (pid reuse).
-        assert!(
-            stat.is_empty() || !stat.contains(&format!(" {pid} ")),
-            "wakee {w} still there: {stat}"
-        );
+    // Gone: a wakee left running would have been given to another parent
+    // when rtlat ended, but it would keep its start time.
+    for (w, started) in wakees {
+        let now = proc_stat(w).map(|(_, started)| started);
+        assert_ne!(now, Some(started), "wakee {w} outlived rtlat");
     }
+}
+
+/// The parent and the start time (in clock ticks since boot) of process
+/// `pid`, from /proc/PID/stat; None once it is gone.
+fn proc_stat(pid: u32) -> Option<(u32, u64)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The fields after the command name, which may hold spaces and ')'.
+    let fields: Vec<&str> = stat.rsplit_once(") ")?.1.split_whitespace().collect();
+    Some((fields[1].parse().ok()?, fields[19].parse().ok()?))
+}
+
+/// The child processes of `parent` and their start times, found by the
+/// parent field of every process in /proc (which needs no kernel option,
+/// unlike /proc/PID/task/TID/children).
+fn children_of(parent: u32) -> Vec<(u32, u64)> {
+    std::fs::read_dir("/proc")
+        .expect("/proc")
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|pid| match proc_stat(pid)? {
+            (ppid, started) if ppid == parent => Some((pid, started)),
+            _ => None,
+        })
+        .collect()
 }
 
 #[test]
