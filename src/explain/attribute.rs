@@ -101,8 +101,10 @@ fn segments(ring: &Ring, iv: Interval) -> Vec<(u64, u64, Label)> {
     let mut woken: Option<i32> = None;
     // Runnable since before the start rather than woken in the interval.
     let mut running = false;
-    // Events before the start only rebuild the state.
-    let seen = ring.span().is_some_and(|(first, _)| first <= iv.start) || st.known;
+    // Events before the start only rebuild the state: known from the
+    // run's first event on, or after a stretch that was not read, from the
+    // first switch on.
+    let seen = (ring.whole && ring.span().is_some_and(|(first, _)| first <= iv.start)) || st.known;
     let mut started = false;
     let mut remote = iv
         .woken_at
@@ -660,5 +662,44 @@ mod tests {
         assert_eq!(get("irq/26-gpio 26"), Some(1_100));
         assert_eq!(get("edge on its way"), Some(500));
         assert_eq!(get("own wake-up path"), Some(200));
+    }
+
+    #[test]
+    fn after_a_stretch_not_read_the_task_is_unknown_until_a_switch() {
+        let dec = Decoder::default();
+        let iv = Interval {
+            start: 1_000,
+            end: 5_000,
+            tid: 5,
+            own: "own wake-up path",
+            pending: None,
+            woken_at: None,
+        };
+        let events = [
+            (500, Ev::Wakeup { pid: 5, prio: 19 }),
+            (3_000, sw(88, 120)),
+            (4_000, sw(5, 19)),
+        ];
+        // Read from the run's start: the CPU was idle (task 0) before the
+        // first switch, and the thread was its own way until it ran.
+        let whole = attribute(&ring(&events), &dec, iv, 0);
+        assert!(whole.iter().all(|p| p.kind != "unexplained"), "{whole:?}");
+        // The same events after pages that were skipped: who ran before
+        // the switch at 3 us is not known.
+        let mut r = Ring::new(64);
+        r.push(10, sw(77, 9));
+        r.forget();
+        for &(t, e) in &events {
+            r.push(t, e);
+        }
+        let parts = attribute(&r, &dec, iv, 0);
+        let unexplained: u64 = parts
+            .iter()
+            .filter(|p| p.kind == "unexplained")
+            .map(|p| p.ns)
+            .sum();
+        assert_eq!(unexplained, 2_000, "{parts:?}");
+        assert!(parts.iter().all(|p| !p.name.contains("77")), "{parts:?}");
+        assert_eq!(parts.iter().map(|p| p.ns).sum::<u64>(), 4_000);
     }
 }

@@ -16,6 +16,7 @@ pub mod reader;
 pub mod setup;
 pub mod steal;
 pub mod timeline;
+pub mod window;
 
 pub use attribute::{attribute, Interval};
 pub use reader::ExplainDetails;

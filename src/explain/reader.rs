@@ -1,14 +1,19 @@
 //! The `--explain` reader ([`super::setup`] sets the tracing up): a
-//! SCHED_OTHER thread that keeps each CPU's ring of recent events,
-//! takes the measuring threads' intervals from their taps, and explains the
-//! worst of each thread (and every one above the break threshold) as soon as
-//! the trace has passed its end. Memory is bounded: rings of a fixed number
-//! of events, trimmed to what a coming interval can still need.
+//! SCHED_OTHER thread that takes the measuring threads' intervals from
+//! their taps and explains the worst of each thread (and every one above
+//! the break threshold) as soon as the trace has passed its end. The trace
+//! is read on demand: the kernel keeps each CPU's events in its buffer
+//! (overwrite mode), and the reader reads it only while an interval waits
+//! to be explained, decoding from a margin before that interval on
+//! ([`super::window`]); the noise totals, which attribute every interval,
+//! read it all along. Memory is bounded: rings of a fixed number of
+//! events, trimmed to what a coming interval can still need.
 
 use super::attribute::{attribute, runtime_steal, Interval};
 use super::events::{Decoder, Ev};
 use super::steal::{Steal, TICK_NS};
 use super::timeline::Ring;
+use super::window::{self, From};
 use crate::result::totals::CpuTotals;
 use crate::result::Explained;
 use crate::stats::tap::Tap;
@@ -42,6 +47,9 @@ const ROUND_PAGES: u64 = 64;
 const ROUND_SHARE: usize = 4;
 /// Pages read from a CPU's buffer per round, at most.
 const PAGES: usize = 256;
+/// How far before an interval its CPU's trace is read: the events that
+/// tell which task ran and which handlers were nested when it began.
+const MARGIN_NS: u64 = 100_000_000;
 /// How long an interval waits for the trace to pass its end.
 const PATIENCE_NS: u64 = 200_000_000;
 
@@ -65,7 +73,12 @@ pub struct ExplainDetails {
     pub explained: u64,
     /// Intervals the reader fell too far behind to read.
     pub tap_lost: u64,
+    /// Events the kernel lost where an explained interval wanted them.
     pub lost_events: u64,
+    /// Pages of the kernel's buffers read but not decoded: no interval
+    /// wanted their events (the trace is read only when one does).
+    #[serde(default)]
+    pub pages_skipped: u64,
     /// tracefs settings that could not be restored (expected none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub restore_problems: Vec<String>,
@@ -117,6 +130,8 @@ pub(super) struct TraceReader {
     read_error: Option<String>,
     /// Per CPU (as `cpus`) when every interval is attributed; else empty.
     pub(super) totals: Vec<CpuTotals>,
+    /// A page held while reading from a point on ([`window::read_from`]).
+    held: Vec<u8>,
 }
 
 impl TraceReader {
@@ -153,6 +168,7 @@ impl TraceReader {
             details,
             read_error: None,
             totals: Vec::new(),
+            held: Vec::with_capacity(rustix::param::page_size()),
         }
     }
 
@@ -162,11 +178,20 @@ impl TraceReader {
         let mut round_at = clock::now_ns(mono);
         loop {
             let closed = self.watches.iter().all(|w| w.tap.is_closed());
-            let (backlog, pages) = self.read_trace();
-            self.read_remote();
+            let taken = self.take_intervals();
+            // Read on demand: the kernel keeps its buffers (overwrite mode)
+            // until an interval wants explaining; every interval when all
+            // are attributed.
+            let wanted = self.every() || self.threads.iter().any(|t| !t.waiting.is_empty());
+            let (backlog, pages) = if wanted {
+                let got = self.read_trace();
+                self.read_remote();
+                got
+            } else {
+                (false, 0)
+            };
             let now = clock::now_ns(mono);
             self.steal.sample(now);
-            let taken = self.take_intervals();
             self.explain_ready(now);
             self.trim();
             if self.read_error.is_some() {
@@ -196,8 +221,36 @@ impl TraceReader {
         }
     }
 
-    /// Every CPU's pages into its ring; whether more were waiting than a
-    /// round reads, and the most pages one CPU had.
+    /// Every interval is attributed (the noise totals): the trace is read
+    /// all along.
+    fn every(&self) -> bool {
+        !self.totals.is_empty()
+    }
+
+    /// Where the trace of the `i`th CPU is wanted from: a margin before
+    /// the earliest interval it may still explain (`None`: from wherever
+    /// its ring ends, when every interval is attributed or the ring
+    /// reaches that point).
+    fn wanted_from(&self, i: usize) -> Option<u64> {
+        if self.every() {
+            return None;
+        }
+        let cpu = self.cpus[i];
+        let first = self
+            .watches
+            .iter()
+            .zip(&self.threads)
+            .filter(|(w, _)| w.cpu == cpu)
+            .map(|(_, t)| t.waiting.front().map_or(t.frontier, |&(s, _)| s))
+            .min()?;
+        let from = first.saturating_sub(MARGIN_NS);
+        let reached = self.rings[i].span().is_some_and(|(_, last)| last >= from);
+        (!reached).then_some(from)
+    }
+
+    /// Every CPU's pages into its ring, from where it is wanted
+    /// ([`Self::wanted_from`]); whether more were waiting than a round
+    /// reads, and the most pages one CPU had.
     fn read_trace(&mut self) -> (bool, u64) {
         let mut backlog = false;
         let mut most = 0;
@@ -207,39 +260,56 @@ impl TraceReader {
         let tids = self.tids();
         let mut woke: Vec<(u64, i32, i32)> = Vec::new();
         for i in 0..self.pipes.len() {
-            for round in 0..PAGES {
-                match self.pipes.read(i) {
-                    Ok(Some((_, page))) => {
-                        backlog |= round == PAGES - 1;
-                        most = most.max(round as u64 + 1);
-                        let (dec, ring, lost) = (
-                            &mut self.dec,
-                            &mut self.rings[i],
-                            &mut self.details.lost_events,
-                        );
-                        walk_page(&page_fmt, page, |item| {
-                            let ts = match item {
-                                Item::Event { ts_ns, .. } => ts_ns,
-                                Item::Lost(_) => ring.span().map_or(0, |s| s.1),
-                            };
-                            if let Some(ev) = dec.decode(&item) {
-                                match ev {
-                                    Ev::Lost(n) => *lost += n,
-                                    // Another measuring CPU's thread woken here.
-                                    Ev::Wakeup { pid, prio } if tids.contains(&pid) => {
-                                        woke.push((ts, pid, prio));
-                                    }
-                                    _ => {}
+            let from = self.wanted_from(i);
+            let (dec, ring, lost) = (
+                &mut self.dec,
+                &mut self.rings[i],
+                &mut self.details.lost_events,
+            );
+            let got = window::read_from(
+                &mut self.pipes,
+                i,
+                &page_fmt,
+                from,
+                PAGES,
+                &mut self.held,
+                |page, at| {
+                    let count_lost = match at {
+                        From::Next => true,
+                        From::Fresh { lost_matters } => {
+                            ring.forget();
+                            lost_matters
+                        }
+                    };
+                    walk_page(&page_fmt, page, |item| {
+                        let ts = match item {
+                            Item::Event { ts_ns, .. } => ts_ns,
+                            Item::Lost(_) if !count_lost => return,
+                            Item::Lost(_) => ring.span().map_or(0, |s| s.1),
+                        };
+                        if let Some(ev) = dec.decode(&item) {
+                            match ev {
+                                Ev::Lost(n) => *lost += n,
+                                // Another measuring CPU's thread woken here.
+                                Ev::Wakeup { pid, prio } if tids.contains(&pid) => {
+                                    woke.push((ts, pid, prio));
                                 }
-                                ring.push(ts, ev);
+                                _ => {}
                             }
-                        });
-                    }
-                    Ok(None) => break,
-                    Err(e) => {
-                        self.read_error = Some(e.to_string());
-                        break;
-                    }
+                            ring.push(ts, ev);
+                        }
+                    });
+                },
+            );
+            match got {
+                Ok(r) => {
+                    backlog |= r.pages == PAGES;
+                    most = most.max(r.pages as u64);
+                    self.details.pages_skipped += r.skipped as u64;
+                }
+                Err(e) => {
+                    self.read_error = Some(e.to_string());
+                    break;
                 }
             }
         }
@@ -265,8 +335,19 @@ impl TraceReader {
         }
     }
 
-    /// The wake-ups of the watched threads that the other CPUs traced.
+    /// The wake-ups of the watched threads that the other CPUs traced,
+    /// from where the earliest CPU's trace is wanted: older pages would
+    /// bring back the names of tasks since gone (a task's comm is the
+    /// latest its events gave).
     fn read_remote(&mut self) {
+        let from = if self.every() {
+            None
+        } else {
+            (0..self.cpus.len())
+                .map(|i| self.wanted_from(i))
+                .min()
+                .flatten()
+        };
         let (Some(pipes), Some(page_fmt)) = (&mut self.remote, self.dec.page) else {
             return;
         };
@@ -277,27 +358,30 @@ impl TraceReader {
             .collect::<Vec<_>>();
         let mut got: Vec<(u64, i32, i32)> = Vec::new();
         for i in 0..pipes.len() {
-            for _ in 0..PAGES {
-                match pipes.read(i) {
-                    Ok(Some((_, page))) => {
-                        let dec = &mut self.dec;
-                        walk_page(&page_fmt, page, |item| {
-                            if let Item::Event { ts_ns, .. } = item {
-                                match dec.decode(&item) {
-                                    Some(Ev::Wakeup { pid, prio }) if tids.contains(&pid) => {
-                                        got.push((ts_ns, pid, prio));
-                                    }
-                                    _ => {}
+            let dec = &mut self.dec;
+            let read = window::read_from(
+                pipes,
+                i,
+                &page_fmt,
+                from,
+                PAGES,
+                &mut self.held,
+                |page, _| {
+                    walk_page(&page_fmt, page, |item| {
+                        if let Item::Event { ts_ns, .. } = item {
+                            match dec.decode(&item) {
+                                Some(Ev::Wakeup { pid, prio }) if tids.contains(&pid) => {
+                                    got.push((ts_ns, pid, prio));
                                 }
+                                _ => {}
                             }
-                        });
-                    }
-                    Ok(None) => break,
-                    Err(e) => {
-                        self.read_error = Some(e.to_string());
-                        break;
-                    }
-                }
+                        }
+                    });
+                },
+            );
+            if let Err(e) = read {
+                self.read_error = Some(e.to_string());
+                break;
             }
         }
         self.note_wakeups(got);

@@ -99,6 +99,9 @@ pub struct Ring {
     /// dropped.
     fault: Fault,
     seen: u64,
+    /// Every event since the run's start went through (none skipped): the
+    /// base state is the CPU's from its first event on.
+    pub whole: bool,
 }
 
 /// `RTLAT_FAULT=drop-switches` (or `drop-softirqs`) makes every ring drop
@@ -141,7 +144,17 @@ impl Ring {
             cap: cap.max(1),
             fault: Fault::from_env(),
             seen: 0,
+            whole: true,
         }
+    }
+
+    /// Forget everything: the events that come next follow a stretch that
+    /// was not read, so the CPU's state before them is unknown until the
+    /// next switch.
+    pub fn forget(&mut self) {
+        self.events.clear();
+        self.base = CpuState::default();
+        self.whole = false;
     }
 
     pub fn push(&mut self, ts: u64, ev: Ev) {

@@ -100,6 +100,12 @@ pub fn type_of(ev: &[u8]) -> Option<u16> {
     get(ev, 0, 2).map(|t| t as u16)
 }
 
+/// The time a page begins at (its header's timestamp, the base of its
+/// first event's delta), read without walking its events.
+pub fn page_time(fmt: &Page, page: &[u8]) -> Option<u64> {
+    get(page, fmt.timestamp.offset, fmt.timestamp.size)
+}
+
 /// Walk one page; returns the bytes of event data it held (a full page
 /// means more may be waiting).
 pub fn walk_page(fmt: &Page, page: &[u8], mut out: impl FnMut(Item<'_>)) -> usize {
