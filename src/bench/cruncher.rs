@@ -12,6 +12,7 @@ use crate::engine::StopFlag;
 use crate::engine::{self, Channel, RunControl, RunSpec, Worker, WorkerEnd};
 use crate::error::{Error, Outcome, Result};
 use crate::result::details::{cruncher::CruncherDetails, Details};
+use crate::result::Benchmark;
 use crate::result::RunResult;
 use crate::stats::recorder::{self, Recorder};
 use crate::stats::tap::Tap;
@@ -236,14 +237,8 @@ fn limit(ideal_ns: u64, tolerance: f64) -> u64 {
 pub fn run(cfg: &CruncherConfig, argv: Vec<String>) -> Result<Outcome> {
     let (cal, interrupted) = calibrate_watched(cfg)?;
 
-    let mut spec = RunSpec::new(
-        crate::result::Benchmark::Cruncher,
-        cfg,
-        &cfg.setup,
-        &cfg.control,
-        argv,
-    )?
-    .threads(vec![Some(cfg.cpu)], vec![0]);
+    let mut spec = RunSpec::new(Benchmark::Cruncher, cfg, &cfg.setup, &cfg.control, argv)?
+        .threads(vec![Some(cfg.cpu)], vec![0]);
     if let Some(sig) = interrupted {
         spec.notes.push(format!(
             "{} came during calibration: nothing was measured",

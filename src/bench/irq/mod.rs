@@ -39,6 +39,7 @@ use crate::engine::{Channel, RunSpec, StopFlag, Worker, WorkerEnd};
 use crate::error::{Error, Outcome, Result};
 use crate::result::details::irq::{IrqDetails, ResponderCounts};
 use crate::result::details::Details;
+use crate::result::Benchmark;
 use crate::result::RunResult;
 use crate::stats::recorder;
 use std::sync::{Arc, Mutex};
@@ -280,14 +281,8 @@ pub fn run(cfg: &IrqConfig, command_line: Vec<String>) -> Result<Outcome> {
         .map_err(|e| Error::env(format!("cannot read the watched line: {e}")).because(e))?;
     let clock = cfg.clock_id();
 
-    let mut spec = RunSpec::new(
-        crate::result::Benchmark::Irq,
-        cfg,
-        &cfg.setup,
-        &cfg.control,
-        command_line,
-    )?
-    .threads(vec![cfg.cpu], vec![0]);
+    let mut spec = RunSpec::new(Benchmark::Irq, cfg, &cfg.setup, &cfg.control, command_line)?
+        .threads(vec![cfg.cpu], vec![0]);
     spec.notes = notes(cfg, kernel_ts);
     spec.details.insert("role".into(), role.name().into());
     if role == Role::Target {

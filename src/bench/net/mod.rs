@@ -22,6 +22,7 @@ use crate::engine::{RunControl, RunSpec};
 use crate::error::{Error, Outcome, Result};
 use crate::result::details::net::NetDetails;
 use crate::result::details::Details;
+use crate::result::Benchmark;
 use crate::sys::clock::now_ns;
 use crate::sys::net::{Stamping, TsSocket};
 use serde::Serialize;
@@ -123,7 +124,7 @@ fn run_spec(
     command_line: Vec<String>,
 ) -> Result<RunSpec> {
     let mut spec = RunSpec::new(
-        crate::result::Benchmark::Net,
+        Benchmark::Net,
         &config,
         &common.setup,
         &common.control,

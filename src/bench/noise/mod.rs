@@ -17,6 +17,7 @@ use crate::engine::{Channel, RunControl, RunSpec, Setup, StopFlag, Worker, Worke
 use crate::error::{Outcome, Result};
 use crate::result::details::noise::{CpuNoise, NoiseDetails};
 use crate::result::details::Details;
+use crate::result::Benchmark;
 use crate::result::RunResult;
 use crate::stats::recorder;
 use crate::stats::tap::Tap;
@@ -237,14 +238,7 @@ pub fn run(cfg: &NoiseConfig, argv: Vec<String>) -> Result<Outcome> {
         return tracer::run(cfg, t, argv);
     }
     let tsc = choose_counter(cfg.counter)?;
-    let mut spec = RunSpec::new(
-        crate::result::Benchmark::Noise,
-        cfg,
-        &cfg.setup,
-        &cfg.control,
-        argv,
-    )?
-    .threads(
+    let mut spec = RunSpec::new(Benchmark::Noise, cfg, &cfg.setup, &cfg.control, argv)?.threads(
         cfg.cpus.iter().map(|&c| Some(c)).collect(),
         vec![0; cfg.cpus.len()],
     );

@@ -20,6 +20,7 @@ use crate::error::{Error, Outcome, Result};
 use crate::explain::instance::{self, tracefs_error};
 use crate::result::details::noise::{HwlatTotals, NoiseDetails, OsnoiseCpu};
 use crate::result::details::Details;
+use crate::result::Benchmark;
 use crate::result::RunResult;
 use crate::stats::recorder::{self, Recorder};
 use crate::sys::clock::{self, Clock};
@@ -390,13 +391,7 @@ fn reader(
 
 /// Run the kernel tracer `t` on the measuring CPUs end to end.
 pub fn run(cfg: &NoiseConfig, t: KernelTracer, argv: Vec<String>) -> Result<Outcome> {
-    let mut spec = RunSpec::new(
-        crate::result::Benchmark::Noise,
-        cfg,
-        &cfg.setup,
-        &cfg.control,
-        argv,
-    )?;
+    let mut spec = RunSpec::new(Benchmark::Noise, cfg, &cfg.setup, &cfg.control, argv)?;
     let tracing = start(cfg, t)?;
     spec.notes.extend(tracing.notes);
     spec.notes.push(format!(

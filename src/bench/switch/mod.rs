@@ -33,6 +33,7 @@ use crate::engine::{Channel, RunSpec, StopFlag, Worker, WorkerEnd};
 use crate::error::{Error, Outcome, Result};
 use crate::result::details::switch::{PairDetails, SwitchDetails};
 use crate::result::details::Details;
+use crate::result::Benchmark;
 use crate::result::RunResult;
 use crate::stats::recorder;
 use crate::sys::{
@@ -120,14 +121,7 @@ pub fn run(cfg: &SwitchConfig, argv: Vec<String>) -> Result<Outcome> {
         Vec::new()
     };
 
-    let mut spec = RunSpec::new(
-        crate::result::Benchmark::Switch,
-        cfg,
-        &cfg.setup,
-        &cfg.control,
-        argv,
-    )?
-    .threads(
+    let mut spec = RunSpec::new(Benchmark::Switch, cfg, &cfg.setup, &cfg.control, argv)?.threads(
         cfg.pairs.iter().map(|p| Some(p.wakee_cpu)).collect(),
         cfg.pairs.iter().map(|p| p.phase_ns).collect(),
     );

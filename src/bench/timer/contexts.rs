@@ -24,6 +24,7 @@ use crate::engine::{self, Channel, Finished, RunSpec, StopFlag, Worker, WorkerEn
 use crate::error::{Error, Result};
 use crate::explain::instance::{self, tracefs_error};
 use crate::explain::Explain;
+use crate::result::Benchmark;
 use crate::result::Policy;
 use crate::stats::recorder::{self, Recorder};
 use crate::stats::tap::Tap;
@@ -169,7 +170,7 @@ pub fn run(cfg: &TimerConfig, command_line: Vec<String>) -> Result<Finished> {
     let mono = Clock::Monotonic.id();
     let (channels, recs) = channels(cfg, user);
     let mut spec = RunSpec::new(
-        crate::result::Benchmark::Timer,
+        Benchmark::Timer,
         cfg,
         &cfg.setup,
         &cfg.control,

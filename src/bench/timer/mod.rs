@@ -29,6 +29,7 @@ use crate::engine::Setup;
 use crate::engine::StopFlag;
 use crate::engine::{self, Channel, Finished, RunControl, RunSpec, Worker, WorkerEnd};
 use crate::error::Result;
+use crate::result::Benchmark;
 use crate::result::BreakEvent;
 use crate::stats::recorder::{self, Recorder};
 use crate::stats::tap::Tap;
@@ -234,7 +235,7 @@ pub fn run(cfg: &TimerConfig, command_line: Vec<String>) -> Result<Finished> {
     let mut explain = begin_explain(cfg, pin, &mut notes)?;
 
     let mut spec = RunSpec::new(
-        crate::result::Benchmark::Timer,
+        Benchmark::Timer,
         cfg,
         &cfg.setup,
         &cfg.control,
