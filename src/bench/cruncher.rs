@@ -7,6 +7,7 @@
 //! and every run's duration is one sample. The stretch is max / ideal; runs
 //! longer than ideal × (1 + tolerance) are counted.
 
+use crate::bench::explaining::{Ask, Explaining};
 use crate::engine::Setup;
 use crate::engine::StopFlag;
 use crate::engine::{self, Channel, RunControl, RunSpec, Worker, WorkerEnd};
@@ -214,20 +215,6 @@ fn measure(rec: &mut Recorder, plan: &Plan, start: u64, stop: &StopFlag, tap: Op
     beyond
 }
 
-/// `--explain`'s tracing of the computation's CPU, set up before the run.
-#[cfg(feature = "kernel-trace")]
-fn begin_explain(
-    cfg: &CruncherConfig,
-    notes: &mut Vec<String>,
-) -> Result<Option<crate::explain::Explain>> {
-    let Some(worst) = cfg.explain else {
-        return Ok(None);
-    };
-    let e = crate::explain::Explain::begin(&[cfg.cpu], worst, None, "own computation")?;
-    notes.extend(e.notes.iter().cloned());
-    Ok(Some(e))
-}
-
 /// The limit a run must stay within: ideal × (1 + tolerance).
 fn limit(ideal_ns: u64, tolerance: f64) -> u64 {
     ideal_ns + (ideal_ns as f64 * tolerance).round() as u64
@@ -273,12 +260,13 @@ pub fn run(cfg: &CruncherConfig, argv: Vec<String>) -> Result<Outcome> {
     };
     let beyond = Arc::new(AtomicU32::new(0));
     let b = Arc::clone(&beyond);
-    #[cfg(feature = "kernel-trace")]
-    let mut explain = begin_explain(cfg, &mut spec.notes)?;
-    #[cfg(feature = "kernel-trace")]
-    let tap = explain.as_mut().map(|e| e.watch("run", cfg.cpu, 1024));
-    #[cfg(not(feature = "kernel-trace"))]
-    let tap: Option<Arc<Tap>> = None;
+    let ask = Ask::new(
+        cfg.explain,
+        std::slice::from_ref(&cfg.cpu),
+        "own computation",
+    );
+    let mut explain = Explaining::begin(&ask, &mut spec.notes)?;
+    let tap = explain.watch("run", cfg.cpu, Some(cfg.period_ns));
     let workers = vec![Worker {
         name: "rtlat-cruncher".into(),
         cpu: Some(cfg.cpu),
@@ -316,11 +304,7 @@ pub fn run(cfg: &CruncherConfig, argv: Vec<String>) -> Result<Outcome> {
             ));
         }
     }));
-    #[cfg(feature = "kernel-trace")]
-    let outcome = crate::explain::execute(explain, spec, channels, workers, CLOCK);
-    #[cfg(not(feature = "kernel-trace"))]
-    let outcome = engine::execute(spec, channels, workers, CLOCK);
-    let outcome = outcome?;
+    let outcome = explain.execute(spec, channels, workers, CLOCK)?;
     let r = &outcome.result;
     let beyond = CruncherDetails::of(r).and_then(|d| d.beyond_tolerance);
     crate::outln!(

@@ -1,6 +1,7 @@
 //! The benchmarks, one module each, on the shared engine.
 
 pub mod cruncher;
+pub mod explaining;
 pub mod irq;
 pub mod net;
 pub mod noise;

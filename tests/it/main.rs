@@ -9,6 +9,7 @@ mod deb;
 mod errors;
 mod evidence;
 mod explain;
+#[cfg(feature = "kernel-trace")]
 mod explain_restore;
 mod explain_wakes;
 mod harness;

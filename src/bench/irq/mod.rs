@@ -35,6 +35,7 @@ pub use config::{
 };
 use drive::{drive, DrivePlan, DriveSession, RealTime, Recorders};
 
+use crate::bench::explaining::{Ask, Explaining};
 use crate::engine::{Channel, RunSpec, StopFlag, Worker, WorkerEnd};
 use crate::error::{Error, Outcome, Result};
 use crate::result::details::irq::{IrqDetails, ResponderCounts};
@@ -236,36 +237,36 @@ fn print_end(role: Role, end: &Ended) {
 /// `--explain`'s tracing of the measuring CPU (its notes into `notes`)
 /// and the measuring thread's tap: each measured edge's wake-up, from the
 /// kernel's event timestamp to the thread holding the event.
-#[cfg(feature = "kernel-trace")]
-#[allow(clippy::type_complexity)]
 fn begin_explain(
     cfg: &IrqConfig,
     kernel_ts: bool,
     notes: &mut Vec<String>,
-) -> Result<(
-    Option<crate::explain::Explain>,
-    Option<Arc<crate::stats::tap::Tap>>,
-)> {
-    let (Some(worst), Some(cpu)) = (cfg.explain, cfg.cpu) else {
-        return Ok((None, None));
+) -> Result<(Explaining, Option<Arc<crate::stats::tap::Tap>>)> {
+    let (Some(_), Some(cpu)) = (cfg.explain, cfg.cpu) else {
+        return Ok((Explaining::default(), None));
     };
     if !kernel_ts {
         return Err(Error::env(
             "--explain needs the kernel's event timestamps, which this backend does not give: use --backend gpio",
         ));
     }
-    let mut e = crate::explain::Explain::begin(&[cpu], worst, None, "own wake-up path")?
-        .pending("edge on its way to the reader")?;
-    notes.extend(e.notes.iter().cloned());
+    let cpus = [cpu];
+    let ask = Ask {
+        pending: Some("edge on its way to the reader"),
+        ..Ask::new(cfg.explain, &cpus, "own wake-up path")
+    };
+    let mut e = Explaining::begin(&ask, notes)?;
     let series = if cfg.role == Role::Loopback {
         "wake"
     } else {
         "kernel_to_user"
     };
-    // Room for 2 s of edges between the reader's rounds.
-    let room = 2_000_000_000 / cfg.period_ns.unwrap_or(DEFAULT_PERIOD_NS).max(1);
-    let tap = e.watch(series, cpu, room as usize);
-    Ok((Some(e), Some(tap)))
+    let tap = e.watch(
+        series,
+        cpu,
+        Some(cfg.period_ns.unwrap_or(DEFAULT_PERIOD_NS)),
+    );
+    Ok((e, tap))
 }
 
 /// Run `rtlat irq` end to end.
@@ -291,10 +292,7 @@ pub fn run(cfg: &IrqConfig, command_line: Vec<String>) -> Result<Outcome> {
     }
 
     // Tracing is set up (and can fail) before anything is measured.
-    #[cfg(feature = "kernel-trace")]
     let (explain, tap) = begin_explain(cfg, kernel_ts, &mut spec.notes)?;
-    #[cfg(not(feature = "kernel-trace"))]
-    let tap: Option<Arc<crate::stats::tap::Tap>> = None;
 
     let report: Arc<Mutex<Option<Ended>>> = Arc::new(Mutex::new(None));
     let (channels, mut recs) = series(cfg, kernel_ts);
@@ -363,10 +361,7 @@ pub fn run(cfg: &IrqConfig, command_line: Vec<String>) -> Result<Outcome> {
             }
         }
     }));
-    #[cfg(feature = "kernel-trace")]
-    let outcome = crate::explain::execute(explain, spec, channels, vec![worker], clock);
-    #[cfg(not(feature = "kernel-trace"))]
-    let outcome = crate::engine::execute(spec, channels, vec![worker], clock);
+    let outcome = explain.execute(spec, channels, vec![worker], clock);
     // On an early error the target never stopped: dropping it ends it.
     drop(remote.lock().ok().and_then(|mut g| g.take()));
     let outcome = outcome?;

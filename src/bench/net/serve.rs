@@ -9,6 +9,7 @@
 use super::wire::{self, Bad, Header};
 use super::{back_off, block_signals, prepare_socket, realtime_of, run_spec, Common};
 use super::{MONOTONIC, REALTIME};
+use crate::bench::explaining::{Ask, Explaining};
 use crate::engine::{Channel, StopFlag, Worker, WorkerEnd};
 use crate::error::{Error, Outcome, Result};
 use crate::load::net::UdpSink;
@@ -220,17 +221,22 @@ fn requests_note(c: &ServeCounts) -> String {
 /// `--explain`'s tracing of the server's CPU and the server's tap: the
 /// server RX interval, from the request's kernel RX stamp to the
 /// thread running after `recvmsg`.
-#[cfg(feature = "kernel-trace")]
-#[allow(clippy::type_complexity)]
-fn begin_explain(cfg: &ServeConfig) -> Result<(Option<crate::explain::Explain>, Option<Arc<Tap>>)> {
-    let (Some(worst), Some(cpu)) = (cfg.explain, cfg.common.cpu) else {
-        return Ok((None, None));
+fn begin_explain(
+    cfg: &ServeConfig,
+    notes: &mut Vec<String>,
+) -> Result<(Explaining, Option<Arc<Tap>>)> {
+    let (Some(_), Some(cpu)) = (cfg.explain, cfg.common.cpu) else {
+        return Ok((Explaining::default(), None));
     };
-    let mut e = crate::explain::Explain::begin(&[cpu], worst, None, "own receive path")?
-        .pending("request on its way to the socket")?;
-    // Room for 2 s of requests at 32 768/s between the reader's rounds.
-    let tap = e.watch("server_rx", cpu, 1 << 16);
-    Ok((Some(e), Some(tap)))
+    let cpus = [cpu];
+    let ask = Ask {
+        pending: Some("request on its way to the socket"),
+        ..Ask::new(cfg.explain, &cpus, "own receive path")
+    };
+    let mut e = Explaining::begin(&ask, notes)?;
+    // Requests come at the client's rate, unknown here.
+    let tap = e.watch("server_rx", cpu, None);
+    Ok((e, tap))
 }
 
 /// Run `rtlat net serve`.
@@ -241,8 +247,8 @@ pub fn run(cfg: &ServeConfig, command_line: Vec<String>) -> Result<Outcome> {
     let sink = open_sink(cfg)?;
     let sink_addr = sink.as_ref().map(|s| s.local_addr());
     // Tracing is set up (and can fail) before the server says it listens.
-    #[cfg(feature = "kernel-trace")]
-    let (explain, tap) = begin_explain(cfg)?;
+    let mut explain_notes = Vec::new();
+    let (explain, tap) = begin_explain(cfg, &mut explain_notes)?;
     crate::outln!(
         "rtlat net serve: listening on {listen}{}",
         sink_addr
@@ -265,14 +271,10 @@ pub fn run(cfg: &ServeConfig, command_line: Vec<String>) -> Result<Outcome> {
         buf: vec![0u8; cfg.max_size],
         hardware: cfg.common.timestamps.is_hardware(),
         start_real: 0,
-        tap: None,
+        tap,
         real_ahead: 0,
         c: ServeCounts::default(),
     };
-    #[cfg(feature = "kernel-trace")]
-    {
-        server.tap = tap;
-    }
 
     let counts: Arc<Mutex<Option<ServeCounts>>> = Arc::new(Mutex::new(None));
     let sink = Arc::new(Mutex::new(sink));
@@ -337,14 +339,8 @@ pub fn run(cfg: &ServeConfig, command_line: Vec<String>) -> Result<Outcome> {
             WorkerEnd { brk: None }
         }),
     };
-    #[cfg(feature = "kernel-trace")]
-    if let Some(e) = &explain {
-        spec.notes.extend(e.notes.iter().cloned());
-    }
-    #[cfg(feature = "kernel-trace")]
-    let outcome = crate::explain::execute(explain, spec, channels, vec![worker], MONOTONIC);
-    #[cfg(not(feature = "kernel-trace"))]
-    let outcome = crate::engine::execute(spec, channels, vec![worker], MONOTONIC);
+    spec.notes.extend(explain_notes);
+    let outcome = explain.execute(spec, channels, vec![worker], MONOTONIC);
     if let Some(s) = sink.lock().ok().and_then(|mut g| g.take()) {
         s.stop();
     }

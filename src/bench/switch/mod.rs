@@ -29,6 +29,7 @@ mod threads;
 pub use config::{priorities, PairPlan, Placement, SwitchConfig};
 pub(crate) use threads::pause;
 
+use crate::bench::explaining::{Ask, Explaining};
 use crate::engine::{Channel, RunSpec, StopFlag, Worker, WorkerEnd};
 use crate::error::{Error, Outcome, Result};
 use crate::result::details::switch::{PairDetails, SwitchDetails};
@@ -97,14 +98,12 @@ fn fork_wakees(cfg: &SwitchConfig, links: &[Arc<PairLink>]) -> Result<Vec<Child>
 pub fn run(cfg: &SwitchConfig, argv: Vec<String>) -> Result<Outcome> {
     let n = cfg.pairs.len();
     // Tracing is set up (and can fail) before anything is measured or forked.
-    #[cfg(feature = "kernel-trace")]
-    let mut explain = match cfg.explain {
-        Some(worst) => Some(
-            crate::explain::Explain::begin(&cfg.cpus, worst, None, "own wake-up path")?
-                .pending("the waker's wake call")?,
-        ),
-        None => None,
+    let ask = Ask {
+        pending: Some("the waker's wake call"),
+        ..Ask::new(cfg.explain, &cfg.cpus, "own wake-up path")
     };
+    let mut explain_notes = Vec::new();
+    let mut explain = Explaining::begin(&ask, &mut explain_notes)?;
     if cfg.via == Mechanism::Signal {
         ipc::block_wake_signal()
             .map_err(|e| Error::env(format!("cannot block the wake signal: {e}")).because(e))?;
@@ -131,10 +130,7 @@ pub fn run(cfg: &SwitchConfig, argv: Vec<String>) -> Result<Outcome> {
         ..SwitchDetails::default()
     };
     spec.details.extend(line.to_map());
-    #[cfg(feature = "kernel-trace")]
-    if let Some(e) = &explain {
-        spec.notes.extend(e.notes.iter().cloned());
-    }
+    spec.notes.extend(explain_notes);
 
     let tallies: Arc<Mutex<Vec<PairDetails>>> = Arc::new(Mutex::new(Vec::new()));
     let mut channels = Vec::with_capacity(n);
@@ -157,14 +153,7 @@ pub fn run(cfg: &SwitchConfig, argv: Vec<String>) -> Result<Outcome> {
             loops: cfg.control.loops,
             sched: (cfg.waker_sched != cfg.setup.rt.sched).then_some(cfg.waker_sched),
         };
-        // Room for 2 s of wakes between the explain reader's rounds.
-        #[cfg(feature = "kernel-trace")]
-        let tap = explain.as_mut().map(|e| {
-            let room = 2_000_000_000 / cfg.period_ns.max(1);
-            e.watch(&plan.name, plan.wakee_cpu, room as usize)
-        });
-        #[cfg(not(feature = "kernel-trace"))]
-        let tap: Option<Arc<crate::stats::tap::Tap>> = None;
+        let tap = explain.watch(&plan.name, plan.wakee_cpu, Some(cfg.period_ns));
         let (l, t, name) = (Arc::clone(link), Arc::clone(&tallies), plan.name.clone());
         workers.push(Worker {
             name: format!("{}-waker", plan.name),
@@ -193,10 +182,7 @@ pub fn run(cfg: &SwitchConfig, argv: Vec<String>) -> Result<Outcome> {
 
     spec.finish = Some(finisher(cfg, tallies, links.clone(), line));
 
-    #[cfg(feature = "kernel-trace")]
-    let outcome = crate::explain::execute(explain, spec, channels, workers, CLOCK);
-    #[cfg(not(feature = "kernel-trace"))]
-    let outcome = crate::engine::execute(spec, channels, workers, CLOCK);
+    let outcome = explain.execute(spec, channels, workers, CLOCK);
     for c in children.iter_mut() {
         // Whatever happens, the child is reaped (or left alone once a wait failed).
         let _ = if outcome.is_ok() {

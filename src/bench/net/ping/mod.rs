@@ -45,6 +45,7 @@ pub use config::{
 };
 
 use super::{block_signals, prepare_socket, run_spec, MONOTONIC, RECV_SLICE_NS};
+use crate::bench::explaining::{Ask, Explaining};
 use crate::engine::{Channel, StopFlag, Worker, WorkerEnd};
 use crate::error::{Error, Outcome, Result};
 use crate::load::net::{BulkConfig, BulkSender};
@@ -265,20 +266,24 @@ fn endpoints(
 /// `--explain`'s tracing of the receiving CPU, its tap given to the
 /// receiver: the RX interval, from the reply's kernel RX stamp to the
 /// receiving thread running after `recvmsg`.
-#[cfg(feature = "kernel-trace")]
 fn begin_explain(
     cfg: &PingConfig,
     receiver: &mut Receiver,
-) -> Result<Option<crate::explain::Explain>> {
-    let (Some(worst), Some(cpu)) = (cfg.explain, cfg.common.cpu) else {
-        return Ok(None);
+    notes: &mut Vec<String>,
+) -> Result<Explaining> {
+    let (Some(_), Some(cpu)) = (cfg.explain, cfg.common.cpu) else {
+        return Ok(Explaining::default());
     };
-    let mut e = crate::explain::Explain::begin(&[cpu], worst, None, "own receive path")?
-        .pending("reply on its way to the socket")?;
-    // Room for 2 s of replies between the reader's rounds.
-    let room = (2_000_000_000 / cfg.period_ns.max(1)) as usize;
-    receiver.explain_into(e.watch(SERIES[2], cpu, room));
-    Ok(Some(e))
+    let cpus = [cpu];
+    let ask = Ask {
+        pending: Some("reply on its way to the socket"),
+        ..Ask::new(cfg.explain, &cpus, "own receive path")
+    };
+    let mut e = Explaining::begin(&ask, notes)?;
+    if let Some(tap) = e.watch(SERIES[2], cpu, Some(cfg.period_ns)) {
+        receiver.explain_into(tap);
+    }
+    Ok(e)
 }
 
 /// Start the bulk traffic of `--bulk`, if asked; the finisher stops it.
@@ -306,11 +311,10 @@ pub fn run(cfg: &PingConfig, command_line: Vec<String>) -> Result<Outcome> {
     let rsock = sock
         .try_clone()
         .map_err(|e| Error::env(format!("cannot duplicate the socket: {e}")).because(e))?;
-    #[cfg_attr(not(feature = "kernel-trace"), allow(unused_mut))]
     let (sender, mut receiver, channels) = endpoints(cfg, sock, rsock)?;
     // Tracing is set up (and can fail) before anything is measured.
-    #[cfg(feature = "kernel-trace")]
-    let explain = begin_explain(cfg, &mut receiver)?;
+    let mut explain_notes = Vec::new();
+    let explain = begin_explain(cfg, &mut receiver, &mut explain_notes)?;
 
     let counts: Arc<Mutex<PingCounts>> = Arc::new(Mutex::new(PingCounts::default()));
     let bulk: Arc<Mutex<Option<BulkSender>>> = Arc::new(Mutex::new(None));
@@ -377,15 +381,9 @@ pub fn run(cfg: &PingConfig, command_line: Vec<String>) -> Result<Outcome> {
         ],
     };
 
-    #[cfg(feature = "kernel-trace")]
-    if let Some(e) = &explain {
-        spec.notes.extend(e.notes.iter().cloned());
-    }
+    spec.notes.extend(explain_notes);
     start_bulk(cfg, &bulk)?;
-    #[cfg(feature = "kernel-trace")]
-    let outcome = crate::explain::execute(explain, spec, channels, workers, MONOTONIC);
-    #[cfg(not(feature = "kernel-trace"))]
-    let outcome = crate::engine::execute(spec, channels, workers, MONOTONIC);
+    let outcome = explain.execute(spec, channels, workers, MONOTONIC);
     // On an early error the finisher never ran: stop the bulk traffic here.
     if let Some(b) = bulk.lock().ok().and_then(|mut g| g.take()) {
         b.stop();

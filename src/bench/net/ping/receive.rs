@@ -82,7 +82,6 @@ impl Receiver {
 
     /// Hand each RX interval (the reply's kernel RX stamp → this thread
     /// ran) to `tap` (`--explain`).
-    #[cfg(feature = "kernel-trace")]
     pub(super) fn explain_into(&mut self, tap: Arc<Tap>) {
         self.tap = Some(tap);
     }
