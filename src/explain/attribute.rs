@@ -317,6 +317,13 @@ fn name_of(l: Label, dec: &Decoder, iv: &Interval) -> (&'static str, String) {
     }
 }
 
+/// The scheduling policy in a `/proc/PID/stat` line (its 41st field, after
+/// the comm in parentheses, which may hold spaces and parentheses).
+fn policy_in_stat(stat: &str) -> Option<u32> {
+    let rest = stat.get(stat.rfind(')')? + 2..)?;
+    rest.split_whitespace().nth(38)?.parse().ok()
+}
+
 /// `FIFO 90`, `RR 5`, `DEADLINE`, `nice 0` from the kernel priority, the
 /// policy from /proc when the task still lives.
 fn policy_of(pid: i32, prio: i32) -> String {
@@ -328,10 +335,7 @@ fn policy_of(pid: i32, prio: i32) -> String {
     }
     let policy = std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .ok()
-        .and_then(|s| {
-            let rest = &s[s.rfind(')')? + 2..];
-            rest.split_whitespace().nth(38)?.parse::<u32>().ok()
-        });
+        .and_then(|s| policy_in_stat(&s));
     let name = match policy {
         Some(1) => "FIFO",
         Some(2) => "RR",
@@ -701,5 +705,137 @@ mod tests {
         assert_eq!(unexplained, 2_000, "{parts:?}");
         assert!(parts.iter().all(|p| !p.name.contains("77")), "{parts:?}");
         assert_eq!(parts.iter().map(|p| p.ns).sum::<u64>(), 4_000);
+    }
+
+    fn iv(start: u64, end: u64) -> Interval {
+        Interval {
+            start,
+            end,
+            tid: 5,
+            own: "own wake-up path",
+            pending: None,
+            woken_at: None,
+        }
+    }
+
+    /// The ns of the parts of `kind`.
+    fn of(parts: &[Part], kind: &str) -> u64 {
+        parts.iter().filter(|p| p.kind == kind).map(|p| p.ns).sum()
+    }
+
+    #[test]
+    fn a_wake_up_traced_elsewhere_takes_its_place_among_the_events() {
+        let mut dec = Decoder::default();
+        dec.irqs.insert(9, "eth0".into());
+        let r = ring(&[
+            (0, sw(88, 120)),
+            (1_500, Ev::IrqEntry(9)),
+            (1_600, Ev::IrqExit(9)),
+            (3_000, sw(5, 19)),
+        ]);
+        let iv = Interval {
+            pending: Some("the waker's wake call"),
+            woken_at: Some((2_000, 19)),
+            ..iv(1_000, 3_000)
+        };
+        let parts = attribute(&r, &dec, iv, 0);
+        assert_eq!(of(&parts, "irq"), 100, "{parts:?}");
+        assert_eq!(of(&parts, "preempt-off"), 1_000, "{parts:?}");
+        assert_eq!(of(&parts, "self"), 900, "{parts:?}");
+    }
+
+    #[test]
+    fn only_the_threads_own_wake_up_counts() {
+        let r = ring(&[
+            (0, sw(88, 120)),
+            (1_500, Ev::Wakeup { pid: 77, prio: 9 }),
+            (2_000, Ev::Wakeup { pid: 5, prio: 19 }),
+            (3_000, sw(5, 19)),
+        ]);
+        let parts = attribute(&r, &Decoder::default(), iv(1_000, 3_000), 0);
+        assert_eq!(of(&parts, "irqs-off"), 1_000, "{parts:?}");
+        assert_eq!(of(&parts, "preempt-off"), 1_000, "{parts:?}");
+    }
+
+    #[test]
+    fn a_task_that_ran_throughout_with_nothing_recorded_held_interrupts_off() {
+        let r = ring(&[(0, sw(88, 120))]);
+        let parts = attribute(&r, &Decoder::default(), iv(1_000, 2_000), 0);
+        assert_eq!(of(&parts, "irqs-off"), 1_000, "{parts:?}");
+    }
+
+    #[test]
+    fn a_task_as_urgent_as_the_woken_thread_ran_in_its_turn() {
+        let r = ring(&[
+            (0, sw(88, 19)),
+            (1_500, Ev::Wakeup { pid: 5, prio: 19 }),
+            (2_500, sw(5, 19)),
+        ]);
+        let parts = attribute(&r, &Decoder::default(), iv(1_000, 2_500), 0);
+        assert_eq!(of(&parts, "thread"), 1_000, "{parts:?}");
+        assert_eq!(of(&parts, "preempt-off"), 0, "{parts:?}");
+    }
+
+    #[test]
+    fn an_nmi_inside_a_stretch_leaves_the_rest_of_it() {
+        let r = ring(&[(0, sw(88, 120)), (2_000, Ev::Nmi(100)), (3_000, sw(5, 19))]);
+        let parts = attribute(&r, &Decoder::default(), iv(1_000, 3_000), 0);
+        assert_eq!(of(&parts, "nmi"), 100, "{parts:?}");
+        assert_eq!(of(&parts, "irqs-off"), 1_900, "{parts:?}");
+        assert_eq!(parts.iter().map(|p| p.ns).sum::<u64>(), 2_000);
+    }
+
+    #[test]
+    fn steal_is_carved_once_from_the_longest_silences() {
+        let mut dec = Decoder::default();
+        dec.irqs.insert(9, "eth0".into());
+        let r = ring(&[
+            (0, sw(88, 120)),
+            (1_000, Ev::Wakeup { pid: 5, prio: 19 }),
+            (3_000_000, Ev::IrqEntry(9)),
+            (3_010_000, Ev::IrqExit(9)),
+            (6_000_000, sw(5, 19)),
+        ]);
+        let parts = attribute(&r, &dec, iv(900, 6_000_000), 1_000_000);
+        assert_eq!(of(&parts, "hypervisor"), 1_000_000, "{parts:?}");
+        assert_eq!(parts.iter().map(|p| p.ns).sum::<u64>(), 5_999_100);
+    }
+
+    #[test]
+    fn runtime_accounts_of_other_tasks_or_across_lost_events_say_nothing() {
+        // An account of another task than the one running.
+        let r = ring(&[
+            (1_000, sw(7, 120)),
+            (5_000_000, Ev::Runtime { pid: 8, ns: 100 }),
+            (5_100_000, sw(5, 19)),
+        ]);
+        assert_eq!(runtime_steal(&r, iv(2_000, 5_000_000)), None);
+        // Events lost inside the window: its start is unknown.
+        let r = ring(&[
+            (1_000, sw(7, 120)),
+            (2_000, Ev::Lost(5)),
+            (
+                9_000_000,
+                Ev::Runtime {
+                    pid: 7,
+                    ns: 1_000_000,
+                },
+            ),
+        ]);
+        assert_eq!(runtime_steal(&r, iv(1_500, 9_000_000)), None);
+    }
+
+    #[test]
+    fn the_policy_is_read_after_the_comm_whatever_it_holds() {
+        let fields: Vec<String> = (0..38).map(|i| i.to_string()).collect();
+        let line =
+            |comm: &str, policy: u32| format!("42 ({comm}) {} {policy} 0 0", fields.join(" "));
+        assert_eq!(policy_in_stat(&line("hog", 1)), Some(1));
+        assert_eq!(policy_in_stat(&line("a) (b", 2)), Some(2));
+        assert_eq!(policy_in_stat("42 (hog)"), None);
+        // No such task: the priority alone.
+        assert_eq!(policy_of(-1, 0), "RT 99");
+        assert_eq!(policy_of(-1, -1), "DEADLINE");
+        assert_eq!(policy_of(-1, 120), "nice 0");
     }
 }

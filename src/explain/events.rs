@@ -374,6 +374,24 @@ pub(crate) mod tests {
         Item::Event { ts_ns: 1, data }
     }
 
+    #[test]
+    fn only_irq_vectors_events_are_vectors_and_the_idle_task_is_named() {
+        let mut d = Decoder::default();
+        let field = "\tfield:int vector;\toffset:8;\tsize:4;\tsigned:1;\n";
+        // An event of another system with an _entry name is no vector.
+        assert!(!d.add("other/thing_entry", &format("thing_entry", 98, field)));
+        assert!(d.vectors.is_empty());
+        assert!(d.add(
+            "irq_vectors/reschedule_entry",
+            &format("reschedule_entry", 97, field)
+        ));
+        assert_eq!(d.vectors, ["reschedule"]);
+        assert_eq!(d.comm_of(0), "swapper");
+        assert_eq!(d.comm_of(3), "?");
+        d.comms.insert(0, "idle".into());
+        assert_eq!(d.comm_of(0), "idle");
+    }
+
     /// The layouts of Linux 6.18's files.
     #[test]
     fn switches_and_irq_names_decode_from_the_format_files() {

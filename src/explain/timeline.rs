@@ -119,9 +119,13 @@ enum Fault {
 
 impl Fault {
     fn from_env() -> Fault {
-        match std::env::var(FAULT).as_deref() {
-            Ok("drop-switches") => Fault::DropSwitches,
-            Ok("drop-softirqs") => Fault::DropSoftirqs,
+        Fault::named(std::env::var(FAULT).as_deref().unwrap_or(""))
+    }
+
+    fn named(name: &str) -> Fault {
+        match name {
+            "drop-switches" => Fault::DropSwitches,
+            "drop-softirqs" => Fault::DropSoftirqs,
             _ => Fault::None,
         }
     }
@@ -145,6 +149,15 @@ impl Ring {
             fault: Fault::from_env(),
             seen: 0,
             whole: true,
+        }
+    }
+
+    /// A ring with `fault` put in.
+    #[cfg(test)]
+    fn with_fault(cap: usize, fault: Fault) -> Ring {
+        Ring {
+            fault,
+            ..Ring::new(cap)
         }
     }
 
@@ -234,5 +247,44 @@ mod tests {
         r.trim_before(3);
         assert_eq!(r.base.top(), Some(Nest::Irq(5)));
         assert_eq!(r.len(), 1);
+    }
+
+    #[test]
+    fn a_fault_drops_every_other_event_of_its_kind_and_nothing_else() {
+        assert_eq!(Fault::named("drop-switches"), Fault::DropSwitches);
+        assert_eq!(Fault::named("drop-softirqs"), Fault::DropSoftirqs);
+        assert_eq!(Fault::named(""), Fault::None);
+        assert_eq!(Fault::named("anything"), Fault::None);
+        let sw = |next| Ev::Switch {
+            prev: 0,
+            prev_prio: 120,
+            next,
+            next_prio: 120,
+        };
+        let mut r = Ring::with_fault(16, Fault::DropSwitches);
+        assert!(r.is_empty());
+        for (t, e) in [
+            (1, sw(1)),
+            (2, Ev::SoftirqEntry(3)),
+            (3, sw(2)),
+            (4, sw(3)),
+            (5, sw(4)),
+        ] {
+            r.push(t, e);
+        }
+        assert!(!r.is_empty());
+        let kept: Vec<u64> = r.events().map(|e| e.0).collect();
+        assert_eq!(kept, [1, 2, 4]);
+        let mut r = Ring::with_fault(16, Fault::DropSoftirqs);
+        for t in 0..4 {
+            r.push(t, Ev::SoftirqEntry(3));
+        }
+        r.push(9, sw(1));
+        assert_eq!(r.len(), 3);
+        let mut r = Ring::with_fault(16, Fault::None);
+        for t in 0..4 {
+            r.push(t, sw(1));
+        }
+        assert_eq!(r.len(), 4);
     }
 }
