@@ -39,6 +39,9 @@ enum Label {
 /// hypervisor's.
 const SILENT_NS: u64 = 20_000;
 
+/// The part of an interval whose events were gone before it was explained.
+pub const OVERWRITTEN: &str = "trace overwritten";
+
 /// One interval to explain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Interval {
@@ -64,6 +67,15 @@ pub struct Interval {
 /// The parts of `iv` from `ring`'s events, given `steal_ns` of hypervisor
 /// steal the CPU saw around it; largest first, adding up to its length.
 pub fn attribute(ring: &Ring, dec: &Decoder, iv: Interval, steal_ns: u64) -> Vec<Part> {
+    if ring.full_to >= iv.start {
+        // The events of the interval were pushed out before it was read:
+        // the state the ring holds is of a later time.
+        return vec![Part {
+            kind: "unexplained".into(),
+            name: OVERWRITTEN.into(),
+            ns: iv.end - iv.start,
+        }];
+    }
     let mut segs = segments(ring, iv);
     carve_steal(&mut segs, steal_ns);
     let mut sums: HashMap<Label, u64> = HashMap::new();
@@ -837,5 +849,30 @@ mod tests {
         assert_eq!(policy_of(-1, 0), "RT 99");
         assert_eq!(policy_of(-1, -1), "DEADLINE");
         assert_eq!(policy_of(-1, 120), "nice 0");
+    }
+
+    #[test]
+    fn an_interval_whose_events_a_full_ring_pushed_out_is_not_guessed() {
+        let mut r = Ring::new(4);
+        for (t, e) in [
+            (0, sw(88, 120)),
+            (1_500, sw(77, 9)),
+            (2_500, sw(88, 120)),
+            (3_000, Ev::Wakeup { pid: 5, prio: 19 }),
+            (4_000, sw(5, 19)),
+        ] {
+            r.push(t, e);
+        }
+        // Room for 4: the switch at 0 went, before the interval began.
+        let parts = attribute(&r, &Decoder::default(), iv(1_000, 4_000), 0);
+        assert!(parts.iter().all(|p| p.kind != "unexplained"), "{parts:?}");
+        r.push(5_000, sw(88, 120));
+        // The switch at 1.5 us went too: the interval from 1 us lost it.
+        let parts = attribute(&r, &Decoder::default(), iv(1_000, 4_000), 0);
+        assert_eq!(parts.len(), 1, "{parts:?}");
+        assert_eq!((parts[0].name.as_str(), parts[0].ns), (OVERWRITTEN, 3_000));
+        // A later interval is whole.
+        let parts = attribute(&r, &Decoder::default(), iv(3_500, 4_000), 0);
+        assert!(parts.iter().all(|p| p.kind != "unexplained"), "{parts:?}");
     }
 }

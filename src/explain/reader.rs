@@ -9,7 +9,7 @@
 //! read it all along. Memory is bounded: rings of a fixed number of
 //! events, trimmed to what a coming interval can still need.
 
-use super::attribute::{attribute, runtime_steal, Interval};
+use super::attribute::{attribute, runtime_steal, Interval, OVERWRITTEN};
 use super::events::{Decoder, Ev};
 use super::steal::{Steal, TICK_NS};
 use super::timeline::Ring;
@@ -53,6 +53,10 @@ const MARGIN_NS: u64 = 100_000_000;
 /// How long an interval waits for the trace to pass its end.
 const PATIENCE_NS: u64 = 200_000_000;
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// The figures of an explain run (`details.explain`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ExplainDetails {
@@ -79,6 +83,10 @@ pub struct ExplainDetails {
     /// wanted their events (the trace is read only when one does).
     #[serde(default)]
     pub pages_skipped: u64,
+    /// Intervals explained after their events were pushed out of a full
+    /// ring (`trace overwritten`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub overwritten: u64,
     /// tracefs settings that could not be restored (expected none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub restore_problems: Vec<String>,
@@ -487,6 +495,9 @@ impl TraceReader {
             parts: attribute(&self.rings[ci], &self.dec, iv, steal),
         };
         self.details.explained += 1;
+        if case.parts.first().is_some_and(|p| p.name == OVERWRITTEN) {
+            self.details.overwritten += 1;
+        }
         if let Some(c) = self.totals.get_mut(ci) {
             c.add(&case.parts);
         }

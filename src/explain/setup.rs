@@ -279,6 +279,13 @@ impl Explain {
                     d.lost_events
                 ));
             }
+            if d.overwritten > 0 {
+                result.notes.push(format!(
+                    "--explain: the reader fell behind: {} explained interval(s) lost their events to newer ones before it read them, shown as \"{}\"",
+                    d.overwritten,
+                    super::attribute::OVERWRITTEN
+                ));
+            }
             result.explained = cases;
             let w = Wrapped { explain: d };
             result

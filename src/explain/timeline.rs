@@ -102,6 +102,9 @@ pub struct Ring {
     /// Every event since the run's start went through (none skipped): the
     /// base state is the CPU's from its first event on.
     pub whole: bool,
+    /// The newest event pushed out because the ring was full: an interval
+    /// that began before it lost its events (its reader fell behind).
+    pub full_to: u64,
 }
 
 /// `RTLAT_FAULT=drop-switches` (or `drop-softirqs`) makes every ring drop
@@ -149,6 +152,7 @@ impl Ring {
             fault: Fault::from_env(),
             seen: 0,
             whole: true,
+            full_to: 0,
         }
     }
 
@@ -178,6 +182,9 @@ impl Ring {
             }
         }
         if self.events.len() == self.cap {
+            if let Some(&(t, _)) = self.events.front() {
+                self.full_to = t;
+            }
             self.drop_front();
         }
         self.events.push_back((ts, ev));
