@@ -67,7 +67,7 @@ pub struct Interval {
 /// The parts of `iv` from `ring`'s events, given `steal_ns` of hypervisor
 /// steal the CPU saw around it; largest first, adding up to its length.
 pub fn attribute(ring: &Ring, dec: &Decoder, iv: Interval, steal_ns: u64) -> Vec<Part> {
-    if ring.full_to >= iv.start {
+    if ring.full_to.is_some_and(|t| t >= iv.start) {
         // The events of the interval were pushed out before it was read:
         // the state the ring holds is of a later time.
         return vec![Part {
@@ -336,6 +336,15 @@ fn policy_in_stat(stat: &str) -> Option<u32> {
     rest.split_whitespace().nth(38)?.parse().ok()
 }
 
+/// A real-time policy's name (`RT` when the task is gone).
+fn policy_name(policy: Option<u32>) -> &'static str {
+    match policy {
+        Some(1) => "FIFO",
+        Some(2) => "RR",
+        _ => "RT",
+    }
+}
+
 /// `FIFO 90`, `RR 5`, `DEADLINE`, `nice 0` from the kernel priority, the
 /// policy from /proc when the task still lives.
 fn policy_of(pid: i32, prio: i32) -> String {
@@ -348,12 +357,7 @@ fn policy_of(pid: i32, prio: i32) -> String {
     let policy = std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .ok()
         .and_then(|s| policy_in_stat(&s));
-    let name = match policy {
-        Some(1) => "FIFO",
-        Some(2) => "RR",
-        _ => "RT",
-    };
-    format!("{name} {}", 99 - prio)
+    format!("{} {}", policy_name(policy), 99 - prio)
 }
 
 #[cfg(test)]
@@ -874,5 +878,89 @@ mod tests {
         // A later interval is whole.
         let parts = attribute(&r, &Decoder::default(), iv(3_500, 4_000), 0);
         assert!(parts.iter().all(|p| p.kind != "unexplained"), "{parts:?}");
+    }
+
+    #[test]
+    fn a_wake_up_traced_elsewhere_after_the_last_event_still_counts() {
+        let r = ring(&[(0, sw(88, 120))]);
+        let iv = Interval {
+            pending: Some("the waker's wake call"),
+            woken_at: Some((1_500, 19)),
+            ..iv(1_000, 2_000)
+        };
+        let parts = attribute(&r, &Decoder::default(), iv, 0);
+        assert_eq!(of(&parts, "preempt-off"), 500, "{parts:?}");
+        assert_eq!(of(&parts, "self"), 500, "{parts:?}");
+    }
+
+    #[test]
+    fn events_after_the_interval_do_not_stretch_it() {
+        let r = ring(&[(0, sw(88, 120)), (2_500, sw(5, 19)), (5_000, sw(88, 120))]);
+        let parts = attribute(&r, &Decoder::default(), iv(1_000, 3_000), 0);
+        assert_eq!(parts.iter().map(|p| p.ns).sum::<u64>(), 2_000, "{parts:?}");
+        assert_eq!(of(&parts, "irqs-off"), 1_500, "{parts:?}");
+    }
+
+    #[test]
+    fn the_idle_task_is_idle_until_the_thread_is_woken_then_its_own_way() {
+        let r = ring(&[
+            (0, sw(0, 120)),
+            (1_500, Ev::Wakeup { pid: 5, prio: 19 }),
+            (2_500, sw(5, 19)),
+        ]);
+        let parts = attribute(&r, &Decoder::default(), iv(1_000, 2_500), 0);
+        assert_eq!(of(&parts, "idle"), 500, "{parts:?}");
+        assert_eq!(of(&parts, "self"), 1_000, "{parts:?}");
+        assert_eq!(of(&parts, "preempt-off"), 0, "{parts:?}");
+    }
+
+    #[test]
+    fn runtime_accounts_before_any_switch_say_nothing() {
+        let r = ring(&[
+            (1_000, Ev::Runtime { pid: 7, ns: 100 }),
+            (9_000_000, Ev::Runtime { pid: 7, ns: 100 }),
+        ]);
+        assert_eq!(runtime_steal(&r, iv(2_000, 9_000_000)), None);
+    }
+
+    #[test]
+    fn steal_goes_to_the_longest_silence_and_no_further_than_silences() {
+        let mut dec = Decoder::default();
+        dec.irqs.insert(9, "eth0".into());
+        // 4 ms before the wake-up (interrupts off), 2 ms after it
+        // (preemption off), a 10 us IRQ between: too short to be silent.
+        let r = ring(&[
+            (0, sw(88, 120)),
+            (4_000_000, Ev::IrqEntry(9)),
+            (4_010_000, Ev::IrqExit(9)),
+            (4_010_000, Ev::Wakeup { pid: 5, prio: 19 }),
+            (6_010_000, sw(5, 19)),
+        ]);
+        let parts = attribute(&r, &dec, iv(0, 6_010_000), 1_000_000);
+        assert_eq!(of(&parts, "irqs-off"), 3_000_000, "{parts:?}");
+        assert_eq!(of(&parts, "preempt-off"), 2_000_000, "{parts:?}");
+        // More steal than silence: the silences only, never the IRQ.
+        let parts = attribute(&r, &dec, iv(0, 6_010_000), 9_000_000);
+        assert_eq!(of(&parts, "hypervisor"), 6_000_000, "{parts:?}");
+        assert_eq!(of(&parts, "irq"), 10_000, "{parts:?}");
+    }
+
+    #[test]
+    fn real_time_policies_are_named() {
+        assert_eq!(policy_name(Some(1)), "FIFO");
+        assert_eq!(policy_name(Some(2)), "RR");
+        assert_eq!(policy_name(Some(0)), "RT");
+        assert_eq!(policy_name(None), "RT");
+    }
+
+    #[test]
+    fn handlers_nest_eight_deep_and_no_deeper() {
+        let mut st = CpuState::default();
+        for n in 0..10 {
+            st.apply(Ev::IrqEntry(n));
+        }
+        assert_eq!(st.top(), Some(crate::explain::timeline::Nest::Irq(7)));
+        st.apply(Ev::IrqExit(7));
+        assert_eq!(st.top(), Some(crate::explain::timeline::Nest::Irq(6)));
     }
 }

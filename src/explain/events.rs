@@ -443,6 +443,10 @@ pub(crate) mod tests {
             (d.comm_of(77), d.comm_of(5)),
             ("hog".into(), "rtlat-".into())
         );
+        // A task renamed (exec, prctl): its latest comm counts.
+        sw[8..11].copy_from_slice(b"cat");
+        d.decode(&item(&sw));
+        assert_eq!(d.comm_of(77), "cat");
 
         let mut irq = vec![0u8; 32];
         irq[0..2].copy_from_slice(&225u16.to_ne_bytes());

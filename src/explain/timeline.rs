@@ -104,7 +104,7 @@ pub struct Ring {
     pub whole: bool,
     /// The newest event pushed out because the ring was full: an interval
     /// that began before it lost its events (its reader fell behind).
-    pub full_to: u64,
+    pub full_to: Option<u64>,
 }
 
 /// `RTLAT_FAULT=drop-switches` (or `drop-softirqs`) makes every ring drop
@@ -152,7 +152,7 @@ impl Ring {
             fault: Fault::from_env(),
             seen: 0,
             whole: true,
-            full_to: 0,
+            full_to: None,
         }
     }
 
@@ -183,7 +183,7 @@ impl Ring {
         }
         if self.events.len() == self.cap {
             if let Some(&(t, _)) = self.events.front() {
-                self.full_to = t;
+                self.full_to = Some(t);
             }
             self.drop_front();
         }
