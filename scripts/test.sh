@@ -32,7 +32,8 @@
 # and, once every lane has ended (also when one failed), the quiet stage
 # `attribution`: the integration tests that assert which cause leads the
 # worst cases (modules explain, explain_wakes and noise_explain of binary
-# it), alone on the machine. Beside the lanes they would lose to other work on
+# it) or that a known source's share is found among the noise, alone on the
+# machine. Beside the lanes they would lose to other work on
 # its CPUs (the compiler's preempt-off sections, QEMU guests), so the native
 # lane leaves them out.
 # Ends with a table of stage times and the tests passed, failed and skipped
@@ -289,7 +290,7 @@ wait_for() { # what, seconds: true once the artifacts lane made it
     return 1
 }
 # The attribution tests, left to the quiet stage after the lanes.
-attribution='binary(it) & test(/^(explain|explain_wakes|noise_explain)::/)'
+attribution='binary(it) & test(/^(explain|explain_wakes|noise_explain)::|^noise::a_known_noise_source_is_found/)'
 lane_native() {
     stage native-tests tests native --profile ci -E "not test(/^(deb|cross)::/) & not ($attribution)"
     stage docs-help run docs-help python3 scripts/docs-help.py --check "$target_dir/debug/rtlat"
