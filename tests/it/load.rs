@@ -1,12 +1,13 @@
 //! Integration tests for `rtlat load`: rates, records, clean-up after every
 //! way a run can end, bad specs, scheduling and CPU confinement of the loads.
 
+use crate::explain::Reaped;
 use crate::util::*;
 use rtlat::load::{parse_spec, LoadOptions, RunningLoads};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
@@ -60,8 +61,10 @@ fn wait_until(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
     cond()
 }
 
-fn spawn_load(args: &[&str], tag: &str, tmp: &Path) -> Child {
-    Command::new(bin())
+/// `rtlat load ARGS`, killed when the test ends however it ends (a failed
+/// assertion must not leave loads running under the tests after it).
+fn spawn_load(args: &[&str], tag: &str, tmp: &Path) -> Reaped {
+    let child = Command::new(bin())
         .arg("load")
         .args(args)
         .env(TAG, tag)
@@ -69,7 +72,8 @@ fn spawn_load(args: &[&str], tag: &str, tmp: &Path) -> Child {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("spawn rtlat load")
+        .expect("spawn rtlat load");
+    Reaped(child)
 }
 
 fn empty_dir(dir: &Path) -> bool {
@@ -190,8 +194,8 @@ fn sigkill_of_rtlat_leaves_no_load_process_within_2s() {
         "no load host"
     );
     assert!(before.iter().any(|&p| comm(p) == "rtlat-hackbench"));
-    send_signal(child.id(), "KILL");
-    let _ = child.wait();
+    send_signal(child.0.id(), "KILL");
+    let _ = child.0.wait();
     let t0 = Instant::now();
     let gone = wait_until(Duration::from_secs(2), || tagged(&tag).is_empty());
     let left: Vec<(i32, String)> = tagged(&tag).into_iter().map(|p| (p, comm(p))).collect();
@@ -213,15 +217,15 @@ fn sigint_and_sigterm_end_the_run_with_rates_printed() {
             &tag,
             tmp.path(),
         );
-        let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+        let mut lines = BufReader::new(child.0.stdout.take().expect("stdout")).lines();
         let first = lines.next().expect("a header").expect("text");
         assert!(first.starts_with("rtlat load: exec:1,"), "{first}");
         let periodic = lines.next().expect("a rate line").expect("text");
         assert!(periodic.starts_with("t="), "{periodic}");
         let t0 = Instant::now();
-        send_signal(child.id(), sig);
+        send_signal(child.0.id(), sig);
         let rest: Vec<String> = lines.map_while(std::result::Result::ok).collect();
-        let status = child.wait().expect("wait");
+        let status = child.0.wait().expect("wait");
         assert!(t0.elapsed() < Duration::from_secs(3), "SIG{sig}: slow end");
         assert_eq!(status.code(), Some(0), "SIG{sig}");
         let text = rest.join("\n");
@@ -452,7 +456,7 @@ fn io_load_writes_a_nameless_file_and_leaves_none() {
         "the io load holds no nameless file"
     );
     assert!(empty_dir(dir.path()), "a file has a name during the run");
-    let status = child.wait().expect("wait");
+    let status = child.0.wait().expect("wait");
     assert_eq!(status.code(), Some(0));
     assert!(empty_dir(dir.path()) && empty_dir(tmp.path()));
     assert!(tagged(&tag).is_empty());
@@ -602,7 +606,7 @@ fn killing_the_load_host_kills_its_children_and_is_reported() {
     // Let the host report once, then kill it: its children die with it (PR_SET_PDEATHSIG).
     std::thread::sleep(Duration::from_millis(700));
     send_signal(host().expect("host") as u32, "KILL");
-    let front = child.id() as i32;
+    let front = child.0.id() as i32;
     assert!(
         wait_until(Duration::from_secs(2), || tagged(&tag)
             .iter()
@@ -614,10 +618,10 @@ fn killing_the_load_host_kills_its_children_and_is_reported() {
             .collect::<Vec<_>>()
     );
     // rtlat notices, ends and says what happened.
-    let status = child.wait().expect("wait");
+    let status = child.0.wait().expect("wait");
     assert_eq!(status.code(), Some(0));
     let mut out = String::new();
-    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut out).unwrap();
+    std::io::Read::read_to_string(&mut child.0.stdout.take().unwrap(), &mut out).unwrap();
     assert!(out.contains("(the load process ended)"), "{out}");
     for r in records(&json) {
         let failed = r["failed"].as_array().expect("failed");
