@@ -28,7 +28,7 @@ use std::sync::Arc;
 /// Events kept per CPU (32 bytes each).
 const RING_EVENTS: usize = 1 << 15;
 /// Intervals waiting for the trace per thread, at most.
-const WAITING: usize = 1024;
+const WAITING: usize = 1 << 14;
 /// Intervals above the break threshold explained, at most.
 const BREAKS: usize = 100;
 /// The reader's pause between rounds, at least and at most. Its cost is

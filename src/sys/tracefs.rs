@@ -260,7 +260,11 @@ impl Session {
                     format!(" ({})", problems.join("; "))
                 }
             ));
-            let _ = fs::remove_file(entry.path());
+            // What could not be undone (an instance still busy) is tried
+            // again by the next run: its state file stays until then.
+            if problems.is_empty() {
+                let _ = fs::remove_file(entry.path());
+            }
         }
         let s = Session {
             root: root.to_path_buf(),
@@ -782,18 +786,27 @@ pub(crate) mod tests {
         fs::create_dir_all(&dir).unwrap();
         // No process has this pid (above pid_max's largest value).
         let dead = 4_194_305;
+        let state = dir.join(format!("tracefs-{dead}.state"));
         plant(&dir, &root, dead, Uses::Instances, "instances/rtlat-dead");
         let (mut s, notes) = Session::begin_in(&dir, &root, Uses::Instances).unwrap();
-        // Undone: its tracing stopped (tracefs would then remove the
-        // directory; a plain one keeps the files undo wrote).
+        s.restore();
+        // Undone: its tracing stopped. A plain directory keeps the files
+        // undo wrote, as a busy instance refuses to go: its state stays,
+        // for the next run to try again.
         let inst = root.join("instances/rtlat-dead");
         assert_eq!(fs::read_to_string(inst.join("tracing_on")).unwrap(), "0\n");
-        assert!(!dir.join(format!("tracefs-{dead}.state")).exists());
         assert!(
             notes[0].contains(&format!("killed rtlat run (pid {dead})")),
             "{notes:?}"
         );
+        assert!(notes[0].contains("cannot remove"), "{notes:?}");
+        assert!(state.exists());
+        // Once it is gone, the next run forgets its state.
+        fs::remove_dir_all(&inst).unwrap();
+        let (mut s, notes) = Session::begin_in(&dir, &root, Uses::Instances).unwrap();
         s.restore();
+        assert!(!state.exists(), "{notes:?}");
+        assert!(!notes[0].contains("cannot"), "{notes:?}");
     }
 
     #[test]

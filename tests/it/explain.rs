@@ -25,9 +25,9 @@ impl Drop for Reaped {
 }
 
 /// A UDP flood over a veth pair between two namespaces, received on
-/// `cpu` (RPS: its NET_RX softirq) and sent from the CPU before it; both
-/// end when the pair is dropped.
-pub(crate) fn net_rx_flood(cpu: usize) -> (crate::net::Netns, Reaped) {
+/// `cpu` (RPS: its NET_RX softirq) and sent from the CPU before it at
+/// `rate` (`flood`: as fast as it can); both end when the pair is dropped.
+pub(crate) fn net_rx_flood(cpu: usize, rate: &str) -> (crate::net::Netns, Reaped) {
     let net = crate::net::Netns::new();
     // Packets arriving on the veth in `a` are processed on the measuring
     // CPU (RPS): its NET_RX softirq.
@@ -45,7 +45,7 @@ pub(crate) fn net_rx_flood(cpu: usize) -> (crate::net::Netns, Reaped) {
         Command::new("ip")
             .args(["netns", "exec", &net.b])
             .arg(bin())
-            .args(["load", "net:flood", "--load-target"])
+            .args(["load", &format!("net:{rate}"), "--load-target"])
             .arg(format!("{}:9", net.a4))
             .args(["--load-cpus", &(cpu - 1).to_string(), "--quiet"])
             .stdout(Stdio::null())
@@ -184,7 +184,7 @@ fn a_udp_flood_received_on_the_measuring_cpu_names_net_rx() {
     }
     let _turn = measuring();
     let cpu = measuring_cpu();
-    let _flood = net_rx_flood(cpu);
+    let _flood = net_rx_flood(cpu, "flood");
     std::thread::sleep(std::time::Duration::from_millis(500));
     let witness = SoftirqWitness::start(cpu);
     let (r, cases) = explain_run(cpu, "4s", "200us");

@@ -120,7 +120,10 @@ fn a_udp_flood_received_on_the_measuring_cpu_is_named_net_rx() {
     }
     let _turn = measuring();
     let cpu = measuring_cpu();
-    let _flood = net_rx_flood(cpu);
+    // Paced: every gap is attributed, and a flood as fast as an idle
+    // sender can make gaps faster than the reader (on the sender's CPU)
+    // attributes them; it then skips some, counted, but not in NET_RX's sum.
+    let _flood = net_rx_flood(cpu, "40MB/s");
     std::thread::sleep(std::time::Duration::from_millis(500));
     let witness = SoftirqWitness::start(cpu);
     let (r, _) = noise_run(cpu, "4s");
@@ -140,13 +143,13 @@ fn a_udp_flood_received_on_the_measuring_cpu_is_named_net_rx() {
         (ns as f64 - took as f64).abs() <= 0.1 * took as f64,
         "NET_RX ran {took} ns on cpu{cpu} while the loop ran, --explain found {ns} ns: {t}"
     );
-    // The flood's receive work is the largest cause after what the
-    // hypervisor took.
+    // The flood's receive work is the largest cause from outside the loop
+    // (the loop's own time in its gaps aside) after what the hypervisor took.
     let first = t["parts"]
         .as_array()
         .expect("parts")
         .iter()
-        .find(|p| p["kind"] != "hypervisor")
+        .find(|p| p["kind"] != "hypervisor" && p["kind"] != "self")
         .cloned()
         .expect("a cause");
     assert!(net_rx(&first), "NET_RX is not the largest cause: {t}");
