@@ -153,9 +153,6 @@ fn segments(ring: &Ring, iv: Interval) -> Vec<(u64, u64, Label)> {
         st.apply(ev);
         cur = ts;
     }
-    if !started && st.task == iv.tid {
-        (woken, running) = (Some(st.prio), true);
-    }
     segs.push((cur, iv.end, label(&st, (woken, running), &iv, seen)));
     for (a, b) in nmis {
         carve(&mut segs, a, b, Label::Nmi);
@@ -962,5 +959,50 @@ mod tests {
         assert_eq!(st.top(), Some(crate::explain::timeline::Nest::Irq(7)));
         st.apply(Ev::IrqExit(7));
         assert_eq!(st.top(), Some(crate::explain::timeline::Nest::Irq(6)));
+    }
+
+    #[test]
+    fn events_at_the_same_time_make_no_part_of_no_length() {
+        let mut dec = Decoder::default();
+        dec.irqs.insert(9, "eth0".into());
+        let r = ring(&[
+            (0, sw(88, 120)),
+            (1_500, Ev::IrqEntry(9)),
+            (1_500, Ev::IrqExit(9)),
+            (2_000, sw(5, 19)),
+        ]);
+        let parts = attribute(&r, &dec, iv(1_000, 2_000), 0);
+        assert!(parts.iter().all(|p| p.ns > 0), "{parts:?}");
+        assert_eq!(of(&parts, "irqs-off"), 1_000, "{parts:?}");
+    }
+
+    #[test]
+    fn before_a_pending_wake_up_only_a_real_time_task_is_named() {
+        let pending = |prio| {
+            let r = ring(&[(0, sw(88, prio)), (2_000, sw(5, 19))]);
+            let iv = Interval {
+                pending: Some("reply on its way to the socket"),
+                ..iv(1_000, 2_000)
+            };
+            attribute(&r, &Decoder::default(), iv, 0)
+        };
+        // Kernel priority 99 is FIFO 0; 100 is nice -20, not real-time.
+        assert_eq!(of(&pending(99), "thread"), 1_000);
+        assert_eq!(of(&pending(100), "self"), 1_000);
+    }
+
+    #[test]
+    fn carving_the_middle_of_a_stretch_keeps_both_ends() {
+        let mut segs = vec![(0, 100, Label::Idle), (100, 200, Label::Own)];
+        carve(&mut segs, 20, 50, Label::Nmi);
+        assert_eq!(
+            segs,
+            [
+                (0, 20, Label::Idle),
+                (20, 50, Label::Nmi),
+                (50, 100, Label::Idle),
+                (100, 200, Label::Own)
+            ]
+        );
     }
 }
