@@ -1,7 +1,7 @@
 //! `--explain`'s tracefs set-up and its restore on the real tracefs: no
 //! instance, no state file and no global setting left changed.
 
-use crate::util::{need, Need};
+use crate::util::{measuring, need, Need};
 use rtlat::explain::Explain;
 use rtlat::sys::tracefs::{self, Capabilities};
 use std::path::Path;
@@ -73,6 +73,9 @@ fn explain_leaves_the_real_tracefs_as_it_found_it() {
         need(Need::Provided(false, "tracefs (/sys/kernel/tracing)"));
         return;
     };
+    // The tests that run rtlat with tracing take the same turn: none starts
+    // an instance beside this one.
+    let _turn = measuring();
     if let Some(why) = other_run() {
         need(Need::Machine(false, &why));
         return;
