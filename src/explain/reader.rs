@@ -53,6 +53,18 @@ const MARGIN_NS: u64 = 100_000_000;
 /// How long an interval waits for the trace to pass its end.
 const PATIENCE_NS: u64 = 200_000_000;
 
+/// Where the earliest interval the threads on `cpu` may still explain
+/// begins: the first waiting, else the end of the last taken (`None`: no
+/// thread there).
+fn needed_from(watches: &[Watch], threads: &[Thread], cpu: usize) -> Option<u64> {
+    watches
+        .iter()
+        .zip(threads)
+        .filter(|(w, _)| w.cpu == cpu)
+        .map(|(_, t)| t.waiting.front().map_or(t.frontier, |&(s, _)| s))
+        .min()
+}
+
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }
@@ -243,14 +255,7 @@ impl TraceReader {
         if self.every() {
             return None;
         }
-        let cpu = self.cpus[i];
-        let first = self
-            .watches
-            .iter()
-            .zip(&self.threads)
-            .filter(|(w, _)| w.cpu == cpu)
-            .map(|(_, t)| t.waiting.front().map_or(t.frontier, |&(s, _)| s))
-            .min()?;
+        let first = needed_from(&self.watches, &self.threads, self.cpus[i])?;
         let from = first.saturating_sub(MARGIN_NS);
         let reached = self.rings[i].span().is_some_and(|(_, last)| last >= from);
         (!reached).then_some(from)
@@ -515,15 +520,7 @@ impl TraceReader {
     /// Forget the events no coming interval can need.
     fn trim(&mut self) {
         for (ci, ring) in self.rings.iter_mut().enumerate() {
-            let cpu = self.cpus[ci];
-            let keep_from = self
-                .watches
-                .iter()
-                .zip(&self.threads)
-                .filter(|(w, _)| w.cpu == cpu)
-                .map(|(_, t)| t.waiting.front().map_or(t.frontier, |&(s, _)| s))
-                .min()
-                .unwrap_or(0);
+            let keep_from = needed_from(&self.watches, &self.threads, self.cpus[ci]).unwrap_or(0);
             ring.trim_before(keep_from);
         }
         let keep_from = self
