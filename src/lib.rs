@@ -35,6 +35,8 @@ pub mod stats;
 pub mod suite;
 pub mod sys;
 pub mod sysinfo;
+#[cfg(feature = "kernel-trace")]
+pub mod trace;
 #[cfg(feature = "host-tools")]
 pub mod trend;
 pub mod units;

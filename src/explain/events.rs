@@ -3,7 +3,7 @@
 //! enough to keep thousands per CPU. Names (IRQ handlers, task comms) are
 //! kept once in tables beside the events.
 
-use crate::sys::ringpage::{self, Field, Item, Page};
+use crate::trace::ringpage::{self, Field, Item, Page};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::path::Path;
@@ -157,7 +157,7 @@ pub struct Decoder {
 impl Decoder {
     /// Read the layouts under `root` (a tracefs mount or a captured tree).
     pub fn load(root: &Path) -> Decoder {
-        let read = |rel: &str| crate::sys::tracefs::read(root, rel).unwrap_or_default();
+        let read = |rel: &str| crate::trace::tracefs::read(root, rel).unwrap_or_default();
         let mut d = Decoder {
             page: Page::parse(&read("events/header_page")),
             ..Decoder::default()
@@ -879,7 +879,7 @@ pub(crate) mod tests {
         let (items, _, _) = check_exact("overrun");
         let (root, cpu) = fixture("overrun");
         let stats = std::fs::read_to_string(root.join(format!("per_cpu/cpu{cpu}/stats"))).unwrap();
-        let (overrun, _) = crate::sys::tracefs::parse_stats(&stats);
+        let (overrun, _) = crate::trace::tracefs::parse_stats(&stats);
         assert!(overrun > 0);
         let lost: Vec<u64> = items
             .iter()

@@ -11,12 +11,10 @@
 
 pub mod attribute;
 pub mod events;
-pub mod instance;
 pub mod reader;
 pub mod setup;
 pub mod steal;
 pub mod timeline;
-pub mod window;
 
 pub use attribute::{attribute, Interval};
 pub use reader::ExplainDetails;

@@ -5,7 +5,7 @@
 //! is read on demand: the kernel keeps each CPU's events in its buffer
 //! (overwrite mode), and the reader reads it only while an interval waits
 //! to be explained, decoding from a margin before that interval on
-//! ([`super::window`]); the noise totals, which attribute every interval,
+//! ([`crate::trace::window`]); the noise totals, which attribute every interval,
 //! read it all along. Memory is bounded: rings of a fixed number of
 //! events, trimmed to what a coming interval can still need.
 
@@ -13,14 +13,14 @@ use super::attribute::{attribute, runtime_steal, Interval, OVERWRITTEN};
 use super::events::{Decoder, Ev};
 use super::steal::{Steal, TICK_NS};
 use super::timeline::Ring;
-use super::window::{self, From};
 use crate::result::totals::CpuTotals;
 use crate::result::Explained;
 use crate::stats::tap::Tap;
 use crate::stats::tap::TapReader;
 use crate::sys::clock;
-use crate::sys::ringpage::{walk_page, Item};
-use crate::sys::tracefs::RawPipes;
+use crate::trace::ringpage::{walk_page, Item};
+use crate::trace::tracefs::RawPipes;
+use crate::trace::window::{self, From};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -567,7 +567,7 @@ impl TraceReader {
 mod tests {
     use super::*;
     use crate::explain::events::tests::{decode_fixture, fixture};
-    use crate::sys::ringpage::{MISSED_EVENTS, MISSED_STORED};
+    use crate::trace::ringpage::{MISSED_EVENTS, MISSED_STORED};
     use std::path::Path;
 
     /// A reader of the pages under `dir` (`per_cpu/cpuN/trace_pipe_raw`,
@@ -613,7 +613,7 @@ mod tests {
     fn events_the_kernel_overwrote_are_counted() {
         let (root, cpu) = fixture("overrun");
         let stats = std::fs::read_to_string(root.join(format!("per_cpu/cpu{cpu}/stats"))).unwrap();
-        let (overrun, _) = crate::sys::tracefs::parse_stats(&stats);
+        let (overrun, _) = crate::trace::tracefs::parse_stats(&stats);
         let (r, _) = read_once(&root, &root, cpu);
         assert!(overrun > 0);
         assert_eq!(r.details.lost_events, overrun);
@@ -636,8 +636,8 @@ mod tests {
         let n_pages = pages.len() / size;
         let commit_at = |p: usize| p * size + fmt.commit.offset;
         let len_of = |pages: &[u8], p: usize| {
-            let c = crate::sys::ringpage::get(pages, commit_at(p), fmt.commit.size).unwrap();
-            (c & crate::sys::ringpage::LENGTH_MASK) as usize
+            let c = crate::trace::ringpage::get(pages, commit_at(p), fmt.commit.size).unwrap();
+            (c & crate::trace::ringpage::LENGTH_MASK) as usize
         };
         let roomy = |pages: &[u8], p: usize| size - fmt.data - len_of(pages, p) >= 8;
         let stored = (0..n_pages)

@@ -4,7 +4,6 @@
 //! intervals into the result and restores tracefs.
 
 use super::events::{Decoder, REQUIRED};
-use super::instance::{self, tracefs_error};
 use super::reader::{ExplainDetails, TraceReader, Watch};
 use crate::engine::{StopFlag, Worker, WorkerEnd};
 use crate::error::{Error, Result};
@@ -12,7 +11,9 @@ use crate::result::totals::CpuTotals;
 use crate::result::{Explained, RunResult};
 use crate::stats::tap::Tap;
 use crate::sys::sched::{self, Sched};
-use crate::sys::tracefs::{self, Capabilities, RawPipes, Session};
+use crate::sys::tracefs::Capabilities;
+use crate::trace::instance::{self, tracefs_error};
+use crate::trace::tracefs::{self, RawPipes, Session};
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
 

@@ -23,7 +23,6 @@ pub mod pm;
 pub mod probe;
 pub mod process;
 pub mod responder;
-pub mod ringpage;
 pub mod sched;
 pub mod serial;
 pub mod shm;

@@ -3,7 +3,8 @@
 
 use crate::util::{measuring, need, Need};
 use rtlat::explain::Explain;
-use rtlat::sys::tracefs::{self, Capabilities};
+use rtlat::sys::tracefs::Capabilities;
+use rtlat::trace::tracefs;
 use std::path::Path;
 
 /// Global tracefs files a run of instances must leave as it found them.

@@ -17,14 +17,15 @@ use super::NoiseConfig;
 use crate::bench::timer::lines::{header, seconds_ns};
 use crate::engine::{Channel, RunSpec, StopFlag, Worker, WorkerEnd};
 use crate::error::{Error, Outcome, Result};
-use crate::explain::instance::{self, tracefs_error};
 use crate::result::details::noise::{HwlatTotals, NoiseDetails, OsnoiseCpu};
 use crate::result::details::Details;
 use crate::result::Benchmark;
 use crate::result::RunResult;
 use crate::stats::recorder::{self, Recorder};
 use crate::sys::clock::{self, Clock};
-use crate::sys::tracefs::{self, Capabilities, Pipe, Session};
+use crate::sys::tracefs::Capabilities;
+use crate::trace::instance::{self, tracefs_error};
+use crate::trace::tracefs::{self, Pipe, Session};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 

@@ -1,11 +1,11 @@
 //! Decoding the binary per-CPU ring-buffer pages of `trace_pipe_raw` into
 //! timerlat samples: cheaper for the measured system than the text
 //! `trace_pipe`, which the kernel formats event by event. The page format
-//! itself is `crate::sys::ringpage`'s.
+//! itself is `crate::trace::ringpage`'s.
 
 use super::lines::{Ctx, TraceLine};
-use crate::sys::ringpage::ok;
-pub use crate::sys::ringpage::{event_id, field, get, type_of, walk_page, Field, Item, Page};
+use crate::trace::ringpage::ok;
+pub use crate::trace::ringpage::{event_id, field, get, type_of, walk_page, Field, Item, Page};
 
 /// What decoding timerlat samples needs, read from tracefs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -77,7 +77,7 @@ pub fn decode_page(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sys::ringpage::{MISSED_EVENTS, MISSED_STORED, TYPE_PADDING, TYPE_TIME_EXTEND};
+    use crate::trace::ringpage::{MISSED_EVENTS, MISSED_STORED, TYPE_PADDING, TYPE_TIME_EXTEND};
 
     /// Debian 12's 6.1 PREEMPT_RT files (the RT kernel's extra common field).
     const HEADER_PAGE: &str = "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n\tfield: char data;\toffset:16;\tsize:4080;\tsigned:1;\n";

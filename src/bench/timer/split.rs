@@ -16,13 +16,14 @@
 use super::raw::{self, Field, Item, Page};
 use crate::engine::{Channel, StopFlag, Worker, WorkerEnd};
 use crate::error::{Error, Result};
-use crate::explain::instance::{self, tracefs_error};
 use crate::result::RunResult;
 use crate::stats::recorder::{self, Recorder};
 use crate::stats::tap::{Tap, TapReader};
 use crate::sys::clock;
 use crate::sys::sched::{self, Sched};
-use crate::sys::tracefs::{self, Capabilities, RawPipes, Session};
+use crate::sys::tracefs::Capabilities;
+use crate::trace::instance::{self, tracefs_error};
+use crate::trace::tracefs::{self, RawPipes, Session};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};

@@ -10,11 +10,11 @@
 
 use crate::engine::{StopFlag, Worker, WorkerEnd};
 use crate::error::{Error, Result};
-use crate::explain::instance::tracefs_error;
 use crate::stats::tap::Tap;
 use crate::sys::clock::{self, Clock};
 use crate::sys::sched;
-use crate::sys::tracefs::{self, Session};
+use crate::trace::instance::tracefs_error;
+use crate::trace::tracefs::{self, Session};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -4,8 +4,8 @@
 //! interval wants explaining, the reader's cost follows the worst cases,
 //! not the rate of events.
 
-use crate::sys::ringpage::{get, page_time, Page, MISSED_EVENTS};
-use crate::sys::tracefs::RawPipes;
+use crate::trace::ringpage::{get, page_time, Page, MISSED_EVENTS};
+use crate::trace::tracefs::RawPipes;
 use std::io;
 
 /// Where a page handed on stands.

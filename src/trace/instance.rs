@@ -3,7 +3,7 @@
 //! that restores every setting it changed.
 
 use crate::error::{Error, Result};
-use crate::sys::tracefs::{self, Session};
+use crate::trace::tracefs::{self, Session};
 use std::path::{Path, PathBuf};
 
 pub fn tracefs_error(what: &str, e: std::io::Error) -> Error {
@@ -60,7 +60,7 @@ pub fn open_as(session: &mut Session, name: &str, settings: &[(&str, &str)]) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sys::tracefs::tests::{fake_tracefs, files};
+    use crate::trace::tracefs::tests::{fake_tracefs, files};
 
     /// The value of a fake tracefs file as written (with its newline).
     fn text(p: &Path) -> String {
@@ -98,7 +98,7 @@ mod tests {
         assert_eq!(notes.len(), 1);
         assert!(notes[0].contains("1408 KB"), "{notes:?}");
         let persisted =
-            crate::sys::tracefs::State::parse(&std::fs::read_to_string(&state).unwrap());
+            crate::trace::tracefs::State::parse(&std::fs::read_to_string(&state).unwrap());
         assert_eq!(persisted.instances, [format!("instances/{name}")]);
         assert_eq!(
             persisted.saved,
