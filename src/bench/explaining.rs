@@ -9,7 +9,7 @@ use crate::error::Result;
 use crate::stats::tap::Tap;
 use std::sync::Arc;
 
-/// What a benchmark asks of `--explain`.
+/// What a benchmark asks of `--explain` (and `timer --split`).
 pub struct Ask<'a> {
     /// How many of each thread's worst intervals to explain
     /// (`--explain-worst`); `None`: no `--explain`.
@@ -23,6 +23,13 @@ pub struct Ask<'a> {
     /// The intervals start before the thread's wake-up is due: what the
     /// time before it is (`reply on its way to the socket`).
     pub pending: Option<&'static str>,
+    /// Every interval attributed and summed by cause per CPU, not only
+    /// the worst (noise's gaps).
+    pub every: bool,
+    /// `timer --split`: each sample split into its IRQ and scheduling
+    /// parts, the threads' period and their first wake-ups after the
+    /// start. Its taps take the place of `--explain`'s.
+    pub split: Option<(u64, &'a [u64])>,
 }
 
 impl<'a> Ask<'a> {
@@ -34,6 +41,8 @@ impl<'a> Ask<'a> {
             threshold: None,
             own,
             pending: None,
+            every: false,
+            split: None,
         }
     }
 }
@@ -47,53 +56,47 @@ pub fn room(every_ns: Option<u64>) -> usize {
     }
 }
 
-/// A run's `--explain`, on or off.
+/// A run's readers of the kernel's trace, as its benchmark asked for
+/// them; none without `--explain` and `--split`.
 #[derive(Default)]
 pub struct Explaining {
-    #[cfg(feature = "kernel-trace")]
-    explain: Option<crate::explain::Explain>,
+    on: on::Traced,
 }
 
 impl Explaining {
     /// Sets the tracing up (before anything is measured: it can fail),
     /// its notes added to `notes`.
     pub fn begin(ask: &Ask, notes: &mut Vec<String>) -> Result<Explaining> {
-        let Some(worst) = ask.worst else {
+        if ask.worst.is_none() && ask.split.is_none() {
             return Ok(Explaining::default());
-        };
-        Self::on(ask, worst, notes)
-    }
-
-    #[cfg(feature = "kernel-trace")]
-    fn on(ask: &Ask, worst: usize, notes: &mut Vec<String>) -> Result<Explaining> {
-        let mut e = crate::explain::Explain::begin(ask.cpus, worst, ask.threshold, ask.own)?;
-        if let Some(p) = ask.pending {
-            e = e.pending(p)?;
         }
-        notes.extend(e.notes.iter().cloned());
-        Ok(Explaining { explain: Some(e) })
-    }
-
-    #[cfg(not(feature = "kernel-trace"))]
-    fn on(_: &Ask, _: usize, _: &mut Vec<String>) -> Result<Explaining> {
-        Err(crate::error::Error::usage(
-            "--explain is not in this build (the kernel-trace feature): use the full build",
-        ))
+        Ok(Explaining {
+            on: on::Traced::begin(ask, notes)?,
+        })
     }
 
     /// The tap of a measuring thread named `name` on `cpu` that hands
     /// over an interval every `every_ns` at most (`None` when `--explain`
     /// is off).
     pub fn watch(&mut self, name: &str, cpu: usize, every_ns: Option<u64>) -> Option<Arc<Tap>> {
-        #[cfg(feature = "kernel-trace")]
-        if let Some(e) = self.explain.as_mut() {
-            return Some(e.watch(name, cpu, room(every_ns)));
-        }
-        let _ = (name, cpu, every_ns);
-        None
+        self.thread(name, Some(cpu), every_ns, 0).0
     }
 
-    /// The run, with the reader beside the workers when `--explain` is on.
+    /// [`Self::watch`] for a thread that may be unpinned (`cpu` `None`),
+    /// with the channels of the series it adds (`--split`'s parts, their
+    /// intervals `interval_ns`).
+    pub fn thread(
+        &mut self,
+        name: &str,
+        cpu: Option<usize>,
+        every_ns: Option<u64>,
+        interval_ns: u64,
+    ) -> (Option<Arc<Tap>>, Vec<Channel>) {
+        self.on.watch(name, cpu, room(every_ns), interval_ns)
+    }
+
+    /// The run, with the readers beside the workers; tracefs restored
+    /// whatever the outcome.
     pub fn execute(
         self,
         spec: RunSpec,
@@ -101,10 +104,141 @@ impl Explaining {
         workers: Vec<Worker>,
         clock: libc::clockid_t,
     ) -> Result<Finished> {
-        #[cfg(feature = "kernel-trace")]
-        return crate::explain::execute(self.explain, spec, channels, workers, clock);
-        #[cfg(not(feature = "kernel-trace"))]
-        return crate::engine::execute(spec, channels, workers, clock);
+        self.on.execute(spec, channels, workers, clock)
+    }
+}
+
+/// The tracing itself (the full build): the readers of `--split` and
+/// `--explain`, or those a benchmark set up itself.
+#[cfg(feature = "kernel-trace")]
+mod on {
+    use super::Ask;
+    use crate::bench::timer::kernel::split::Split;
+    use crate::engine::{Channel, Finished, RunSpec, Worker};
+    use crate::error::Result;
+    use crate::explain::Explain;
+    use crate::stats::tap::Tap;
+    use crate::trace::Tracing;
+    use std::sync::Arc;
+
+    #[derive(Default)]
+    pub(super) struct Traced {
+        /// Readers a benchmark set up itself (noise's kernel tracers).
+        tracing: Tracing,
+        explain: Option<Explain>,
+        split: Option<(Split, u64, Vec<u64>)>,
+    }
+
+    impl super::Explaining {
+        /// A run whose readers its benchmark set up (`tracing`).
+        pub fn tracing(tracing: Tracing) -> super::Explaining {
+            super::Explaining {
+                on: Traced {
+                    tracing,
+                    ..Traced::default()
+                },
+            }
+        }
+    }
+
+    impl Traced {
+        pub(super) fn begin(ask: &Ask, notes: &mut Vec<String>) -> Result<Traced> {
+            let mut t = Traced::default();
+            if let Some((period, phases)) = ask.split {
+                let s = Split::begin(ask.cpus, period)?;
+                notes.extend(s.notes.iter().cloned());
+                t.split = Some((s, period, phases.to_vec()));
+            }
+            if let Some(worst) = ask.worst {
+                let mut e = Explain::begin(ask.cpus, worst, ask.threshold, ask.own)?;
+                if let Some(p) = ask.pending {
+                    e = e.pending(p)?;
+                }
+                if ask.every {
+                    e.total_every_interval();
+                }
+                notes.extend(e.notes.iter().cloned());
+                t.explain = Some(e);
+            }
+            Ok(t)
+        }
+
+        pub(super) fn watch(
+            &mut self,
+            name: &str,
+            cpu: Option<usize>,
+            room: usize,
+            interval_ns: u64,
+        ) -> (Option<Arc<Tap>>, Vec<Channel>) {
+            if let Some((s, ..)) = self.split.as_mut() {
+                let channels = s.channels(name, cpu, interval_ns).into();
+                let i = s.watched();
+                return (Some(Arc::clone(&s.taps[i])), channels);
+            }
+            let tap = match (self.explain.as_mut(), cpu) {
+                (Some(e), Some(cpu)) => Some(e.watch(name, cpu, room)),
+                _ => None,
+            };
+            (tap, Vec::new())
+        }
+
+        pub(super) fn execute(
+            self,
+            spec: RunSpec,
+            channels: Vec<Channel>,
+            workers: Vec<Worker>,
+            clock: libc::clockid_t,
+        ) -> Result<Finished> {
+            let mut tracing = self.tracing;
+            if let Some((s, period, phases)) = self.split {
+                s.add_to(&mut tracing, period, phases);
+            }
+            if let Some(e) = self.explain {
+                e.add_to(&mut tracing);
+            }
+            tracing.execute(spec, channels, workers, clock)
+        }
+    }
+}
+
+/// The board build traces nothing: the command line refuses what would.
+#[cfg(not(feature = "kernel-trace"))]
+mod on {
+    use super::Ask;
+    use crate::engine::{Channel, Finished, RunSpec, Worker};
+    use crate::error::{Error, Result};
+    use crate::stats::tap::Tap;
+    use std::sync::Arc;
+
+    #[derive(Default)]
+    pub(super) struct Traced;
+
+    impl Traced {
+        pub(super) fn begin(_: &Ask, _: &mut Vec<String>) -> Result<Traced> {
+            Err(Error::usage(
+                "--explain is not in this build (the kernel-trace feature): use the full build",
+            ))
+        }
+
+        pub(super) fn watch(
+            &mut self,
+            _: &str,
+            _: Option<usize>,
+            _: usize,
+            _: u64,
+        ) -> (Option<Arc<Tap>>, Vec<Channel>) {
+            (None, Vec::new())
+        }
+
+        pub(super) fn execute(
+            self,
+            spec: RunSpec,
+            channels: Vec<Channel>,
+            workers: Vec<Worker>,
+            clock: libc::clockid_t,
+        ) -> Result<Finished> {
+            crate::engine::execute(spec, channels, workers, clock)
+        }
     }
 }
 
@@ -127,7 +261,8 @@ mod tests {
     fn without_explain_nothing_is_traced() {
         let mut notes = Vec::new();
         let mut e = Explaining::begin(&Ask::new(None, &[0], "own"), &mut notes).expect("off");
-        assert!(e.watch("cpu0", 0, Some(1_000_000)).is_none());
+        let (tap, channels) = e.thread("cpu0", Some(0), Some(1_000_000), 1_000_000_000);
+        assert!(tap.is_none() && channels.is_empty());
         assert!(notes.is_empty());
     }
 }

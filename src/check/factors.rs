@@ -1,8 +1,6 @@
 //! The individual checks: one [`Factor`] per aspect of the system, judged
 //! from a [`SystemInfo`] and the probed [`Permissions`].
 
-#[cfg(feature = "kernel-trace")]
-use crate::bench::timer::contexts;
 use crate::sys::tracefs::Capabilities;
 use crate::sysinfo::{SystemInfo, PREEMPT_UNKNOWN};
 use crate::units::{format_cpu_list, parse_ranges};
@@ -320,21 +318,18 @@ fn timer_migration(sys: &SystemInfo) -> Factor {
     }
 }
 
-/// A build without the kernel's trace (the board build) measures only user space.
-#[cfg(not(feature = "kernel-trace"))]
-pub fn timer_contexts(_caps: &Capabilities) -> Factor {
-    Factor::info(
-        "timer contexts",
-        "user only in this build: timer --context and --split read the kernel's trace, which the board build leaves out (the kernel-trace feature)",
-    )
-}
-
 /// Which levels `timer --context` can measure on this kernel: the timerlat
 /// tracer gives the IRQ handler and a kernel thread; `timerlat_fd` (Linux
-/// 6.5) wakes rtlat's user threads by the same timer.
-#[cfg(feature = "kernel-trace")]
+/// 6.5) wakes rtlat's user threads by the same timer. A build without the
+/// kernel's trace (the board build) measures only user space.
 pub fn timer_contexts(caps: &Capabilities) -> Factor {
     const NAME: &str = "timer contexts";
+    if !cfg!(feature = "kernel-trace") {
+        return Factor::info(
+            NAME,
+            "user only in this build: timer --context and --split read the kernel's trace, which the board build leaves out (the kernel-trace feature)",
+        );
+    }
     const FIX: &str = "boot a kernel with CONFIG_TIMERLAT_TRACER, e.g. a PREEMPT_RT distribution kernel (Debian's linux-image-rt-amd64)";
     let Some(root) = &caps.root else {
         return Factor::info(
@@ -342,7 +337,7 @@ pub fn timer_contexts(caps: &Capabilities) -> Factor {
             "unknown: tracefs is not mounted or not readable (run as root to see; `timer --context` mounts it)",
         );
     };
-    let can = contexts::measurable(caps);
+    let can = caps.contexts();
     let split = if caps.hrtimer_events {
         "; timer --split splits each user sample into its irq and scheduling parts (hrtimer events)"
     } else {
@@ -494,7 +489,6 @@ mod tests {
     }
 
     /// A captured tracefs: `available_tracers`, and `timerlat_fd` if `fd`.
-    #[cfg(feature = "kernel-trace")]
     fn tracefs(tracers: &str, fd: bool) -> (tempfile::TempDir, Capabilities) {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("available_tracers"), tracers).unwrap();
@@ -508,8 +502,18 @@ mod tests {
     }
 
     #[test]
-    #[cfg(feature = "kernel-trace")]
     fn timer_contexts_follow_the_tracers() {
+        if !cfg!(feature = "kernel-trace") {
+            // The board build measures user space only, whatever the kernel.
+            let (_d, rt612) = tracefs("timerlat osnoise nop\n", true);
+            let f = timer_contexts(&rt612);
+            assert!(
+                f.detail.starts_with("user only in this build"),
+                "{}",
+                f.detail
+            );
+            return;
+        }
         // Debian 12's generic 6.1: no timerlat tracer.
         let (_d, generic) = tracefs("blk function_graph function nop\n", false);
         let f = timer_contexts(&generic);

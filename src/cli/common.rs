@@ -282,8 +282,17 @@ fn dma_latency(s: &str) -> std::result::Result<DmaArg, String> {
     }
 }
 
-/// `--explain` in a build without the kernel's trace.
-pub const NO_KERNEL_TRACE_EXPLAIN: &str = "--explain reads the kernel's trace, which this build leaves out (the board build); use the full build, or build with --features kernel-trace";
+/// Refuses `option`, which reads the kernel's trace, in a build without
+/// it (the board build): exit 3, as on a kernel without the tracer (a
+/// suite's optional step is skipped, not failed). `None`: nothing asked.
+pub fn needs_kernel_trace(option: Option<&str>) -> Result<()> {
+    match option {
+        Some(o) if !cfg!(feature = "kernel-trace") => Err(Error::env(format!(
+            "{o} reads the kernel's trace, which this build leaves out (the board build); use the full build, or build with --features kernel-trace"
+        ))),
+        _ => Ok(()),
+    }
+}
 
 /// `--explain` and how many worst cases it explains.
 #[derive(Debug, Args)]

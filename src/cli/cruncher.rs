@@ -77,9 +77,7 @@ impl TryFrom<&CruncherArgs> for CruncherConfig {
                 crate::units::format_cpu_list(&online)
             )));
         }
-        if !cfg!(feature = "kernel-trace") && a.explain.explain {
-            return Err(Error::env(super::common::NO_KERNEL_TRACE_EXPLAIN));
-        }
+        super::common::needs_kernel_trace(a.explain.explain.then_some("--explain"))?;
         let period = a.period.unwrap_or((2 * a.work).max(100_000_000));
         if period <= a.work {
             return Err(Error::usage(format!(

@@ -330,9 +330,7 @@ fn explain_fits(role: Role, a: &RoleArgs) -> Result<(), Error> {
     if !a.explain.explain {
         return Ok(());
     }
-    if !cfg!(feature = "kernel-trace") {
-        return Err(Error::env(super::common::NO_KERNEL_TRACE_EXPLAIN));
-    }
+    super::common::needs_kernel_trace(Some("--explain"))?;
     let fix = match () {
         _ if role == Role::Host => "--explain explains a wake-up on the board that takes the edge: run it with irq loopback or on the target (--target-arg=--explain)",
         _ if a.reply_from != ReplyFromArg::User => "--explain explains rtlat's own wake-up: it needs --reply-from user",

@@ -402,9 +402,7 @@ fn explain_fits(explain: &ExplainArgs, cpu: Option<usize>, no_split: bool) -> Re
     if !explain.explain {
         return Ok(());
     }
-    if !cfg!(feature = "kernel-trace") {
-        return Err(Error::env(super::common::NO_KERNEL_TRACE_EXPLAIN));
-    }
+    super::common::needs_kernel_trace(Some("--explain"))?;
     if no_split {
         return Err(Error::usage(
             "--explain explains each datagram from its kernel RX timestamp, which --no-split turns off: drop --no-split",

@@ -108,16 +108,6 @@ impl TryFrom<&NoiseArgs> for NoiseConfig {
             (_, true) => Some(KernelTracer::Hwlat),
             _ => None,
         };
-        // Exit 3, as on a kernel without the tracer (as timer --context).
-        if let Some(t) = tracer.filter(|_| !cfg!(feature = "kernel-trace")) {
-            return Err(Error::env(format!(
-                "{} runs a kernel tracer, which this build leaves out (the board build); use the full build, or build with --features kernel-trace",
-                t.option()
-            )));
-        }
-        if !cfg!(feature = "kernel-trace") && a.explain.explain {
-            return Err(Error::env(super::common::NO_KERNEL_TRACE_EXPLAIN));
-        }
         if let (true, Some(t)) = (a.explain.explain, tracer) {
             return Err(Error::usage(format!(
                 "--explain attributes the gaps of rtlat's loop, which does not run with {}; leave one of them out",
@@ -154,6 +144,9 @@ impl TryFrom<&NoiseArgs> for NoiseConfig {
                 )));
             }
         }
+        // Usage errors first (exit 2), then what this build cannot do (3).
+        super::common::needs_kernel_trace(tracer.map(|t| t.option()))?;
+        super::common::needs_kernel_trace(a.explain.explain.then_some("--explain"))?;
         Ok(NoiseConfig {
             cpus,
             threshold_ns: a.threshold,

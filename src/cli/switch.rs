@@ -133,9 +133,7 @@ impl TryFrom<&SwitchArgs> for SwitchConfig {
                 "--placement cross needs at least two CPUs in --cpus, e.g. --cpus 0,1",
             ));
         }
-        if !cfg!(feature = "kernel-trace") && a.explain.explain {
-            return Err(Error::env(super::common::NO_KERNEL_TRACE_EXPLAIN));
-        }
+        super::common::needs_kernel_trace(a.explain.explain.then_some("--explain"))?;
         let rt = a.common.rt.to_config(a.period)?;
         let (wakee_priority, waker_priority, waker_sched) = priorities(rt.sched, a.waker_priority);
         Ok(SwitchConfig {

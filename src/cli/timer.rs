@@ -105,21 +105,12 @@ impl TryFrom<&TimerArgs> for TimerConfig {
                 contexts.push(c);
             }
         }
-        // Exit 3, as on a kernel without the tracer: this binary cannot
-        // measure it here (a suite's optional step is skipped, not failed).
-        if !cfg!(feature = "kernel-trace") && (!contexts.is_empty() || a.split || a.explain.explain)
-        {
-            return Err(Error::env(format!(
-                "{} reads the kernel's trace, which this build leaves out (the board build); use the full build, or build with --features kernel-trace",
-                if a.split {
-                    "--split"
-                } else if a.explain.explain {
-                    "--explain"
-                } else {
-                    "--context"
-                }
-            )));
-        }
+        let traced = [
+            (a.split, "--split"),
+            (a.explain.explain, "--explain"),
+            (!contexts.is_empty(), "--context"),
+        ];
+        super::common::needs_kernel_trace(traced.iter().find(|t| t.0).map(|t| t.1))?;
         if a.explain.explain && matches!(a.clock, ClockArg::Realtime) {
             return Err(Error::usage(
                 "--explain compares samples with the kernel's trace, which runs on CLOCK_MONOTONIC: drop --clock realtime",

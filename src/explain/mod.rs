@@ -18,4 +18,4 @@ pub mod timeline;
 
 pub use attribute::{attribute, Interval};
 pub use reader::ExplainDetails;
-pub use setup::{execute, Explain};
+pub use setup::Explain;

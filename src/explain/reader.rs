@@ -17,10 +17,10 @@ use crate::result::totals::CpuTotals;
 use crate::result::Explained;
 use crate::stats::tap::Tap;
 use crate::stats::tap::TapReader;
-use crate::sys::clock;
 use crate::trace::ringpage::{walk_page, Item};
 use crate::trace::tracefs::RawPipes;
 use crate::trace::window::{self, From};
+use crate::trace::Round;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -148,6 +148,10 @@ pub(super) struct TraceReader {
     start: u64,
     details: ExplainDetails,
     read_error: Option<String>,
+    /// When the taps were all closed (the run's end), on CLOCK_MONOTONIC.
+    ended_at: Option<u64>,
+    /// When the last round was.
+    round_at: u64,
     /// Per CPU (as `cpus`) when every interval is attributed; else empty.
     pub(super) totals: Vec<CpuTotals>,
     /// A page held while reading from a point on ([`window::read_from`]).
@@ -161,8 +165,8 @@ impl TraceReader {
         cpus: Vec<usize>,
         watches: Vec<Watch>,
         (worst, threshold, own, pending): (usize, Option<u64>, &'static str, Option<&'static str>),
-        start: u64,
     ) -> TraceReader {
+        let start = 0;
         let details = ExplainDetails {
             events: dec.enabled.clone(),
             missing: dec.missing.clone(),
@@ -187,58 +191,65 @@ impl TraceReader {
             start,
             details,
             read_error: None,
+            ended_at: None,
+            round_at: start,
             totals: Vec::new(),
             held: Vec::with_capacity(rustix::param::page_size()),
         }
     }
 
-    pub(super) fn run(&mut self) {
-        let mono = clock::Clock::Monotonic.id();
-        let mut ended_at = None;
-        let mut round_at = clock::now_ns(mono);
-        loop {
-            let closed = self.watches.iter().all(|w| w.tap.is_closed());
-            let taken = self.take_intervals();
-            // Read on demand: the kernel keeps its buffers (overwrite mode)
-            // until an interval wants explaining; every interval when all
-            // are attributed.
-            let wanted = self.every() || self.threads.iter().any(|t| !t.waiting.is_empty());
-            let (backlog, pages) = if wanted {
-                let got = self.read_trace();
-                self.read_remote();
-                got
-            } else {
-                (false, 0)
-            };
-            let now = clock::now_ns(mono);
-            self.steal.sample(now);
-            self.explain_ready(now);
-            self.trim();
-            if self.read_error.is_some() {
-                break;
-            }
-            if closed {
-                let since = *ended_at.get_or_insert(now);
-                let waiting = self.threads.iter().any(|t| !t.waiting.is_empty());
-                if !waiting || now.saturating_sub(since) > 2 * PATIENCE_NS {
-                    break;
-                }
-            }
-            if !backlog {
-                let ms = now.saturating_sub(round_at) / 1_000_000;
-                let ms = ms.max(1);
-                let pause = (ROUND_PAGES * ms / pages.max(1))
-                    .min(taken.map_or(u64::MAX, |(n, room)| room * ms / n.max(1)))
-                    .clamp(ROUND_MS.0, ROUND_MS.1)
-                    .min(if self.totals.is_empty() {
-                        ROUND_MS.1
-                    } else {
-                        ROUND_MS_EVERY
-                    });
-                std::thread::sleep(std::time::Duration::from_millis(pause));
-            }
-            round_at = now;
+    /// One round of the reader ([`crate::trace::Tracer::round`]): the
+    /// intervals the taps handed over, the trace read where they want it,
+    /// those ready explained.
+    pub(super) fn round(&mut self, now: u64) -> Round {
+        let closed = self.watches.iter().all(|w| w.tap.is_closed());
+        let taken = self.take_intervals();
+        // Read on demand: the kernel keeps its buffers (overwrite mode)
+        // until an interval wants explaining; every interval when all are
+        // attributed.
+        let wanted = self.every() || self.threads.iter().any(|t| !t.waiting.is_empty());
+        let (backlog, pages) = if wanted {
+            let got = self.read_trace();
+            self.read_remote();
+            got
+        } else {
+            (false, 0)
+        };
+        self.steal.sample(now);
+        self.explain_ready(now);
+        self.trim();
+        if self.read_error.is_some() {
+            return Round::Done;
         }
+        if closed {
+            let since = *self.ended_at.get_or_insert(now);
+            let waiting = self.threads.iter().any(|t| !t.waiting.is_empty());
+            if !waiting || now.saturating_sub(since) > 2 * PATIENCE_NS {
+                return Round::Done;
+            }
+        }
+        let ms = (now.saturating_sub(self.round_at) / 1_000_000).max(1);
+        self.round_at = now;
+        if backlog {
+            return Round::More;
+        }
+        let pause = (ROUND_PAGES * ms / pages.max(1))
+            .min(taken.map_or(u64::MAX, |(n, room)| room * ms / n.max(1)))
+            .clamp(ROUND_MS.0, ROUND_MS.1)
+            .min(if self.totals.is_empty() {
+                ROUND_MS.1
+            } else {
+                ROUND_MS_EVERY
+            });
+        Round::Pause(std::time::Duration::from_millis(pause))
+    }
+
+    /// The run started at `start` (CLOCK_MONOTONIC): cases are placed
+    /// from there.
+    pub(super) fn started(&mut self, start: u64) {
+        self.start = start;
+        self.round_at = start;
+        self.details.monotonic_start_ns = start;
     }
 
     /// Every interval is attributed (the noise totals): the trace is read
@@ -581,7 +592,6 @@ mod tests {
             vec![cpu],
             Vec::new(),
             (1, None, "own", None),
-            0,
         );
         let (backlog, pages) = r.read_trace();
         assert!(!backlog);

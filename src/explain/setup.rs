@@ -1,21 +1,21 @@
 //! `--explain`'s set-up: the tracepoints of the measuring CPUs in rtlat's
 //! tracefs instance, the taps of the threads watched, and the reader
-//! thread ([`super::reader`]) with the finisher that writes the explained
-//! intervals into the result and restores tracefs.
+//! ([`super::reader`]) with what it writes into the result.
 
 use super::events::{Decoder, REQUIRED};
 use super::reader::{ExplainDetails, TraceReader, Watch};
-use crate::engine::{StopFlag, Worker, WorkerEnd};
+use crate::engine::StopFlag;
 use crate::error::{Error, Result};
 use crate::result::totals::CpuTotals;
-use crate::result::{Explained, RunResult};
+use crate::result::{BreakEvent, RunResult};
 use crate::stats::tap::Tap;
 use crate::sys::sched::{self, Sched};
 use crate::sys::tracefs::Capabilities;
 use crate::trace::instance::{self, tracefs_error};
 use crate::trace::tracefs::{self, RawPipes, Session};
+use crate::trace::{Finish, Round, Tracer, Tracing};
 use serde::{Deserialize, Serialize};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct Wrapped {
@@ -211,16 +211,9 @@ impl Explain {
         tap
     }
 
-    /// The reader thread, and the finisher that writes the explained
-    /// intervals into the result and restores tracefs.
-    #[allow(clippy::type_complexity)]
-    pub fn into_reader(
-        self,
-    ) -> (
-        Worker,
-        Box<dyn FnOnce(&mut RunResult) + Send>,
-        Arc<Mutex<Session>>,
-    ) {
+    /// The reader ([`TraceReader`]) among `tracing`'s, and the session
+    /// kept until the run's end.
+    pub fn add_to(self, tracing: &mut Tracing) {
         let Explain {
             session,
             pipes,
@@ -235,45 +228,50 @@ impl Explain {
             remote,
             ..
         } = self;
-        let shared: Arc<Mutex<(Vec<Explained>, ExplainDetails)>> = Arc::default();
-        let out = Arc::clone(&shared);
-        let worker = Worker {
-            name: "rtlat-explain".into(),
-            cpu: None,
-            body: Box::new(move |start: u64, _stop: &StopFlag| -> WorkerEnd {
-                // The reader must not compete with the threads it watches,
-                // nor add its own switches and cache misses to their CPUs'
-                // (with every CPU measured there is nowhere else to go).
-                let _ = sched::set_current(Sched::Other);
-                let others: Vec<usize> = crate::sysinfo::online_cpus()
-                    .into_iter()
-                    .filter(|c| !cpus.contains(c))
-                    .collect();
-                if !others.is_empty() {
-                    let _ = sched::confine_current(&others);
-                }
-                let how = (worst, threshold, own, pending);
-                let cpus_of = cpus.clone();
-                let mut r = TraceReader::new(pipes, dec, cpus, watches, how, start);
-                r.remote = remote;
-                if totals {
-                    r.totals = cpus_of.iter().map(|&c| CpuTotals::new(c)).collect();
-                }
-                r.run();
-                let got = r.finish();
-                if let Ok(mut g) = out.lock() {
-                    *g = got;
-                }
-                WorkerEnd { brk: None }
-            }),
-        };
-        let session = Arc::new(Mutex::new(session));
-        let at_end = Arc::clone(&session);
-        let finish = Box::new(move |result: &mut RunResult| {
-            let (cases, mut d) = shared.lock().map(|g| g.clone()).unwrap_or_default();
-            if let Ok(mut s) = at_end.lock() {
-                d.restore_problems.extend(s.restore());
-            }
+        let others: Vec<usize> = crate::sysinfo::online_cpus()
+            .into_iter()
+            .filter(|c| !cpus.contains(c))
+            .collect();
+        let sums = totals.then(|| cpus.iter().map(|&c| CpuTotals::new(c)).collect());
+        let mut r = TraceReader::new(pipes, dec, cpus, watches, (worst, threshold, own, pending));
+        r.remote = remote;
+        r.totals = sums.unwrap_or_default();
+        tracing.keep(session);
+        tracing.add(Box::new(Reader { r, others }));
+    }
+}
+
+/// `--explain`'s reader thread.
+struct Reader {
+    r: TraceReader,
+    /// The CPUs not measured, where the reader keeps to.
+    others: Vec<usize>,
+}
+
+impl Tracer for Reader {
+    fn name(&self) -> String {
+        "rtlat-explain".into()
+    }
+
+    fn begin(&mut self, start: u64) {
+        // The reader must not compete with the threads it watches, nor add
+        // its own switches and cache misses to their CPUs' (with every CPU
+        // measured there is nowhere else to go).
+        let _ = sched::set_current(Sched::Other);
+        if !self.others.is_empty() {
+            let _ = sched::confine_current(&self.others);
+        }
+        self.r.started(start);
+    }
+
+    fn round(&mut self, now: u64, _stop: &StopFlag) -> Round {
+        self.r.round(now)
+    }
+
+    fn end(self: Box<Self>) -> (Option<BreakEvent>, Finish) {
+        let (cases, mut d) = self.r.finish();
+        let finish = Box::new(move |result: &mut RunResult, problems: &[String]| {
+            d.restore_problems.extend_from_slice(problems);
             if d.lost_events > 0 {
                 result.notes.push(format!(
                     "--explain: the kernel's trace buffers lost {} events; an interval they fell in may be explained wrongly",
@@ -293,46 +291,6 @@ impl Explain {
                 .details
                 .extend(crate::result::details::Details::to_map(&w));
         });
-        (worker, finish, session)
+        (None, finish)
     }
-}
-
-impl Explain {
-    /// Put the reader among a run's `workers` and its finisher after the
-    /// run's own; the session is returned so that an early error can still
-    /// restore tracefs (the finisher restores it otherwise).
-    pub fn attach(
-        self,
-        spec: &mut crate::engine::RunSpec,
-        workers: &mut Vec<Worker>,
-    ) -> Arc<Mutex<Session>> {
-        let (reader, finish, session) = self.into_reader();
-        workers.push(reader);
-        let ours = spec.finish.take();
-        spec.finish = Some(Box::new(move |r: &mut RunResult| {
-            if let Some(f) = ours {
-                f(r);
-            }
-            finish(r);
-        }));
-        session
-    }
-}
-
-/// [`crate::engine::execute`] with `explain`'s reader (if any) among the
-/// workers; tracefs is restored whatever the outcome.
-pub fn execute(
-    explain: Option<Explain>,
-    mut spec: crate::engine::RunSpec,
-    channels: Vec<crate::engine::Channel>,
-    mut workers: Vec<Worker>,
-    clock: libc::clockid_t,
-) -> Result<crate::engine::Finished> {
-    let session = explain.map(|e| e.attach(&mut spec, &mut workers));
-    let outcome = crate::engine::execute(spec, channels, workers, clock);
-    // Restored already by the finisher; on an early error here.
-    if let Some(Ok(mut s)) = session.as_ref().map(|s| s.lock()) {
-        s.restore();
-    }
-    outcome
 }

@@ -44,6 +44,16 @@ impl Capabilities {
         c
     }
 
+    /// The contexts `timer --context` can measure on this kernel, for
+    /// `rtlat check`: `user` through `timerlat_fd` (Linux 6.5).
+    pub fn contexts(&self) -> Vec<&'static str> {
+        match (self.timerlat, self.timerlat_fd) {
+            (false, _) => Vec::new(),
+            (true, false) => vec!["irq", "thread"],
+            (true, true) => vec!["irq", "thread", "user"],
+        }
+    }
+
     /// What the tracefs mounted at `root` offers (a captured tree in tests).
     pub fn of(root: &Path) -> Self {
         let tracers = fs::read_to_string(root.join("available_tracers")).unwrap_or_default();

@@ -13,6 +13,7 @@ pub mod counter;
 #[cfg(feature = "kernel-trace")]
 pub mod tracer;
 
+use crate::bench::explaining::{Ask, Explaining};
 use crate::engine::{Channel, RunControl, RunSpec, Setup, StopFlag, Worker, WorkerEnd};
 use crate::error::{Outcome, Result};
 use crate::result::details::noise::{CpuNoise, NoiseDetails};
@@ -49,8 +50,8 @@ impl KernelTracer {
         }
     }
 
-    #[cfg(feature = "kernel-trace")]
-    pub(super) fn config(self) -> &'static str {
+    /// The kernel option that builds the tracer in.
+    pub fn config(self) -> &'static str {
         match self {
             KernelTracer::Osnoise => "CONFIG_OSNOISE_TRACER",
             KernelTracer::Hwlat => "CONFIG_HWLAT_TRACER",
@@ -272,17 +273,11 @@ pub fn run(cfg: &NoiseConfig, argv: Vec<String>) -> Result<Outcome> {
         loops: cfg.control.loops,
     };
     let ends = Arc::new(Mutex::new(Vec::new()));
-    #[cfg(feature = "kernel-trace")]
     let mut explain = begin_explain(cfg, &mut spec.notes)?;
     let (mut workers, mut channels, mut noise) = (Vec::new(), Vec::new(), Vec::new());
     for &cpu in &cfg.cpus {
         let e = Arc::clone(&ends);
-        #[cfg(feature = "kernel-trace")]
-        let tap = explain
-            .as_mut()
-            .map(|x| x.watch(&format!("cpu{cpu}"), cpu, TAP_ROOM));
-        #[cfg(not(feature = "kernel-trace"))]
-        let tap: Option<Arc<Tap>> = None;
+        let tap = explain.watch(&format!("cpu{cpu}"), cpu, None);
         let (w, a, n) = match tsc {
             Some(t) => worker(t, (cpu, tap), plan, e, cfg.control.interval_ns),
             None => worker(Monotonic, (cpu, tap), plan, e, cfg.control.interval_ns),
@@ -301,38 +296,23 @@ pub fn run(cfg: &NoiseConfig, argv: Vec<String>) -> Result<Outcome> {
         };
         r.details.extend(after.to_map());
     }));
-    execute(
-        cfg,
-        spec,
-        channels,
-        workers,
-        #[cfg(feature = "kernel-trace")]
-        explain,
-    )
+    execute(cfg, spec, channels, workers, explain)
 }
-
-/// Gaps above the threshold a CPU's tap holds between the reader's rounds.
-#[cfg(feature = "kernel-trace")]
-const TAP_ROOM: usize = 8192;
 
 /// `--explain`'s tracing of the measured CPUs, set up before the loops:
 /// every gap above the threshold attributed and summed by cause.
-#[cfg(feature = "kernel-trace")]
-fn begin_explain(
-    cfg: &NoiseConfig,
-    notes: &mut Vec<String>,
-) -> Result<Option<crate::explain::Explain>> {
+fn begin_explain(cfg: &NoiseConfig, notes: &mut Vec<String>) -> Result<Explaining> {
     let Some(worst) = cfg.explain else {
-        return Ok(None);
+        return Ok(Explaining::default());
     };
-    let mut e = crate::explain::Explain::begin(&cfg.cpus, worst, None, "own loop")?;
-    e.total_every_interval();
-    notes.extend(e.notes.iter().cloned());
+    let mut ask = Ask::new(Some(worst), &cfg.cpus, "own loop");
+    ask.every = true;
+    let e = Explaining::begin(&ask, notes)?;
     notes.push(format!(
         "--explain: every gap above {} attributed and summed by cause per CPU (the noise lines), the {worst} longest of each CPU explained",
         crate::units::human_duration(cfg.threshold_ns)
     ));
-    Ok(Some(e))
+    Ok(e)
 }
 
 /// Run `workers` with rtlat's own threads kept off the measured CPUs, then
@@ -342,13 +322,10 @@ fn execute(
     mut spec: RunSpec,
     channels: Vec<Channel>,
     workers: Vec<Worker>,
-    #[cfg(feature = "kernel-trace")] explain: Option<crate::explain::Explain>,
+    explain: Explaining,
 ) -> Result<Outcome> {
     keep_off(&cfg.cpus, &mut spec.notes);
-    #[cfg(feature = "kernel-trace")]
-    let outcome = crate::explain::execute(explain, spec, channels, workers, MONO)?;
-    #[cfg(not(feature = "kernel-trace"))]
-    let outcome = crate::engine::execute(spec, channels, workers, MONO)?;
+    let outcome = explain.execute(spec, channels, workers, MONO)?;
     for line in crate::render::describe::noise_lines(&outcome.result) {
         crate::outln!("{line}");
     }

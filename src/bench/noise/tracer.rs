@@ -14,20 +14,20 @@
 
 use super::KernelTracer;
 use super::NoiseConfig;
+use crate::bench::explaining::Explaining;
 use crate::bench::timer::lines::{header, seconds_ns};
-use crate::engine::{Channel, RunSpec, StopFlag, Worker, WorkerEnd};
+use crate::engine::{Channel, RunSpec, StopFlag};
 use crate::error::{Error, Outcome, Result};
 use crate::result::details::noise::{HwlatTotals, NoiseDetails, OsnoiseCpu};
 use crate::result::details::Details;
 use crate::result::Benchmark;
-use crate::result::RunResult;
+use crate::result::{BreakEvent, RunResult};
 use crate::stats::recorder::{self, Recorder};
-use crate::sys::clock::{self, Clock};
 use crate::sys::tracefs::Capabilities;
 use crate::trace::instance::{self, tracefs_error};
 use crate::trace::tracefs::{self, Pipe, Session};
+use crate::trace::{Finish, Round, Tracer};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
 
 /// Why this kernel cannot run `t`, as the one-line error naming the fix.
 pub fn refuse(root: Option<&Path>, t: KernelTracer) -> Option<Error> {
@@ -325,68 +325,90 @@ fn start(cfg: &NoiseConfig, t: KernelTracer) -> Result<Tracing> {
 /// The thread that switches the tracer on at the start, reads its lines
 /// until the end (and one period after, for the last period's line), and
 /// switches it off.
-fn reader(
-    cfg: &NoiseConfig,
+struct Reader {
     t: KernelTracer,
-    recs: Vec<Recorder>,
-    mut pipe: Pipe,
+    pipe: Pipe,
     dir: PathBuf,
-    out: Arc<Mutex<(TracerTotals, Option<String>)>>,
-) -> Worker {
-    let mono = Clock::Monotonic.id();
-    let cpus = cfg.cpus.clone();
-    let duration = cfg.control.duration_ns;
-    let tail = match t {
-        KernelTracer::Osnoise => PERIOD_US * 1000 + 300_000_000,
-        KernelTracer::Hwlat => 0,
-    };
-    Worker {
-        name: format!("rtlat-{}", t.name()),
-        cpu: None,
-        body: Box::new(move |start: u64, stop: &StopFlag| -> WorkerEnd {
-            let mut problem = tracefs::write(&dir, "tracing_on", "1")
-                .err()
-                .map(|e| format!("cannot switch tracing on: {e}"));
-            let mut sink = Sink {
-                recs,
-                cpus: cpus.clone(),
-                start,
-                end: duration.map_or(u64::MAX, |d| start + d),
-                half_period: PERIOD_US * 500,
-                totals: TracerTotals::new(&cpus),
-            };
-            let mut stopped_at = None;
-            loop {
-                let now = clock::now_ns(mono);
-                if stopped_at.is_none() && (stop.is_set() || now >= sink.end) {
-                    sink.end = sink.end.min(now);
-                    stopped_at = Some(now);
-                }
-                if stopped_at.is_some_and(|s| now >= s + tail) {
-                    break;
-                }
-                match pipe.drain(|l| {
-                    if let Some(line) = parse(l) {
-                        sink.feed(line);
-                    }
-                }) {
-                    Ok(true) => {}
-                    Ok(false) => std::thread::sleep(std::time::Duration::from_millis(50)),
-                    Err(e) => {
-                        problem = Some(format!("reading trace_pipe failed: {e}"));
-                        break;
-                    }
+    sink: Sink,
+    duration: Option<u64>,
+    /// How long after the end the last period's line may come.
+    tail: u64,
+    stopped_at: Option<u64>,
+    problem: Option<String>,
+    /// The details before the run, and the hwlat settings.
+    before: NoiseDetails,
+    hwlat: HwlatTotals,
+}
+
+impl Tracer for Reader {
+    fn name(&self) -> String {
+        format!("rtlat-{}", self.t.name())
+    }
+
+    fn begin(&mut self, start: u64) {
+        self.problem = tracefs::write(&self.dir, "tracing_on", "1")
+            .err()
+            .map(|e| format!("cannot switch tracing on: {e}"));
+        self.sink.start = start;
+        self.sink.end = self.duration.map_or(u64::MAX, |d| start + d);
+    }
+
+    fn round(&mut self, now: u64, stop: &StopFlag) -> Round {
+        if self.stopped_at.is_none() && (stop.is_set() || now >= self.sink.end) {
+            self.sink.end = self.sink.end.min(now);
+            self.stopped_at = Some(now);
+        }
+        if self.stopped_at.is_some_and(|s| now >= s + self.tail) {
+            return Round::Done;
+        }
+        let sink = &mut self.sink;
+        match self.pipe.drain(|l| {
+            if let Some(line) = parse(l) {
+                sink.feed(line);
+            }
+        }) {
+            Ok(true) => Round::More,
+            Ok(false) => Round::Pause(std::time::Duration::from_millis(50)),
+            Err(e) => {
+                self.problem = Some(format!("reading trace_pipe failed: {e}"));
+                Round::Done
+            }
+        }
+    }
+
+    fn end(mut self: Box<Self>) -> (Option<BreakEvent>, Finish) {
+        let _ = tracefs::write(&self.dir, "tracing_on", "0");
+        for r in &mut self.sink.recs {
+            r.finish();
+        }
+        let Reader {
+            t,
+            sink,
+            problem,
+            before,
+            hwlat,
+            ..
+        } = *self;
+        let totals = sink.totals;
+        let finish = Box::new(move |r: &mut RunResult, problems: &[String]| {
+            let mut d = before;
+            match t {
+                KernelTracer::Osnoise => d.osnoise = totals.osnoise,
+                KernelTracer::Hwlat => {
+                    d.hwlat = Some(HwlatTotals {
+                        width_us: hwlat.width_us,
+                        window_us: hwlat.window_us,
+                        threshold_us: hwlat.threshold_us,
+                        ..totals.hwlat
+                    })
                 }
             }
-            let _ = tracefs::write(&dir, "tracing_on", "0");
-            for r in &mut sink.recs {
-                r.finish();
-            }
-            if let Ok(mut g) = out.lock() {
-                *g = (sink.totals, problem);
-            }
-            WorkerEnd { brk: None }
-        }),
+            r.notes.extend(problem);
+            r.notes
+                .extend(problems.iter().map(|p| format!("tracefs: {p}")));
+            r.details.extend(d.to_map());
+        });
+        (None, finish)
     }
 }
 
@@ -420,33 +442,31 @@ pub fn run(cfg: &NoiseConfig, t: KernelTracer, argv: Vec<String>) -> Result<Outc
         recs.push(rec);
         channels.push(Channel::new(name, cpu, col, cfg.control.interval_ns));
     }
-    let out = Arc::new(Mutex::new((TracerTotals::default(), None)));
-    let worker = reader(cfg, t, recs, tracing.pipe, tracing.dir, Arc::clone(&out));
-    let session = Arc::new(Mutex::new(tracing.session));
-    let hwlat_settings = tracing.hwlat;
-    spec.finish = Some(Box::new(move |r: &mut RunResult| {
-        let (totals, problem) = out.lock().map(|g| g.clone()).unwrap_or_default();
-        let mut d = before.clone();
-        match t {
-            KernelTracer::Osnoise => d.osnoise = totals.osnoise,
-            KernelTracer::Hwlat => {
-                d.hwlat = Some(HwlatTotals {
-                    width_us: hwlat_settings.width_us,
-                    window_us: hwlat_settings.window_us,
-                    threshold_us: hwlat_settings.threshold_us,
-                    ..totals.hwlat
-                })
-            }
-        }
-        r.notes.extend(problem);
-        if let Ok(mut s) = session.lock() {
-            for p in s.restore() {
-                r.notes.push(format!("tracefs: {p}"));
-            }
-        }
-        r.details.extend(d.to_map());
+    let mut traced = crate::trace::Tracing::default();
+    traced.keep(tracing.session);
+    traced.add(Box::new(Reader {
+        t,
+        pipe: tracing.pipe,
+        dir: tracing.dir,
+        sink: Sink {
+            recs,
+            cpus: cfg.cpus.clone(),
+            start: 0,
+            end: u64::MAX,
+            half_period: PERIOD_US * 500,
+            totals: TracerTotals::new(&cfg.cpus),
+        },
+        duration: cfg.control.duration_ns,
+        tail: match t {
+            KernelTracer::Osnoise => PERIOD_US * 1000 + 300_000_000,
+            KernelTracer::Hwlat => 0,
+        },
+        stopped_at: None,
+        problem: None,
+        before,
+        hwlat: tracing.hwlat,
     }));
-    super::execute(cfg, spec, channels, vec![worker], None)
+    super::execute(cfg, spec, channels, Vec::new(), Explaining::tracing(traced))
 }
 
 #[cfg(test)]

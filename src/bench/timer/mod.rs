@@ -10,24 +10,13 @@
 //! `--context` measures the kernel's own levels instead ([`contexts`]).
 
 #[cfg(feature = "kernel-trace")]
-pub mod contexts;
-#[cfg(feature = "kernel-trace")]
-mod ctxsink;
+pub mod kernel;
 pub mod lines;
-#[cfg(feature = "kernel-trace")]
-pub mod noise;
-#[cfg(feature = "kernel-trace")]
-pub mod pairing;
-#[cfg(feature = "kernel-trace")]
-pub mod raw;
-#[cfg(feature = "kernel-trace")]
-pub mod split;
-#[cfg(feature = "kernel-trace")]
-pub mod userlat;
 
+use crate::bench::explaining::{Ask, Explaining};
 use crate::engine::Setup;
 use crate::engine::StopFlag;
-use crate::engine::{self, Channel, Finished, RunControl, RunSpec, Worker, WorkerEnd};
+use crate::engine::{Channel, Finished, RunControl, RunSpec, Worker, WorkerEnd};
 use crate::error::Result;
 use crate::result::Benchmark;
 use crate::result::BreakEvent;
@@ -198,16 +187,13 @@ impl Drop for CloseOnDrop {
 pub fn run(cfg: &TimerConfig, command_line: Vec<String>) -> Result<Finished> {
     #[cfg(feature = "kernel-trace")]
     if !cfg.contexts.is_empty() {
-        return contexts::run(cfg, command_line);
+        return kernel::contexts::run(cfg, command_line);
     }
     let n = cfg.cpus.len();
     let pin = cfg.setup.rt.can_pin();
-    let clock_id = cfg.clock.id();
-    let synthetic = cfg.synthetic_seed.is_some();
     let phases: Vec<u64> = (0..n)
         .map(|i| cfg.period_ns * i as u64 / n as u64)
         .collect();
-
     let mut notes = Vec::new();
     if !pin {
         notes.push(
@@ -215,25 +201,14 @@ pub fn run(cfg: &TimerConfig, command_line: Vec<String>) -> Result<Finished> {
                 .into(),
         );
     }
-    let tracer = if cfg.control.break_threshold_ns.is_some() && !synthetic {
+    let tracer = if cfg.control.break_threshold_ns.is_some() && cfg.synthetic_seed.is_none() {
         break_tracer(&mut notes)
     } else {
         None
     };
     let tracer = Arc::new(Mutex::new(tracer));
-
     // Tracing is set up (and can fail) before anything is measured.
-    #[cfg(feature = "kernel-trace")]
-    let mut split = if cfg.split {
-        let s = split::Split::begin(&cfg.cpus, cfg.period_ns)?;
-        notes.extend(s.notes.iter().cloned());
-        Some(s)
-    } else {
-        None
-    };
-    #[cfg(feature = "kernel-trace")]
-    let mut explain = begin_explain(cfg, pin, &mut notes)?;
-
+    let mut traced = Explaining::begin(&ask(cfg, pin, &phases)?, &mut notes)?;
     let mut spec = RunSpec::new(
         Benchmark::Timer,
         cfg,
@@ -246,12 +221,10 @@ pub fn run(cfg: &TimerConfig, command_line: Vec<String>) -> Result<Finished> {
         phases.clone(),
     );
     spec.notes = notes;
-    spec.synthetic = synthetic;
+    spec.synthetic = cfg.synthetic_seed.is_some();
     spec.period_ns = Some(cfg.period_ns);
-
     // Every buffer exists before memory is locked and before the first sample.
-    let mut channels = Vec::with_capacity(n);
-    let mut workers = Vec::with_capacity(n);
+    let (mut channels, mut workers) = (Vec::with_capacity(n), Vec::with_capacity(n));
     for (i, &cpu) in cfg.cpus.iter().enumerate() {
         let (rec, col) = recorder::pair(cfg.control.interval_ns);
         // Unpinned threads (SCHED_DEADLINE) are named by index, not by a CPU they may leave.
@@ -260,26 +233,10 @@ pub fn run(cfg: &TimerConfig, command_line: Vec<String>) -> Result<Finished> {
         } else {
             (format!("thread{i}"), None)
         };
-        channels.push(Channel::new(
-            name.clone(),
-            pinned,
-            col,
-            cfg.control.interval_ns,
-        ));
-        #[cfg(feature = "kernel-trace")]
-        let tap = split
-            .as_mut()
-            .map(|s| {
-                channels.extend(s.channels(&name, pinned, cfg.control.interval_ns));
-                Arc::clone(&s.taps[i])
-            })
-            .or_else(|| {
-                // Room for 2 s of samples between the reader's rounds.
-                let room = (2_000_000_000 / cfg.period_ns.max(1)) as usize;
-                explain.as_mut().map(|e| e.watch(&name, cpu, room))
-            });
-        #[cfg(not(feature = "kernel-trace"))]
-        let tap: Option<Arc<Tap>> = None;
+        let interval = cfg.control.interval_ns;
+        channels.push(Channel::new(name.clone(), pinned, col, interval));
+        let (tap, parts) = traced.thread(&name, pinned, Some(cfg.period_ns), interval);
+        channels.extend(parts);
         let mark = BreakMark {
             tracer: Arc::clone(&tracer),
             name,
@@ -287,50 +244,20 @@ pub fn run(cfg: &TimerConfig, command_line: Vec<String>) -> Result<Finished> {
         };
         workers.push(worker(cfg, i, phases[i], rec, tap, mark));
     }
-    #[cfg(feature = "kernel-trace")]
-    {
-        let reader = match (split, explain) {
-            (Some(split), _) => Some(split.into_reader(cfg.period_ns, phases)),
-            (None, Some(e)) => Some(e.into_reader()),
-            (None, None) => None,
-        };
-        if let Some((reader, finish, session)) = reader {
-            workers.push(reader);
-            spec.finish = Some(finish);
-            let r = engine::execute(spec, channels, workers, clock_id);
-            // Restored already by the finisher; on an early error here.
-            if let Ok(mut s) = session.lock() {
-                s.restore();
-            }
-            return r;
-        }
-    }
-    engine::execute(spec, channels, workers, clock_id)
+    traced.execute(spec, channels, workers, cfg.clock.id())
 }
 
-/// `--explain`'s tracing, set up before anything is measured.
-#[cfg(feature = "kernel-trace")]
-fn begin_explain(
-    cfg: &TimerConfig,
-    pin: bool,
-    notes: &mut Vec<String>,
-) -> Result<Option<crate::explain::Explain>> {
-    let Some(worst) = cfg.explain else {
-        return Ok(None);
-    };
-    if !pin {
+/// What `--explain` and `--split` ask of the tracing.
+fn ask<'a>(cfg: &'a TimerConfig, pin: bool, phases: &'a [u64]) -> Result<Ask<'a>> {
+    if cfg.explain.is_some() && !pin {
         return Err(crate::error::Error::usage(
             "--explain needs each thread pinned to its CPU, which SCHED_DEADLINE does not allow: use --policy fifo or rr",
         ));
     }
-    let e = crate::explain::Explain::begin(
-        &cfg.cpus,
-        worst,
-        cfg.control.break_threshold_ns,
-        "own wake-up path",
-    )?;
-    notes.extend(e.notes.iter().cloned());
-    Ok(Some(e))
+    let mut ask = Ask::new(cfg.explain, &cfg.cpus, "own wake-up path");
+    ask.threshold = cfg.control.break_threshold_ns;
+    ask.split = cfg.split.then_some((cfg.period_ns, phases));
+    Ok(ask)
 }
 
 /// The tracer that marks a break in the kernel's trace (tracefs mounted if

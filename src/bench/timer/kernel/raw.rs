@@ -3,7 +3,7 @@
 //! `trace_pipe`, which the kernel formats event by event. The page format
 //! itself is `crate::trace::ringpage`'s.
 
-use super::lines::{Ctx, TraceLine};
+use crate::bench::timer::lines::{Ctx, TraceLine};
 use crate::trace::ringpage::ok;
 pub use crate::trace::ringpage::{event_id, field, get, type_of, walk_page, Field, Item, Page};
 

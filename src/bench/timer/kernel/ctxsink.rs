@@ -2,8 +2,8 @@
 //! level, the window of the run, the loops and the break; with `--explain`
 //! each sample recorded is handed to its series' tap too.
 
-use super::lines::Ctx;
 use super::pairing::{Sink, Skipped};
+use crate::bench::timer::lines::Ctx;
 use crate::result::BreakEvent;
 use crate::stats::recorder::Recorder;
 use crate::stats::tap::Tap;

@@ -1,8 +1,8 @@
 //! Pairing timerlat samples by (CPU, `#id`) and placing them on the timer's
 //! period grid, so that every period is a sample or a counted skip.
 
-use super::lines::{Ctx, TraceLine};
 use super::noise::BreakAnalysis;
+use crate::bench::timer::lines::{Ctx, TraceLine};
 use serde::{Deserialize, Serialize};
 
 /// The figures of a contexts run beside its series (`details`).

@@ -14,20 +14,21 @@
 //! Samples or expiries left without their pair are counted, never guessed.
 
 use super::raw::{self, Field, Item, Page};
-use crate::engine::{Channel, StopFlag, Worker, WorkerEnd};
+use crate::engine::{Channel, StopFlag};
 use crate::error::{Error, Result};
-use crate::result::RunResult;
+use crate::result::{BreakEvent, RunResult};
 use crate::stats::recorder::{self, Recorder};
 use crate::stats::tap::{Tap, TapReader};
-use crate::sys::clock;
 use crate::sys::sched::{self, Sched};
 use crate::sys::tracefs::Capabilities;
 use crate::trace::instance::{self, tracefs_error};
 use crate::trace::tracefs::{self, RawPipes, Session};
+use crate::trace::{Finish, Round, Tracer, Tracing};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::time::Duration;
 
 /// The figures of a split run beside its series (`details.split`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -331,8 +332,7 @@ impl Split {
         notes.push(format!(
             "--split: each sample's IRQ part (cpuN/irq: the timer's expiry to its hard handler) and scheduling part (cpuN/sched: the handler to the thread running) from the timer:hrtimer_start/hrtimer_expire_entry events in tracefs instance {name}; its reader thread (SCHED_OTHER) is in the CPU time"
         ));
-        // Room for 2 s of samples per thread between the reader's rounds.
-        let per_thread = (2_000_000_000 / period_ns.max(1)) as usize;
+        let per_thread = crate::bench::explaining::room(Some(period_ns));
         Ok(Split {
             session,
             instance: inst,
@@ -360,119 +360,164 @@ impl Split {
         })
     }
 
-    /// The reader thread, and the finisher that writes its details into the
-    /// result and restores tracefs.
-    #[allow(clippy::type_complexity)]
-    pub fn into_reader(
-        self,
-        period_ns: u64,
-        phases: Vec<u64>,
-    ) -> (
-        Worker,
-        Box<dyn FnOnce(&mut RunResult) + Send>,
-        Arc<Mutex<Session>>,
-    ) {
+    /// The index of the thread whose [`Self::channels`] came last: its tap.
+    pub fn watched(&self) -> usize {
+        (self.recs.len() / 2).saturating_sub(1)
+    }
+
+    /// The reader among `tracing`'s (threads `period_ns` apart, their
+    /// first wake-ups `phases` after the start), the session kept until
+    /// the run's end.
+    pub fn add_to(self, tracing: &mut Tracing, period_ns: u64, phases: Vec<u64>) {
         let Split {
             session,
             instance,
-            mut pipes,
+            pipes,
             format,
             cpus,
             taps,
             recs,
             ..
         } = self;
-        let shared: Arc<Mutex<SplitDetails>> = Arc::default();
-        let out = Arc::clone(&shared);
-        let mono = clock::Clock::Monotonic.id();
-        let worker = Worker {
-            name: "rtlat-split".into(),
-            cpu: None,
-            body: Box::new(move |start: u64, _stop: &StopFlag| -> WorkerEnd {
-                // The reader must not compete with the threads it watches.
-                let _ = sched::set_current(Sched::Other);
-                let firsts: Vec<u64> = phases.iter().map(|p| start + p).collect();
-                let mut sp = Splitter::new(&firsts, period_ns, start);
-                let mut readers: Vec<TapReader> =
-                    taps.iter().map(|_| TapReader::default()).collect();
-                let mut parts = Recorders { recs, start };
-                let mut ended_at = None;
-                let mut events: Vec<(u64, Ev)> = Vec::with_capacity(1 << 14);
-                let mut read_error = None;
-                loop {
-                    let closed = taps.iter().all(|t| t.is_closed());
-                    for (k, t) in taps.iter().enumerate() {
-                        sp.set_tid(k, t.writer());
-                        t.drain(&mut readers[k], |i, l| sp.sample(k, i, l));
-                    }
-                    // A thread's first timer is in the trace only once its
-                    // task id is known here: wait for every thread to start.
-                    if !closed && taps.iter().any(|t| t.writer().is_none() && !t.is_closed()) {
-                        std::thread::sleep(std::time::Duration::from_millis(1));
-                        continue;
-                    }
-                    // Every CPU's pages, then their events in time order: a
-                    // timer can expire on another CPU than the one it was
-                    // started on.
-                    events.clear();
-                    for i in 0..pipes.len() {
-                        for _ in 0..64 {
-                            match pipes.read(i) {
-                                Ok(Some((_, page))) => {
-                                    raw::walk_page(&format.page, page, |item| {
-                                        let ts = match item {
-                                            Item::Event { ts_ns, .. } => ts_ns,
-                                            Item::Lost(_) => 0,
-                                        };
-                                        if let Some(ev) = decode(&format, item) {
-                                            events.push((ts, ev));
-                                        }
-                                    });
-                                }
-                                Ok(None) => break,
-                                Err(e) => {
-                                    read_error = Some(e.to_string());
-                                    break;
-                                }
+        tracing.keep(session);
+        tracing.add(Box::new(Reader {
+            sp: Splitter::new(&[], period_ns, 0),
+            readers: taps.iter().map(|_| TapReader::default()).collect(),
+            parts: Recorders { recs, start: 0 },
+            taps,
+            pipes,
+            format,
+            cpus,
+            instance,
+            phases,
+            period_ns,
+            events: Vec::with_capacity(1 << 14),
+            ended_at: None,
+            read_error: None,
+        }));
+    }
+}
+
+/// `--split`'s reader thread.
+struct Reader {
+    sp: Splitter,
+    taps: Vec<Arc<Tap>>,
+    readers: Vec<TapReader>,
+    parts: Recorders,
+    pipes: RawPipes,
+    format: HrtimerLayout,
+    cpus: Vec<usize>,
+    instance: PathBuf,
+    phases: Vec<u64>,
+    period_ns: u64,
+    /// A round's events of every CPU, put in time order.
+    events: Vec<(u64, Ev)>,
+    /// When the taps were all closed (the run's end).
+    ended_at: Option<u64>,
+    read_error: Option<String>,
+}
+
+impl Reader {
+    /// Every CPU's waiting pages into `events`, a few per CPU per round.
+    fn read_pages(&mut self) {
+        self.events.clear();
+        for i in 0..self.pipes.len() {
+            for _ in 0..64 {
+                match self.pipes.read(i) {
+                    Ok(Some((_, page))) => {
+                        let (format, events) = (&self.format, &mut self.events);
+                        raw::walk_page(&format.page, page, |item| {
+                            let ts = match item {
+                                Item::Event { ts_ns, .. } => ts_ns,
+                                Item::Lost(_) => 0,
+                            };
+                            if let Some(ev) = decode(format, item) {
+                                events.push((ts, ev));
                             }
-                        }
+                        });
                     }
-                    let busy = !events.is_empty();
-                    events.sort_by_key(|&(ts, _)| ts);
-                    for &(_, ev) in &events {
-                        sp.event(ev);
-                    }
-                    sp.pair(&mut parts);
-                    if read_error.is_some() {
+                    Ok(None) => break,
+                    Err(e) => {
+                        self.read_error = Some(e.to_string());
                         break;
                     }
-                    if closed {
-                        // After the last sample, read until the trace has
-                        // reached every sample, at most 1 s.
-                        let now = clock::now_ns(mono);
-                        let since = *ended_at.get_or_insert(now);
-                        if sp.caught_up() || now.saturating_sub(since) > 1_000_000_000 {
-                            break;
-                        }
-                    }
-                    if !busy {
-                        std::thread::sleep(std::time::Duration::from_millis(50));
-                    }
                 }
-                sp.finish();
-                for r in &mut parts.recs {
-                    r.finish();
-                }
-                let d = reader_details(sp.details, &readers, &cpus, &instance, read_error);
-                if let Ok(mut g) = out.lock() {
-                    *g = d;
-                }
-                WorkerEnd { brk: None }
-            }),
-        };
-        let session = Arc::new(Mutex::new(session));
-        let finish = finisher(shared, Arc::clone(&session));
-        (worker, finish, session)
+            }
+        }
+    }
+}
+
+impl Tracer for Reader {
+    fn name(&self) -> String {
+        "rtlat-split".into()
+    }
+
+    fn begin(&mut self, start: u64) {
+        // The reader must not compete with the threads it watches.
+        let _ = sched::set_current(Sched::Other);
+        let firsts: Vec<u64> = self.phases.iter().map(|p| start + p).collect();
+        self.sp = Splitter::new(&firsts, self.period_ns, start);
+        self.parts.start = start;
+    }
+
+    fn round(&mut self, now: u64, _stop: &StopFlag) -> Round {
+        let closed = self.taps.iter().all(|t| t.is_closed());
+        for (k, t) in self.taps.iter().enumerate() {
+            self.sp.set_tid(k, t.writer());
+            let sp = &mut self.sp;
+            t.drain(&mut self.readers[k], |i, l| sp.sample(k, i, l));
+        }
+        // A thread's first timer is in the trace only once its task id is
+        // known here: wait for every thread to start.
+        if !closed
+            && self
+                .taps
+                .iter()
+                .any(|t| t.writer().is_none() && !t.is_closed())
+        {
+            return Round::Pause(Duration::from_millis(1));
+        }
+        // Every CPU's pages, then their events in time order: a timer can
+        // expire on another CPU than the one it was started on.
+        self.read_pages();
+        let busy = !self.events.is_empty();
+        self.events.sort_by_key(|&(ts, _)| ts);
+        for &(_, ev) in &self.events {
+            self.sp.event(ev);
+        }
+        self.sp.pair(&mut self.parts);
+        if self.read_error.is_some() {
+            return Round::Done;
+        }
+        if closed {
+            // After the last sample, read until the trace has reached every
+            // sample, at most 1 s.
+            let since = *self.ended_at.get_or_insert(now);
+            if self.sp.caught_up() || now.saturating_sub(since) > 1_000_000_000 {
+                return Round::Done;
+            }
+        }
+        if busy {
+            Round::More
+        } else {
+            Round::Pause(Duration::from_millis(50))
+        }
+    }
+
+    fn end(mut self: Box<Self>) -> (Option<BreakEvent>, Finish) {
+        self.sp.finish();
+        for r in &mut self.parts.recs {
+            r.finish();
+        }
+        let sp = std::mem::replace(&mut self.sp, Splitter::new(&[], 1, 0));
+        let d = reader_details(
+            sp.details,
+            &self.readers,
+            &self.cpus,
+            &self.instance,
+            self.read_error.take(),
+        );
+        (None, finisher(d))
     }
 }
 
@@ -499,18 +544,13 @@ fn reader_details(
     d
 }
 
-/// At the end of the run: the reader's details (`shared`) into the result,
-/// tracefs restored, and a note when many samples missed their expiry.
-fn finisher(
-    shared: Arc<Mutex<SplitDetails>>,
-    at_end: Arc<Mutex<Session>>,
-) -> Box<dyn FnOnce(&mut RunResult) + Send> {
-    Box::new(move |result: &mut RunResult| {
-        let mut d = shared.lock().map(|g| g.clone()).unwrap_or_default();
+/// At the end of the run: the reader's details into the result, with the
+/// problems restoring tracefs met, and a note when many samples missed
+/// their expiry.
+fn finisher(mut d: SplitDetails) -> Finish {
+    Box::new(move |result: &mut RunResult, problems: &[String]| {
         d.source = "timer:hrtimer_start and timer:hrtimer_expire_entry events, the binary per-CPU trace_pipe_raw buffers of rtlat's tracefs instance".into();
-        if let Ok(mut s) = at_end.lock() {
-            d.restore_problems.extend(s.restore());
-        }
+        d.restore_problems.extend_from_slice(problems);
         let all = d.matched + d.unmatched_samples;
         if all > 0 && d.unmatched_samples * 100 > all {
             result.notes.push(format!(

@@ -5,8 +5,8 @@
 //! kept per CPU for the last moments, and at the break those that overlapped
 //! the way from the timer's expiry to the late sample.
 
-use super::lines::Ctx;
 use super::raw::{self, Field, Item};
+use crate::bench::timer::lines::Ctx;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 

@@ -14,23 +14,24 @@
 //! overruns go into the details.
 
 use super::ctxsink::LevelSink;
-use super::lines::{self, Ctx};
 use super::noise::{self, BreakAnalysis, Recent};
 use super::pairing::{ContextDetails, Pairer};
 use super::raw;
 use super::userlat;
-use super::TimerConfig;
-use crate::engine::{self, Channel, Finished, RunSpec, StopFlag, Worker, WorkerEnd};
+use crate::bench::timer::lines::{self, Ctx};
+use crate::bench::timer::TimerConfig;
+use crate::engine::{Channel, Finished, RunSpec, StopFlag, Worker};
 use crate::error::{Error, Result};
 use crate::explain::Explain;
 use crate::result::Benchmark;
-use crate::result::Policy;
+use crate::result::{BreakEvent, Policy, RunResult};
 use crate::stats::recorder::{self, Recorder};
 use crate::stats::tap::Tap;
-use crate::sys::clock::{self, Clock};
+use crate::sys::clock::Clock;
 use crate::sys::tracefs::Capabilities;
 use crate::trace::instance::{self, tracefs_error};
 use crate::trace::tracefs::{self, Pipe, RawPipes, Session};
+use crate::trace::{Finish, Round, Tracer};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -62,16 +63,6 @@ pub fn refuse(caps: &Capabilities, wanted: &[Ctx]) -> Option<Error> {
         ));
     }
     None
-}
-
-/// The contexts `timer --context` can measure on this kernel, for `rtlat
-/// check`: `user` through `timerlat_fd` (Linux 6.5).
-pub fn measurable(caps: &Capabilities) -> Vec<&'static str> {
-    match (caps.timerlat, caps.timerlat_fd) {
-        (false, _) => Vec::new(),
-        (true, false) => vec!["irq", "thread"],
-        (true, true) => vec!["irq", "thread", "user"],
-    }
 }
 
 /// The series of one CPU, in order: with `user` the user-return level too.
@@ -183,7 +174,7 @@ pub fn run(cfg: &TimerConfig, command_line: Vec<String>) -> Result<Finished> {
     let problems: Arc<Mutex<Vec<String>>> = Arc::default();
     let done = Arc::new(AtomicBool::new(false));
     let levels = levels(user).len();
-    let mut workers: Vec<Worker> = if user {
+    let workers: Vec<Worker> = if user {
         cfg.cpus
             .iter()
             .enumerate()
@@ -210,38 +201,26 @@ pub fn run(cfg: &TimerConfig, command_line: Vec<String>) -> Result<Finished> {
         Vec::new()
     };
 
-    let shared: Arc<Mutex<ContextDetails>> = Arc::default();
-    workers.push(reader_worker(
+    let mut tracing = crate::trace::Tracing::default();
+    let explain = match restorer {
+        Restorer::Run(session) => {
+            tracing.keep(session);
+            None
+        }
+        Restorer::Explain(e) => Some(e),
+    };
+    tracing.add(Box::new(SampleReader::new(
         cfg,
         user,
         (recs, taps),
         reader,
-        inst,
-        done,
-        Arc::clone(&shared),
-    ));
-    let (session, explained) = match restorer {
-        Restorer::Run(s) => (Arc::new(Mutex::new(s)), None),
-        Restorer::Explain(e) => {
-            let (w, finish, s) = e.into_reader();
-            workers.push(w);
-            (s, Some(finish))
-        }
-    };
-    let ours = finisher(shared, source, Arc::clone(&session), problems);
-    spec.finish = Some(match explained {
-        Some(finish) => Box::new(move |r: &mut crate::result::RunResult| {
-            ours(r);
-            finish(r);
-        }),
-        None => ours,
-    });
-    let r = engine::execute(spec, channels, workers, mono);
-    // Restored already by the finisher; on an early error here.
-    if let Ok(mut s) = session.lock() {
-        s.restore();
+        (inst, source),
+        (done, problems),
+    )));
+    if let Some(e) = explain {
+        e.add_to(&mut tracing);
     }
-    r
+    tracing.execute(spec, channels, workers, mono)
 }
 
 /// With `--explain`, a tap per CPU and level (as the recorders): the
@@ -447,133 +426,158 @@ fn measuring_threads(cfg: &TimerConfig, spec: &mut RunSpec, user: bool, notes: &
 
 /// The thread that reads the trace into `recs` until the end (and the
 /// grace after it), a break or a stop; then it tells the timerlat_fd
-/// readers (`done`) and leaves the trace's details in `out`.
-fn reader_worker(
-    cfg: &TimerConfig,
-    user: bool,
-    (recs, taps): (Vec<Recorder>, Vec<Option<Arc<Tap>>>),
-    mut reader: Reader,
-    inst_dir: PathBuf,
-    reader_done: Arc<AtomicBool>,
-    out: Arc<Mutex<ContextDetails>>,
-) -> Worker {
-    let mono = Clock::Monotonic.id();
-    let top = top(user);
-    let grace = GRACE_NS;
-    let (period, cpus_sel, duration, loops, threshold) = (
-        cfg.period_ns,
-        cfg.cpus.clone(),
-        cfg.control.duration_ns,
-        cfg.control.loops,
-        cfg.control.break_threshold_ns,
-    );
-    Worker {
-        name: "rtlat-timerlat".into(),
-        cpu: None,
-        body: Box::new(move |start: u64, stop: &StopFlag| -> WorkerEnd {
-            let mut pairer = Pairer::new(&cpus_sel, period, user);
-            let end = duration.map_or(u64::MAX, |d| start + d);
-            let mut sink = LevelSink {
+/// readers (`done`) and writes the trace's details into the result.
+struct SampleReader {
+    reader: Reader,
+    pairer: Pairer,
+    sink: LevelSink,
+    duration: Option<u64>,
+    inst: PathBuf,
+    /// Where the samples came from, for the details.
+    source: String,
+    /// Set when this reader ends: rtlat's timerlat_fd readers (user) end too.
+    done: Arc<AtomicBool>,
+    /// What rtlat's timerlat_fd readers met.
+    problems: Arc<Mutex<Vec<String>>>,
+    read_error: Option<String>,
+    late_trace: bool,
+    analysis: Option<BreakAnalysis>,
+}
+
+impl SampleReader {
+    fn new(
+        cfg: &TimerConfig,
+        user: bool,
+        (recs, taps): (Vec<Recorder>, Vec<Option<Arc<Tap>>>),
+        reader: Reader,
+        (inst, source): (PathBuf, String),
+        (done, problems): (Arc<AtomicBool>, Arc<Mutex<Vec<String>>>),
+    ) -> SampleReader {
+        let n = cfg.cpus.len();
+        SampleReader {
+            reader,
+            pairer: Pairer::new(&cfg.cpus, cfg.period_ns, user),
+            sink: LevelSink {
                 recs,
                 levels: levels(user).len(),
-                top,
-                cpus: cpus_sel.clone(),
-                start,
-                end,
-                period,
-                threshold: threshold.unwrap_or(u64::MAX),
-                counts: vec![0; cpus_sel.len()],
-                loops: loops.unwrap_or(u64::MAX),
+                top: top(user),
+                cpus: cfg.cpus.clone(),
+                start: 0,
+                end: u64::MAX,
+                period: cfg.period_ns,
+                threshold: cfg.control.break_threshold_ns.unwrap_or(u64::MAX),
+                counts: vec![0; n],
+                loops: cfg.control.loops.unwrap_or(u64::MAX),
                 brk: None,
                 brk_sample: None,
-                last_irq: vec![None; cpus_sel.len()],
+                last_irq: vec![None; n],
                 taps,
-            };
-            let mut read_error = None;
-            let mut late_trace = false;
-            let mut analysis = None;
-            loop {
-                let now = clock::now_ns(mono);
-                let done_loops = sink.counts.iter().all(|&c| c >= sink.loops);
-                let caught_up = now >= end && pairer.reached(end);
-                if stop.is_set() || caught_up || now >= end.saturating_add(grace) || done_loops {
-                    if now >= end.saturating_add(grace) && !pairer.reached(end) {
-                        late_trace = true;
-                    }
-                    break;
+            },
+            duration: cfg.control.duration_ns,
+            inst,
+            source,
+            done,
+            problems,
+            read_error: None,
+            late_trace: false,
+            analysis: None,
+        }
+    }
+
+    /// What is waiting in the trace, into the pairer; `Ok(true)` when more
+    /// may be waiting.
+    fn read(&mut self) -> std::io::Result<bool> {
+        let (pairer, sink) = (&mut self.pairer, &mut self.sink);
+        match &mut self.reader {
+            Reader::Text(pipe) => pipe.drain(|l| {
+                if let Some(line) = lines::parse(l) {
+                    pairer.feed(&line, sink);
                 }
-                let read = match &mut reader {
-                    Reader::Text(pipe) => pipe.drain(|l| {
-                        if let Some(line) = lines::parse(l) {
-                            pairer.feed(&line, &mut sink);
-                        }
-                    }),
-                    Reader::Raw(pipes, fmt, noise) => read_raw(
-                        pipes,
-                        fmt,
-                        noise.as_mut().as_mut(),
-                        &mut pairer,
-                        &mut sink,
-                        &mut analysis,
-                    ),
-                };
-                match read {
-                    Ok(true) => {}
-                    // Read in batches: a reader that wakes for every event
-                    // costs the measured CPUs more (rtla reads once a second).
-                    Ok(false) => std::thread::sleep(std::time::Duration::from_millis(50)),
-                    Err(e) => {
-                        read_error = Some(e.to_string());
-                        break;
-                    }
-                }
-                if sink.brk.is_some() {
-                    stop.set();
-                    break;
-                }
+            }),
+            Reader::Raw(pipes, fmt, noise) => read_raw(
+                pipes,
+                fmt,
+                noise.as_mut().as_mut(),
+                pairer,
+                sink,
+                &mut self.analysis,
+            ),
+        }
+    }
+}
+
+impl Tracer for SampleReader {
+    fn name(&self) -> String {
+        "rtlat-timerlat".into()
+    }
+
+    fn begin(&mut self, start: u64) {
+        self.sink.start = start;
+        self.sink.end = self.duration.map_or(u64::MAX, |d| start + d);
+    }
+
+    fn round(&mut self, now: u64, stop: &StopFlag) -> Round {
+        let end = self.sink.end;
+        let done_loops = self.sink.counts.iter().all(|&c| c >= self.sink.loops);
+        let caught_up = now >= end && self.pairer.reached(end);
+        if stop.is_set() || caught_up || now >= end.saturating_add(GRACE_NS) || done_loops {
+            if now >= end.saturating_add(GRACE_NS) && !self.pairer.reached(end) {
+                self.late_trace = true;
             }
-            // rtlat's timerlat_fd readers (user) end with this reader.
-            reader_done.store(true, Ordering::Release);
-            for r in &mut sink.recs {
-                r.finish();
+            return Round::Done;
+        }
+        let more = match self.read() {
+            Ok(more) => more,
+            Err(e) => {
+                self.read_error = Some(e.to_string());
+                return Round::Done;
             }
-            for t in sink.taps.iter().flatten() {
-                t.close();
-            }
-            let mut d = pairer.details;
-            d.trace_short_of_end = late_trace;
-            d.break_analysis = analysis;
-            for &c in &cpus_sel {
-                let (o, dropped) = tracefs::cpu_losses(&inst_dir, c);
-                d.ring_buffer_overruns += o;
-                d.dropped_events += dropped;
-            }
-            if let Some(e) = read_error {
-                d.restore_problems
-                    .push(format!("reading trace_pipe failed: {e}"));
-            }
-            if let Ok(mut g) = out.lock() {
-                *g = d;
-            }
-            WorkerEnd { brk: sink.brk }
-        }),
+        };
+        if self.sink.brk.is_some() {
+            stop.set();
+            return Round::Done;
+        }
+        if more {
+            Round::More
+        } else {
+            // Read in batches: a reader that wakes for every event costs
+            // the measured CPUs more (rtla reads once a second).
+            Round::Pause(std::time::Duration::from_millis(50))
+        }
+    }
+
+    fn end(mut self: Box<Self>) -> (Option<BreakEvent>, Finish) {
+        // rtlat's timerlat_fd readers (user) end with this reader.
+        self.done.store(true, Ordering::Release);
+        for r in &mut self.sink.recs {
+            r.finish();
+        }
+        for t in self.sink.taps.iter().flatten() {
+            t.close();
+        }
+        let mut d = std::mem::take(&mut self.pairer.details);
+        d.trace_short_of_end = self.late_trace;
+        d.break_analysis = self.analysis.take();
+        d.source = std::mem::take(&mut self.source);
+        for &c in &self.sink.cpus {
+            let (o, dropped) = tracefs::cpu_losses(&self.inst, c);
+            d.ring_buffer_overruns += o;
+            d.dropped_events += dropped;
+        }
+        if let Some(e) = self.read_error.take() {
+            d.restore_problems
+                .push(format!("reading trace_pipe failed: {e}"));
+        }
+        let brk = self.sink.brk.take();
+        (brk, finisher(d, Arc::clone(&self.problems)))
     }
 }
 
 /// At the end of the run: the trace's details into the result, tracefs
 /// restored, and the notes on what the trace missed.
-fn finisher(
-    shared: Arc<Mutex<ContextDetails>>,
-    source: String,
-    at_end: Arc<Mutex<Session>>,
-    problems: Arc<Mutex<Vec<String>>>,
-) -> engine::Finisher {
-    Box::new(move |result| {
-        let mut d = shared.lock().map(|g| g.clone()).unwrap_or_default();
-        d.source = source;
-        if let Ok(mut s) = at_end.lock() {
-            d.restore_problems.extend(s.restore());
-        }
+fn finisher(mut d: ContextDetails, problems: Arc<Mutex<Vec<String>>>) -> Finish {
+    Box::new(move |result: &mut RunResult, restore: &[String]| {
+        d.restore_problems.extend_from_slice(restore);
         if let Ok(p) = problems.lock() {
             for p in p.iter() {
                 result.notes.push(format!("timerlat_fd: {p}"));
@@ -655,14 +659,14 @@ mod tests {
             .unwrap()
             .to_string()
             .contains("Linux 6.5"));
-        assert_eq!(measurable(&rt61), vec!["irq", "thread"]);
+        assert_eq!(rt61.contexts(), vec!["irq", "thread"]);
         // 6.12: timerlat_fd, so user too.
         let rt612 = Capabilities {
             timerlat_fd: true,
             ..rt61.clone()
         };
         assert!(refuse(&rt612, &ALL).is_none());
-        assert_eq!(measurable(&rt612), vec!["irq", "thread", "user"]);
-        assert!(measurable(&generic).is_empty());
+        assert_eq!(rt612.contexts(), vec!["irq", "thread", "user"]);
+        assert!(generic.contexts().is_empty());
     }
 }
