@@ -10,6 +10,7 @@
 //! [`Tap`]: crate::stats::tap::Tap
 
 pub mod attribute;
+pub mod details;
 pub mod events;
 pub mod reader;
 pub mod setup;

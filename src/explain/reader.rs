@@ -10,6 +10,7 @@
 //! events, trimmed to what a coming interval can still need.
 
 use super::attribute::{attribute, runtime_steal, Interval, OVERWRITTEN};
+pub use super::details::ExplainDetails;
 use super::events::{Decoder, Ev};
 use super::steal::{Steal, TICK_NS};
 use super::timeline::Ring;
@@ -21,7 +22,6 @@ use crate::trace::ringpage::{walk_page, Item};
 use crate::trace::tracefs::RawPipes;
 use crate::trace::window::{self, From};
 use crate::trace::Round;
-use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -63,49 +63,6 @@ fn needed_from(watches: &[Watch], threads: &[Thread], cpu: usize) -> Option<u64>
         .filter(|(w, _)| w.cpu == cpu)
         .map(|(_, t)| t.waiting.front().map_or(t.frontier, |&(s, _)| s))
         .min()
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
-}
-
-/// The figures of an explain run (`details.explain`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ExplainDetails {
-    /// The tracepoints recorded, and the ones this kernel lacks (parts it
-    /// could not see).
-    pub events: Vec<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub missing: Vec<String>,
-    /// Whether /proc/stat gave the steal time.
-    pub steal: bool,
-    /// The run's start on CLOCK_MONOTONIC, the trace's clock: a case's
-    /// `at_ns` plus this is its start there, to set beside other traces
-    /// and logs of the same machine.
-    #[serde(default)]
-    pub monotonic_start_ns: u64,
-    /// Intervals taken from the measuring threads, and explained.
-    pub intervals: u64,
-    pub explained: u64,
-    /// Intervals the reader fell too far behind to read.
-    pub tap_lost: u64,
-    /// Events the kernel lost where an explained interval wanted them.
-    pub lost_events: u64,
-    /// Pages of the kernel's buffers read but not decoded: no interval
-    /// wanted their events (the trace is read only when one does).
-    #[serde(default)]
-    pub pages_skipped: u64,
-    /// Intervals explained after their events were pushed out of a full
-    /// ring (`trace overwritten`).
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub overwritten: u64,
-    /// tracefs settings that could not be restored (expected none).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub restore_problems: Vec<String>,
-    /// Every interval attributed and summed by cause, per CPU (when asked
-    /// for: [`Explain::total_every_interval`]).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub totals: Vec<CpuTotals>,
 }
 
 /// A measuring thread watched: its series name, CPU and tap.

@@ -243,29 +243,7 @@ pub fn run(cfg: &NoiseConfig, argv: Vec<String>) -> Result<Outcome> {
         cfg.cpus.iter().map(|&c| Some(c)).collect(),
         vec![0; cfg.cpus.len()],
     );
-    let (runtime, period) = rt_throttling();
-    spec.notes.extend(throttling_note(
-        matches!(
-            cfg.setup.rt.sched,
-            crate::sys::sched::Sched::Fifo(_) | crate::sys::sched::Sched::Rr(_)
-        ),
-        runtime,
-        period,
-    ));
-    let before = NoiseDetails {
-        counter: if tsc.is_some() {
-            CounterKind::Tsc
-        } else {
-            CounterKind::Monotonic
-        }
-        .name()
-        .into(),
-        counter_mhz: tsc.map(|t| (t.mhz() * 1000.0).round() / 1000.0),
-        threshold_ns: cfg.threshold_ns,
-        rt_runtime_us: runtime,
-        rt_period_us: period,
-        ..NoiseDetails::default()
-    };
+    let before = details_before(cfg, tsc, &mut spec.notes);
     spec.details.extend(before.to_map());
     let plan = LoopPlan {
         threshold_ns: cfg.threshold_ns,
@@ -297,6 +275,29 @@ pub fn run(cfg: &NoiseConfig, argv: Vec<String>) -> Result<Outcome> {
         r.details.extend(after.to_map());
     }));
     execute(cfg, spec, channels, workers, explain)
+}
+
+/// The details known before the loops start (the counter, the RT
+/// throttling, which gets its note in `notes`).
+fn details_before(cfg: &NoiseConfig, tsc: Option<Tsc>, notes: &mut Vec<String>) -> NoiseDetails {
+    let (runtime, period) = rt_throttling();
+    let real_time = matches!(
+        cfg.setup.rt.sched,
+        crate::sys::sched::Sched::Fifo(_) | crate::sys::sched::Sched::Rr(_)
+    );
+    notes.extend(throttling_note(real_time, runtime, period));
+    let counter = match tsc {
+        Some(_) => CounterKind::Tsc,
+        None => CounterKind::Monotonic,
+    };
+    NoiseDetails {
+        counter: counter.name().into(),
+        counter_mhz: tsc.map(|t| (t.mhz() * 1000.0).round() / 1000.0),
+        threshold_ns: cfg.threshold_ns,
+        rt_runtime_us: runtime,
+        rt_period_us: period,
+        ..NoiseDetails::default()
+    }
 }
 
 /// `--explain`'s tracing of the measured CPUs, set up before the loops:

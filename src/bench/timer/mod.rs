@@ -201,12 +201,10 @@ pub fn run(cfg: &TimerConfig, command_line: Vec<String>) -> Result<Finished> {
                 .into(),
         );
     }
-    let tracer = if cfg.control.break_threshold_ns.is_some() && cfg.synthetic_seed.is_none() {
-        break_tracer(&mut notes)
-    } else {
-        None
-    };
-    let tracer = Arc::new(Mutex::new(tracer));
+    let marks_break = cfg.control.break_threshold_ns.is_some() && cfg.synthetic_seed.is_none();
+    let tracer = Arc::new(Mutex::new(
+        marks_break.then(|| break_tracer(&mut notes)).flatten(),
+    ));
     // Tracing is set up (and can fail) before anything is measured.
     let mut traced = Explaining::begin(&ask(cfg, pin, &phases)?, &mut notes)?;
     let mut spec = RunSpec::new(

@@ -122,13 +122,6 @@ fn read_raw(
     Ok(false)
 }
 
-/// Who restores tracefs at the end: the run, or (with `--explain`, whose
-/// instance is in the same session) the explain run.
-enum Restorer {
-    Run(Session),
-    Explain(Box<Explain>),
-}
-
 /// Run `timer --context`.
 pub fn run(cfg: &TimerConfig, command_line: Vec<String>) -> Result<Finished> {
     let user = cfg.contexts.contains(&Ctx::User);
@@ -140,26 +133,8 @@ pub fn run(cfg: &TimerConfig, command_line: Vec<String>) -> Result<Finished> {
         reader,
         source,
     } = start_tracing(cfg, user)?;
-    let mut restorer = match cfg.explain {
-        Some(worst) => {
-            let e = Explain::beside(
-                session,
-                &cfg.cpus,
-                worst,
-                cfg.control.break_threshold_ns,
-                "own wake-up path",
-            )?;
-            notes.extend(e.notes.iter().cloned());
-            Restorer::Explain(Box::new(e))
-        }
-        None => Restorer::Run(session),
-    };
-    let taps = match &mut restorer {
-        Restorer::Explain(e) => watch(e, cfg, user),
-        Restorer::Run(_) => Vec::new(),
-    };
-
-    let mono = Clock::Monotonic.id();
+    let mut tracing = crate::trace::Tracing::default();
+    let (explain, taps) = explain_beside(cfg, user, session, &mut tracing, &mut notes)?;
     let (channels, recs) = channels(cfg, user);
     let mut spec = RunSpec::new(
         Benchmark::Timer,
@@ -173,41 +148,9 @@ pub fn run(cfg: &TimerConfig, command_line: Vec<String>) -> Result<Finished> {
     spec.notes = notes;
     let problems: Arc<Mutex<Vec<String>>> = Arc::default();
     let done = Arc::new(AtomicBool::new(false));
-    let levels = levels(user).len();
-    let workers: Vec<Worker> = if user {
-        cfg.cpus
-            .iter()
-            .enumerate()
-            .map(|(i, &c)| {
-                // The thread and user levels are this thread's wake-up.
-                let own = taps
-                    .iter()
-                    .skip(levels * i + 1)
-                    .take(levels - 1)
-                    .flatten()
-                    .cloned()
-                    .collect();
-                userlat::worker(
-                    &root,
-                    c,
-                    cfg.control.duration_ns,
-                    GRACE_NS + 1_000_000_000,
-                    (Arc::clone(&done), own),
-                    Arc::clone(&problems),
-                )
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
-
-    let mut tracing = crate::trace::Tracing::default();
-    let explain = match restorer {
-        Restorer::Run(session) => {
-            tracing.keep(session);
-            None
-        }
-        Restorer::Explain(e) => Some(e),
+    let workers = match user {
+        true => user_workers(cfg, &root, &taps, (&done, &problems)),
+        false => Vec::new(),
     };
     tracing.add(Box::new(SampleReader::new(
         cfg,
@@ -217,10 +160,73 @@ pub fn run(cfg: &TimerConfig, command_line: Vec<String>) -> Result<Finished> {
         (inst, source),
         (done, problems),
     )));
+    // The samples' details first, then the explained cases.
     if let Some(e) = explain {
         e.add_to(&mut tracing);
     }
-    tracing.execute(spec, channels, workers, mono)
+    tracing.execute(spec, channels, workers, Clock::Monotonic.id())
+}
+
+/// A tap per CPU and level, as the recorders (none without `--explain`).
+type Taps = Vec<Option<Arc<Tap>>>;
+
+/// With `--explain`, its tracing in a second instance of the run's
+/// `session` (restored with it) and the taps of the samples; else the
+/// session kept as it is.
+fn explain_beside(
+    cfg: &TimerConfig,
+    user: bool,
+    session: Session,
+    tracing: &mut crate::trace::Tracing,
+    notes: &mut Vec<String>,
+) -> Result<(Option<Explain>, Taps)> {
+    let Some(worst) = cfg.explain else {
+        tracing.keep(session);
+        return Ok((None, Vec::new()));
+    };
+    let own = "own wake-up path";
+    let mut e = Explain::beside(
+        session,
+        &cfg.cpus,
+        worst,
+        cfg.control.break_threshold_ns,
+        own,
+    )?;
+    notes.extend(e.notes.iter().cloned());
+    let taps = watch(&mut e, cfg, user);
+    Ok((Some(e), taps))
+}
+
+/// rtlat's threads that read each CPU's `timerlat_fd` (`--context user`):
+/// the thread and user levels of a CPU are its thread's wake-up.
+fn user_workers(
+    cfg: &TimerConfig,
+    root: &Path,
+    taps: &[Option<Arc<Tap>>],
+    (done, problems): (&Arc<AtomicBool>, &Arc<Mutex<Vec<String>>>),
+) -> Vec<Worker> {
+    let levels = levels(true).len();
+    cfg.cpus
+        .iter()
+        .enumerate()
+        .map(|(i, &c)| {
+            let own = taps
+                .iter()
+                .skip(levels * i + 1)
+                .take(levels - 1)
+                .flatten()
+                .cloned()
+                .collect();
+            userlat::worker(
+                root,
+                c,
+                cfg.control.duration_ns,
+                GRACE_NS + 1_000_000_000,
+                (Arc::clone(done), own),
+                Arc::clone(problems),
+            )
+        })
+        .collect()
 }
 
 /// With `--explain`, a tap per CPU and level (as the recorders): the
