@@ -26,6 +26,9 @@ pub struct Ask<'a> {
     /// Every interval attributed and summed by cause per CPU, not only
     /// the worst (noise's gaps).
     pub every: bool,
+    /// The threads wake one another across the measuring CPUs (`switch
+    /// --placement cross`): their traces are read together.
+    pub across: bool,
     /// `timer --split`: each sample split into its IRQ and scheduling
     /// parts, the threads' period and their first wake-ups after the
     /// start. Its taps take the place of `--explain`'s.
@@ -42,6 +45,7 @@ impl<'a> Ask<'a> {
             own,
             pending: None,
             every: false,
+            across: false,
             split: None,
         }
     }
@@ -156,6 +160,9 @@ mod on {
                 }
                 if ask.every {
                     e.total_every_interval();
+                }
+                if ask.across {
+                    e.read_across();
                 }
                 notes.extend(e.notes.iter().cloned());
                 t.explain = Some(e);

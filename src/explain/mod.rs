@@ -13,6 +13,7 @@ pub mod attribute;
 pub mod details;
 pub mod events;
 pub mod reader;
+pub mod replay;
 pub mod setup;
 pub mod steal;
 pub mod timeline;

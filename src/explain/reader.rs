@@ -19,8 +19,8 @@ use crate::result::Explained;
 use crate::stats::tap::Tap;
 use crate::stats::tap::TapReader;
 use crate::trace::ringpage::{walk_page, Item};
-use crate::trace::tracefs::RawPipes;
 use crate::trace::window::{self, From};
+use crate::trace::Pages;
 use crate::trace::Round;
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -86,7 +86,7 @@ struct Thread {
 }
 
 pub(super) struct TraceReader {
-    pipes: RawPipes,
+    pipes: Box<dyn Pages>,
     dec: Decoder,
     cpus: Vec<usize>,
     rings: Vec<Ring>,
@@ -100,11 +100,15 @@ pub(super) struct TraceReader {
     pending: Option<&'static str>,
     /// The wake-ups traced on other CPUs; the watched threads' wake-ups,
     /// wherever traced: (time, pid, kernel priority).
-    pub(super) remote: Option<RawPipes>,
+    pub(super) remote: Option<Box<dyn Pages>>,
     woken: VecDeque<(u64, i32, i32)>,
     start: u64,
     details: ExplainDetails,
     read_error: Option<String>,
+    /// The watched threads may be woken by another measuring CPU (`switch
+    /// --placement cross`): every measuring CPU's trace is read while an
+    /// interval waits. Otherwise only the CPUs where one waits are read.
+    pub(super) across: bool,
     /// When the taps were all closed (the run's end), on CLOCK_MONOTONIC.
     ended_at: Option<u64>,
     /// When the last round was.
@@ -117,7 +121,7 @@ pub(super) struct TraceReader {
 
 impl TraceReader {
     pub(super) fn new(
-        pipes: RawPipes,
+        pipes: Box<dyn Pages>,
         dec: Decoder,
         cpus: Vec<usize>,
         watches: Vec<Watch>,
@@ -148,6 +152,7 @@ impl TraceReader {
             start,
             details,
             read_error: None,
+            across: false,
             ended_at: None,
             round_at: start,
             totals: Vec::new(),
@@ -229,6 +234,19 @@ impl TraceReader {
         (!reached).then_some(from)
     }
 
+    /// Whether the `i`th CPU's trace is left unread this round: threads
+    /// are watched there and no interval of theirs waits (nor, with
+    /// `across`, of any thread). Its kernel buffer keeps the events
+    /// (overwrite mode) for an interval to come, read from a margin before
+    /// it.
+    fn unwanted(&self, i: usize) -> bool {
+        let cpu = self.cpus[i];
+        let mut pairs = self.watches.iter().zip(&self.threads);
+        let watched = self.watches.iter().any(|w| w.cpu == cpu);
+        let waits = pairs.any(|(w, t)| (self.across || w.cpu == cpu) && !t.waiting.is_empty());
+        !self.every() && watched && !waits
+    }
+
     /// Every CPU's pages into its ring, from where it is wanted
     /// ([`Self::wanted_from`]); whether more were waiting than a round
     /// reads, and the most pages one CPU had.
@@ -241,6 +259,9 @@ impl TraceReader {
         let tids = self.tids();
         let mut woke: Vec<(u64, i32, i32)> = Vec::new();
         for i in 0..self.pipes.len() {
+            if self.unwanted(i) {
+                continue;
+            }
             let from = self.wanted_from(i);
             let (dec, ring, lost) = (
                 &mut self.dec,
@@ -248,7 +269,7 @@ impl TraceReader {
                 &mut self.details.lost_events,
             );
             let got = window::read_from(
-                &mut self.pipes,
+                &mut *self.pipes,
                 i,
                 &page_fmt,
                 from,
@@ -325,6 +346,7 @@ impl TraceReader {
             None
         } else {
             (0..self.cpus.len())
+                .filter(|&i| !self.unwanted(i))
                 .map(|i| self.wanted_from(i))
                 .min()
                 .flatten()
@@ -341,7 +363,7 @@ impl TraceReader {
         for i in 0..pipes.len() {
             let dec = &mut self.dec;
             let read = window::read_from(
-                pipes,
+                &mut **pipes,
                 i,
                 &page_fmt,
                 from,
@@ -394,6 +416,13 @@ impl TraceReader {
                     c.skip(lat);
                 }
             });
+            // Once its worst are known, the thread need hand over only what
+            // could be among them or above the break threshold: the cost
+            // of the rest is a compare in the thread, none here.
+            if total.is_none() && t.best.len() >= worst {
+                let floor = t.best.last().map_or(0, |b| b.latency_ns);
+                w.tap.set_floor(floor.min(threshold).saturating_add(1));
+            }
             let n = self.details.intervals - before;
             let mut room = w.tap.capacity();
             if !self.totals.is_empty() {
@@ -517,6 +546,7 @@ impl TraceReader {
         }
         all.sort_by_key(|a| std::cmp::Reverse(a.latency_ns));
         self.details.tap_lost = self.threads.iter().map(|t| t.reader.lost).sum();
+        self.details.intervals += self.threads.iter().map(|t| t.reader.passed).sum::<u64>();
         self.details.steal = self.steal.seen;
         self.details.totals = std::mem::take(&mut self.totals);
         for t in &mut self.details.totals {
@@ -536,6 +566,7 @@ mod tests {
     use super::*;
     use crate::explain::events::tests::{decode_fixture, fixture};
     use crate::trace::ringpage::{MISSED_EVENTS, MISSED_STORED};
+    use crate::trace::tracefs::RawPipes;
     use std::path::Path;
 
     /// A reader of the pages under `dir` (`per_cpu/cpuN/trace_pipe_raw`,
@@ -544,7 +575,7 @@ mod tests {
     fn read_once(root: &Path, dir: &Path, cpu: usize) -> (TraceReader, u64) {
         let pipes = RawPipes::open(dir, &[cpu]).expect("pages");
         let mut r = TraceReader::new(
-            pipes,
+            Box::new(pipes),
             Decoder::load(root),
             vec![cpu],
             Vec::new(),

@@ -34,6 +34,7 @@ pub struct Explain {
     threshold: Option<u64>,
     own: &'static str,
     totals: bool,
+    across: bool,
     pending: Option<&'static str>,
     /// The wake-ups other CPUs did of the measuring CPUs' threads.
     remote: Option<RawPipes>,
@@ -148,10 +149,18 @@ impl Explain {
             threshold,
             own,
             totals: false,
+            across: false,
             pending: None,
             remote: None,
             notes,
         })
+    }
+
+    /// The watched threads may be woken by one another across the
+    /// measuring CPUs: while an interval waits, every measuring CPU's trace
+    /// is read, not only its own CPU's.
+    pub fn read_across(&mut self) {
+        self.across = true;
     }
 
     /// Attribute every interval the threads hand over, not only the worst,
@@ -224,6 +233,7 @@ impl Explain {
             threshold,
             own,
             totals,
+            across,
             pending,
             remote,
             ..
@@ -233,9 +243,16 @@ impl Explain {
             .filter(|c| !cpus.contains(c))
             .collect();
         let sums = totals.then(|| cpus.iter().map(|&c| CpuTotals::new(c)).collect());
-        let mut r = TraceReader::new(pipes, dec, cpus, watches, (worst, threshold, own, pending));
-        r.remote = remote;
+        let mut r = TraceReader::new(
+            Box::new(pipes),
+            dec,
+            cpus,
+            watches,
+            (worst, threshold, own, pending),
+        );
+        r.remote = remote.map(|p| Box::new(p) as Box<dyn crate::trace::Pages>);
         r.totals = sums.unwrap_or_default();
+        r.across = across;
         tracing.keep(session);
         tracing.add(Box::new(Reader { r, others }));
     }

@@ -1,6 +1,11 @@
 //! A lossy single-producer ring of per-sample records (intended wake time,
 //! latency) from a measuring thread to a reader that matches them with
-//! kernel trace events (`timer --split`).
+//! kernel trace events (`timer --split`, `--explain`).
+//!
+//! A reader that wants only the worst records (`--explain`) sets a floor:
+//! the writer then passes the records below it by, counting them, with a
+//! load and a compare instead of the record's stores, so that the reader's
+//! cost follows the worst cases and not the sample rate.
 //!
 //! The writer never waits and never allocates: it stores the record's
 //! 32-bit halves and publishes the new head. A reader that falls more than
@@ -19,6 +24,10 @@ pub struct Tap {
     /// The writing thread's id (0 until it starts).
     tid: AtomicI32,
     closed: AtomicBool,
+    /// Records with a latency below this (ns, saturated) are not wanted.
+    floor: AtomicU32,
+    /// Records passed by under the floor (wrapping; the reader sums).
+    passed: AtomicU32,
 }
 
 /// The reader's position in a [`Tap`].
@@ -27,6 +36,9 @@ pub struct TapReader {
     tail: u32,
     /// Records overwritten before they were read.
     pub lost: u64,
+    /// Records the writer passed by under the floor, up to the last drain.
+    pub passed: u64,
+    passed_seen: u32,
 }
 
 impl Tap {
@@ -40,6 +52,8 @@ impl Tap {
             head: AtomicU32::new(0),
             tid: AtomicI32::new(0),
             closed: AtomicBool::new(false),
+            floor: AtomicU32::new(0),
+            passed: AtomicU32::new(0),
         }
     }
 
@@ -57,9 +71,25 @@ impl Tap {
         Some(self.tid.load(Ordering::Acquire)).filter(|&t| t != 0)
     }
 
-    /// Publish one record. Only one thread may ever push to a tap.
+    /// Records with a latency below `ns` need not be published (`0`:
+    /// every record). Written only when it changes, so that the writer's
+    /// copy of it stays in its cache.
+    pub fn set_floor(&self, ns: u64) {
+        let ns = ns.min(u64::from(u32::MAX)) as u32;
+        if self.floor.load(Ordering::Relaxed) != ns {
+            self.floor.store(ns, Ordering::Relaxed);
+        }
+    }
+
+    /// Publish one record, or count it passed by when it is under the
+    /// floor. Only one thread may ever push to a tap.
     #[inline(always)]
     pub fn push(&self, intended: u64, latency: u64) {
+        if (latency.min(u64::from(u32::MAX)) as u32) < self.floor.load(Ordering::Relaxed) {
+            let n = self.passed.load(Ordering::Relaxed);
+            self.passed.store(n.wrapping_add(1), Ordering::Relaxed);
+            return;
+        }
         let h = self.head.load(Ordering::Relaxed);
         // The head published before is visible to a reader that sees any of
         // the stores below (paired with the fence in `drain`).
@@ -85,6 +115,9 @@ impl Tap {
     /// Hand every record not read yet to `f` (oldest first); records the
     /// writer overwrote before they could be read are counted in `r.lost`.
     pub fn drain(&self, r: &mut TapReader, mut f: impl FnMut(u64, u64)) {
+        let passed = self.passed.load(Ordering::Relaxed);
+        r.passed += u64::from(passed.wrapping_sub(r.passed_seen));
+        r.passed_seen = passed;
         // The slot `capacity` records behind the head may be being written
         // (its head not published yet): only `capacity - 1` are safe to read.
         let safe = self.capacity - 1;
@@ -117,6 +150,27 @@ impl Tap {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn records_under_the_floor_are_counted_not_published() {
+        let t = Tap::new(16);
+        let mut r = TapReader::default();
+        t.push(1, 0);
+        t.set_floor(100);
+        for (i, lat) in [5u64, 100, 99, 150, 0, u64::MAX].into_iter().enumerate() {
+            t.push(i as u64 + 2, lat);
+        }
+        let mut got = Vec::new();
+        t.drain(&mut r, |a, b| got.push((a, b)));
+        // Without a floor every record, a zero latency too; then the
+        // floor and above (a latency past 32 bits included).
+        assert_eq!(got, vec![(1, 0), (3, 100), (5, 150), (7, u64::MAX)]);
+        assert_eq!((r.passed, r.lost), (3, 0));
+        t.set_floor(0);
+        t.push(8, 1);
+        t.drain(&mut r, |a, b| got.push((a, b)));
+        assert_eq!((got.len(), r.passed), (5, 3));
+    }
 
     #[test]
     fn records_arrive_in_order_and_a_lapped_reader_counts_its_losses() {

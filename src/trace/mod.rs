@@ -16,6 +16,19 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tracefs::Session;
 
+/// A source of ring-buffer pages per CPU: the kernel's `trace_pipe_raw`
+/// files ([`tracefs::RawPipes`]), or recorded pages replayed.
+pub trait Pages: Send {
+    /// How many CPUs it reads.
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// The next page of the `i`th CPU, oldest first: (CPU, page); `None`
+    /// when none is waiting.
+    fn read(&mut self, i: usize) -> std::io::Result<Option<(usize, &[u8])>>;
+}
+
 /// What one round of a reader did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Round {

@@ -380,17 +380,14 @@ impl RawPipes {
             page: vec![0; rustix::param::page_size()],
         })
     }
+}
 
-    pub fn len(&self) -> usize {
+impl super::Pages for RawPipes {
+    fn len(&self) -> usize {
         self.files.len()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.files.is_empty()
-    }
-
-    /// One page of the `i`th CPU's buffer: (CPU, page), `None` when empty.
-    pub fn read(&mut self, i: usize) -> io::Result<Option<(usize, &[u8])>> {
+    fn read(&mut self, i: usize) -> io::Result<Option<(usize, &[u8])>> {
         let (cpu, file) = &mut self.files[i];
         match file.read(&mut self.page) {
             Ok(0) => Ok(None),

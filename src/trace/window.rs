@@ -5,7 +5,7 @@
 //! not the rate of events.
 
 use crate::trace::ringpage::{get, page_time, Page, MISSED_EVENTS};
-use crate::trace::tracefs::RawPipes;
+use crate::trace::Pages;
 use std::io;
 
 /// Where a page handed on stands.
@@ -33,8 +33,8 @@ pub struct Read {
 /// `page`, in order. A page that begins before `from` is held until the
 /// next one shows whether it reaches past it; `held` is its buffer (a
 /// page's size, allocated once by the caller).
-pub fn read_from(
-    pipes: &mut RawPipes,
+pub fn read_from<P: Pages + ?Sized>(
+    pipes: &mut P,
     i: usize,
     fmt: &Page,
     from: Option<u64>,
@@ -98,6 +98,7 @@ fn fresh(fmt: &Page, p: &[u8], skipped: usize, after_point: bool) -> From {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trace::tracefs::RawPipes;
 
     const HEADER_PAGE: &str = "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n\tfield: char data;\toffset:16;\tsize:4080;\tsigned:0;\n";
 

@@ -31,7 +31,7 @@ use crate::sys::clock::Clock;
 use crate::sys::tracefs::Capabilities;
 use crate::trace::instance::{self, tracefs_error};
 use crate::trace::tracefs::{self, Pipe, RawPipes, Session};
-use crate::trace::{Finish, Round, Tracer};
+use crate::trace::{Finish, Pages, Round, Tracer};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};

@@ -23,7 +23,7 @@ use crate::sys::sched::{self, Sched};
 use crate::sys::tracefs::Capabilities;
 use crate::trace::instance::{self, tracefs_error};
 use crate::trace::tracefs::{self, RawPipes, Session};
-use crate::trace::{Finish, Round, Tracer, Tracing};
+use crate::trace::{Finish, Pages, Round, Tracer, Tracing};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
