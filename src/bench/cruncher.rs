@@ -7,15 +7,15 @@
 //! and every run's duration is one sample. The stretch is max / ideal; runs
 //! longer than ideal × (1 + tolerance) are counted.
 
-use crate::bench::explaining::{Ask, Explaining};
+use crate::bench::threads::{writing, Threads};
 use crate::engine::Setup;
 use crate::engine::StopFlag;
-use crate::engine::{self, Channel, RunControl, RunSpec, Worker, WorkerEnd};
+use crate::engine::{self, Finisher, RunControl, RunSpec};
 use crate::error::{Error, Outcome, Result};
 use crate::result::details::{cruncher::CruncherDetails, Details};
 use crate::result::Benchmark;
 use crate::result::RunResult;
-use crate::stats::recorder::{self, Recorder};
+use crate::stats::recorder::Recorder;
 use crate::stats::tap::Tap;
 use crate::sys;
 use crate::units::us;
@@ -223,7 +223,27 @@ fn limit(ideal_ns: u64, tolerance: f64) -> u64 {
 /// Run the cruncher end to end.
 pub fn run(cfg: &CruncherConfig, argv: Vec<String>) -> Result<Outcome> {
     let (cal, interrupted) = calibrate_watched(cfg)?;
+    let (mut spec, calibrated) = spec(cfg, &cal, interrupted, argv)?;
+    let (cpu, interval) = (Some(cfg.cpu), cfg.control.interval_ns);
+    let mut threads = Threads::begin_on(cpu, cfg.explain, "own computation", None, interval)?;
+    let beyond = Arc::new(AtomicU32::new(0));
+    // A signal during calibration: nothing is measured.
+    let measuring = interrupted.is_none();
+    measuring_thread(cfg, &cal, measuring, Arc::clone(&beyond), &mut threads);
+    spec.finish = Some(finisher(calibrated, beyond));
+    let outcome = threads.execute(spec, CLOCK)?;
+    print_end(cfg, &cal, &outcome.result);
+    Ok(outcome.outcome)
+}
 
+/// The run as calibrated (`interrupted`: by this signal), and the details
+/// known before it.
+fn spec(
+    cfg: &CruncherConfig,
+    cal: &Calibration,
+    interrupted: Option<i32>,
+    argv: Vec<String>,
+) -> Result<(RunSpec, CruncherDetails)> {
     let mut spec = RunSpec::new(Benchmark::Cruncher, cfg, &cfg.setup, &cfg.control, argv)?
         .threads(vec![Some(cfg.cpu)], vec![0]);
     if let Some(sig) = interrupted {
@@ -243,14 +263,19 @@ pub fn run(cfg: &CruncherConfig, argv: Vec<String>) -> Result<Outcome> {
         stretch: None,
     };
     spec.details.extend(calibrated.to_map());
+    Ok((spec, calibrated))
+}
 
-    let (mut rec, col) = recorder::pair(cfg.control.interval_ns);
-    let channels = vec![Channel::new(
-        "run".into(),
-        Some(cfg.cpu),
-        col,
-        cfg.control.interval_ns,
-    )];
+/// The measuring thread: its series `run` (explained with `--explain`),
+/// one computation per period unless not `measuring`, the runs beyond
+/// tolerance counted into `beyond`.
+fn measuring_thread(
+    cfg: &CruncherConfig,
+    cal: &Calibration,
+    measuring: bool,
+    beyond: Arc<AtomicU32>,
+    threads: &mut Threads,
+) {
     let plan = Plan {
         iterations: cal.iterations,
         period: cfg.period_ns,
@@ -258,37 +283,30 @@ pub fn run(cfg: &CruncherConfig, argv: Vec<String>) -> Result<Outcome> {
         duration: cfg.control.duration_ns,
         loops: cfg.control.loops,
     };
-    let beyond = Arc::new(AtomicU32::new(0));
-    let b = Arc::clone(&beyond);
-    let ask = Ask::new(
-        cfg.explain,
-        std::slice::from_ref(&cfg.cpu),
-        "own computation",
-    );
-    let mut explain = Explaining::begin(&ask, &mut spec.notes)?;
-    let tap = explain.watch("run", cfg.cpu, Some(cfg.period_ns));
-    let workers = vec![Worker {
-        name: "rtlat-cruncher".into(),
-        cpu: Some(cfg.cpu),
-        body: Box::new(move |start: u64, stop: &StopFlag| -> WorkerEnd {
-            if let Some(t) = &tap {
-                t.set_writer(sys::sched::gettid());
-            }
-            let n = if interrupted.is_some() {
-                0
-            } else {
-                measure(&mut rec, &plan, start, stop, tap.as_deref())
-            };
-            if let Some(t) = &tap {
-                t.close();
-            }
+    let mut rec = threads.series("run", Some(cfg.cpu));
+    let tap = threads.watch("run", Some(cfg.cpu), Some(cfg.period_ns));
+    threads.worker(
+        "rtlat-cruncher".into(),
+        Some(cfg.cpu),
+        move |start, stop| {
+            let n = writing(tap.as_deref(), || {
+                if measuring {
+                    measure(&mut rec, &plan, start, stop, tap.as_deref())
+                } else {
+                    0
+                }
+            });
             rec.finish();
-            b.store(n.min(u32::MAX as u64) as u32, Ordering::Release);
-            WorkerEnd { brk: None }
-        }),
-    }];
-    let (ideal, tol) = (cal.ideal_ns, cfg.tolerance);
-    spec.finish = Some(Box::new(move |r: &mut RunResult| {
+            beyond.store(n.min(u32::MAX as u64) as u32, Ordering::Release);
+        },
+    );
+}
+
+/// The run's finisher: the stretch and the runs beyond tolerance into the
+/// details, and a note when a run beat the calibrated ideal.
+fn finisher(calibrated: CruncherDetails, beyond: Arc<AtomicU32>) -> Finisher {
+    let (ideal, tol) = (calibrated.ideal_ns, calibrated.tolerance);
+    Box::new(move |r: &mut RunResult| {
         let ended = CruncherDetails {
             beyond_tolerance: Some(beyond.load(Ordering::Acquire).into()),
             stretch: Some(stretch(r.total.max_ns.max(0) as u64, ideal)),
@@ -303,9 +321,11 @@ pub fn run(cfg: &CruncherConfig, argv: Vec<String>) -> Result<Outcome> {
                 us(ideal)
             ));
         }
-    }));
-    let outcome = explain.execute(spec, channels, workers, CLOCK)?;
-    let r = &outcome.result;
+    })
+}
+
+/// The line printed after the summary: the calibration and the stretch.
+fn print_end(cfg: &CruncherConfig, cal: &Calibration, r: &RunResult) {
     let beyond = CruncherDetails::of(r).and_then(|d| d.beyond_tolerance);
     crate::outln!(
         "cruncher: ideal {} us (fastest of {} calibration runs of {} iterations, slowest {} us); stretch {:.3}; {} of {} runs beyond +{}%",
@@ -313,12 +333,11 @@ pub fn run(cfg: &CruncherConfig, argv: Vec<String>) -> Result<Outcome> {
         cal.runs,
         cal.iterations,
         us(cal.slowest_ns),
-        stretch(r.total.max_ns.max(0) as u64, ideal),
+        stretch(r.total.max_ns.max(0) as u64, cal.ideal_ns),
         beyond.unwrap_or(0),
         r.total.samples,
         cfg.tolerance * 100.0
     );
-    Ok(outcome.outcome)
 }
 
 /// Longest run over the ideal (0 without runs).
@@ -333,6 +352,7 @@ fn stretch(max_ns: u64, ideal_ns: u64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::recorder;
 
     #[test]
     fn the_computation_is_deterministic_and_scales_with_iterations() {

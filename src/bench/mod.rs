@@ -5,5 +5,7 @@ pub mod explaining;
 pub mod irq;
 pub mod net;
 pub mod noise;
+pub mod partner;
 pub mod switch;
+pub mod threads;
 pub mod timer;

@@ -35,15 +35,14 @@ pub use config::{
 };
 use drive::{drive, DrivePlan, DriveSession, RealTime, Recorders};
 
-use crate::bench::explaining::{Ask, Explaining};
-use crate::engine::{Channel, RunSpec, StopFlag, Worker, WorkerEnd};
+use crate::bench::threads::{writing, Slot, Threads};
+use crate::engine::{Finisher, RunSpec, StopFlag};
 use crate::error::{Error, Outcome, Result};
 use crate::result::details::irq::{IrqDetails, ResponderCounts};
 use crate::result::details::Details;
 use crate::result::Benchmark;
 use crate::result::RunResult;
-use crate::stats::recorder;
-use std::sync::{Arc, Mutex};
+use crate::stats::tap::Tap;
 
 /// Series names of a role: the recorders are created in this order.
 fn series_names(role: Role, kernel_ts: bool, reply: ReplyFrom) -> &'static [&'static str] {
@@ -184,25 +183,6 @@ fn open_backend(cfg: &IrqConfig) -> Result<Box<dyn EdgeBackend + Send>> {
     backend::open(cfg)
 }
 
-/// The run's series, each a channel for the reporter and a recorder for
-/// the measuring thread.
-fn series(cfg: &IrqConfig, kernel_ts: bool) -> (Vec<Channel>, Recorders) {
-    let names = series_names(cfg.role, kernel_ts, cfg.reply_from);
-    let mut channels = Vec::with_capacity(names.len());
-    let mut recs = Vec::with_capacity(names.len());
-    for name in names {
-        let (rec, col) = recorder::pair(cfg.control.interval_ns);
-        channels.push(Channel::new(
-            (*name).into(),
-            cfg.cpu,
-            col,
-            cfg.control.interval_ns,
-        ));
-        recs.push(rec);
-    }
-    (channels, Recorders(recs))
-}
-
 /// What the measuring loop of a run started at `start` is to do.
 fn plan_of(cfg: &IrqConfig, start: u64) -> DrivePlan {
     DrivePlan {
@@ -234,148 +214,138 @@ fn print_end(role: Role, end: &Ended) {
     }
 }
 
-/// `--explain`'s tracing of the measuring CPU (its notes into `notes`)
-/// and the measuring thread's tap: each measured edge's wake-up, from the
-/// kernel's event timestamp to the thread holding the event.
-fn begin_explain(
-    cfg: &IrqConfig,
-    kernel_ts: bool,
-    notes: &mut Vec<String>,
-) -> Result<(Explaining, Option<Arc<crate::stats::tap::Tap>>)> {
-    let (Some(_), Some(cpu)) = (cfg.explain, cfg.cpu) else {
-        return Ok((Explaining::default(), None));
-    };
-    if !kernel_ts {
+/// `--explain`'s tracing of the measuring CPU, which needs the kernel's
+/// event timestamps.
+fn begin_explain(cfg: &IrqConfig, kernel_ts: bool) -> Result<Threads> {
+    if cfg.explain.is_some() && cfg.cpu.is_some() && !kernel_ts {
         return Err(Error::env(
             "--explain needs the kernel's event timestamps, which this backend does not give: use --backend gpio",
         ));
     }
-    let cpus = [cpu];
-    let ask = Ask {
-        pending: Some("edge on its way to the reader"),
-        ..Ask::new(cfg.explain, &cpus, "own wake-up path")
-    };
-    let mut e = Explaining::begin(&ask, notes)?;
-    let series = if cfg.role == Role::Loopback {
-        "wake"
-    } else {
-        "kernel_to_user"
-    };
-    let tap = e.watch(
-        series,
-        cpu,
-        Some(cfg.period_ns.unwrap_or(DEFAULT_PERIOD_NS)),
-    );
-    Ok((e, tap))
+    Threads::begin_on(
+        cfg.cpu,
+        cfg.explain,
+        "own wake-up path",
+        Some("edge on its way to the reader"),
+        cfg.control.interval_ns,
+    )
 }
 
 /// Run `rtlat irq` end to end.
 pub fn run(cfg: &IrqConfig, command_line: Vec<String>) -> Result<Outcome> {
-    let role = cfg.role;
     // host --target: the board answers before the first edge is driven.
-    let remote = Arc::new(Mutex::new(peer::start(cfg)?));
-    let remote_trouble: Arc<Mutex<Option<String>>> = Arc::new(Mutex::new(None));
+    let partner = peer::start(cfg)?;
     let mut backend = open_backend(cfg)?;
     let kernel_ts = backend.kernel_timestamps();
     let start_level = backend
         .input_level()
         .map_err(|e| Error::env(format!("cannot read the watched line: {e}")).because(e))?;
-    let clock = cfg.clock_id();
-
-    let mut spec = RunSpec::new(Benchmark::Irq, cfg, &cfg.setup, &cfg.control, command_line)?
-        .threads(vec![cfg.cpu], vec![0]);
-    spec.notes = notes(cfg, kernel_ts);
-    spec.details.insert("role".into(), role.name().into());
-    if role == Role::Target {
-        spec.details
-            .insert("reply_from".into(), cfg.reply_from.name().into());
-    }
-
+    let mut spec = spec(cfg, kernel_ts, command_line)?;
     // Tracing is set up (and can fail) before anything is measured.
-    let (explain, tap) = begin_explain(cfg, kernel_ts, &mut spec.notes)?;
-
-    let report: Arc<Mutex<Option<Ended>>> = Arc::new(Mutex::new(None));
-    let (channels, mut recs) = series(cfg, kernel_ts);
-    let out = Arc::clone(&report);
-    let plan_cfg = cfg.clone();
-    let worker = Worker {
-        name: format!("rtlat-irq-{}", role.name()),
-        cpu: cfg.cpu,
-        body: Box::new(move |start: u64, stop: &StopFlag| -> WorkerEnd {
-            let plan = plan_of(&plan_cfg, start);
-            let mut acct = EdgeAccount::default();
-            acct.set_level(start_level);
-            let mut time = RealTime(clock);
-            if let Some(t) = &tap {
-                t.set_writer(crate::sys::sched::gettid());
-            }
-            let res = backend.begin(start).and_then(|()| {
-                let s = DriveSession {
-                    plan: &plan,
-                    recs: &mut recs,
-                    acct: &mut acct,
-                    stop,
-                    tap: tap.as_deref(),
-                };
-                let b = backend.as_mut();
-                match role {
-                    Role::Loopback => drive(b, &mut time, s, loopback::record),
-                    Role::Target if plan_cfg.reply_from != ReplyFrom::User => {
-                        responder::measure(b, &mut time, s)
-                    }
-                    Role::Target => target::measure(b, &mut time, s),
-                    Role::Host => drive(b, &mut time, s, host::record),
-                }
-            });
-            recs.finish();
-            if let Some(t) = &tap {
-                t.close();
-            }
-            let ended = Ended {
-                counts: acct.r,
-                responder: backend.responder_counts(),
-                error: res
-                    .err()
-                    .map(|e| format!("edge backend failed during the run: {e}")),
-            };
-            if let Ok(mut g) = out.lock() {
-                *g = Some(ended);
-            }
-            WorkerEnd { brk: None }
-        }),
-    };
-    let fin = Arc::clone(&report);
-    let (remote_f, trouble_f, fin_cfg) = (
-        Arc::clone(&remote),
-        Arc::clone(&remote_trouble),
-        cfg.clone(),
-    );
-    spec.finish = Some(Box::new(move |result: &mut RunResult| {
-        if let Some(end) = fin.lock().ok().and_then(|g| g.clone()) {
+    let mut threads = begin_explain(cfg, kernel_ts)?;
+    let ended = Slot::default();
+    measuring_thread(cfg, (backend, start_level), ended.clone(), &mut threads);
+    let (role, fin) = (cfg.role, ended.clone());
+    let own: Finisher = Box::new(move |result: &mut RunResult| {
+        if let Some(end) = fin.get() {
             finish_result(result, role, &end);
         }
-        if let Some(p) = remote_f.lock().ok().and_then(|mut g| g.take()) {
-            let trouble = peer::finish(p, &fin_cfg, result);
-            if let Ok(mut g) = trouble_f.lock() {
-                *g = trouble;
-            }
-        }
-    }));
-    let outcome = explain.execute(spec, channels, vec![worker], clock);
-    // On an early error the target never stopped: dropping it ends it.
-    drop(remote.lock().ok().and_then(|mut g| g.take()));
-    let outcome = outcome?;
-    let end = report
-        .lock()
-        .ok()
-        .and_then(|g| g.clone())
-        .unwrap_or_default();
+    });
+    let on = cfg.clone();
+    spec.finish = Some(partner.finisher(own, move |t, board, r| peer::merge(t, &on, board, r)));
+    let outcome = threads.execute(spec, cfg.clock_id())?;
+    let end = ended.get().unwrap_or_default();
     print_end(role, &end);
     if let Some(e) = end.error {
         return Ok(Outcome::EnvironmentFailed(e));
     }
-    match remote_trouble.lock().ok().and_then(|mut g| g.take()) {
-        Some(t) => Ok(Outcome::EnvironmentFailed(t)),
-        None => Ok(outcome.outcome),
+    Ok(partner.outcome(outcome.outcome))
+}
+
+/// The run: the role, where the replies come from, what is measured and
+/// what is not (the notes).
+fn spec(cfg: &IrqConfig, kernel_ts: bool, command_line: Vec<String>) -> Result<RunSpec> {
+    let mut spec = RunSpec::new(Benchmark::Irq, cfg, &cfg.setup, &cfg.control, command_line)?
+        .threads(vec![cfg.cpu], vec![0]);
+    spec.notes = notes(cfg, kernel_ts);
+    spec.details.insert("role".into(), cfg.role.name().into());
+    if cfg.role == Role::Target {
+        spec.details
+            .insert("reply_from".into(), cfg.reply_from.name().into());
+    }
+    Ok(spec)
+}
+
+/// The measuring thread: the role's series, each a recorder for it and a
+/// channel for the reporter, the wake-up of each measured edge (from the
+/// kernel's event timestamp to the thread holding the event) explained
+/// with `--explain`, and how it ended into `ended`.
+fn measuring_thread(
+    cfg: &IrqConfig,
+    (mut backend, start_level): (Box<dyn EdgeBackend + Send>, bool),
+    ended: Slot<Ended>,
+    threads: &mut Threads,
+) {
+    let names = series_names(cfg.role, backend.kernel_timestamps(), cfg.reply_from);
+    let mut recs = Recorders(names.iter().map(|n| threads.series(n, cfg.cpu)).collect());
+    let explained = if cfg.role == Role::Loopback {
+        "wake"
+    } else {
+        "kernel_to_user"
+    };
+    let every = Some(cfg.period_ns.unwrap_or(DEFAULT_PERIOD_NS));
+    let tap = threads.watch(explained, cfg.cpu, every);
+    let name = format!("rtlat-irq-{}", cfg.role.name());
+    let (cpu, cfg) = (cfg.cpu, cfg.clone());
+    threads.worker(name, cpu, move |start, stop| {
+        let at = (start_level, start, stop);
+        ended.put(measure(
+            &cfg,
+            backend.as_mut(),
+            (&mut recs, tap.as_deref()),
+            at,
+        ));
+    });
+}
+
+/// The measuring thread's life from the run's start: the role's loop on
+/// `backend` into `recs` (and `tap`, `--explain`), from the watched line at
+/// `start_level`; how it ended.
+fn measure(
+    cfg: &IrqConfig,
+    backend: &mut (dyn EdgeBackend + Send),
+    (recs, tap): (&mut Recorders, Option<&Tap>),
+    (start_level, start, stop): (bool, u64, &StopFlag),
+) -> Ended {
+    let plan = plan_of(cfg, start);
+    let mut acct = EdgeAccount::default();
+    acct.set_level(start_level);
+    let mut time = RealTime(cfg.clock_id());
+    let res = writing(tap, || {
+        backend.begin(start).and_then(|()| {
+            let s = DriveSession {
+                plan: &plan,
+                recs: &mut *recs,
+                acct: &mut acct,
+                stop,
+                tap,
+            };
+            match cfg.role {
+                Role::Loopback => drive(backend, &mut time, s, loopback::record),
+                Role::Target if cfg.reply_from != ReplyFrom::User => {
+                    responder::measure(backend, &mut time, s)
+                }
+                Role::Target => target::measure(backend, &mut time, s),
+                Role::Host => drive(backend, &mut time, s, host::record),
+            }
+        })
+    });
+    recs.finish();
+    Ended {
+        counts: acct.r,
+        responder: backend.responder_counts(),
+        error: res
+            .err()
+            .map(|e| format!("edge backend failed during the run: {e}")),
     }
 }

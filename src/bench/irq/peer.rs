@@ -4,8 +4,8 @@
 //! user → reply) merged into the host's result as `target/…` threads.
 
 use super::config::{Backend, IrqConfig, DEFAULT_PERIOD_NS};
+use crate::bench::partner::Partner;
 use crate::error::Result;
-use crate::remote::peer::{Fetched, Peer};
 use crate::result::{RunResult, ThreadResult};
 use serde_json::{json, Value};
 
@@ -42,30 +42,16 @@ pub(super) fn target_args(cfg: &IrqConfig) -> Vec<String> {
     a
 }
 
-/// Start the target the host drives, if `--target` asks for one.
-pub(super) fn start(cfg: &IrqConfig) -> Result<Option<Peer>> {
-    let Some(board) = &cfg.target else {
-        return Ok(None);
-    };
+/// The target the host drives (`--target`), started on its board.
+pub(super) fn start(cfg: &IrqConfig) -> Result<Partner> {
     // Its start line: it is answering.
-    Peer::start(board, &target_args(cfg), "rtlat irq:").map(Some)
+    let args = || target_args(cfg);
+    Partner::start(cfg.target.as_ref(), "target", args, "rtlat irq:")
 }
 
-/// Stop the target and merge its own result into `r`: its series as
-/// `target/…` threads, its details in `details.target`, a note; the trouble
-/// with it, if any.
-pub(super) fn finish(peer: Peer, cfg: &IrqConfig, r: &mut RunResult) -> Option<String> {
-    let board = cfg
-        .target
-        .as_ref()
-        .map(|b| b.ssh.target.to_string())
-        .unwrap_or_default();
-    let Fetched { result, trouble } = peer.stop();
-    let Some(target) = result else {
-        let why = trouble.unwrap_or_default();
-        r.notes.push(format!("the target on {board}: {why}"));
-        return Some(why);
-    };
+/// Merge the target's own result into `r`: its series as `target/…`
+/// threads, its details in `details.target`, a note.
+pub(super) fn merge(target: &Value, cfg: &IrqConfig, board: &str, r: &mut RunResult) {
     let threads: Vec<ThreadResult> =
         serde_json::from_value(target["threads"].clone()).unwrap_or_default();
     let mut names = Vec::new();
@@ -98,8 +84,4 @@ pub(super) fn finish(peer: Peer, cfg: &IrqConfig, r: &mut RunResult) -> Option<S
             "notes": target["notes"],
         }),
     );
-    if let Some(t) = &trouble {
-        r.notes.push(format!("the target on {board}: {t}"));
-    }
-    trouble
 }

@@ -17,6 +17,7 @@ pub use parse::{parse_byte_rate, parse_rate, resolve};
 pub use ping::PingConfig;
 pub use serve::ServeConfig;
 
+use crate::bench::threads::Threads;
 use crate::engine::Setup;
 use crate::engine::{RunControl, RunSpec};
 use crate::error::{Error, Outcome, Result};
@@ -87,6 +88,15 @@ fn prepare_socket(sock: &TsSocket, ts: Option<Timestamps>, tx: bool) -> Result<(
     sock.set_buffers(1 << 20);
     sock.set_recv_timeout(RECV_SLICE_NS)
         .map_err(|e| Error::env(format!("cannot set a receive timeout: {e}")).because(e))
+}
+
+/// The side's measuring threads, its receiving thread explained with
+/// `--explain` (on the CPU of `--cpu`): each datagram from its kernel RX
+/// stamp to the thread running after `recvmsg`, the time before that
+/// `pending`.
+fn receiving(common: &Common, explain: Option<usize>, pending: &'static str) -> Result<Threads> {
+    let (cpu, interval) = (common.cpu, common.control.interval_ns);
+    Threads::begin_on(cpu, explain, "own receive path", Some(pending), interval)
 }
 
 /// The settings both sides have (in the result's `config` beside each

@@ -7,23 +7,23 @@
 //! it back to the address it came from. Anything else is counted and dropped.
 
 use super::wire::{self, Bad, Header};
-use super::{back_off, block_signals, prepare_socket, realtime_of, run_spec, Common};
+use super::{back_off, block_signals, prepare_socket, realtime_of, receiving, run_spec, Common};
 use super::{MONOTONIC, REALTIME};
-use crate::bench::explaining::{Ask, Explaining};
-use crate::engine::{Channel, StopFlag, Worker, WorkerEnd};
+use crate::bench::threads::{writing, Slot, Threads};
+use crate::engine::{Finisher, RunSpec, StopFlag};
 use crate::error::{Error, Outcome, Result};
 use crate::load::net::UdpSink;
 use crate::result::details::net::{NetDetails, NetSide, ServeCounts};
 use crate::result::details::Details;
 use crate::result::RunResult;
-use crate::stats::recorder::{self, Recorder};
+use crate::stats::recorder::Recorder;
 use crate::stats::tap::Tap;
 use crate::sys::clock::now_ns;
 use crate::sys::net::TsSocket;
 use serde::Serialize;
 use std::io::{self, Write};
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// A server RX latency above this is a clock step, not a latency.
 const IMPLAUSIBLE_NS: u64 = 10_000_000_000;
@@ -218,27 +218,6 @@ fn requests_note(c: &ServeCounts) -> String {
     )
 }
 
-/// `--explain`'s tracing of the server's CPU and the server's tap: the
-/// server RX interval, from the request's kernel RX stamp to the
-/// thread running after `recvmsg`.
-fn begin_explain(
-    cfg: &ServeConfig,
-    notes: &mut Vec<String>,
-) -> Result<(Explaining, Option<Arc<Tap>>)> {
-    let (Some(_), Some(cpu)) = (cfg.explain, cfg.common.cpu) else {
-        return Ok((Explaining::default(), None));
-    };
-    let cpus = [cpu];
-    let ask = Ask {
-        pending: Some("request on its way to the socket"),
-        ..Ask::new(cfg.explain, &cpus, "own receive path")
-    };
-    let mut e = Explaining::begin(&ask, notes)?;
-    // Requests come at the client's rate, unknown here.
-    let tap = e.watch("server_rx", cpu, None);
-    Ok((e, tap))
-}
-
 /// Run `rtlat net serve`.
 pub fn run(cfg: &ServeConfig, command_line: Vec<String>) -> Result<Outcome> {
     block_signals()?;
@@ -247,8 +226,7 @@ pub fn run(cfg: &ServeConfig, command_line: Vec<String>) -> Result<Outcome> {
     let sink = open_sink(cfg)?;
     let sink_addr = sink.as_ref().map(|s| s.local_addr());
     // Tracing is set up (and can fail) before the server says it listens.
-    let mut explain_notes = Vec::new();
-    let (explain, tap) = begin_explain(cfg, &mut explain_notes)?;
+    let mut threads = receiving(&cfg.common, cfg.explain, "request on its way to the socket")?;
     crate::outln!(
         "rtlat net serve: listening on {listen}{}",
         sink_addr
@@ -256,35 +234,31 @@ pub fn run(cfg: &ServeConfig, command_line: Vec<String>) -> Result<Outcome> {
             .unwrap_or_default()
     );
     let _ = io::stdout().flush();
+    let counts = Slot::default();
+    server_thread(cfg, sock, counts.clone(), &mut threads);
+    let mut spec = spec(cfg, (listen, sink_addr), command_line)?;
+    let sink = Slot::new(sink);
+    spec.finish = Some(finisher(cfg, counts, sink.clone()));
+    let outcome = threads.execute(spec, MONOTONIC);
+    if let Some(s) = sink.take() {
+        s.stop();
+    }
+    Ok(outcome?.outcome)
+}
 
-    let interval = cfg.common.control.interval_ns;
-    let (server_rx, c1) = recorder::pair(interval);
-    let (turnaround, c2) = recorder::pair(interval);
-    let channels = vec![
-        Channel::new("server_rx".into(), cfg.common.cpu, c1, interval),
-        Channel::new("turnaround".into(), cfg.common.cpu, c2, interval),
-    ];
-    let mut server = Server {
-        sock,
-        server_rx,
-        turnaround,
-        buf: vec![0u8; cfg.max_size],
-        hardware: cfg.common.timestamps.is_hardware(),
-        start_real: 0,
-        tap,
-        real_ahead: 0,
-        c: ServeCounts::default(),
-    };
-
-    let counts: Arc<Mutex<Option<ServeCounts>>> = Arc::new(Mutex::new(None));
-    let sink = Arc::new(Mutex::new(sink));
-    // The result shows the addresses actually bound (a port 0 was chosen by the kernel).
+/// The run: its config with the addresses actually bound (a port 0 was
+/// chosen by the kernel), what it measures (the first note).
+fn spec(
+    cfg: &ServeConfig,
+    (listen, sink): (SocketAddr, Option<SocketAddr>),
+    command_line: Vec<String>,
+) -> Result<RunSpec> {
     let bound = ServeConfig {
         listen,
-        sink: sink_addr,
+        sink,
         ..cfg.clone()
     };
-    let mut spec = run_spec(
+    run_spec(
         serde_json::to_value(&bound).unwrap_or_default(),
         &cfg.common,
         1,
@@ -293,19 +267,56 @@ pub fn run(cfg: &ServeConfig, command_line: Vec<String>) -> Result<Outcome> {
             cfg.common.timestamps.name()
         ),
         command_line,
-    )?;
-    let (counts_f, sink_f, timestamping) = (
-        Arc::clone(&counts),
-        Arc::clone(&sink),
-        cfg.common.timestamps,
+    )
+}
+
+/// The server's thread: its two series (the server RX explained with
+/// `--explain`: from the request's kernel RX stamp to the thread running
+/// after `recvmsg`), its counts into `counts` when it ends.
+fn server_thread(
+    cfg: &ServeConfig,
+    sock: TsSocket,
+    counts: Slot<ServeCounts>,
+    threads: &mut Threads,
+) {
+    let cpu = cfg.common.cpu;
+    // Requests come at the client's rate, unknown here.
+    let tap = threads.watch("server_rx", cpu, None);
+    let mut server = Server {
+        sock,
+        server_rx: threads.series("server_rx", cpu),
+        turnaround: threads.series("turnaround", cpu),
+        buf: vec![0u8; cfg.max_size],
+        hardware: cfg.common.timestamps.is_hardware(),
+        start_real: 0,
+        tap: tap.clone(),
+        real_ahead: 0,
+        c: ServeCounts::default(),
+    };
+    let (loops, duration) = (cfg.common.control.loops, cfg.common.control.duration_ns);
+    threads.worker(
+        "rtlat-net-serve".into(),
+        cfg.common.pin(),
+        move |start, stop| {
+            server.start_real = realtime_of(start);
+            server.real_ahead = server.start_real.saturating_sub(start);
+            writing(tap.as_deref(), || {
+                measure(&mut server, loops, duration.map(|d| start + d), stop)
+            });
+            server.server_rx.finish();
+            server.turnaround.finish();
+            counts.put(server.c.clone());
+        },
     );
-    spec.finish = Some(Box::new(move |r: &mut RunResult| {
-        let mut c = counts_f
-            .lock()
-            .ok()
-            .and_then(|g| g.clone())
-            .unwrap_or_default();
-        if let Some(s) = sink_f.lock().ok().and_then(|mut g| g.take()) {
+}
+
+/// The run's finisher: the counts (and the bulk sink's bytes) into the
+/// details and a note.
+fn finisher(cfg: &ServeConfig, counts: Slot<ServeCounts>, sink: Slot<UdpSink>) -> Finisher {
+    let timestamping = cfg.common.timestamps;
+    Box::new(move |r: &mut RunResult| {
+        let mut c = counts.get().unwrap_or_default();
+        if let Some(s) = sink.take() {
             c.sink_bytes = Some(s.stop());
         }
         r.notes.push(requests_note(&c));
@@ -314,35 +325,5 @@ pub fn run(cfg: &ServeConfig, command_line: Vec<String>) -> Result<Outcome> {
             side: Some(NetSide::Serve(c)),
         };
         r.details.extend(details.to_map());
-    }));
-
-    let (loops, duration) = (cfg.common.control.loops, cfg.common.control.duration_ns);
-    let counts_w = Arc::clone(&counts);
-    let worker = Worker {
-        name: "rtlat-net-serve".into(),
-        cpu: cfg.common.pin(),
-        body: Box::new(move |start: u64, stop: &StopFlag| -> WorkerEnd {
-            server.start_real = realtime_of(start);
-            server.real_ahead = server.start_real.saturating_sub(start);
-            if let Some(t) = &server.tap {
-                t.set_writer(crate::sys::sched::gettid());
-            }
-            measure(&mut server, loops, duration.map(|d| start + d), stop);
-            if let Some(t) = &server.tap {
-                t.close();
-            }
-            server.server_rx.finish();
-            server.turnaround.finish();
-            if let Ok(mut g) = counts_w.lock() {
-                *g = Some(server.c.clone());
-            }
-            WorkerEnd { brk: None }
-        }),
-    };
-    spec.notes.extend(explain_notes);
-    let outcome = explain.execute(spec, channels, vec![worker], MONOTONIC);
-    if let Some(s) = sink.lock().ok().and_then(|mut g| g.take()) {
-        s.stop();
-    }
-    Ok(outcome?.outcome)
+    })
 }

@@ -29,14 +29,14 @@ mod threads;
 pub use config::{priorities, PairPlan, Placement, SwitchConfig};
 pub(crate) use threads::pause;
 
-use crate::bench::explaining::{Ask, Explaining};
-use crate::engine::{Channel, RunSpec, StopFlag, Worker, WorkerEnd};
+use crate::bench::explaining::Ask;
+use crate::bench::threads::Threads;
+use crate::engine::RunSpec;
 use crate::error::{Error, Outcome, Result};
 use crate::result::details::switch::{PairDetails, SwitchDetails};
 use crate::result::details::Details;
 use crate::result::Benchmark;
 use crate::result::RunResult;
-use crate::stats::recorder;
 use crate::sys::{
     self,
     ipc::{self, Mechanism},
@@ -44,7 +44,7 @@ use crate::sys::{
 };
 use shared::{PairLink, STAGE_WAIT};
 use std::sync::{Arc, Mutex};
-use threads::{WakerPlan, CLOCK};
+use threads::{wakee, waker, WakerPlan, CLOCK};
 
 /// Fork the wakee processes and wait until each listens (or report why it could not).
 fn fork_wakees(cfg: &SwitchConfig, links: &[Arc<PairLink>]) -> Result<Vec<Child>> {
@@ -96,30 +96,42 @@ fn fork_wakees(cfg: &SwitchConfig, links: &[Arc<PairLink>]) -> Result<Vec<Child>
 
 /// Run the switch benchmark end to end.
 pub fn run(cfg: &SwitchConfig, argv: Vec<String>) -> Result<Outcome> {
-    let n = cfg.pairs.len();
     // Tracing is set up (and can fail) before anything is measured or forked.
     let ask = Ask {
         pending: Some("the waker's wake call"),
         ..Ask::new(cfg.explain, &cfg.cpus, "own wake-up path")
     };
-    let mut explain_notes = Vec::new();
-    let mut explain = Explaining::begin(&ask, &mut explain_notes)?;
+    let mut threads = Threads::begin(&ask, cfg.control.interval_ns)?;
     if cfg.via == Mechanism::Signal {
         ipc::block_wake_signal()
             .map_err(|e| Error::env(format!("cannot block the wake signal: {e}")).because(e))?;
     }
-    let mut links = Vec::with_capacity(n);
-    for _ in 0..n {
-        let delay = cfg.wakee_delay_ns.unwrap_or(0);
-        let link = PairLink::new(cfg.via, cfg.processes, cfg.warm, delay)?;
-        links.push(Arc::new(link));
-    }
+    let delay = cfg.wakee_delay_ns.unwrap_or(0);
+    let links = cfg
+        .pairs
+        .iter()
+        .map(|_| PairLink::new(cfg.via, cfg.processes, cfg.warm, delay).map(Arc::new))
+        .collect::<Result<Vec<_>>>()?;
     let mut children = if cfg.processes {
         fork_wakees(cfg, &links)?
     } else {
         Vec::new()
     };
+    let (mut spec, line) = spec(cfg, argv)?;
+    let tallies: Arc<Mutex<Vec<PairDetails>>> = Arc::new(Mutex::new(Vec::new()));
+    for (plan, link) in cfg.pairs.iter().zip(&links) {
+        pair_threads(cfg, (plan, link), &tallies, &mut threads);
+    }
+    spec.finish = Some(finisher(cfg, tallies, links.clone(), line));
+    let outcome = threads.execute(spec, CLOCK);
+    reap(&mut children, outcome.is_ok());
+    let outcome = outcome?;
+    print_lost(cfg, &SwitchDetails::of(&outcome.result).unwrap_or_default());
+    Ok(outcome.outcome)
+}
 
+/// The run: each pair's wakee CPU and phase, the mechanism in the details.
+fn spec(cfg: &SwitchConfig, argv: Vec<String>) -> Result<(RunSpec, SwitchDetails)> {
     let mut spec = RunSpec::new(Benchmark::Switch, cfg, &cfg.setup, &cfg.control, argv)?.threads(
         cfg.pairs.iter().map(|p| Some(p.wakee_cpu)).collect(),
         cfg.pairs.iter().map(|p| p.phase_ns).collect(),
@@ -130,71 +142,57 @@ pub fn run(cfg: &SwitchConfig, argv: Vec<String>) -> Result<Outcome> {
         ..SwitchDetails::default()
     };
     spec.details.extend(line.to_map());
-    spec.notes.extend(explain_notes);
+    Ok((spec, line))
+}
 
-    let tallies: Arc<Mutex<Vec<PairDetails>>> = Arc::new(Mutex::new(Vec::new()));
-    let mut channels = Vec::with_capacity(n);
-    let mut workers = Vec::with_capacity(2 * n);
-    for (plan, link) in cfg.pairs.iter().zip(&links) {
-        let (mut rec, col) = recorder::pair(cfg.control.interval_ns);
-        channels.push(Channel::new(
-            plan.name.clone(),
-            Some(plan.wakee_cpu),
-            col,
-            cfg.control.interval_ns,
-        ));
-        let wplan = WakerPlan {
-            period: cfg.period_ns,
-            yield_after: plan.waker_cpu == plan.wakee_cpu
-                && cfg.waker_priority.is_some()
-                && cfg.waker_priority == cfg.wakee_priority,
-            phase: plan.phase_ns,
-            duration: cfg.control.duration_ns,
-            loops: cfg.control.loops,
-            sched: (cfg.waker_sched != cfg.setup.rt.sched).then_some(cfg.waker_sched),
-        };
-        let tap = explain.watch(&plan.name, plan.wakee_cpu, Some(cfg.period_ns));
-        let (l, t, name) = (Arc::clone(link), Arc::clone(&tallies), plan.name.clone());
-        workers.push(Worker {
-            name: format!("{}-waker", plan.name),
-            cpu: Some(plan.waker_cpu),
-            body: Box::new(move |start: u64, stop: &StopFlag| -> WorkerEnd {
-                let mut tally = threads::waker(&l, &mut rec, &wplan, (start, stop), tap.as_deref());
-                tally.name = name;
-                if let Ok(mut v) = t.lock() {
-                    v.push(tally);
-                }
-                WorkerEnd { brk: None }
-            }),
-        });
-        if !cfg.processes {
-            let l = Arc::clone(link);
-            workers.push(Worker {
-                name: format!("{}-wakee", plan.name),
-                cpu: Some(plan.wakee_cpu),
-                body: Box::new(move |_start: u64, _stop: &StopFlag| -> WorkerEnd {
-                    threads::wakee(&l);
-                    WorkerEnd { brk: None }
-                }),
-            });
-        }
-    }
-
-    spec.finish = Some(finisher(cfg, tallies, links.clone(), line));
-
-    let outcome = explain.execute(spec, channels, workers, CLOCK);
-    for c in children.iter_mut() {
-        // Whatever happens, the child is reaped (or left alone once a wait failed).
-        let _ = if outcome.is_ok() {
+/// Reap the wakee processes after a run that `ran` (or not: an early
+/// error), whatever happens (or leave one alone once a wait failed).
+fn reap(children: &mut [Child], ran: bool) {
+    for c in children {
+        let _ = if ran {
             // The waker's last ring told the wakee process to exit; reap it (or kill it).
             c.finish(1_000_000_000)
         } else {
             c.kill() // no waker ran: nobody will ring it
         };
     }
-    let outcome = outcome?;
-    print_lost(cfg, &SwitchDetails::of(&outcome.result).unwrap_or_default());
-    Ok(outcome.outcome)
+}
+
+/// The threads of a pair: its series (the wakee's wake-up, explained with
+/// `--explain`), the waker, whose tally goes to `tallies` when it ends, and
+/// the wakee unless it is a process.
+fn pair_threads(
+    cfg: &SwitchConfig,
+    (plan, link): (&PairPlan, &Arc<PairLink>),
+    tallies: &Arc<Mutex<Vec<PairDetails>>>,
+    threads: &mut Threads,
+) {
+    let mut rec = threads.series(&plan.name, Some(plan.wakee_cpu));
+    let wplan = WakerPlan {
+        period: cfg.period_ns,
+        yield_after: plan.waker_cpu == plan.wakee_cpu
+            && cfg.waker_priority.is_some()
+            && cfg.waker_priority == cfg.wakee_priority,
+        phase: plan.phase_ns,
+        duration: cfg.control.duration_ns,
+        loops: cfg.control.loops,
+        sched: (cfg.waker_sched != cfg.setup.rt.sched).then_some(cfg.waker_sched),
+    };
+    let tap = threads.watch(&plan.name, Some(plan.wakee_cpu), Some(cfg.period_ns));
+    let (l, t, name) = (Arc::clone(link), Arc::clone(tallies), plan.name.clone());
+    let thread = format!("{}-waker", plan.name);
+    threads.worker(thread, Some(plan.waker_cpu), move |start, stop| {
+        let mut tally = waker(&l, &mut rec, &wplan, (start, stop), tap.as_deref());
+        tally.name = name;
+        if let Ok(mut v) = t.lock() {
+            v.push(tally);
+        }
+    });
+    if !cfg.processes {
+        let l = Arc::clone(link);
+        let thread = format!("{}-wakee", plan.name);
+        threads.worker(thread, Some(plan.wakee_cpu), move |_, _| wakee(&l));
+    }
 }
 
 /// The run's finisher: the pairs' tallies and lost wakes into the result.

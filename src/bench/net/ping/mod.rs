@@ -44,13 +44,12 @@ pub use config::{
     ONE_THREAD_MIN_PERIOD_NS,
 };
 
-use super::{block_signals, prepare_socket, run_spec, MONOTONIC, RECV_SLICE_NS};
-use crate::bench::explaining::{Ask, Explaining};
-use crate::engine::{Channel, StopFlag, Worker, WorkerEnd};
+use super::{block_signals, prepare_socket, receiving, run_spec, MONOTONIC, RECV_SLICE_NS};
+use crate::bench::threads::{Slot, Threads};
+use crate::engine::{RunSpec, StopFlag};
 use crate::error::{Error, Outcome, Result};
 use crate::load::net::{BulkConfig, BulkSender};
 use crate::result::details::net::PingCounts;
-use crate::stats::recorder;
 use crate::stats::seqlock::SeqCell;
 use crate::sys::net::TsSocket;
 use crate::units::human_duration;
@@ -147,26 +146,69 @@ fn open_socket(cfg: &PingConfig) -> Result<TsSocket> {
     Ok(sock)
 }
 
-/// A measuring thread running `body` from the run's start; its counts are
-/// added to `counts` when it ends.
+/// A measuring thread on `cpu` running `body` from the run's start; its
+/// counts are added to `counts` when it ends.
 fn worker(
+    threads: &mut Threads,
     name: &str,
     cpu: Option<usize>,
     plan: Plan,
     counts: &Arc<Mutex<PingCounts>>,
     body: impl FnOnce(&Plan, &StopFlag) -> PingCounts + Send + 'static,
-) -> Worker {
+) {
     let counts = Arc::clone(counts);
-    Worker {
-        name: name.into(),
-        cpu,
-        body: Box::new(move |start: u64, stop: &StopFlag| -> WorkerEnd {
-            let c = body(&Plan { start, ..plan }, stop);
-            if let Ok(mut g) = counts.lock() {
-                g.add(&c);
-            }
-            WorkerEnd { brk: None }
-        }),
+    threads.worker(name.into(), cpu, move |start, stop| {
+        let c = body(&Plan { start, ..plan }, stop);
+        if let Ok(mut g) = counts.lock() {
+            g.add(&c);
+        }
+    });
+}
+
+/// The measuring threads of the run's path.
+fn workers(
+    cfg: &PingConfig,
+    (sender, receiver): (Sender, Receiver),
+    counts: &Arc<Mutex<PingCounts>>,
+    threads: &mut Threads,
+) {
+    let plan = Plan {
+        period: cfg.period_ns,
+        start: 0,
+        loops: cfg.common.control.loops,
+        duration: cfg.common.control.duration_ns,
+        timeout: cfg.timeout_ns,
+        spin: cfg.spin_ns,
+        pace: cfg.pace,
+    };
+    let pin = cfg.common.pin();
+    match cfg.path {
+        Path::OneThread => worker(
+            threads,
+            "rtlat-net-ping",
+            pin,
+            plan,
+            counts,
+            move |p, stop| pingpong::run(sender, receiver, p, stop),
+        ),
+        Path::TwoThread => {
+            worker(
+                threads,
+                "rtlat-net-tx",
+                pin,
+                plan,
+                counts,
+                move |p, stop| sender.run(p, stop),
+            );
+            worker(
+                threads,
+                "rtlat-net-rx",
+                pin,
+                plan,
+                counts,
+                move |p, stop| receiver.run(p, stop),
+            );
+        }
     }
 }
 
@@ -233,23 +275,23 @@ fn first_note(cfg: &PingConfig, local: std::net::SocketAddr) -> String {
 }
 
 /// The sending and receiving ends of the run on the socket and its
-/// duplicate, each with its recorders, and the series' channels.
+/// duplicate, each with its recorders; the receiver's RX intervals (from
+/// the reply's kernel RX stamp to the thread running after `recvmsg`) are
+/// explained with `--explain`.
 fn endpoints(
     cfg: &PingConfig,
-    sock: TsSocket,
-    rsock: TsSocket,
-) -> Result<(Sender, Receiver, Vec<Channel>)> {
+    (sock, rsock): (TsSocket, TsSocket),
+    threads: &mut Threads,
+) -> Result<(Sender, Receiver)> {
     let win = window(cfg.timeout_ns, cfg.period_ns, cfg.common.control.loops);
     // TX timestamps come within microseconds of the send (hardware ones
     // within milliseconds) and are read at once, not after a reply's timeout.
     let tx_win = window(TX_DRAIN_NS, cfg.period_ns, cfg.common.control.loops);
-    let interval = cfg.common.control.interval_ns;
-    let (mut recs, mut channels) = (Vec::new(), Vec::new());
-    for name in series(cfg) {
-        let (rec, col) = recorder::pair(interval);
-        recs.push(Some(rec));
-        channels.push(Channel::new((*name).into(), cfg.common.cpu, col, interval));
-    }
+    let cpu = cfg.common.cpu;
+    let mut recs: Vec<_> = series(cfg)
+        .iter()
+        .map(|name| Some(threads.series(name, cpu)))
+        .collect();
     recs.resize_with(SERIES.len(), || None);
     let mut take = |i: usize| recs[i].take();
     let rtt = take(0).ok_or_else(|| Error::env("internal: recorder missing"))?;
@@ -259,44 +301,22 @@ fn endpoints(
     let times = Arc::new(ledger::SendTimes::new(win));
     let keys = (tx_win, Arc::clone(&times));
     let sender = Sender::new(sock, tx, cfg, keys, Arc::clone(&progress));
-    let receiver = Receiver::new(rsock, (rtt, rx, server), cfg, (win, times), progress);
-    Ok((sender, receiver, channels))
-}
-
-/// `--explain`'s tracing of the receiving CPU, its tap given to the
-/// receiver: the RX interval, from the reply's kernel RX stamp to the
-/// receiving thread running after `recvmsg`.
-fn begin_explain(
-    cfg: &PingConfig,
-    receiver: &mut Receiver,
-    notes: &mut Vec<String>,
-) -> Result<Explaining> {
-    let (Some(_), Some(cpu)) = (cfg.explain, cfg.common.cpu) else {
-        return Ok(Explaining::default());
-    };
-    let cpus = [cpu];
-    let ask = Ask {
-        pending: Some("reply on its way to the socket"),
-        ..Ask::new(cfg.explain, &cpus, "own receive path")
-    };
-    let mut e = Explaining::begin(&ask, notes)?;
-    if let Some(tap) = e.watch(SERIES[2], cpu, Some(cfg.period_ns)) {
+    let mut receiver = Receiver::new(rsock, (rtt, rx, server), cfg, (win, times), progress);
+    if let Some(tap) = threads.watch(SERIES[2], cpu, Some(cfg.period_ns)) {
         receiver.explain_into(tap);
     }
-    Ok(e)
+    Ok((sender, receiver))
 }
 
 /// Start the bulk traffic of `--bulk`, if asked; the finisher stops it.
-fn start_bulk(cfg: &PingConfig, bulk: &Mutex<Option<BulkSender>>) -> Result<()> {
+fn start_bulk(cfg: &PingConfig, bulk: &Slot<BulkSender>) -> Result<()> {
     if let Some(b) = &cfg.bulk {
         let sender = BulkSender::start(BulkConfig {
             target: b.target,
             bytes_per_s: b.bytes_per_s,
             payload: b.payload,
         })?;
-        if let Ok(mut g) = bulk.lock() {
-            *g = Some(sender);
-        }
+        bulk.put(sender);
     }
     Ok(())
 }
@@ -304,20 +324,43 @@ fn start_bulk(cfg: &PingConfig, bulk: &Mutex<Option<BulkSender>>) -> Result<()> 
 /// Run `rtlat net ping`.
 pub fn run(cfg: &PingConfig, command_line: Vec<String>) -> Result<Outcome> {
     // Before any signal is blocked: ssh must not inherit a blocked mask.
-    let remote_server = serve_on::start(cfg)?;
+    let partner = serve_on::start(cfg)?;
     block_signals()?;
     let sock = open_socket(cfg)?;
     let local = sock.local_addr().unwrap_or(cfg.bind);
     let rsock = sock
         .try_clone()
         .map_err(|e| Error::env(format!("cannot duplicate the socket: {e}")).because(e))?;
-    let (sender, mut receiver, channels) = endpoints(cfg, sock, rsock)?;
     // Tracing is set up (and can fail) before anything is measured.
-    let mut explain_notes = Vec::new();
-    let explain = begin_explain(cfg, &mut receiver, &mut explain_notes)?;
-
+    let mut threads = receiving(&cfg.common, cfg.explain, "reply on its way to the socket")?;
+    let ends = endpoints(cfg, (sock, rsock), &mut threads)?;
     let counts: Arc<Mutex<PingCounts>> = Arc::new(Mutex::new(PingCounts::default()));
-    let bulk: Arc<Mutex<Option<BulkSender>>> = Arc::new(Mutex::new(None));
+    let bulk = Slot::default();
+    let mut spec = spec(cfg, local, command_line)?;
+    let report = report::finisher(Arc::clone(&counts), bulk.clone(), cfg.clone());
+    spec.finish = Some(partner.finisher(report, serve_on::merge));
+    workers(cfg, ends, &counts, &mut threads);
+    start_bulk(cfg, &bulk)?;
+    let outcome = threads.execute(spec, MONOTONIC);
+    // On an early error the finisher never ran: stop the bulk traffic here.
+    if let Some(b) = bulk.take() {
+        b.stop();
+    }
+    let outcome = outcome?;
+    let c = counts.lock().map(|g| g.derived()).unwrap_or_default();
+    if let Some(msg) = report::verdict(cfg, &c) {
+        return Ok(Outcome::EnvironmentFailed(msg));
+    }
+    Ok(partner.outcome(outcome.outcome))
+}
+
+/// The run: its config, what it measures and how (the first note), and
+/// what a plain echo service leaves out.
+fn spec(
+    cfg: &PingConfig,
+    local: std::net::SocketAddr,
+    command_line: Vec<String>,
+) -> Result<RunSpec> {
     let threads = match cfg.path {
         Path::OneThread => 1,
         Path::TwoThread => 2,
@@ -336,69 +379,7 @@ pub fn run(cfg: &PingConfig, command_line: Vec<String>) -> Result<Outcome> {
             cfg.peer
         ));
     }
-    let report = report::finisher(Arc::clone(&counts), Arc::clone(&bulk), cfg.clone());
-    // The server on the board stops when the measurement has ended, before
-    // the summary and the last save.
-    let remote_server = Arc::new(Mutex::new(remote_server));
-    let server_trouble: Arc<Mutex<Option<String>>> = Arc::new(Mutex::new(None));
-    let (server_f, trouble_f) = (Arc::clone(&remote_server), Arc::clone(&server_trouble));
-    let target = cfg.serve_on.as_ref().map(|b| b.ssh.target.to_string());
-    spec.finish = Some(Box::new(move |r: &mut crate::result::RunResult| {
-        report(r);
-        if let (Some(peer), Some(t)) = (server_f.lock().ok().and_then(|mut g| g.take()), &target) {
-            let trouble = serve_on::finish(peer, t, r);
-            if let Ok(mut g) = trouble_f.lock() {
-                *g = trouble;
-            }
-        }
-    }));
-
-    let plan = Plan {
-        period: cfg.period_ns,
-        start: 0,
-        loops: cfg.common.control.loops,
-        duration: cfg.common.control.duration_ns,
-        timeout: cfg.timeout_ns,
-        spin: cfg.spin_ns,
-        pace: cfg.pace,
-    };
-    let pin = cfg.common.pin();
-    let workers = match cfg.path {
-        Path::OneThread => vec![worker(
-            "rtlat-net-ping",
-            pin,
-            plan,
-            &counts,
-            move |p, stop| pingpong::run(sender, receiver, p, stop),
-        )],
-        Path::TwoThread => vec![
-            worker("rtlat-net-tx", pin, plan, &counts, move |p, stop| {
-                sender.run(p, stop)
-            }),
-            worker("rtlat-net-rx", pin, plan, &counts, move |p, stop| {
-                receiver.run(p, stop)
-            }),
-        ],
-    };
-
-    spec.notes.extend(explain_notes);
-    start_bulk(cfg, &bulk)?;
-    let outcome = explain.execute(spec, channels, workers, MONOTONIC);
-    // On an early error the finisher never ran: stop the bulk traffic here.
-    if let Some(b) = bulk.lock().ok().and_then(|mut g| g.take()) {
-        b.stop();
-    }
-    // On an early error the server never stopped: dropping it ends it.
-    drop(remote_server.lock().ok().and_then(|mut g| g.take()));
-    let outcome = outcome?;
-    let c = counts.lock().map(|g| g.derived()).unwrap_or_default();
-    if let Some(msg) = report::verdict(cfg, &c) {
-        return Ok(Outcome::EnvironmentFailed(msg));
-    }
-    match server_trouble.lock().ok().and_then(|mut g| g.take()) {
-        Some(t) => Ok(Outcome::EnvironmentFailed(t)),
-        None => Ok(outcome.outcome),
-    }
+    Ok(spec)
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! (the server went away, no hardware timestamps arrived).
 
 use super::{PingConfig, GONE_AFTER};
+use crate::bench::threads::Slot;
 use crate::engine::Finisher;
 use crate::load::net::{BulkReport, BulkSender};
 use crate::result::details::net::{BulkRecord, NetDetails, NetSide, PingCounts, PingDetails};
@@ -157,7 +158,7 @@ fn stop_bulk(sender: BulkSender, payload: usize, r: &mut RunResult) -> BulkRecor
 /// The last word on the result: the details, the notes, the bulk record.
 pub(super) fn finisher(
     counts: Arc<Mutex<PingCounts>>,
-    bulk: Arc<Mutex<Option<BulkSender>>>,
+    bulk: Slot<BulkSender>,
     cfg: PingConfig,
 ) -> Finisher {
     Box::new(move |r: &mut RunResult| {
@@ -191,7 +192,7 @@ pub(super) fn finisher(
                 c.send_overruns
             ));
         }
-        let bulk = bulk.lock().ok().and_then(|mut g| g.take()).map(|sender| {
+        let bulk = bulk.take().map(|sender| {
             let payload = cfg.bulk.as_ref().map_or(0, |b| b.payload);
             stop_bulk(sender, payload, r)
         });

@@ -3,27 +3,27 @@
 //! `--bulk`), stopped at its end, its own result kept in the ping's.
 
 use super::PingConfig;
+use crate::bench::partner::Partner;
 use crate::error::Result;
-use crate::remote::peer::{Fetched, Peer};
 use crate::result::RunResult;
 use serde_json::{json, Value};
 
-/// Start the server the run pings, if `--serve-on` asks for one.
-pub(super) fn start(cfg: &PingConfig) -> Result<Option<Peer>> {
-    let Some(board) = &cfg.serve_on else {
-        return Ok(None);
+/// The server the run pings (`--serve-on`), started on its board.
+pub(super) fn start(cfg: &PingConfig) -> Result<Partner> {
+    let args = || {
+        let mut args: Vec<String> = ["net", "serve", "--listen"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        args.push(cfg.peer.to_string());
+        args.extend(["--timestamps".into(), cfg.common.timestamps.name().into()]);
+        if cfg.bulk.is_none() {
+            args.push("--no-sink".into());
+        }
+        args
     };
-    let mut args: Vec<String> = ["net", "serve", "--listen"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    args.push(cfg.peer.to_string());
-    args.extend(["--timestamps".into(), cfg.common.timestamps.name().into()]);
-    if cfg.bulk.is_none() {
-        args.push("--no-sink".into());
-    }
     // Its start line: the reflector is answering.
-    Peer::start(board, &args, "rtlat net:").map(Some)
+    Partner::start(cfg.serve_on.as_ref(), "server", args, "rtlat net:")
 }
 
 /// A series of a result as `{name, samples, min_ns, avg_ns, max_ns}`.
@@ -44,15 +44,8 @@ fn series_of(result: &Value) -> Vec<Value> {
         .collect()
 }
 
-/// Stop the server and record its own result in `r` (`details.server`, a
-/// note); the trouble with it, if any.
-pub(super) fn finish(peer: Peer, target: &str, r: &mut RunResult) -> Option<String> {
-    let Fetched { result, trouble } = peer.stop();
-    let Some(server) = result else {
-        let why = trouble.unwrap_or_default();
-        r.notes.push(format!("the server on {target}: {why}"));
-        return Some(why);
-    };
+/// Record the server's own result in `r` (`details.server`, a note).
+pub(super) fn merge(server: &Value, target: &str, r: &mut RunResult) {
     let requests = server["notes"]
         .as_array()
         .and_then(|n| {
@@ -72,12 +65,8 @@ pub(super) fn finish(peer: Peer, target: &str, r: &mut RunResult) -> Option<Stri
             "end_reason": server["end_reason"],
             "duration_ns": server["duration_ns"],
             "details": server["details"],
-            "series": series_of(&server),
+            "series": series_of(server),
             "notes": server["notes"],
         }),
     );
-    if let Some(t) = &trouble {
-        r.notes.push(format!("the server on {target}: {t}"));
-    }
-    trouble
 }
