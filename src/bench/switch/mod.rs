@@ -99,6 +99,7 @@ pub fn run(cfg: &SwitchConfig, argv: Vec<String>) -> Result<Outcome> {
     // Tracing is set up (and can fail) before anything is measured or forked.
     let ask = Ask {
         pending: Some("the waker's wake call"),
+        across: cfg.placement == Placement::Cross,
         ..Ask::new(cfg.explain, &cfg.cpus, "own wake-up path")
     };
     let mut threads = Threads::begin(&ask, cfg.control.interval_ns)?;
