@@ -7,7 +7,7 @@
 //! Prints one row per candidate rate: the reader's share of one CPU, the
 //! pages the buffers held and those read, and the intervals explained.
 
-use rtlat::explain::replay::{replay, Setup};
+use rtlat::explain::replay::{replay, Machine};
 use std::path::Path;
 
 fn main() {
@@ -26,7 +26,7 @@ fn main() {
     );
     println!("|---:|---:|---:|---:|---:|---:|---:|---:|");
     for candidates in [0.0, 1.0, 10.0, 100.0, 1000.0] {
-        let setup = Setup {
+        let setup = Machine {
             cpus,
             samples_per_s: rate,
             events_per_sample: 15,

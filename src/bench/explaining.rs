@@ -51,14 +51,7 @@ impl<'a> Ask<'a> {
     }
 }
 
-/// Room in a tap for 2 s of intervals, one every `every_ns` (unknown:
-/// 2 s at 32 768/s): what may come between two of the reader's rounds.
-pub fn room(every_ns: Option<u64>) -> usize {
-    match every_ns {
-        Some(p) => (2_000_000_000 / p.max(1)).clamp(1 << 10, 1 << 16) as usize,
-        None => 1 << 16,
-    }
-}
+pub use crate::stats::tap::room;
 
 /// A run's readers of the kernel's trace, as its benchmark asked for
 /// them; none without `--explain` and `--split`.
@@ -117,7 +110,7 @@ impl Explaining {
 #[cfg(feature = "kernel-trace")]
 mod on {
     use super::Ask;
-    use crate::bench::timer::kernel::split::Split;
+    use crate::bench::split::Split;
     use crate::engine::{Channel, Finished, RunSpec, Worker};
     use crate::error::Result;
     use crate::explain::Explain;
@@ -217,11 +210,13 @@ mod on {
     use crate::stats::tap::Tap;
     use std::sync::Arc;
 
+    /// Nothing traced; the facade's one field has this type here.
     #[derive(Default)]
-    pub(super) struct Traced;
+    pub(super) struct NoTrace;
+    pub(super) type Traced = NoTrace;
 
-    impl Traced {
-        pub(super) fn begin(_: &Ask, _: &mut Vec<String>) -> Result<Traced> {
+    impl NoTrace {
+        pub(super) fn begin(_: &Ask, _: &mut Vec<String>) -> Result<NoTrace> {
             Err(Error::usage(
                 "--explain is not in this build (the kernel-trace feature): use the full build",
             ))
@@ -252,17 +247,6 @@ mod on {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_tap_holds_two_seconds_of_intervals_within_bounds() {
-        assert_eq!(room(Some(1_000_000)), 2000);
-        assert_eq!(room(Some(100_000)), 20_000);
-        // At least 1024, at most 65 536, and 65 536 when the rate is unknown.
-        assert_eq!(room(Some(27_000_000)), 1024);
-        assert_eq!(room(Some(10_000)), 1 << 16);
-        assert_eq!(room(Some(0)), 1 << 16);
-        assert_eq!(room(None), 1 << 16);
-    }
 
     #[test]
     fn without_explain_nothing_is_traced() {

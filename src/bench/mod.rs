@@ -6,6 +6,8 @@ pub mod irq;
 pub mod net;
 pub mod noise;
 pub mod partner;
+#[cfg(feature = "kernel-trace")]
+pub mod split;
 pub mod switch;
 pub mod threads;
 pub mod timer;

@@ -10,8 +10,7 @@
 
 use super::events::Decoder;
 use super::reader::{TraceReader, Watch};
-use crate::bench::explaining::room;
-use crate::stats::tap::Tap;
+use crate::stats::tap::{room, Tap};
 use crate::sys::clock;
 use crate::trace::ringpage::{self, Page, LENGTH_MASK, MISSED_EVENTS};
 use crate::trace::{Pages, Round};
@@ -21,7 +20,7 @@ use std::sync::Arc;
 
 /// The machine replayed.
 #[derive(Debug, Clone, Copy)]
-pub struct Setup {
+pub struct Machine {
     pub cpus: usize,
     /// Each CPU's measuring thread: one interval per sample.
     pub samples_per_s: u64,
@@ -169,9 +168,9 @@ fn recorded(root: &Path, gap: u32) -> std::io::Result<(Decoder, Vec<Vec<u8>>, u6
     Ok((dec, pages, most))
 }
 
-/// Replays `setup` with the recorded pages of `root`.
-pub fn replay(root: &Path, setup: &Setup) -> std::io::Result<Report> {
-    let events_per_s = setup.samples_per_s * setup.events_per_sample;
+/// Replays `machine` with the recorded pages of `root`.
+pub fn replay(root: &Path, machine: &Machine) -> std::io::Result<Report> {
+    let events_per_s = machine.samples_per_s * machine.events_per_sample;
     let gap = (1_000_000_000 / events_per_s.max(1)).clamp(1, (1 << 27) - 1) as u32;
     let (dec, pages, per_page) = recorded(root, gap)?;
     let fmt = dec
@@ -184,15 +183,15 @@ pub fn replay(root: &Path, setup: &Setup) -> std::io::Result<Report> {
         fmt,
         buf: vec![0; pages[0].len()],
         pages,
-        cpus: setup.cpus,
+        cpus: machine.cpus,
         page_ns,
-        keep: setup.buffer_pages.max(1),
+        keep: machine.buffer_pages.max(1),
         now: Arc::clone(&now),
         read: Arc::clone(&read),
-        next: vec![0; setup.cpus],
+        next: vec![0; machine.cpus],
     };
-    let period = 1_000_000_000 / setup.samples_per_s.max(1);
-    let taps: Vec<Arc<Tap>> = (0..setup.cpus)
+    let period = 1_000_000_000 / machine.samples_per_s.max(1);
+    let taps: Vec<Arc<Tap>> = (0..machine.cpus)
         .map(|_| Arc::new(Tap::new(room(Some(period)))))
         .collect();
     let watches = taps
@@ -204,13 +203,13 @@ pub fn replay(root: &Path, setup: &Setup) -> std::io::Result<Report> {
             tap: Arc::clone(tap),
         })
         .collect();
-    let cpus = (0..setup.cpus).collect();
+    let cpus = (0..machine.cpus).collect();
     let how = (10, None, "own wake-up path", None);
     let mut r = TraceReader::new(Box::new(source), dec, cpus, watches, how);
     let mut report = Report::default();
-    let (start, end) = (0, setup.seconds * 1_000_000_000);
+    let (start, end) = (0, machine.seconds * 1_000_000_000);
     r.started(start);
-    let every = (1e9 / setup.candidates_per_s.max(1e-9)) as u64;
+    let every = (1e9 / machine.candidates_per_s.max(1e-9)) as u64;
     let (mut t, mut fed, mut next_candidate, mut candidates) = (start, start, every, 0u64);
     let thread_cpu = || clock::now_ns(libc::CLOCK_THREAD_CPUTIME_ID);
     while t < end {
@@ -220,7 +219,7 @@ pub fn replay(root: &Path, setup: &Setup) -> std::io::Result<Report> {
             for (c, tap) in taps.iter().enumerate() {
                 // Steady, so that only the candidates are new worst ones.
                 let mut lat = 2_000;
-                if fed >= next_candidate && candidates % setup.cpus as u64 == c as u64 {
+                if fed >= next_candidate && candidates % machine.cpus as u64 == c as u64 {
                     lat = 1_000_000 + candidates;
                     candidates += 1;
                     next_candidate += every;
@@ -245,7 +244,7 @@ pub fn replay(root: &Path, setup: &Setup) -> std::io::Result<Report> {
     }
     let (_, details) = r.finish();
     report.simulated_ns = t.min(end) - start;
-    report.pages_written = setup.cpus as u64 * (report.simulated_ns / page_ns);
+    report.pages_written = machine.cpus as u64 * (report.simulated_ns / page_ns);
     report.pages_read = read.load(Ordering::Relaxed);
     report.pages_skipped = details.pages_skipped;
     report.intervals = details.intervals;
@@ -291,7 +290,7 @@ mod tests {
 
     #[test]
     fn without_new_worst_cases_the_reader_reads_nothing() {
-        let mut s = Setup {
+        let mut s = Machine {
             cpus: 8,
             samples_per_s: 10_000,
             events_per_sample: 15,

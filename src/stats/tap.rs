@@ -30,6 +30,15 @@ pub struct Tap {
     passed: AtomicU32,
 }
 
+/// Room in a tap for 2 s of intervals, one every `every_ns` (unknown:
+/// 2 s at 32 768/s): what may come between two of the reader's rounds.
+pub fn room(every_ns: Option<u64>) -> usize {
+    match every_ns {
+        Some(p) => (2_000_000_000 / p.max(1)).clamp(1 << 10, 1 << 16) as usize,
+        None => 1 << 16,
+    }
+}
+
 /// The reader's position in a [`Tap`].
 #[derive(Debug, Default)]
 pub struct TapReader {
@@ -150,6 +159,17 @@ impl Tap {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tap_holds_two_seconds_of_intervals_within_bounds() {
+        assert_eq!(room(Some(1_000_000)), 2000);
+        assert_eq!(room(Some(100_000)), 20_000);
+        // At least 1024, at most 65 536, and 65 536 when the rate is unknown.
+        assert_eq!(room(Some(27_000_000)), 1024);
+        assert_eq!(room(Some(10_000)), 1 << 16);
+        assert_eq!(room(Some(0)), 1 << 16);
+        assert_eq!(room(None), 1 << 16);
+    }
 
     #[test]
     fn records_under_the_floor_are_counted_not_published() {

@@ -10,13 +10,13 @@ pub(crate) const TRACEFS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug
 /// Open handles on `trace_marker` and `tracing_on`, taken before the first sample
 /// so that a break costs no path lookup.
 #[derive(Debug)]
-pub struct Tracer {
+pub struct TraceMarker {
     pub dir: PathBuf,
     marker: File,
     tracing_on: File,
 }
 
-impl Tracer {
+impl TraceMarker {
     /// Open tracefs, mounting it at /sys/kernel/tracing first if it is not
     /// mounted (root only). Returns the tracer and whether this call mounted it.
     pub fn open_or_mount() -> Option<(Self, bool)> {
@@ -41,7 +41,7 @@ impl Tracer {
                 .write(true)
                 .open(dir.join("tracing_on"))
                 .ok()?;
-            Some(Tracer {
+            Some(TraceMarker {
                 dir: dir.to_path_buf(),
                 marker,
                 tracing_on,

@@ -22,7 +22,7 @@ use crate::result::Benchmark;
 use crate::result::BreakEvent;
 use crate::stats::recorder::{self, Recorder};
 use crate::stats::tap::Tap;
-use crate::sys::{self, clock::Clock, trace::Tracer};
+use crate::sys::{self, clock::Clock, trace::TraceMarker};
 use serde::Serialize;
 use std::sync::{Arc, Mutex};
 
@@ -260,8 +260,8 @@ fn ask<'a>(cfg: &'a TimerConfig, pin: bool, phases: &'a [u64]) -> Result<Ask<'a>
 
 /// The tracer that marks a break in the kernel's trace (tracefs mounted if
 /// need be), or none when tracefs is not writable; the notes say which.
-fn break_tracer(notes: &mut Vec<String>) -> Option<Tracer> {
-    match Tracer::open_or_mount() {
+fn break_tracer(notes: &mut Vec<String>) -> Option<TraceMarker> {
+    match TraceMarker::open_or_mount() {
         Some((t, mounted)) => {
             if mounted {
                 notes.push(format!(
@@ -282,7 +282,7 @@ fn break_tracer(notes: &mut Vec<String>) -> Option<Tracer> {
 
 /// Where a measuring thread's break is recorded: its thread and the kernel's trace.
 struct BreakMark {
-    tracer: Arc<Mutex<Option<Tracer>>>,
+    tracer: Arc<Mutex<Option<TraceMarker>>>,
     /// The thread's series name and its CPU (if pinned).
     name: String,
     pinned: Option<usize>,

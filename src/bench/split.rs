@@ -13,7 +13,6 @@
 //! `cpuN/irq` (handler − intended) and `cpuN/sched` (latency − IRQ part).
 //! Samples or expiries left without their pair are counted, never guessed.
 
-use super::raw::{self, Field, Item, Page};
 use crate::engine::{Channel, StopFlag};
 use crate::error::{Error, Result};
 use crate::result::{BreakEvent, RunResult};
@@ -22,6 +21,7 @@ use crate::stats::tap::{Tap, TapReader};
 use crate::sys::sched::{self, Sched};
 use crate::sys::tracefs::Capabilities;
 use crate::trace::instance::{self, tracefs_error};
+use crate::trace::ringpage::{self as raw, Field, Item, Page};
 use crate::trace::tracefs::{self, RawPipes, Session};
 use crate::trace::{Finish, Pages, Round, Tracer, Tracing};
 use serde::{Deserialize, Serialize};
@@ -332,7 +332,7 @@ impl Split {
         notes.push(format!(
             "--split: each sample's IRQ part (cpuN/irq: the timer's expiry to its hard handler) and scheduling part (cpuN/sched: the handler to the thread running) from the timer:hrtimer_start/hrtimer_expire_entry events in tracefs instance {name}; its reader thread (SCHED_OTHER) is in the CPU time"
         ));
-        let per_thread = crate::bench::explaining::room(Some(period_ns));
+        let per_thread = crate::stats::tap::room(Some(period_ns));
         Ok(Split {
             session,
             instance: inst,
