@@ -3,7 +3,7 @@
 use crate::error::Error;
 use crate::import::{cyclictest_hist, cyclictest_json, cyclictest_status, cyclictest_verbose};
 use crate::import::{jitterdebugger, oslat, rtla, rtla_top, sockperf};
-use crate::import::{xenomai, ImportConfig, ImportFormat};
+use crate::import::{xenomai, ImportConfig, ImportFormat, SourceUnit};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 
@@ -103,6 +103,18 @@ pub struct ImportArgs {
     /// Do not print the report of the imported result
     #[arg(long, short)]
     pub quiet: bool,
+    /// The unit of cyclictest's values, which its histogram and status lines do not print: ns for a run with -N [default: ns when the command line above the output has -N, else us]
+    #[arg(long, value_enum, value_name = "UNIT")]
+    pub unit: Option<UnitArg>,
+}
+
+/// The units `--unit` names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum UnitArg {
+    /// microseconds (cyclictest's default)
+    Us,
+    /// nanoseconds (cyclictest -N)
+    Ns,
 }
 
 /// `2024-01-05T02:00:00Z`, `2024-01-05T02:00:00.000Z` or `2024-01-05` as
@@ -135,6 +147,10 @@ impl TryFrom<&ImportArgs> for ImportConfig {
             label: a.label.clone(),
             start: a.start,
             quiet: a.quiet,
+            unit: a.unit.map(|u| match u {
+                UnitArg::Us => SourceUnit::Us,
+                UnitArg::Ns => SourceUnit::Ns,
+            }),
         })
     }
 }

@@ -51,6 +51,54 @@ pub struct Lines<R> {
     number: usize,
     buf: Vec<u8>,
     cut: bool,
+    unit: Option<SourceUnit>,
+}
+
+/// The unit of a tool's values when its output does not say it (cyclictest
+/// prints µs, or ns with `-N`, and names neither), as `rtlat import --unit` gives it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SourceUnit {
+    Us,
+    Ns,
+}
+
+impl SourceUnit {
+    /// ns per unit.
+    pub fn ns(self) -> u64 {
+        match self {
+            SourceUnit::Us => 1000,
+            SourceUnit::Ns => 1,
+        }
+    }
+
+    /// The unit's name as rtlat prints it.
+    pub fn name(self) -> &'static str {
+        match self {
+            SourceUnit::Us => "µs",
+            SourceUnit::Ns => "ns",
+        }
+    }
+
+    /// The unit a skipped command line (`words`, from [`Preamble::command`]) sets:
+    /// ns with cyclictest's `-N`/`--nsecs`, else µs.
+    pub fn of_cyclictest(words: &[String]) -> SourceUnit {
+        let ns = words.iter().skip(1).any(|w| {
+            w == "--nsecs"
+                || (w.starts_with('-') && !w.starts_with("--") && {
+                    // Short options bundle (`-mqN`); an option's value (-i1000) ends the bundle.
+                    let flags: String = w[1..]
+                        .chars()
+                        .take_while(|c| c.is_ascii_alphabetic())
+                        .collect();
+                    flags.contains('N')
+                })
+        });
+        if ns {
+            SourceUnit::Ns
+        } else {
+            SourceUnit::Us
+        }
+    }
 }
 
 impl<R: BufRead> Lines<R> {
@@ -60,7 +108,19 @@ impl<R: BufRead> Lines<R> {
             number: 0,
             buf: Vec::new(),
             cut: false,
+            unit: None,
         }
+    }
+
+    /// These lines, whose values are in `unit` when their format does not say.
+    pub fn with_unit(mut self, unit: Option<SourceUnit>) -> Self {
+        self.unit = unit;
+        self
+    }
+
+    /// The unit given for the values (`--unit`), if any.
+    pub fn unit(&self) -> Option<SourceUnit> {
+        self.unit
     }
 
     /// Whether the last line returned had no line end: the input stops inside

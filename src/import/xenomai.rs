@@ -209,6 +209,8 @@ struct Seen {
     last_cell: Option<(usize, u64, u64)>,
     hss_avg: Option<(usize, u64, f64)>,
     rts: Option<(usize, Totals)>,
+    /// The RTD rows, folded at the end once the RTS line tells which belong to the run.
+    rows: Vec<Row>,
     other_histograms: bool,
     started: bool,
 }
@@ -234,7 +236,6 @@ const EXPECTED: &str = "its lines ('== Sampling period: N us', RTT|, RTD|, HSD|,
 
 pub fn parse(lines: &mut Input) -> Parsed<Imported> {
     let mut seen = Seen::default();
-    let mut log = RowLog::new();
     let mut preamble = Preamble::default();
     let mut cut_line = None;
     while let Some((n, raw)) = lines.next_line()? {
@@ -277,15 +278,15 @@ pub fn parse(lines: &mut Input) -> Parsed<Imported> {
             ));
         };
         seen.started = true;
-        line(n, code, rest, &mut seen, &mut log)?;
+        line(n, code, rest, &mut seen)?;
     }
-    finish(seen, log, preamble, cut_line)
+    finish(seen, preamble, cut_line)
 }
 
 const CODES: [&str; 8] = ["RTH", "HSH", "---", "RTT", "RTD", "HSD", "HSS", "RTS"];
 
 /// One `CODE|rest` line.
-fn line(n: usize, code: &str, rest: &str, seen: &mut Seen, log: &mut RowLog) -> Parsed<()> {
+fn line(n: usize, code: &str, rest: &str, seen: &mut Seen) -> Parsed<()> {
     let f: Vec<&str> = rest.split('|').map(str::trim).collect();
     match code {
         "RTT" => rtt(
@@ -303,12 +304,12 @@ fn line(n: usize, code: &str, rest: &str, seen: &mut Seen, log: &mut RowLog) -> 
                 6 => false,
                 k => return Err(ParseError::at(n, format!("expected 6 or 7 '|'-separated fields after RTD (min, avg, max, overruns, [msw,] best, worst), found {k}"))),
             };
-            let Some(period_us) = seen.period_us.filter(|&p| p > 0) else {
+            if seen.period_us.is_none_or(|p| p == 0) {
                 return Err(ParseError::at(
                     n,
                     "expected the period ('== Sampling period: N us' or an RTT line) before the first RTD line",
                 ));
-            };
+            }
             if seen.rts.is_some() || seen.last_cell.is_some() {
                 return Err(ParseError::at(
                     n,
@@ -327,7 +328,7 @@ fn line(n: usize, code: &str, rest: &str, seen: &mut Seen, log: &mut RowLog) -> 
                     0
                 },
             };
-            log.push(&row, per_second(period_us))?;
+            seen.rows.push(row);
         }
         "HSD" => {
             if f.len() < 3 {
@@ -409,12 +410,34 @@ fn per_second(period_us: u64) -> u64 {
     (1_000_000 / period_us.max(1)).max(1)
 }
 
-fn finish(
-    mut seen: Seen,
-    log: RowLog,
-    preamble: Preamble,
-    cut_line: Option<usize>,
-) -> Parsed<Imported> {
+/// How many of the first RTD rows came before the run: rows beyond the RTS
+/// line's duration (one a second). Xenomai's klatency shows this: its kernel
+/// module (klat_mod) samples from the moment it is loaded and queues a result
+/// a second in a pipe, which klatency drains at once when it starts, so its
+/// first RTD lines are seconds measured before it ran; its RTS line's
+/// min/avg/max are the module's overall figures, its time klatency's own.
+fn backlog(seen: &Seen) -> usize {
+    match seen.rts.as_ref().and_then(|(_, t)| t.actual_s) {
+        Some(secs) if secs > 0 => seen
+            .rows
+            .len()
+            .saturating_sub(usize::try_from(secs).unwrap_or(usize::MAX)),
+        _ => 0,
+    }
+}
+
+fn finish(mut seen: Seen, preamble: Preamble, cut_line: Option<usize>) -> Parsed<Imported> {
+    let skipped = backlog(&seen);
+    let mut log = RowLog::new();
+    // The overrun column is a running total: the run's own count starts after the backlog's.
+    let backlog_overruns = skipped
+        .checked_sub(1)
+        .and_then(|i| seen.rows.get(i))
+        .map_or(0, |r| r.overruns);
+    log.overruns = backlog_overruns;
+    for r in &seen.rows[skipped..] {
+        log.push(r, per_second(seen.period_us.unwrap_or(1)))?;
+    }
     if log.rows == 0 && seen.rts.is_none() {
         return Err(ParseError::at(
             0,
@@ -437,7 +460,23 @@ fn finish(
         cpu,
     );
     let rts = seen.rts.as_ref().map(|(n, t)| (*n, t));
-    let (min, avg, max, overruns, msw) = figures(rts, &log)?;
+    let (min, avg, max, overruns, msw) = if skipped > 0 {
+        let (_, t) = rts.expect("a backlog is told by the RTS line");
+        imp.notes.push(format!(
+            "{} RTD lines for a run of {} s (RTS): the first {skipped} are seconds measured before the run (klatency prints the results its kernel module queued since it was loaded, at once), so the figures, count and series are the last {} lines'; the RTS line's own figures cover the module's whole time: min {}, avg {}, max {} µs, {} overruns",
+            seen.rows.len(),
+            log.rows,
+            log.rows,
+            us(t.min),
+            us(t.avg),
+            us(t.max),
+            t.overruns
+        ));
+        let overruns = log.overruns.saturating_sub(backlog_overruns);
+        (log.min, log.avg(), log.max, overruns, log.msw)
+    } else {
+        figures(rts, &log)?
+    };
     let negative = min < 0 || log.negative;
     b.min_ns = Some(min);
     b.max_ns = Some(max);
@@ -553,6 +592,8 @@ fn with_histogram(
 
 /// The run's duration (`rows`: its RTD lines, one per second), period, mode and tuning.
 fn record_run(imp: &mut Imported, seen: &Seen, rts: Option<&Totals>, rows: u64, period_us: u64) {
+    // RTS gives whole seconds, as do the RTD lines (one a second).
+    imp.duration_precision_ns = Some(1_000_000_000);
     imp.duration_ns = Some(
         rts.and_then(|t| t.actual_s)
             .unwrap_or(rows)

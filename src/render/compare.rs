@@ -100,7 +100,7 @@ impl Metric {
 
     /// The metric's value for a result, or why it has none.
     pub fn value(&self, l: &Loaded) -> std::result::Result<f64, String> {
-        let (_, _, s) = primary(&l.result);
+        let (_, threads, s) = primary(&l.result);
         let missing = |what: &str| format!("{} ({}) has no {what}", l.label, l.path.display());
         match self {
             Metric::Min | Metric::Avg | Metric::Max | Metric::Stddev | Metric::Percentile(_)
@@ -116,11 +116,13 @@ impl Metric {
                 .map(|v| v as f64)
                 .ok_or_else(|| missing("stddev (its source does not give one)")),
             Metric::Percentile(p) => s.percentile(*p).map(|v| v as f64).ok_or_else(|| {
-                missing(&format!(
-                    "{} ({} samples are too few)",
-                    percentile_label(*p),
-                    s.samples
-                ))
+                // An import of counts and extremes alone (status lines) has samples but no histogram.
+                let why = if threads.iter().all(|t| t.histogram.buckets.is_empty()) {
+                    "no histogram in the source: it gives only counts and extremes".to_string()
+                } else {
+                    format!("{} samples are too few", s.samples)
+                };
+                missing(&format!("{} ({why})", percentile_label(*p)))
             }),
             Metric::Overruns => Ok(s.overruns as f64),
             Metric::Lost => lost(l)
