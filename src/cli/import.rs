@@ -2,7 +2,7 @@
 
 use crate::error::Error;
 use crate::import::{cyclictest_hist, cyclictest_json, cyclictest_status, cyclictest_verbose};
-use crate::import::{jitterdebugger, oslat, rtla, rtla_top, sockperf};
+use crate::import::{jitterdebugger, oslat, rtai, rtla, rtla_top, sockperf};
 use crate::import::{xenomai, ImportConfig, ImportFormat, SourceUnit};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
@@ -20,6 +20,7 @@ Formats:
   jitterdebugger    jitterdebugger's results.json
   sockperf          sockperf ping-pong --full-log FILE
   oslat             oslat output (its per-core table)
+  rtai              RTAI testsuite latency output (its display's RTD rows)
 Without --from, the format is told from the file's first lines (and said on
 stderr); a --from that does not fit names the format that does. Lines before
 the output (a shell prompt and the command) are skipped with a note. A cut
@@ -59,6 +60,8 @@ pub enum ImportFromArg {
     Sockperf,
     /// oslat output (its per-core table)
     Oslat,
+    /// RTAI testsuite latency output (its display's RTD rows)
+    Rtai,
 }
 
 impl ImportFromArg {
@@ -75,6 +78,7 @@ impl ImportFromArg {
             ImportFromArg::Jitterdebugger => &jitterdebugger::FORMAT,
             ImportFromArg::Sockperf => &sockperf::FORMAT,
             ImportFromArg::Oslat => &oslat::FORMAT,
+            ImportFromArg::Rtai => &rtai::FORMAT,
         }
     }
 }

@@ -8,7 +8,7 @@ use crate::render::{check, svg, text, Loaded};
 use std::path::{Path, PathBuf};
 
 /// (format, fixture file): every fixture under tests/fixtures/import.
-pub(super) const FIXTURES: [(&str, &str); 27] = [
+pub(super) const FIXTURES: [(&str, &str); 29] = [
     ("cyclictest-json", "cyclictest-hist.json"),
     ("cyclictest-json", "cyclictest.json"),
     ("cyclictest-hist", "cyclictest-hist.txt"),
@@ -36,6 +36,8 @@ pub(super) const FIXTURES: [(&str, &str); 27] = [
     ("xenomai", "xenomai-klatency-backlog.txt"),
     ("rtla-osnoise", "rtla-osnoise-hist-zero.txt"),
     ("rtla-osnoise-top", "rtla-osnoise-top-prompt.txt"),
+    ("rtai", "rtai-kernel-latency.txt"),
+    ("rtai", "rtai-user-latency.txt"),
 ];
 
 struct Rng(u64);

@@ -16,7 +16,7 @@
 //!   [`xenomai`] Xenomai `latency`, [`rtla`] `rtla timerlat hist` and `rtla osnoise hist`,
 //!   [`rtla_top`] `rtla osnoise top` (per-CPU totals, no series),
 //!   [`jitterdebugger`] its `results.json`, [`sockperf`] `sockperf --full-log`,
-//!   [`oslat`] oslat's table;
+//!   [`oslat`] oslat's table, [`rtai`] RTAI's testsuite latency display;
 //! - [`json`]: a lenient JSON reader for the tools' hand-printed JSON;
 //! - [`imported`]: what a parser found, and how it becomes a [`RunResult`].
 
@@ -31,6 +31,8 @@ pub mod jitterdebugger;
 pub mod json;
 pub mod lines;
 pub mod oslat;
+pub mod rows;
+pub mod rtai;
 pub mod rtla;
 pub mod rtla_top;
 pub mod sockperf;
@@ -103,7 +105,7 @@ impl std::fmt::Debug for ImportFormat {
 pub const UNIT_FORMATS: [&str; 2] = ["cyclictest-hist", "cyclictest-status"];
 
 /// Every format, in the order `--from` lists them.
-pub static FORMATS: [&ImportFormat; 11] = [
+pub static FORMATS: [&ImportFormat; 12] = [
     &cyclictest_json::FORMAT,
     &cyclictest_hist::FORMAT,
     &cyclictest_status::FORMAT,
@@ -115,6 +117,7 @@ pub static FORMATS: [&ImportFormat; 11] = [
     &jitterdebugger::FORMAT,
     &sockperf::FORMAT,
     &oslat::FORMAT,
+    &rtai::FORMAT,
 ];
 
 /// The format called `name` (as `--from` spells it).

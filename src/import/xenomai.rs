@@ -17,18 +17,9 @@
 //! histograms hold per-second extremes and are not imported.
 
 use super::lines::Preamble;
+use super::rows::{Row, RowLog};
 use super::{detect, ImportFormat, Input, Reader};
 use super::{field, parse_u64, parse_us, Imported, ParseError, Parsed, ThreadBuild};
-use crate::stats::{IntervalStats, SeriesBuilder};
-
-struct Row {
-    line: usize,
-    min: i64,
-    avg: i64,
-    max: i64,
-    overruns: u64,
-    msw: u64,
-}
 
 struct Totals {
     min: i64,
@@ -118,83 +109,15 @@ pub static FORMAT: ImportFormat = ImportFormat {
     name: "xenomai",
     tool: "xenomai-latency",
     describe: "Xenomai latency output",
+    // RTAI's testsuite prints RTH/RTD rows too, under its own title.
     detect: |head| {
         detect::line_starts_with(
             head,
             &["RTT|", "RTH|", "RTD|", "RTS|", "== Sampling period"],
-        )
+        ) && !detect::line_starts_with(head, &["RTAI Testsuite - "])
     },
     read: Reader::Lines(parse),
 };
-
-/// The RTD rows seen so far, folded as they come (nothing kept per row).
-struct RowLog {
-    series: SeriesBuilder,
-    rows: u64,
-    min: i64,
-    max: i64,
-    avg_sum: i128,
-    overruns: u64,
-    msw: u64,
-    /// Row number and value of the first row holding the largest max.
-    worst: Option<(u64, i64)>,
-    negative: bool,
-}
-
-impl RowLog {
-    fn new() -> Self {
-        RowLog {
-            series: SeriesBuilder::new(1_000_000_000),
-            rows: 0,
-            min: i64::MAX,
-            max: i64::MIN,
-            avg_sum: 0,
-            overruns: 0,
-            msw: 0,
-            worst: None,
-            negative: false,
-        }
-    }
-
-    fn push(&mut self, r: &Row, per_second: u64) -> Parsed<()> {
-        if r.overruns < self.overruns {
-            return Err(ParseError::at(
-                r.line,
-                "expected the overrun total to never decrease",
-            ));
-        }
-        if r.min > r.max {
-            return Err(ParseError::at(r.line, "expected lat min ≤ lat max"));
-        }
-        // The series holds what the result model can (no negative values yet).
-        let clamp = |v: i64| v.max(0) as u64;
-        self.series.push(&IntervalStats {
-            index: self.rows,
-            samples: per_second,
-            min: clamp(r.min),
-            max: clamp(r.max),
-            sum: clamp(r.avg)
-                .clamp(clamp(r.min), clamp(r.max))
-                .saturating_mul(per_second),
-            overruns: r.overruns - self.overruns,
-        });
-        if self.worst.is_none_or(|w| r.max > w.1) {
-            self.worst = Some((self.rows, r.max));
-        }
-        self.negative |= r.min < 0;
-        self.min = self.min.min(r.min);
-        self.max = self.max.max(r.max);
-        self.avg_sum += r.avg as i128;
-        self.overruns = r.overruns;
-        self.msw = r.msw;
-        self.rows += 1;
-        Ok(())
-    }
-
-    fn avg(&self) -> i64 {
-        (self.avg_sum / self.rows.max(1) as i128) as i64
-    }
-}
 
 /// What `parse` saw, line by line.
 #[derive(Default)]
@@ -428,7 +351,7 @@ fn backlog(seen: &Seen) -> usize {
 
 fn finish(mut seen: Seen, preamble: Preamble, cut_line: Option<usize>) -> Parsed<Imported> {
     let skipped = backlog(&seen);
-    let mut log = RowLog::new();
+    let mut log = RowLog::new(1_000_000_000);
     // The overrun column is a running total: the run's own count starts after the backlog's.
     let backlog_overruns = skipped
         .checked_sub(1)

@@ -443,3 +443,61 @@ fn durations_keep_the_sources_precision_and_p99_without_a_histogram_says_so() {
     assert!(err.contains("no p99 (no histogram in the source"), "{err}");
     assert!(!err.contains("too few"), "{err}");
 }
+
+/// RTAI's RTD rows: (lat min, lat avg, lat max) in ns.
+fn rtai_rows(text: &str) -> Vec<[i64; 3]> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("RTD|"))
+        .map(|l| {
+            let f: Vec<i64> = l.split('|').map(|x| x.trim().parse().expect("n")).collect();
+            [f[0], f[2], f[3]]
+        })
+        .collect()
+}
+
+#[test]
+fn rtai_latency_displays_import_with_their_rows_figures() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // The kernel display repeats its last row once the module is removed: not counted.
+    for (file, counted) in [
+        ("rtai-kernel-latency.txt", 24),
+        ("rtai-user-latency.txt", 25),
+    ] {
+        let text = std::fs::read_to_string(fixture(file)).expect("fixture");
+        let rows = rtai_rows(&text);
+        let rows = &rows[..counted];
+        let (out, r) = import(dir.path(), file, &[]);
+        assert_exit(&out, 0, file);
+        assert!(String::from_utf8_lossy(&out.stderr).contains("read as rtai"));
+        assert_eq!(r["config"]["period_ns"], 1_000_000, "{file}");
+        let got = figures(&r);
+        let (_, samples, min, avg, max) = &got[0];
+        // One row a second (avrgtime 1 s) of 1 ms periods.
+        assert_eq!(*samples, counted as u64 * 1000, "{file}");
+        assert_eq!(r["duration_ns"], counted as u64 * 1_000_000_000, "{file}");
+        assert_eq!(
+            *min,
+            rows.iter().map(|r| r[0]).min().expect("rows"),
+            "{file}"
+        );
+        assert_eq!(
+            *max,
+            rows.iter().map(|r| r[2]).max().expect("rows"),
+            "{file}"
+        );
+        let mean = rows.iter().map(|r| r[1]).sum::<i64>() / counted as i64;
+        assert!((avg - mean).abs() <= 1, "{file}: {avg} vs {mean}");
+    }
+    // A row whose 'ovl max' is not the maximum so far is refused with its line.
+    let text = std::fs::read_to_string(fixture("rtai-kernel-latency.txt")).expect("fixture");
+    let bad = text.replacen("      24400|      24400|", "      24400|      19762|", 1);
+    assert_ne!(bad, text);
+    std::fs::write(dir.path().join("bad.txt"), bad).expect("write");
+    let out = rtlat()
+        .current_dir(dir.path())
+        .args(["import", "bad.txt", "-o", "b.json"])
+        .output()
+        .expect("runs");
+    assert_exit(&out, 2, "a wrong ovl max");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("bad.txt:14:"));
+}
