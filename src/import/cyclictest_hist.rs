@@ -150,7 +150,7 @@ impl Hist {
     /// The values' unit and where it comes from: `--unit`, else a command
     /// line skipped above the output (rows come after it), else µs.
     fn unit(&self) -> (SourceUnit, String) {
-        super::cyclictest_status::unit_of(self.given, &self.preamble)
+        SourceUnit::of_output(self.given, &self.preamble)
     }
 
     /// One trimmed line `n`.

@@ -133,7 +133,7 @@ pub fn parse(lines: &mut Input) -> Parsed<Imported> {
     }
     let mut imp = Imported::new(crate::result::Benchmark::Timer);
     imp.notes.extend(preamble.note());
-    let (unit, said) = unit_of(lines.unit(), &preamble);
+    let (unit, said) = SourceUnit::of_output(lines.unit(), &preamble);
     imp.precision_ns = unit.ns();
     if unit == SourceUnit::Ns {
         imp.unit = "ns";
@@ -150,35 +150,6 @@ pub fn parse(lines: &mut Input) -> Parsed<Imported> {
     settings(&mut imp, &last, policy, dma);
     imp.notes.push(format!("cyclictest's status lines name no host, kernel or start time and carry no histogram: percentiles, distribution and stddev are unknown; count, min, avg and max are its whole-{} figures ({said})", unit.name()));
     Ok(imp)
-}
-
-/// The unit of cyclictest's values and where it comes from: `given` (`--unit`),
-/// else the command line skipped above the output (`-N`: ns), else µs.
-pub fn unit_of(given: Option<SourceUnit>, preamble: &Preamble) -> (SourceUnit, String) {
-    let command = preamble.command("cyclictest");
-    match (given, command) {
-        (Some(u), _) => (u, format!("in {}, as --unit says", u.name())),
-        (None, Some(words)) => {
-            let u = SourceUnit::of_cyclictest(&words);
-            (
-                u,
-                format!(
-                    "in {}, as the command line above the output says ({})",
-                    u.name(),
-                    if u == SourceUnit::Ns {
-                        "with -N"
-                    } else {
-                        "without -N"
-                    }
-                ),
-            )
-        }
-        (None, None) => (
-            SourceUnit::Us,
-            "read as µs: nothing in the output says ns (-N); give --unit ns if the run had -N"
-                .into(),
-        ),
-    }
 }
 
 /// A thread from its last status line `n`, its values in `unit`.

@@ -79,6 +79,33 @@ impl SourceUnit {
         }
     }
 
+    /// The unit of cyclictest's values and where it comes from: `given`
+    /// (`--unit`), else the command line skipped above the output (`-N`:
+    /// ns), else µs.
+    pub fn of_output(given: Option<SourceUnit>, preamble: &Preamble) -> (SourceUnit, String) {
+        match (given, preamble.command("cyclictest")) {
+            (Some(u), _) => (u, format!("in {}, as --unit says", u.name())),
+            (None, Some(words)) => {
+                let u = SourceUnit::of_cyclictest(&words);
+                let with = if u == SourceUnit::Ns {
+                    "with"
+                } else {
+                    "without"
+                };
+                let said = format!(
+                    "in {}, as the command line above the output says ({with} -N)",
+                    u.name()
+                );
+                (u, said)
+            }
+            (None, None) => (
+                SourceUnit::Us,
+                "read as µs: nothing in the output says ns (-N); give --unit ns if the run had -N"
+                    .into(),
+            ),
+        }
+    }
+
     /// The unit a skipped command line (`words`, from [`Preamble::command`]) sets:
     /// ns with cyclictest's `-N`/`--nsecs`, else µs.
     pub fn of_cyclictest(words: &[String]) -> SourceUnit {
@@ -301,6 +328,21 @@ pub fn field<T>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cyclictest_command_lines_tell_ns_by_their_n_flag() {
+        let unit = |c: &str| {
+            let words: Vec<String> = c.split_whitespace().map(String::from).collect();
+            SourceUnit::of_cyclictest(&words)
+        };
+        assert_eq!(unit("cyclictest -m -p80 -N -l 10"), SourceUnit::Ns);
+        assert_eq!(unit("cyclictest -mqN -i1000"), SourceUnit::Ns);
+        assert_eq!(unit("cyclictest --nsecs -q"), SourceUnit::Ns);
+        assert_eq!(unit("cyclictest -m -p80 -i1000 -h200 -q"), SourceUnit::Us);
+        // A long option or a value is not the flag; the program name neither.
+        assert_eq!(unit("cyclictest --policy=NORMAL -D1m"), SourceUnit::Us);
+        assert_eq!(unit("/opt/N/cyclictest -q"), SourceUnit::Us);
+    }
 
     #[test]
     fn lines_are_bounded_and_numbered() {
