@@ -107,7 +107,7 @@ pub struct ImportArgs {
     /// Do not print the report of the imported result
     #[arg(long, short)]
     pub quiet: bool,
-    /// The unit of cyclictest's values, which its histogram and status lines do not print: ns for a run with -N [default: ns when the command line above the output has -N, else us]
+    /// The unit of cyclictest's values, which its histogram, status lines and -v output do not print: ns for a run with -N [default: ns when the command line above the output has -N, else us]
     #[arg(long, value_enum, value_name = "UNIT")]
     pub unit: Option<UnitArg>,
 }

@@ -8,7 +8,7 @@ use crate::render::{check, svg, text, Loaded};
 use std::path::{Path, PathBuf};
 
 /// (format, fixture file): every fixture under tests/fixtures/import.
-pub(super) const FIXTURES: [(&str, &str); 29] = [
+pub(super) const FIXTURES: [(&str, &str); 30] = [
     ("cyclictest-json", "cyclictest-hist.json"),
     ("cyclictest-json", "cyclictest.json"),
     ("cyclictest-hist", "cyclictest-hist.txt"),
@@ -38,6 +38,7 @@ pub(super) const FIXTURES: [(&str, &str); 29] = [
     ("rtla-osnoise-top", "rtla-osnoise-top-prompt.txt"),
     ("rtai", "rtai-kernel-latency.txt"),
     ("rtai", "rtai-user-latency.txt"),
+    ("cyclictest-verbose", "cyclictest-2.10-vN-prompt.txt"),
 ];
 
 struct Rng(u64);

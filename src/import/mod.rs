@@ -102,7 +102,7 @@ impl std::fmt::Debug for ImportFormat {
 
 /// The formats whose values have no stated unit (cyclictest's, µs or ns with
 /// -N), the ones `--unit` applies to.
-pub const UNIT_FORMATS: [&str; 2] = ["cyclictest-hist", "cyclictest-status"];
+pub const UNIT_FORMATS: [&str; 3] = ["cyclictest-hist", "cyclictest-status", "cyclictest-verbose"];
 
 /// Every format, in the order `--from` lists them.
 pub static FORMATS: [&ImportFormat; 12] = [
@@ -248,7 +248,7 @@ pub fn run(cfg: &ImportConfig) -> Result<Outcome> {
     let format = choose(cfg, &shown, &head)?;
     if let Some(u) = cfg.unit.filter(|_| !UNIT_FORMATS.contains(&format.name)) {
         return Err(Error::usage(format!(
-            "--unit {} applies to cyclictest's histogram and status lines ({}), whose values carry no unit; {shown} is {}, which states its own",
+            "--unit {} applies to cyclictest's histogram, status lines and -v output ({}), whose values carry no unit; {shown} is {}, which states its own",
             u.name(),
             UNIT_FORMATS.join(", "),
             format.describe

@@ -411,6 +411,26 @@ fn cyclictest_nsecs_values_are_read_as_ns_when_the_unit_is_given_or_in_the_comma
     let plain = imported(dir.path(), "cyclictest-2.10-N.txt", &["-q"]);
     assert_eq!(figures(&plain)[0].2, 13_143_000);
     assert!(notes(&plain).contains("--unit ns"));
+    // -v samples with -N, the command pasted above them: every sample in ns.
+    let text = std::fs::read_to_string(fixture("cyclictest-2.10-vN-prompt.txt")).expect("fixture");
+    let samples: Vec<i64> = text
+        .lines()
+        .filter(|l| l.matches(':').count() == 2 && !l.contains('#'))
+        .map(|l| {
+            l.rsplit(':')
+                .next()
+                .expect("value")
+                .trim()
+                .parse()
+                .expect("ns")
+        })
+        .collect();
+    let v = imported(dir.path(), "cyclictest-2.10-vN-prompt.txt", &["-q"]);
+    let got = figures(&v);
+    assert_eq!(got[0].1, samples.len() as u64);
+    assert_eq!(got[0].1, 300);
+    assert_eq!(got[0].2, *samples.iter().min().expect("samples"));
+    assert_eq!(got[0].4, *samples.iter().max().expect("samples"));
     // --unit is refused for a format that states its unit.
     let (out, _) = import(dir.path(), "oslat-2.10.txt", &["--unit", "ns"]);
     assert_exit(&out, 2, "--unit on oslat");
