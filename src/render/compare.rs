@@ -2,7 +2,9 @@
 //! ([`Benchmark::compare_columns`]), as text, Markdown or CSV; and the
 //! regression check against a baseline.
 
-use super::describe::{level_summary, loads_of, percentile_cell, primary, thread_of, us_signed};
+use super::describe::{
+    duration_of, level_summary, loads_of, percentile_cell, primary, thread_of, us_signed,
+};
 use super::loaded::{load, load_all};
 use super::table::{self, Align, Col};
 use super::{benchmarks_of, svg::CompareSvg, write_output, Loaded, Render};
@@ -13,7 +15,7 @@ use crate::result::model::{Figure, Get, Source};
 use crate::result::Benchmark;
 use crate::stats::summary::label as percentile_label;
 use crate::stats::Summary;
-use crate::units::{secs, us};
+use crate::units::us;
 use std::path::PathBuf;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -207,11 +209,11 @@ pub(crate) fn cell(l: &Loaded, get: Get, csv: bool) -> Option<String> {
         Get::Missed => detail_u64(l, "missed").map(|v| v.to_string()),
         Get::Duration => {
             let d = l.result.duration_ns.filter(|&d| d > 0)?;
-            Some(if csv {
-                format!("{:.3}", d as f64 / 1e9)
+            if csv {
+                Some(format!("{:.3}", d as f64 / 1e9))
             } else {
-                secs(d)
-            })
+                duration_of(&l.result)
+            }
         }
         Get::Ideal => detail_u64(l, "ideal_ns").map(us),
         Get::Stretch => stretch(l).map(|v| format!("{v:.3}")),
