@@ -2,8 +2,8 @@
 
 use crate::error::Error;
 use crate::import::{cyclictest_hist, cyclictest_json, cyclictest_status, cyclictest_verbose};
-use crate::import::{jitterdebugger, oslat, rtla, rtla_top, sockperf};
-use crate::import::{xenomai, ImportConfig, ImportFormat};
+use crate::import::{jitterdebugger, oslat, rtai, rtla, rtla_top, sockperf};
+use crate::import::{xenomai, ImportConfig, ImportFormat, SourceUnit};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 
@@ -20,6 +20,7 @@ Formats:
   jitterdebugger    jitterdebugger's results.json
   sockperf          sockperf ping-pong --full-log FILE
   oslat             oslat output (its per-core table)
+  rtai              RTAI testsuite latency output (its display's RTD rows)
 Without --from, the format is told from the file's first lines (and said on
 stderr); a --from that does not fit names the format that does. Lines before
 the output (a shell prompt and the command) are skipped with a note. A cut
@@ -59,6 +60,8 @@ pub enum ImportFromArg {
     Sockperf,
     /// oslat output (its per-core table)
     Oslat,
+    /// RTAI testsuite latency output (its display's RTD rows)
+    Rtai,
 }
 
 impl ImportFromArg {
@@ -75,6 +78,7 @@ impl ImportFromArg {
             ImportFromArg::Jitterdebugger => &jitterdebugger::FORMAT,
             ImportFromArg::Sockperf => &sockperf::FORMAT,
             ImportFromArg::Oslat => &oslat::FORMAT,
+            ImportFromArg::Rtai => &rtai::FORMAT,
         }
     }
 }
@@ -103,6 +107,18 @@ pub struct ImportArgs {
     /// Do not print the report of the imported result
     #[arg(long, short)]
     pub quiet: bool,
+    /// The unit of cyclictest's values, which its histogram, status lines and -v output do not print: ns for a run with -N [default: ns when the command line above the output has -N, else us]
+    #[arg(long, value_enum, value_name = "UNIT")]
+    pub unit: Option<UnitArg>,
+}
+
+/// The units `--unit` names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum UnitArg {
+    /// microseconds (cyclictest's default)
+    Us,
+    /// nanoseconds (cyclictest -N)
+    Ns,
 }
 
 /// `2024-01-05T02:00:00Z`, `2024-01-05T02:00:00.000Z` or `2024-01-05` as
@@ -135,6 +151,10 @@ impl TryFrom<&ImportArgs> for ImportConfig {
             label: a.label.clone(),
             start: a.start,
             quiet: a.quiet,
+            unit: a.unit.map(|u| match u {
+                UnitArg::Us => SourceUnit::Us,
+                UnitArg::Ns => SourceUnit::Ns,
+            }),
         })
     }
 }

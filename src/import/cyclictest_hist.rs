@@ -1,13 +1,17 @@
-//! cyclictest's histogram text (`-h N`, printed on stdout at the end): one row
-//! per µs bucket (`000012 000216\t000192`: the bucket, then a count per
-//! thread, plus a sum column with `-H`), then `# Total:`, `# Min Latencies:`,
-//! `# Avg Latencies:` (whole µs), `# Max Latencies:`, `# Histogram Overflows:`
-//! and the first overflow cycle numbers. Lines starting with `#` that carry
-//! nothing we use, and `WARN:` lines (stderr merged in), are skipped.
+//! cyclictest's histogram text (`-h N` or `-H N`, on stdout or in the
+//! `--histfile`): rows of µs buckets (`000012 000216\t000192`: the bucket,
+//! then a count per thread, plus a sum column with `-H`), then `# Min
+//! Latencies:`, `# Avg Latencies:` (whole µs), `# Max Latencies:`, `# Histogram
+//! Overflows:` and the first overflow cycle numbers. Older rt-tests print every
+//! bucket below N and a `# Total:` line first; current rt-tests print only the
+//! non-empty rows and no `# Total:`. With `-H`, the summary lines carry the
+//! all-threads value on Total, Max and Overflows only (never on Min or Avg).
+//! Lines starting with `#` that carry nothing we use, and `WARN:` lines
+//! (stderr merged in), are skipped.
 
 use super::lines::Preamble;
 use super::{detect, ImportFormat, Input, Reader};
-use super::{parse_u64, Imported, ParseError, Parsed, ThreadBuild};
+use super::{parse_u64, Imported, ParseError, Parsed, SourceUnit, ThreadBuild};
 use crate::stats::summary::signed;
 
 /// The numbers after a `# Label:` prefix.
@@ -71,7 +75,10 @@ fn status(t: &str) -> Option<(usize, i32, u64)> {
 }
 
 pub fn parse(lines: &mut Input) -> Parsed<Imported> {
-    let mut hist = Hist::default();
+    let mut hist = Hist {
+        given: lines.unit(),
+        ..Hist::default()
+    };
     let mut last = 0;
     while let Some((n, line)) = lines.next_line()? {
         last = n;
@@ -85,6 +92,38 @@ pub fn parse(lines: &mut Input) -> Parsed<Imported> {
 
 /// A summary line as read: its line number and its numbers.
 type Numbers = (usize, Vec<u64>);
+
+/// The summary lines after the histogram; `total` only from older rt-tests.
+struct Summary {
+    total: Option<Numbers>,
+    mins: Numbers,
+    avgs: Numbers,
+    maxs: Numbers,
+    overflows: Numbers,
+}
+
+/// The all-threads value that -H adds to summary line `SUMMARY[i]` (line `n`):
+/// the threads' sum (Total, Overflows) or their maximum (Max).
+fn check_all(n: usize, i: usize, v: &[u64]) -> Parsed<()> {
+    let (each, all) = v.split_at(v.len() - 1);
+    let want = if i == 3 {
+        each.iter().copied().max().unwrap_or(0)
+    } else {
+        each.iter().fold(0u64, |a, &x| a.saturating_add(x))
+    };
+    if all[0] != want {
+        return Err(ParseError::at(
+            n,
+            format!(
+                "expected the last value after '# {}' (all threads, -H) to be {}, found {}",
+                SUMMARY[i],
+                if i == 3 { "their maximum" } else { "their sum" },
+                all[0]
+            ),
+        ));
+    }
+    Ok(())
+}
 
 /// What the lines read so far say: the parser's state, one method per kind of line.
 #[derive(Default)]
@@ -101,9 +140,19 @@ struct Hist {
     statuses: Vec<(i32, u64)>,
     preamble: Preamble,
     started: bool,
+    /// The values' unit as `--unit` gives it.
+    given: Option<SourceUnit>,
+    /// ns per unit of the values, fixed at the first row.
+    scale: Option<u64>,
 }
 
 impl Hist {
+    /// The values' unit and where it comes from: `--unit`, else a command
+    /// line skipped above the output (rows come after it), else µs.
+    fn unit(&self) -> (SourceUnit, String) {
+        SourceUnit::of_output(self.given, &self.preamble)
+    }
+
     /// One trimmed line `n`.
     fn line(&mut self, n: usize, t: &str) -> Parsed<()> {
         if t.is_empty() || t.starts_with("WARN:") {
@@ -168,6 +217,10 @@ impl Hist {
             return Err(ParseError::at(n, "expected buckets in increasing order"));
         }
         self.last_bucket = Some(bucket);
+        let scale = match self.scale {
+            Some(s) => s,
+            None => *self.scale.insert(self.unit().0.ns()),
+        };
         let cols = &mut self.cols;
         let mut counts = 0;
         for tok in it {
@@ -184,7 +237,7 @@ impl Hist {
             if let Some(col) = cols.get_mut(counts) {
                 if v > 0 {
                     col.build
-                        .add(bucket.saturating_mul(1000), v)
+                        .add(bucket.saturating_mul(scale), v)
                         .map_err(|e| ParseError::at(n, e.msg))?;
                     col.low.get_or_insert(bucket);
                     col.high = Some(bucket);
@@ -221,17 +274,20 @@ impl Hist {
                 format!("expected histogram rows (run cyclictest with -h N and keep its stdout), but the input ends at line {last} without one"),
             ));
         }
-        if let Some(i) = self.summary.iter().position(|s| s.is_none()) {
+        // `# Total:` comes from older rt-tests only; the other four close every histogram.
+        if let Some(i) = (1..SUMMARY.len()).find(|&i| self.summary[i].is_none()) {
             return Err(ParseError::at(
                 last,
                 format!(
-                    "expected cyclictest's summary lines after the histogram ('# Total:', '# Min Latencies:', '# Avg Latencies:', '# Max Latencies:', '# Histogram Overflows:'), but the input ends at line {last} without '# {}': the output looks cut; import the whole output",
+                    "expected cyclictest's summary lines after the histogram ('# Min Latencies:', '# Avg Latencies:', '# Max Latencies:', '# Histogram Overflows:'), but the input ends at line {last} without '# {}': the output looks cut; import the whole output",
                     SUMMARY[i]
                 ),
             ));
         }
-        let summary = std::mem::take(&mut self.summary).map(|s| s.unwrap_or_default());
-        let threads = summary[0].1.len();
+        let [total, rest @ ..] = std::mem::take(&mut self.summary);
+        let [mins, avgs, maxs, overflows] = rest.map(|s| s.unwrap_or_default());
+        // Min never carries -H's all-threads value: it counts the threads.
+        let threads = mins.1.len();
         let columns = self.cols.len();
         if threads == 0 || (columns != threads && columns != threads + 1) {
             return Err(ParseError::at(
@@ -239,8 +295,13 @@ impl Hist {
                 format!("expected {threads} counts per row (one per thread, plus a sum with -H), found {columns}"),
             ));
         }
-        for (i, (n, v)) in summary.iter().enumerate() {
-            if v.len() != threads {
+        // With -H, Total, Max and Overflows may end with the all-threads value.
+        let all = columns == threads + 1;
+        let lines = [Some(&mins), Some(&avgs), Some(&maxs), Some(&overflows)];
+        for (i, numbers) in std::iter::once(total.as_ref()).chain(lines).enumerate() {
+            let Some((n, v)) = numbers else { continue };
+            let with_all = all && i != 1 && i != 2 && v.len() == threads + 1;
+            if v.len() != threads && !with_all {
                 return Err(ParseError::at(
                     *n,
                     format!(
@@ -250,18 +311,34 @@ impl Hist {
                     ),
                 ));
             }
+            if with_all {
+                check_all(*n, i, v)?;
+            }
         }
+        let summary = Summary {
+            total,
+            mins,
+            avgs,
+            maxs,
+            overflows,
+        };
         self.into_imported(&summary, threads)
     }
 
     /// The import: a thread per column (the sum column of -H left out), and the run's settings.
-    fn into_imported(self, summary: &[Numbers; 5], threads: usize) -> Parsed<Imported> {
-        let overflows = &summary[4];
+    fn into_imported(self, summary: &Summary, threads: usize) -> Parsed<Imported> {
+        let overflows = &summary.overflows;
         let limit = self.last_bucket.map_or(0, |l| l.saturating_add(1));
         let mut imp = Imported::new(crate::result::Benchmark::Timer);
         imp.notes.extend(self.preamble.note());
+        let (unit, said) = self.unit();
+        let u = unit.name();
+        imp.precision_ns = unit.ns();
+        if unit == SourceUnit::Ns {
+            imp.unit = "ns";
+        }
         for (i, col) in self.cols.into_iter().take(threads).enumerate() {
-            imp.threads.push(thread(i, col, summary, limit)?);
+            imp.threads.push(thread(i, col, summary, limit, unit.ns())?);
         }
         let statuses = &self.statuses;
         periods(&mut imp, statuses, threads);
@@ -273,32 +350,43 @@ impl Hist {
             imp.tuning.policy = Some(p);
             imp.tuning.priority = statuses.first().map(|s| s.0.clamp(0, 99));
         }
-        imp.config.insert("histogram_buckets".into(), limit.into());
+        if summary.total.is_some() {
+            // Older rt-tests print every bucket below -h N: the last row is N − 1.
+            imp.config.insert("histogram_buckets".into(), limit.into());
+        } else if overflows.1.iter().any(|&o| o > 0) {
+            imp.notes.push(format!("this rt-tests prints only the non-empty rows, so the histogram's size (-h N) is not in the output: samples beyond it are placed at {limit} {u}, the first {u} past the highest row"));
+        }
         imp.tuning.dma_latency_us = self.dma.map(Some);
         imp.notes.push(if statuses.is_empty() {
-            "cyclictest's histogram text (with -q) names no host, kernel, period, policy or priority: those are unknown; buckets are read as µs (not -N)".into()
+            format!("cyclictest's histogram text (with -q) names no host, kernel, period, policy or priority: those are unknown; its values are {said}")
         } else {
-            "cyclictest's histogram text names no host or kernel; the period and priority are its status lines' (T: … P: I:); buckets are read as µs (not -N)".into()
+            format!("cyclictest's histogram text names no host or kernel; the period and priority are its status lines' (T: … P: I:); its values are {said}")
         });
         if overflows.1.iter().any(|&o| o > 0) {
-            imp.notes.push(
-                "the average of a thread with overflows is cyclictest's whole-µs average".into(),
-            );
+            imp.notes.push(format!(
+                "the average of a thread with overflows is cyclictest's whole-{u} average"
+            ));
         }
         Ok(imp)
     }
 }
 
 /// Thread `i` from its column, checked against the summary lines; `limit` is the
-/// first µs past the histogram.
-fn thread(i: usize, col: Column, summary: &[Numbers; 5], limit: u64) -> Parsed<ThreadBuild> {
-    let [total, mins, avgs, maxs, overflows] = summary;
+/// first value past the histogram; `scale` is ns per unit of the values.
+fn thread(i: usize, col: Column, summary: &Summary, limit: u64, scale: u64) -> Parsed<ThreadBuild> {
+    let Summary {
+        total,
+        mins,
+        avgs,
+        maxs,
+        overflows,
+    } = summary;
     let Column {
         build: mut b,
         low,
         high,
     } = col;
-    if total.1[i] != b.recorded() {
+    if let Some(total) = total.as_ref().filter(|t| t.1[i] != b.recorded()) {
         return Err(ParseError::at(
             total.0,
             format!(
@@ -319,15 +407,15 @@ fn thread(i: usize, col: Column, summary: &[Numbers; 5], limit: u64) -> Parsed<T
         }
     }
     if over > 0 && max < limit {
-        return Err(ParseError::at(maxs.0, format!("expected the maximum of thread {i} beyond the histogram ({limit} µs, as {over} overflows are counted), found {max}")));
+        return Err(ParseError::at(maxs.0, format!("expected the maximum of thread {i} beyond the histogram (from {limit}, as {over} overflows are counted), found {max}")));
     }
     b.count = Some(b.recorded().saturating_add(over));
-    b.overflow_at_ns = Some(limit.saturating_mul(1000));
-    b.min_ns = Some(signed(min.saturating_mul(1000)));
-    b.max_ns = Some(signed(max.saturating_mul(1000)));
-    // cyclictest prints whole-µs averages here; the histogram mean is finer unless samples overflowed.
+    b.overflow_at_ns = Some(limit.saturating_mul(scale));
+    b.min_ns = Some(signed(min.saturating_mul(scale)));
+    b.max_ns = Some(signed(max.saturating_mul(scale)));
+    // cyclictest prints whole-unit averages here; the histogram mean is finer unless samples overflowed.
     if over > 0 {
-        b.avg_ns = Some(avgs.1[i] as f64 * 1000.0);
+        b.avg_ns = Some(avgs.1[i] as f64 * scale as f64);
     }
     Ok(b)
 }

@@ -290,7 +290,11 @@ fn run_span(root: &Node, set: &Settings, longest: u64, imp: &mut Imported) -> Pa
     }
     let period_ns = set.period_us.saturating_mul(1000);
     imp.duration_ns = Some(match (start, end) {
-        (Some(s), Some(e)) if e >= s => (e - s) as u64 * 1_000_000_000,
+        (Some(s), Some(e)) if e >= s => {
+            // start_time and end_time are whole seconds.
+            imp.duration_precision_ns = Some(1_000_000_000);
+            (e - s) as u64 * 1_000_000_000
+        }
         _ => longest.saturating_mul(period_ns),
     });
     imp.end_reason = if set.loops.is_some() {

@@ -7,12 +7,14 @@
 //! the final summary `cyclictest -q` prints, or a log of its live view (the
 //! same lines rewritten again and again, with cursor-moving escapes and `\r`
 //! or `\n` between updates): the last line of each thread wins. Count, min,
-//! avg and max are taken exactly as printed (whole µs); the lines carry no
-//! histogram, percentiles or standard deviation, which stay unknown.
+//! avg and max are taken exactly as printed (whole µs, or whole ns with `-N`,
+//! which the lines do not say: `--unit ns`, or a command line with `-N` pasted
+//! above them, tells it); the lines carry no histogram, percentiles or
+//! standard deviation, which stay unknown.
 
 use super::lines::Preamble;
 use super::{detect, ImportFormat, Input, Reader};
-use super::{parse_u64, Imported, ParseError, Parsed, ThreadBuild};
+use super::{parse_u64, Imported, ParseError, Parsed, SourceUnit, ThreadBuild};
 use crate::stats::summary::signed;
 
 /// cyclictest's status lines (`-q` summary or a live log).
@@ -131,6 +133,11 @@ pub fn parse(lines: &mut Input) -> Parsed<Imported> {
     }
     let mut imp = Imported::new(crate::result::Benchmark::Timer);
     imp.notes.extend(preamble.note());
+    let (unit, said) = SourceUnit::of_output(lines.unit(), &preamble);
+    imp.precision_ns = unit.ns();
+    if unit == SourceUnit::Ns {
+        imp.unit = "ns";
+    }
     for (i, s) in last.iter().enumerate() {
         let Some((n, s)) = s else {
             return Err(ParseError::at(
@@ -138,14 +145,15 @@ pub fn parse(lines: &mut Input) -> Parsed<Imported> {
                 format!("expected a status line of thread {i}, found none"),
             ));
         };
-        imp.threads.push(thread(*n, s)?);
+        imp.threads.push(thread(*n, s, unit)?);
     }
     settings(&mut imp, &last, policy, dma);
+    imp.notes.push(format!("cyclictest's status lines name no host, kernel or start time and carry no histogram: percentiles, distribution and stddev are unknown; count, min, avg and max are its whole-{} figures ({said})", unit.name()));
     Ok(imp)
 }
 
-/// A thread from its last status line `n`.
-fn thread(n: usize, s: &Status) -> Parsed<ThreadBuild> {
+/// A thread from its last status line `n`, its values in `unit`.
+fn thread(n: usize, s: &Status, unit: SourceUnit) -> Parsed<ThreadBuild> {
     let mut b = ThreadBuild::new(format!("thread{}", s.thread), None);
     b.count = Some(s.count);
     if s.count > 0 {
@@ -158,7 +166,7 @@ fn thread(n: usize, s: &Status) -> Parsed<ThreadBuild> {
                 ),
             ));
         }
-        let ns = |us: u64| us.saturating_mul(1000);
+        let ns = |v: u64| v.saturating_mul(unit.ns());
         b.min_ns = Some(signed(ns(s.min_us)));
         b.max_ns = Some(signed(ns(s.max_us)));
         b.avg_ns = Some(ns(s.avg_us) as f64);
@@ -188,7 +196,6 @@ fn settings(
     imp.tuning.policy = named.or((priority > 0).then_some(crate::result::Policy::Fifo));
     imp.tuning.priority = (imp.tuning.policy.is_some()).then_some(priority);
     imp.tuning.dma_latency_us = dma.map(Some);
-    imp.notes.push("cyclictest's status lines name no host, kernel or start time and carry no histogram: percentiles, distribution and stddev are unknown; count, min, avg and max are its whole-µs figures (read as µs, not -N)".into());
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! cyclictest's per-sample output (`-v`): after `Thread N Interval: I`
-//! lines, one `thread: loop: latency` line per sample (µs):
+//! lines, one `thread: loop: latency` line per sample (µs, or ns with `-N`,
+//! which the output does not say: `--unit ns` or a pasted command line does):
 //!
 //! ```text
 //! Thread 0 Interval: 1500
@@ -11,7 +12,7 @@
 //! min, avg and max those of its samples.
 
 use super::lines::Preamble;
-use super::{parse_u64, Imported, ParseError, Parsed, ThreadBuild};
+use super::{parse_u64, Imported, ParseError, Parsed, SourceUnit, ThreadBuild};
 use super::{ImportFormat, Input, Reader};
 
 /// cyclictest -v per-sample output.
@@ -52,6 +53,8 @@ pub fn parse(lines: &mut Input) -> Parsed<Imported> {
     let mut preamble = Preamble::default();
     let mut dma = None;
     let mut end = 0;
+    // ns per unit of the values, fixed at the first sample (a pasted command line comes before).
+    let mut unit = None;
     while let Some((n, line)) = lines.next_line()? {
         end = n;
         if lines.cut() {
@@ -62,9 +65,11 @@ pub fn parse(lines: &mut Input) -> Parsed<Imported> {
             if thread >= threads.len() {
                 threads.resize(thread + 1, None);
             }
+            let (u, _) =
+                *unit.get_or_insert_with(|| SourceUnit::of_output(lines.unit(), &preamble));
             let b = threads[thread]
                 .get_or_insert_with(|| ThreadBuild::new(format!("thread{thread}"), None));
-            b.add(latency.saturating_mul(1000), 1)
+            b.add(latency.saturating_mul(u.ns()), 1)
                 .map_err(|e| ParseError::at(n, e.msg))?;
         } else if let Some((thread, i)) = interval(t) {
             if thread >= intervals.len() {
@@ -112,7 +117,12 @@ pub fn parse(lines: &mut Input) -> Parsed<Imported> {
         }
     }
     imp.tuning.dma_latency_us = dma.map(Some);
-    imp.notes.push("cyclictest -v output names no host, kernel, start time, policy or priority: those are unknown; every sample is in the histogram (read as µs, not -N)".into());
+    let (u, said) = unit.unwrap_or_else(|| SourceUnit::of_output(lines.unit(), &preamble));
+    imp.precision_ns = u.ns();
+    if u == SourceUnit::Ns {
+        imp.unit = "ns";
+    }
+    imp.notes.push(format!("cyclictest -v output names no host, kernel, start time, policy or priority: those are unknown; every sample is in the histogram, its values {said}"));
     Ok(imp)
 }
 

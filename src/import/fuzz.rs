@@ -8,7 +8,7 @@ use crate::render::{check, svg, text, Loaded};
 use std::path::{Path, PathBuf};
 
 /// (format, fixture file): every fixture under tests/fixtures/import.
-pub(super) const FIXTURES: [(&str, &str); 15] = [
+pub(super) const FIXTURES: [(&str, &str); 30] = [
     ("cyclictest-json", "cyclictest-hist.json"),
     ("cyclictest-json", "cyclictest.json"),
     ("cyclictest-hist", "cyclictest-hist.txt"),
@@ -24,6 +24,21 @@ pub(super) const FIXTURES: [(&str, &str); 15] = [
     ("oslat", "oslat-2cpu-z.txt"),
     ("rtla-osnoise", "rtla-osnoise-hist.txt"),
     ("rtla-osnoise-top", "rtla-osnoise-top.txt"),
+    ("cyclictest-hist", "cyclictest-2.10-hist.txt"),
+    ("cyclictest-hist", "cyclictest-2.10-histofall-histfile.txt"),
+    ("cyclictest-hist", "cyclictest-1.10-histofall.txt"),
+    ("cyclictest-status", "cyclictest-2.10-N.txt"),
+    ("cyclictest-status", "cyclictest-2.10-N-prompt.txt"),
+    ("oslat", "oslat-1.10.txt"),
+    ("oslat", "oslat-2.10.txt"),
+    ("sockperf", "sockperf-3.10-full-log.csv"),
+    ("sockperf", "sockperf-3.3-full-log.csv"),
+    ("xenomai", "xenomai-klatency-backlog.txt"),
+    ("rtla-osnoise", "rtla-osnoise-hist-zero.txt"),
+    ("rtla-osnoise-top", "rtla-osnoise-top-prompt.txt"),
+    ("rtai", "rtai-kernel-latency.txt"),
+    ("rtai", "rtai-user-latency.txt"),
+    ("cyclictest-verbose", "cyclictest-2.10-vN-prompt.txt"),
 ];
 
 struct Rng(u64);

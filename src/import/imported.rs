@@ -22,6 +22,8 @@ pub struct Imported {
     pub start_time_utc: String,
     /// `None`: the source does not record how long the run took.
     pub duration_ns: Option<u64>,
+    /// How finely the source gives the duration (1 s for `00:00:06`), when coarser than 1 ns.
+    pub duration_precision_ns: Option<u64>,
     /// False when the input stops before the tool's closing summary (a killed run, a crashed board).
     pub complete: bool,
     pub end_reason: EndReason,
@@ -49,6 +51,7 @@ impl Imported {
             command_line: Vec::new(),
             start_time_utc: String::new(),
             duration_ns: None,
+            duration_precision_ns: None,
             complete: true,
             end_reason: EndReason::Duration,
             config: serde_json::Map::new(),
@@ -101,6 +104,12 @@ impl Imported {
             }
             let in_total = self.total_of.is_empty() || self.total_of.contains(&tb.name);
             let (t, totals, hist) = tb.finish(self.unit, &mut thread_notes)?;
+            if merged.totals.samples.checked_add(totals.samples).is_none() {
+                return Err(ParseError::at(
+                    0,
+                    "expected sample counts whose sum over the threads fits 64 bits",
+                ));
+            }
             if in_total {
                 merged.add(&t, &totals, &hist);
             }
@@ -116,6 +125,12 @@ impl Imported {
         config.insert("imported_from".into(), format.name.into());
         config.insert("source_file".into(), file.into());
         config.insert("precision_ns".into(), self.precision_ns.into());
+        if let Some(p) = self
+            .duration_precision_ns
+            .filter(|_| self.duration_ns.is_some())
+        {
+            config.insert("duration_precision_ns".into(), p.into());
+        }
         config.extend(self.config);
         let n = threads.len();
         let mut tuning = self.tuning;

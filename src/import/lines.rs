@@ -51,6 +51,81 @@ pub struct Lines<R> {
     number: usize,
     buf: Vec<u8>,
     cut: bool,
+    unit: Option<SourceUnit>,
+}
+
+/// The unit of a tool's values when its output does not say it (cyclictest
+/// prints µs, or ns with `-N`, and names neither), as `rtlat import --unit` gives it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SourceUnit {
+    Us,
+    Ns,
+}
+
+impl SourceUnit {
+    /// ns per unit.
+    pub fn ns(self) -> u64 {
+        match self {
+            SourceUnit::Us => 1000,
+            SourceUnit::Ns => 1,
+        }
+    }
+
+    /// The unit's name as rtlat prints it.
+    pub fn name(self) -> &'static str {
+        match self {
+            SourceUnit::Us => "µs",
+            SourceUnit::Ns => "ns",
+        }
+    }
+
+    /// The unit of cyclictest's values and where it comes from: `given`
+    /// (`--unit`), else the command line skipped above the output (`-N`:
+    /// ns), else µs.
+    pub fn of_output(given: Option<SourceUnit>, preamble: &Preamble) -> (SourceUnit, String) {
+        match (given, preamble.command("cyclictest")) {
+            (Some(u), _) => (u, format!("in {}, as --unit says", u.name())),
+            (None, Some(words)) => {
+                let u = SourceUnit::of_cyclictest(&words);
+                let with = if u == SourceUnit::Ns {
+                    "with"
+                } else {
+                    "without"
+                };
+                let said = format!(
+                    "in {}, as the command line above the output says ({with} -N)",
+                    u.name()
+                );
+                (u, said)
+            }
+            (None, None) => (
+                SourceUnit::Us,
+                "read as µs: nothing in the output says ns (-N); give --unit ns if the run had -N"
+                    .into(),
+            ),
+        }
+    }
+
+    /// The unit a skipped command line (`words`, from [`Preamble::command`]) sets:
+    /// ns with cyclictest's `-N`/`--nsecs`, else µs.
+    pub fn of_cyclictest(words: &[String]) -> SourceUnit {
+        let ns = words.iter().skip(1).any(|w| {
+            w == "--nsecs"
+                || (w.starts_with('-') && !w.starts_with("--") && {
+                    // Short options bundle (`-mqN`); an option's value (-i1000) ends the bundle.
+                    let flags: String = w[1..]
+                        .chars()
+                        .take_while(|c| c.is_ascii_alphabetic())
+                        .collect();
+                    flags.contains('N')
+                })
+        });
+        if ns {
+            SourceUnit::Ns
+        } else {
+            SourceUnit::Us
+        }
+    }
 }
 
 impl<R: BufRead> Lines<R> {
@@ -60,7 +135,19 @@ impl<R: BufRead> Lines<R> {
             number: 0,
             buf: Vec::new(),
             cut: false,
+            unit: None,
         }
+    }
+
+    /// These lines, whose values are in `unit` when their format does not say.
+    pub fn with_unit(mut self, unit: Option<SourceUnit>) -> Self {
+        self.unit = unit;
+        self
+    }
+
+    /// The unit given for the values (`--unit`), if any.
+    pub fn unit(&self) -> Option<SourceUnit> {
+        self.unit
     }
 
     /// Whether the last line returned had no line end: the input stops inside
@@ -241,6 +328,21 @@ pub fn field<T>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cyclictest_command_lines_tell_ns_by_their_n_flag() {
+        let unit = |c: &str| {
+            let words: Vec<String> = c.split_whitespace().map(String::from).collect();
+            SourceUnit::of_cyclictest(&words)
+        };
+        assert_eq!(unit("cyclictest -m -p80 -N -l 10"), SourceUnit::Ns);
+        assert_eq!(unit("cyclictest -mqN -i1000"), SourceUnit::Ns);
+        assert_eq!(unit("cyclictest --nsecs -q"), SourceUnit::Ns);
+        assert_eq!(unit("cyclictest -m -p80 -i1000 -h200 -q"), SourceUnit::Us);
+        // A long option or a value is not the flag; the program name neither.
+        assert_eq!(unit("cyclictest --policy=NORMAL -D1m"), SourceUnit::Us);
+        assert_eq!(unit("/opt/N/cyclictest -q"), SourceUnit::Us);
+    }
 
     #[test]
     fn lines_are_bounded_and_numbered() {

@@ -16,7 +16,7 @@
 //!   [`xenomai`] Xenomai `latency`, [`rtla`] `rtla timerlat hist` and `rtla osnoise hist`,
 //!   [`rtla_top`] `rtla osnoise top` (per-CPU totals, no series),
 //!   [`jitterdebugger`] its `results.json`, [`sockperf`] `sockperf --full-log`,
-//!   [`oslat`] oslat's table;
+//!   [`oslat`] oslat's table, [`rtai`] RTAI's testsuite latency display;
 //! - [`json`]: a lenient JSON reader for the tools' hand-printed JSON;
 //! - [`imported`]: what a parser found, and how it becomes a [`RunResult`].
 
@@ -31,6 +31,8 @@ pub mod jitterdebugger;
 pub mod json;
 pub mod lines;
 pub mod oslat;
+pub mod rows;
+pub mod rtai;
 pub mod rtla;
 pub mod rtla_top;
 pub mod sockperf;
@@ -44,7 +46,8 @@ mod fuzz;
 pub use detect::detect;
 pub use imported::Imported;
 pub use lines::{
-    field, found, parse_u64, parse_us, read_bounded, Lines, ParseError, Parsed, MAX_JSON, MAX_LINE,
+    field, found, parse_u64, parse_us, read_bounded, Lines, ParseError, Parsed, SourceUnit,
+    MAX_JSON, MAX_LINE,
 };
 pub use thread::ThreadBuild;
 
@@ -82,10 +85,10 @@ pub enum Reader {
 pub type Input<'a> = Lines<&'a mut dyn BufRead>;
 
 impl Reader {
-    /// Read the whole input.
-    pub fn read(self, input: &mut dyn BufRead) -> Parsed<Imported> {
+    /// Read the whole input; `unit`: the values' unit where the format does not say it.
+    pub fn read(self, input: &mut dyn BufRead, unit: Option<SourceUnit>) -> Parsed<Imported> {
         match self {
-            Reader::Lines(parse) => parse(&mut Lines::new(input)),
+            Reader::Lines(parse) => parse(&mut Lines::new(input).with_unit(unit)),
             Reader::Text(parse) => parse(&read_bounded(input)?),
         }
     }
@@ -97,8 +100,12 @@ impl std::fmt::Debug for ImportFormat {
     }
 }
 
+/// The formats whose values have no stated unit (cyclictest's, µs or ns with
+/// -N), the ones `--unit` applies to.
+pub const UNIT_FORMATS: [&str; 3] = ["cyclictest-hist", "cyclictest-status", "cyclictest-verbose"];
+
 /// Every format, in the order `--from` lists them.
-pub static FORMATS: [&ImportFormat; 11] = [
+pub static FORMATS: [&ImportFormat; 12] = [
     &cyclictest_json::FORMAT,
     &cyclictest_hist::FORMAT,
     &cyclictest_status::FORMAT,
@@ -110,6 +117,7 @@ pub static FORMATS: [&ImportFormat; 11] = [
     &jitterdebugger::FORMAT,
     &sockperf::FORMAT,
     &oslat::FORMAT,
+    &rtai::FORMAT,
 ];
 
 /// The format called `name` (as `--from` spells it).
@@ -133,6 +141,8 @@ pub struct ImportConfig {
     pub start: Option<u64>,
     /// Do not print the report of the imported result.
     pub quiet: bool,
+    /// The unit of the values, for the formats that do not say it ([`UNIT_FORMATS`]).
+    pub unit: Option<SourceUnit>,
 }
 
 /// Parse `input` as `format`. `file` is the name recorded in the result.
@@ -142,7 +152,21 @@ pub fn parse(
     file: &str,
     label: Option<String>,
 ) -> Parsed<RunResult> {
-    format.read.read(input)?.into_result(format, file, label)
+    parse_in(format, input, file, label, None)
+}
+
+/// [`parse`] with the values' `unit` where the format does not say it.
+pub fn parse_in(
+    format: &ImportFormat,
+    input: &mut dyn BufRead,
+    file: &str,
+    label: Option<String>,
+    unit: Option<SourceUnit>,
+) -> Parsed<RunResult> {
+    format
+        .read
+        .read(input, unit)?
+        .into_result(format, file, label)
 }
 
 /// A declared load as the result records it: named, not measured.
@@ -222,15 +246,24 @@ pub fn run(cfg: &ImportConfig) -> Result<Outcome> {
         .read_to_end(&mut head)
         .map_err(|e| Error::usage(format!("cannot read {shown}: {e}")).because(e))?;
     let format = choose(cfg, &shown, &head)?;
+    if let Some(u) = cfg.unit.filter(|_| !UNIT_FORMATS.contains(&format.name)) {
+        return Err(Error::usage(format!(
+            "--unit {} applies to cyclictest's histogram, status lines and -v output ({}), whose values carry no unit; {shown} is {}, which states its own",
+            u.name(),
+            UNIT_FORMATS.join(", "),
+            format.describe
+        )));
+    }
     let mut reader = std::io::BufReader::new(std::io::Cursor::new(head).chain(input));
-    let mut result = parse(format, &mut reader, &name, cfg.label.clone()).map_err(|e| {
-        let what = format.describe;
-        if e.line == 0 {
-            Error::usage(format!("{shown}: not valid {what}: {}", e.msg))
-        } else {
-            Error::usage(format!("{shown}:{}: not valid {what}: {}", e.line, e.msg))
-        }
-    })?;
+    let mut result =
+        parse_in(format, &mut reader, &name, cfg.label.clone(), cfg.unit).map_err(|e| {
+            let what = format.describe;
+            if e.line == 0 {
+                Error::usage(format!("{shown}: not valid {what}: {}", e.msg))
+            } else {
+                Error::usage(format!("{shown}:{}: not valid {what}: {}", e.line, e.msg))
+            }
+        })?;
     if cfg.format.is_none() {
         // Said once the input has read as that format (a refusal names the format itself).
         eprintln!(

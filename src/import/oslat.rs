@@ -20,7 +20,9 @@
 //! upper end); `...` stands for rows of zeros (`-z`); the last row also holds
 //! every longer gap. Values are imported as printed (NNN µs); the last row is
 //! kept at its limit, the exact maximum beside it ([`ThreadBuild`]). Series
-//! are named `cpuN`, as `rtlat noise` names its own.
+//! are named `cpuN`, as `rtlat noise` names its own. oslat 1.10 (the first
+//! rt-tests with oslat) prints no `oslat V` banner and names the frequency row
+//! `CPU Freq:`; later versions print `Counter Freq:` (`(Mhz)`, `(MHz)` in 2.10).
 
 use super::lines::Preamble;
 use super::{
@@ -36,7 +38,7 @@ pub static FORMAT: ImportFormat = ImportFormat {
     detect: |head| {
         detect::line_starts_with(head, &["oslat V"])
             || (detect::line_starts_with(head, &["Core:"])
-                && detect::line_starts_with(head, &["Counter Freq:"]))
+                && detect::line_starts_with(head, &["Counter Freq:", "CPU Freq:"]))
     },
     read: Reader::Lines(parse),
 };
@@ -108,7 +110,7 @@ impl Table {
                 }
                 self.before(n, t)
             }
-            "Counter Freq" => values(n, rest, self.cores.len(), key).map(|_| ()),
+            "Counter Freq" | "CPU Freq" => values(n, rest, self.cores.len(), key).map(|_| ()),
             "Minimum" | "Average" | "Maximum" | "Max-Min" => self.stat(n, key, rest),
             "Duration" => {
                 let (v, _) = values(n, rest, self.cores.len(), key)?;
@@ -242,6 +244,8 @@ impl Table {
             imp.threads.push(core);
         }
         imp.duration_ns = Some(duration);
+        // oslat prints the duration in ms (`3.008 (sec)`).
+        imp.duration_precision_ns = Some(1_000_000);
         match self.priority.as_deref() {
             Some("default") => imp.tuning.policy = Some(Policy::Other),
             Some(p) => {

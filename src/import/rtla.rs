@@ -193,6 +193,9 @@ struct Hist {
     stats: [SummaryRow; 5],
     started: bool,
     summary_done: bool,
+    /// rtla printed its zeroed statistics (`over: 0`, `count: 0` …, one value
+    /// each): no sample fell within the histogram.
+    zeroed: bool,
 }
 
 /// The histogram's range: bucket size and entries, given or told from the rows.
@@ -223,6 +226,7 @@ impl Hist {
             stats: Default::default(),
             started: false,
             summary_done: false,
+            zeroed: false,
         }
     }
 
@@ -300,7 +304,8 @@ impl Hist {
                 high: None,
             });
         }
-        if self.cols.is_empty() {
+        // rtla osnoise hist names only the CPUs that had noise over the threshold: none, none.
+        if self.cols.is_empty() && self.tracer != Tracer::Osnoise {
             return Err(ParseError::at(
                 n,
                 "expected at least one column after Index",
@@ -320,10 +325,28 @@ impl Hist {
                 format!("expected the summary rows in rtla's order (over:, count:, min:, avg:, max:), found {}", super::found(t)),
             ));
         }
-        stats[i] = Some((
-            n,
-            values(n, &t[NAMES[i].len()..], self.cols.len(), NAMES[i])?,
-        ));
+        let rest = &t[NAMES[i].len()..];
+        // Without a sample in any bucket rtla prints one 0 per row, whatever its columns.
+        let zeroed = self.last_index.is_none()
+            && (i == 0 || self.zeroed)
+            && rest.split_whitespace().collect::<Vec<_>>() == ["0"];
+        let cols = self.cols.len();
+        let v = if zeroed {
+            vec![Some(0); cols]
+        } else if self.zeroed {
+            return Err(ParseError::at(
+                n,
+                format!(
+                    "expected '{} 0' as in rtla's zeroed statistics, found {}",
+                    NAMES[i],
+                    super::found(t)
+                ),
+            ));
+        } else {
+            values(n, rest, cols, NAMES[i])?
+        };
+        self.zeroed = zeroed;
+        stats[i] = Some((n, v));
         self.summary_done = i == 4;
         Ok(())
     }
@@ -520,6 +543,7 @@ impl Hist {
         }
         imp.total_of = threads;
         imp.duration_ns = self.secs.map(|s| s.saturating_mul(1_000_000_000));
+        imp.duration_precision_ns = Some(1_000_000_000);
         imp.config.insert(
             "tool".into(),
             format!("rtla {} hist", self.tracer.name()).into(),
@@ -530,6 +554,15 @@ impl Hist {
         );
         if let Some(e) = entries {
             imp.config.insert("histogram_entries".into(), e.into());
+        }
+        if imp.threads.is_empty() {
+            // No CPU is named: one series, `noise`, holds the zero samples of all.
+            let mut none = ThreadBuild::new("noise", None);
+            none.count = Some(0);
+            imp.threads.push(none);
+            imp.notes.push("rtla named no CPU column: no noise passed the threshold on any measured CPU, so the result holds zero samples (series 'noise', all CPUs)".into());
+        } else if self.zeroed {
+            imp.notes.push("rtla printed its zeroed statistics (over: 0, count: 0 …), as it does when no bucket has a sample, even if a CPU's samples were all beyond the histogram: the result has no samples".into());
         }
         imp.notes.push(range.note(scale));
         imp.notes.push(match self.tracer {

@@ -125,6 +125,8 @@ fn row(n: usize, t: &str) -> Parsed<OsnoiseCpu> {
 
 pub fn parse(lines: &mut Input) -> Parsed<Imported> {
     let (mut title, mut header, mut duration) = (false, false, None);
+    // A shell prompt and command pasted above the table are skipped, as the other formats do.
+    let mut preamble = super::lines::Preamble::default();
     let mut cpus: Vec<OsnoiseCpu> = Vec::new();
     let mut last = 0;
     while let Some((n, raw)) = lines.next_line()? {
@@ -164,7 +166,9 @@ pub fn parse(lines: &mut Input) -> Parsed<Imported> {
                 ));
             }
             cpus.push(c);
-        } else if !title || header {
+        } else if !title {
+            preamble.skip(n, t, EXPECTED)?;
+        } else if header {
             return Err(ParseError::at(
                 n,
                 format!("expected {EXPECTED}, found '{t}'"),
@@ -180,7 +184,9 @@ pub fn parse(lines: &mut Input) -> Parsed<Imported> {
     cpus.sort_by_key(|c| c.cpu);
     let mut imp = Imported::new(Benchmark::Noise);
     imp.duration_ns = duration;
+    imp.duration_precision_ns = Some(1_000_000_000);
     imp.totals_only = true;
+    imp.notes.extend(preamble.note());
     imp.details.extend(
         NoiseDetails {
             counter: "kernel".into(),

@@ -7,8 +7,9 @@
 //! 0, 2.403841683, 2.403899722, 29.020
 //! ```
 //!
-//! The timestamps have ns resolution; sockperf's latency column is half the
-//! round trip (unless `--full-rtt`). rtlat keeps the full round trip, rx − tx,
+//! sockperf before 3.4 printed the timestamps alone, under a `txTime, rxTime`
+//! header (`2.403841683, 2.403899722`). The timestamps have ns resolution;
+//! sockperf's latency column is half the round trip (unless `--full-rtt`). rtlat keeps the full round trip, rx − tx,
 //! as thread `rtt`, with sockperf's dropped / duplicated / out-of-order counts.
 
 use super::{detect, ImportFormat, Input, Reader};
@@ -59,7 +60,9 @@ pub static FORMAT: ImportFormat = ImportFormat {
     name: "sockperf",
     tool: "sockperf",
     describe: "sockperf --full-log output",
-    detect: |head| detect::line_starts_with(head, &["sockperf:", "packet, txTime"]),
+    detect: |head| {
+        detect::line_starts_with(head, &["sockperf:", "packet, txTime", "txTime, rxTime"])
+    },
     read: Reader::Lines(parse),
 };
 
@@ -83,6 +86,8 @@ struct Log {
     series: SeriesBuilder,
     /// After the `packet, txTime(sec), …` line.
     in_data: bool,
+    /// The rows are `txTime, rxTime` alone (sockperf before 3.4).
+    times_only: bool,
     first_tx: Option<u64>,
     last_tx: u64,
     /// Packet rows read.
@@ -106,6 +111,7 @@ impl Log {
             b: ThreadBuild::new("rtt", None),
             series: SeriesBuilder::new(SERIES_INTERVAL_NS),
             in_data: false,
+            times_only: false,
             first_tx: None,
             last_tx: 0,
             index: 0,
@@ -138,8 +144,9 @@ impl Log {
             self.summary(s);
             return Ok(());
         }
-        if t.starts_with("packet,") {
+        if t.starts_with("packet,") || t.starts_with("txTime,") {
             self.in_data = true;
+            self.times_only = t.starts_with("txTime,");
             return Ok(());
         }
         if !self.in_data && !self.started {
@@ -172,22 +179,39 @@ impl Log {
         }
     }
 
-    /// A packet row: `packet, txTime(sec), rxTime(sec), latency(usec)`.
+    /// A packet row: `packet, txTime(sec), rxTime(sec), latency(usec)`, or
+    /// `txTime, rxTime` in the older layout.
     fn packet(&mut self, n: usize, t: &str) -> Parsed<()> {
         let f: Vec<&str> = t.split(',').map(str::trim).collect();
         let row = || {
+            let (layout, example) = if self.times_only {
+                ("txTime, rxTime", "2.403841683, 2.403899722")
+            } else {
+                (
+                    "packet, txTime(sec), rxTime(sec), latency(usec)",
+                    "0, 2.403841683, 2.403899722, 29.020",
+                )
+            };
             ParseError::at(
                 n,
-                format!("expected a packet row 'packet, txTime(sec), rxTime(sec), latency(usec)' such as '0, 2.403841683, 2.403899722, 29.020', found {}", super::found(t)),
+                format!(
+                    "expected a packet row '{layout}' such as '{example}', found {}",
+                    super::found(t)
+                ),
             )
         };
-        if f.len() != 4
-            || parse_u64(f[0]).is_none()
-            || f[3].parse::<f64>().map(|v| !v.is_finite()).unwrap_or(true)
-        {
+        let times = if self.times_only {
+            (f.len() == 2).then(|| (f[0], f[1]))
+        } else {
+            (f.len() == 4
+                && parse_u64(f[0]).is_some()
+                && f[3].parse::<f64>().is_ok_and(f64::is_finite))
+            .then(|| (f[1], f[2]))
+        };
+        let Some((tx, rx)) = times else {
             return Err(row());
-        }
-        let (Some(tx), Some(rx)) = (seconds_ns(f[1]), seconds_ns(f[2])) else {
+        };
+        let (Some(tx), Some(rx)) = (seconds_ns(tx), seconds_ns(rx)) else {
             return Err(row());
         };
         if rx < tx {

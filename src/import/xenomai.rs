@@ -17,18 +17,9 @@
 //! histograms hold per-second extremes and are not imported.
 
 use super::lines::Preamble;
+use super::rows::{Row, RowLog};
 use super::{detect, ImportFormat, Input, Reader};
 use super::{field, parse_u64, parse_us, Imported, ParseError, Parsed, ThreadBuild};
-use crate::stats::{IntervalStats, SeriesBuilder};
-
-struct Row {
-    line: usize,
-    min: i64,
-    avg: i64,
-    max: i64,
-    overruns: u64,
-    msw: u64,
-}
 
 struct Totals {
     min: i64,
@@ -118,83 +109,15 @@ pub static FORMAT: ImportFormat = ImportFormat {
     name: "xenomai",
     tool: "xenomai-latency",
     describe: "Xenomai latency output",
+    // RTAI's testsuite prints RTH/RTD rows too, under its own title.
     detect: |head| {
         detect::line_starts_with(
             head,
             &["RTT|", "RTH|", "RTD|", "RTS|", "== Sampling period"],
-        )
+        ) && !detect::line_starts_with(head, &["RTAI Testsuite - "])
     },
     read: Reader::Lines(parse),
 };
-
-/// The RTD rows seen so far, folded as they come (nothing kept per row).
-struct RowLog {
-    series: SeriesBuilder,
-    rows: u64,
-    min: i64,
-    max: i64,
-    avg_sum: i128,
-    overruns: u64,
-    msw: u64,
-    /// Row number and value of the first row holding the largest max.
-    worst: Option<(u64, i64)>,
-    negative: bool,
-}
-
-impl RowLog {
-    fn new() -> Self {
-        RowLog {
-            series: SeriesBuilder::new(1_000_000_000),
-            rows: 0,
-            min: i64::MAX,
-            max: i64::MIN,
-            avg_sum: 0,
-            overruns: 0,
-            msw: 0,
-            worst: None,
-            negative: false,
-        }
-    }
-
-    fn push(&mut self, r: &Row, per_second: u64) -> Parsed<()> {
-        if r.overruns < self.overruns {
-            return Err(ParseError::at(
-                r.line,
-                "expected the overrun total to never decrease",
-            ));
-        }
-        if r.min > r.max {
-            return Err(ParseError::at(r.line, "expected lat min ≤ lat max"));
-        }
-        // The series holds what the result model can (no negative values yet).
-        let clamp = |v: i64| v.max(0) as u64;
-        self.series.push(&IntervalStats {
-            index: self.rows,
-            samples: per_second,
-            min: clamp(r.min),
-            max: clamp(r.max),
-            sum: clamp(r.avg)
-                .clamp(clamp(r.min), clamp(r.max))
-                .saturating_mul(per_second),
-            overruns: r.overruns - self.overruns,
-        });
-        if self.worst.is_none_or(|w| r.max > w.1) {
-            self.worst = Some((self.rows, r.max));
-        }
-        self.negative |= r.min < 0;
-        self.min = self.min.min(r.min);
-        self.max = self.max.max(r.max);
-        self.avg_sum += r.avg as i128;
-        self.overruns = r.overruns;
-        self.msw = r.msw;
-        self.rows += 1;
-        Ok(())
-    }
-
-    fn avg(&self) -> i64 {
-        (self.avg_sum / self.rows.max(1) as i128) as i64
-    }
-}
 
 /// What `parse` saw, line by line.
 #[derive(Default)]
@@ -209,6 +132,8 @@ struct Seen {
     last_cell: Option<(usize, u64, u64)>,
     hss_avg: Option<(usize, u64, f64)>,
     rts: Option<(usize, Totals)>,
+    /// The RTD rows, folded at the end once the RTS line tells which belong to the run.
+    rows: Vec<Row>,
     other_histograms: bool,
     started: bool,
 }
@@ -234,7 +159,6 @@ const EXPECTED: &str = "its lines ('== Sampling period: N us', RTT|, RTD|, HSD|,
 
 pub fn parse(lines: &mut Input) -> Parsed<Imported> {
     let mut seen = Seen::default();
-    let mut log = RowLog::new();
     let mut preamble = Preamble::default();
     let mut cut_line = None;
     while let Some((n, raw)) = lines.next_line()? {
@@ -277,15 +201,15 @@ pub fn parse(lines: &mut Input) -> Parsed<Imported> {
             ));
         };
         seen.started = true;
-        line(n, code, rest, &mut seen, &mut log)?;
+        line(n, code, rest, &mut seen)?;
     }
-    finish(seen, log, preamble, cut_line)
+    finish(seen, preamble, cut_line)
 }
 
 const CODES: [&str; 8] = ["RTH", "HSH", "---", "RTT", "RTD", "HSD", "HSS", "RTS"];
 
 /// One `CODE|rest` line.
-fn line(n: usize, code: &str, rest: &str, seen: &mut Seen, log: &mut RowLog) -> Parsed<()> {
+fn line(n: usize, code: &str, rest: &str, seen: &mut Seen) -> Parsed<()> {
     let f: Vec<&str> = rest.split('|').map(str::trim).collect();
     match code {
         "RTT" => rtt(
@@ -303,12 +227,12 @@ fn line(n: usize, code: &str, rest: &str, seen: &mut Seen, log: &mut RowLog) -> 
                 6 => false,
                 k => return Err(ParseError::at(n, format!("expected 6 or 7 '|'-separated fields after RTD (min, avg, max, overruns, [msw,] best, worst), found {k}"))),
             };
-            let Some(period_us) = seen.period_us.filter(|&p| p > 0) else {
+            if seen.period_us.is_none_or(|p| p == 0) {
                 return Err(ParseError::at(
                     n,
                     "expected the period ('== Sampling period: N us' or an RTT line) before the first RTD line",
                 ));
-            };
+            }
             if seen.rts.is_some() || seen.last_cell.is_some() {
                 return Err(ParseError::at(
                     n,
@@ -327,7 +251,7 @@ fn line(n: usize, code: &str, rest: &str, seen: &mut Seen, log: &mut RowLog) -> 
                     0
                 },
             };
-            log.push(&row, per_second(period_us))?;
+            seen.rows.push(row);
         }
         "HSD" => {
             if f.len() < 3 {
@@ -409,12 +333,34 @@ fn per_second(period_us: u64) -> u64 {
     (1_000_000 / period_us.max(1)).max(1)
 }
 
-fn finish(
-    mut seen: Seen,
-    log: RowLog,
-    preamble: Preamble,
-    cut_line: Option<usize>,
-) -> Parsed<Imported> {
+/// How many of the first RTD rows came before the run: rows beyond the RTS
+/// line's duration (one a second). Xenomai's klatency shows this: its kernel
+/// module (klat_mod) samples from the moment it is loaded and queues a result
+/// a second in a pipe, which klatency drains at once when it starts, so its
+/// first RTD lines are seconds measured before it ran; its RTS line's
+/// min/avg/max are the module's overall figures, its time klatency's own.
+fn backlog(seen: &Seen) -> usize {
+    match seen.rts.as_ref().and_then(|(_, t)| t.actual_s) {
+        Some(secs) if secs > 0 => seen
+            .rows
+            .len()
+            .saturating_sub(usize::try_from(secs).unwrap_or(usize::MAX)),
+        _ => 0,
+    }
+}
+
+fn finish(mut seen: Seen, preamble: Preamble, cut_line: Option<usize>) -> Parsed<Imported> {
+    let skipped = backlog(&seen);
+    let mut log = RowLog::new(1_000_000_000);
+    // The overrun column is a running total: the run's own count starts after the backlog's.
+    let backlog_overruns = skipped
+        .checked_sub(1)
+        .and_then(|i| seen.rows.get(i))
+        .map_or(0, |r| r.overruns);
+    log.overruns = backlog_overruns;
+    for r in &seen.rows[skipped..] {
+        log.push(r, per_second(seen.period_us.unwrap_or(1)))?;
+    }
     if log.rows == 0 && seen.rts.is_none() {
         return Err(ParseError::at(
             0,
@@ -437,7 +383,23 @@ fn finish(
         cpu,
     );
     let rts = seen.rts.as_ref().map(|(n, t)| (*n, t));
-    let (min, avg, max, overruns, msw) = figures(rts, &log)?;
+    let (min, avg, max, overruns, msw) = if skipped > 0 {
+        let (_, t) = rts.expect("a backlog is told by the RTS line");
+        imp.notes.push(format!(
+            "{} RTD lines for a run of {} s (RTS): the first {skipped} are seconds measured before the run (klatency prints the results its kernel module queued since it was loaded, at once), so the figures, count and series are the last {} lines'; the RTS line's own figures cover the module's whole time: min {}, avg {}, max {} µs, {} overruns",
+            seen.rows.len(),
+            log.rows,
+            log.rows,
+            us(t.min),
+            us(t.avg),
+            us(t.max),
+            t.overruns
+        ));
+        let overruns = log.overruns.saturating_sub(backlog_overruns);
+        (log.min, log.avg(), log.max, overruns, log.msw)
+    } else {
+        figures(rts, &log)?
+    };
     let negative = min < 0 || log.negative;
     b.min_ns = Some(min);
     b.max_ns = Some(max);
@@ -553,6 +515,8 @@ fn with_histogram(
 
 /// The run's duration (`rows`: its RTD lines, one per second), period, mode and tuning.
 fn record_run(imp: &mut Imported, seen: &Seen, rts: Option<&Totals>, rows: u64, period_us: u64) {
+    // RTS gives whole seconds, as do the RTD lines (one a second).
+    imp.duration_precision_ns = Some(1_000_000_000);
     imp.duration_ns = Some(
         rts.and_then(|t| t.actual_s)
             .unwrap_or(rows)

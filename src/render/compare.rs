@@ -2,7 +2,9 @@
 //! ([`Benchmark::compare_columns`]), as text, Markdown or CSV; and the
 //! regression check against a baseline.
 
-use super::describe::{level_summary, loads_of, percentile_cell, primary, thread_of, us_signed};
+use super::describe::{
+    duration_of, level_summary, loads_of, percentile_cell, primary, thread_of, us_signed,
+};
 use super::loaded::{load, load_all};
 use super::table::{self, Align, Col};
 use super::{benchmarks_of, svg::CompareSvg, write_output, Loaded, Render};
@@ -13,7 +15,7 @@ use crate::result::model::{Figure, Get, Source};
 use crate::result::Benchmark;
 use crate::stats::summary::label as percentile_label;
 use crate::stats::Summary;
-use crate::units::{secs, us};
+use crate::units::us;
 use std::path::PathBuf;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,7 +102,7 @@ impl Metric {
 
     /// The metric's value for a result, or why it has none.
     pub fn value(&self, l: &Loaded) -> std::result::Result<f64, String> {
-        let (_, _, s) = primary(&l.result);
+        let (_, threads, s) = primary(&l.result);
         let missing = |what: &str| format!("{} ({}) has no {what}", l.label, l.path.display());
         match self {
             Metric::Min | Metric::Avg | Metric::Max | Metric::Stddev | Metric::Percentile(_)
@@ -116,11 +118,13 @@ impl Metric {
                 .map(|v| v as f64)
                 .ok_or_else(|| missing("stddev (its source does not give one)")),
             Metric::Percentile(p) => s.percentile(*p).map(|v| v as f64).ok_or_else(|| {
-                missing(&format!(
-                    "{} ({} samples are too few)",
-                    percentile_label(*p),
-                    s.samples
-                ))
+                // An import of counts and extremes alone (status lines) has samples but no histogram.
+                let why = if threads.iter().all(|t| t.histogram.buckets.is_empty()) {
+                    "no histogram in the source: it gives only counts and extremes".to_string()
+                } else {
+                    format!("{} samples are too few", s.samples)
+                };
+                missing(&format!("{} ({why})", percentile_label(*p)))
             }),
             Metric::Overruns => Ok(s.overruns as f64),
             Metric::Lost => lost(l)
@@ -205,11 +209,11 @@ pub(crate) fn cell(l: &Loaded, get: Get, csv: bool) -> Option<String> {
         Get::Missed => detail_u64(l, "missed").map(|v| v.to_string()),
         Get::Duration => {
             let d = l.result.duration_ns.filter(|&d| d > 0)?;
-            Some(if csv {
-                format!("{:.3}", d as f64 / 1e9)
+            if csv {
+                Some(format!("{:.3}", d as f64 / 1e9))
             } else {
-                secs(d)
-            })
+                duration_of(&l.result)
+            }
         }
         Get::Ideal => detail_u64(l, "ideal_ns").map(us),
         Get::Stretch => stretch(l).map(|v| format!("{v:.3}")),

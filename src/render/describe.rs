@@ -117,7 +117,20 @@ pub fn dma_of(r: &RunResult) -> Option<String> {
 
 /// How long the run took (`20.000s`), `None` when the result does not say.
 pub fn duration_of(r: &RunResult) -> Option<String> {
-    r.duration_ns.map(secs)
+    let d = r.duration_ns?;
+    // An import records how finely its source gave the duration (whole
+    // seconds, ms): printed to that, not to ms it does not have.
+    let step = r
+        .config
+        .get("duration_precision_ns")
+        .and_then(|v| v.as_u64())
+        .unwrap_or(1);
+    Some(match step {
+        1_000_000_000.. => format!("{}s", d / 1_000_000_000),
+        100_000_000.. => format!("{}.{}s", d / 1_000_000_000, d / 100_000_000 % 10),
+        10_000_000.. => format!("{}.{:02}s", d / 1_000_000_000, d / 10_000_000 % 100),
+        _ => secs(d),
+    })
 }
 
 /// What the table cells show for what a result does not record.

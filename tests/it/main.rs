@@ -19,6 +19,7 @@ mod hostile_peers;
 mod hostile_suite;
 mod import;
 mod import_plain;
+mod import_sources;
 mod irq;
 mod lava;
 mod load;
