@@ -2,7 +2,7 @@
 //! the documented exit codes.
 
 use clap::error::{ContextKind, ErrorKind};
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 use rtlat::bench::net::NetConfig;
 use rtlat::bench::timer::TimerConfig;
 use rtlat::cli::{Cli, Command};
@@ -76,17 +76,8 @@ fn work() -> ! {
                 std::process::exit(exit::USAGE);
             }
             _ => {
-                // One line: clap's first line, and where to look.
-                let rendered = e.render().to_string();
-                let mut lines = rendered.lines().map(str::trim).filter(|l| !l.is_empty());
-                let first = lines.next().unwrap_or("error: bad usage");
-                let first = first.strip_prefix("error: ").unwrap_or(first);
-                // "the following required arguments were not provided:" names them on the next line.
-                let detail = match (first.ends_with(':'), lines.next()) {
-                    (true, Some(next)) => format!(" {next}"),
-                    _ => String::new(),
-                };
-                eprintln!("rtlat: {first}{detail} (see 'rtlat --help')");
+                let command = command_of(&args);
+                eprintln!("rtlat: {}", one_line(&e.render().to_string(), &command));
                 std::process::exit(exit::USAGE);
             }
         },
@@ -144,6 +135,49 @@ fn work() -> ! {
         Command::Man(args) => rtlat::cli::meta::man(&args).map(|()| Outcome::Success),
     };
     std::process::exit(exit_code(outcome));
+}
+
+/// clap's error in one line: its first line, its tip (the subcommand or
+/// option meant, where one is close), and the help of `command`, the
+/// (sub)command it is about.
+fn one_line(rendered: &str, command: &str) -> String {
+    let lines: Vec<&str> = rendered
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let first = lines.first().copied().unwrap_or("error: bad usage");
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    // "the following required arguments were not provided:" names them on
+    // the next line.
+    let detail = match (first.ends_with(':'), lines.get(1)) {
+        (true, Some(next)) => format!(" {next}"),
+        _ => String::new(),
+    };
+    let tip = lines
+        .iter()
+        .find_map(|l| l.strip_prefix("tip: "))
+        .map(|t| format!("; {t}"))
+        .unwrap_or_default();
+    format!("{first}{detail}{tip} (see '{command} --help')")
+}
+
+/// The (sub)command the arguments name, as far as they name one:
+/// `rtlat net ping` for `rtlat net ping --rat 5`.
+fn command_of(args: &[std::ffi::OsString]) -> String {
+    let mut cmd = Cli::command();
+    let mut path = vec!["rtlat".to_string()];
+    for a in args.iter().skip(1).filter_map(|a| a.to_str()) {
+        if a.starts_with('-') {
+            continue;
+        }
+        let Some(sub) = cmd.find_subcommand(a).cloned() else {
+            break;
+        };
+        path.push(sub.get_name().to_string());
+        cmd = sub;
+    }
+    path.join(" ")
 }
 
 /// Which argument clap refused as not UTF-8 (a label, a name, any text

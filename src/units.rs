@@ -18,6 +18,13 @@ pub const MAX_PERIOD_NS: u64 = 1_000_000_000;
 /// because its unit would be a guess. The arithmetic is checked: a value past
 /// the bound is refused, never wrapped or saturated.
 pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
+    parse_duration_within(text, &["s", "ms", "us"], u64::MAX)
+}
+
+/// [`parse_duration_ns`] for an option that takes at most `max` ns, whose
+/// usual units are `units` (most usual first): a number without a unit
+/// gets only the suggestions the option would take.
+fn parse_duration_within(text: &str, units: &[&str], max: u64) -> Result<u64, String> {
     let t = text.trim();
     if t.is_empty() {
         return Err("empty duration; give a number with a unit, e.g. 1ms".into());
@@ -34,9 +41,21 @@ pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
     }
     let (num, unit) = split_unit(t);
     if unit.is_empty() {
-        return Err(format!(
-            "'{t}' has no unit; write it as {t}us, {t}ms or {t}s"
-        ));
+        let fits: Vec<String> = units
+            .iter()
+            .filter(|u| parse_duration_ns(&format!("{t}{u}")).is_ok_and(|ns| ns <= max))
+            .map(|u| format!("{t}{u}"))
+            .collect();
+        return Err(match fits.split_last() {
+            None => format!("'{t}' has no unit; give one, e.g. 1ms"),
+            Some((last, [])) => format!("'{t}' has no unit; write it as {last}"),
+            Some((last, rest)) => {
+                format!(
+                    "'{t}' has no unit; write it as {} or {last}",
+                    rest.join(", ")
+                )
+            }
+        });
     }
     if num.is_empty() {
         return Err(format!("'{t}' is not a number with a unit, e.g. 1ms"));
@@ -95,7 +114,7 @@ pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
 /// A period or a computation's length: a positive duration of at most
 /// [`MAX_PERIOD_NS`].
 pub fn parse_period_ns(text: &str) -> Result<u64, String> {
-    let ns = parse_duration_ns(text)?;
+    let ns = parse_duration_within(text, &["us", "ms", "s"], MAX_PERIOD_NS)?;
     if ns == 0 {
         return Err(format!(
             "'{text}' is zero; give a positive duration such as 1ms"
@@ -264,6 +283,37 @@ mod tests {
             .contains("longest period"));
         assert_eq!(split_unit("12.5ms"), ("12.5", "ms"));
         assert_eq!(split_unit("7"), ("7", ""));
+    }
+
+    /// The values a message suggests after "write it as".
+    fn suggested(message: &str) -> Vec<String> {
+        let list = message.split("write it as ").nth(1).unwrap_or_default();
+        list.replace(" or ", ", ")
+            .split(", ")
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn a_number_without_unit_gets_only_values_the_option_takes() {
+        // A period is at most 1 s: 1000s is not offered, microseconds first.
+        let e = parse_period_ns("1000").unwrap_err();
+        assert_eq!(suggested(&e), ["1000us", "1000ms"], "{e}");
+        let e = parse_period_ns("5").unwrap_err();
+        assert_eq!(suggested(&e), ["5us", "5ms"], "{e}");
+        for text in ["1000", "5", "2000000", "0.5"] {
+            let e = parse_period_ns(text).unwrap_err();
+            for s in suggested(&e) {
+                assert!(parse_period_ns(&s).is_ok(), "{e}: {s} refused");
+            }
+        }
+        // Nothing fits: no value suggested.
+        let e = parse_period_ns("5000000").unwrap_err();
+        assert!(e.contains("give one"), "{e}");
+        // A run's length: seconds first.
+        let e = parse_duration_ns("5").unwrap_err();
+        assert_eq!(suggested(&e), ["5s", "5ms", "5us"], "{e}");
     }
 
     #[test]

@@ -36,6 +36,7 @@ mod signals;
 mod snapshot;
 mod split;
 mod sshd;
+mod suggestions;
 mod suite;
 mod switch;
 mod timer;
