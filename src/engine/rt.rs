@@ -25,6 +25,63 @@ const HEAP_RESERVE_PER_POINT: usize = 56;
 pub const PRIVILEGE_FIX: &str =
     "run as root, or grant the capabilities: sudo setcap cap_sys_nice,cap_ipc_lock+ep $(command -v rtlat)";
 
+/// What this process lacks of the real-time settings `cfg` asks for, each
+/// with what it is for: probed by doing it for a moment (memory locked and
+/// unlocked, the DMA latency held and released, the policy set on a thread
+/// that then ends), so that one refusal can name them all.
+pub fn missing(cfg: &RtConfig) -> Vec<String> {
+    let mut lacking = Vec::new();
+    if cfg.mlock {
+        match sys::mem::lock_all() {
+            Ok(()) => sys::mem::unlock_all(),
+            Err(e)
+                if e.raw_os_error()
+                    .is_some_and(|c| c == libc::EPERM || c == libc::ENOMEM) =>
+            {
+                lacking.push(format!(
+                    "locked memory (mlockall: {e}; or raise 'ulimit -l', or pass --no-mlock)"
+                ));
+            }
+            Err(_) => {}
+        }
+    }
+    if let Some(v) = cfg.dma_latency {
+        if let Err(e) = DmaLatency::hold(v) {
+            if e.kind() == io::ErrorKind::PermissionDenied {
+                lacking.push(format!(
+                    "{} ({e}; or pass --dma-latency off)",
+                    sys::pm::DEVICE
+                ));
+            }
+        }
+    }
+    if cfg.sched != Sched::Other {
+        let sched = cfg.sched;
+        let tried = std::thread::spawn(move || sys::sched::set_current(sched)).join();
+        if let Ok(Err(e)) = tried {
+            if e.raw_os_error() == Some(libc::EPERM) {
+                lacking.push(format!(
+                    "the real-time policy {} ({e}; or use --policy other, unprivileged and not real-time)",
+                    cfg.policy_name()
+                ));
+            }
+        }
+    }
+    lacking
+}
+
+/// One refusal naming every privilege the run lacks ([`missing`]).
+pub fn refuse_missing(cfg: &RtConfig) -> Result<()> {
+    let lacking = missing(cfg);
+    if lacking.is_empty() {
+        return Ok(());
+    }
+    Err(Error::env(format!(
+        "not permitted: {}; {PRIVILEGE_FIX}",
+        lacking.join("; ")
+    )))
+}
+
 /// Validated real-time settings.
 #[derive(Debug, Clone)]
 pub struct RtConfig {

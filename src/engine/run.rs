@@ -200,6 +200,8 @@ impl RunSpec {
         control: &RunControl,
         command_line: Vec<String>,
     ) -> Result<Self> {
+        // Every missing privilege at once, before anything is measured.
+        super::rt::refuse_missing(&setup.rt)?;
         if let Some(plan) = &setup.loads {
             if let (Some(idle), Some(total)) = (plan.idle_first_ns, control.duration_ns) {
                 if idle >= total {

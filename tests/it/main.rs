@@ -12,6 +12,7 @@ mod explain;
 #[cfg(feature = "kernel-trace")]
 mod explain_restore;
 mod explain_wakes;
+mod first_contact;
 mod harness;
 mod hostile_input;
 mod hostile_output;
@@ -36,7 +37,7 @@ mod signals;
 mod snapshot;
 mod split;
 mod sshd;
-mod suggestions;
+
 mod suite;
 mod switch;
 mod timer;
