@@ -123,11 +123,8 @@ impl Permissions {
             Some(n) => format!("{e} (RLIMIT_MEMLOCK is {})", bytes(n)),
             None => e.to_string(),
         });
-        let dma_latency = std::fs::OpenOptions::new()
-            .write(true)
-            .open(crate::sys::pm::DEVICE)
-            .map(drop)
-            .map_err(|e| format!("{}: {e}", crate::sys::pm::DEVICE));
+        let dma_latency =
+            probe::can_hold_dma_latency().map_err(|e| format!("{}: {e}", crate::sys::pm::DEVICE));
         Permissions {
             rt_fifo,
             mlock,

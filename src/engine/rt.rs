@@ -26,8 +26,8 @@ pub const PRIVILEGE_FIX: &str =
     "run as root, or grant the capabilities: sudo setcap cap_sys_nice,cap_ipc_lock+ep $(command -v rtlat)";
 
 /// What this process lacks of the real-time settings `cfg` asks for, each
-/// with what it is for: probed by doing it for a moment (memory locked and
-/// unlocked, the DMA latency held and released, the policy set on a thread
+/// with its own way out: probed by doing it for a moment (memory locked and
+/// unlocked, the DMA latency device opened, the policy set on a thread
 /// that then ends), so that one refusal can name them all.
 pub fn missing(cfg: &RtConfig) -> Vec<String> {
     let mut lacking = Vec::new();
@@ -45,20 +45,16 @@ pub fn missing(cfg: &RtConfig) -> Vec<String> {
             Err(_) => {}
         }
     }
-    if let Some(v) = cfg.dma_latency {
-        if let Err(e) = DmaLatency::hold(v) {
+    if cfg.dma_latency.is_some() {
+        if let Err(e) = sys::probe::can_hold_dma_latency() {
             if e.kind() == io::ErrorKind::PermissionDenied {
-                lacking.push(format!(
-                    "{} ({e}; or pass --dma-latency off)",
-                    sys::pm::DEVICE
-                ));
+                let device = sys::pm::DEVICE;
+                lacking.push(format!("{device} ({e}; or pass --dma-latency off)"));
             }
         }
     }
     if cfg.sched != Sched::Other {
-        let sched = cfg.sched;
-        let tried = std::thread::spawn(move || sys::sched::set_current(sched)).join();
-        if let Ok(Err(e)) = tried {
+        if let Err(e) = sys::probe::can_use(cfg.sched) {
             if e.raw_os_error() == Some(libc::EPERM) {
                 lacking.push(format!(
                     "the real-time policy {} ({e}; or use --policy other, unprivileged and not real-time)",

@@ -16,15 +16,28 @@ pub const CAP_IPC_LOCK: u32 = 14;
 pub const CAP_SYS_NICE: u32 = 23;
 
 /// Can a thread of this process switch itself to SCHED_FIFO (priority 1)?
-///
-/// The attempt happens in a throwaway thread, so the caller's own scheduling
-/// is untouched.
 pub fn can_use_rt_fifo() -> Result<(), io::Error> {
+    can_use(Sched::Fifo(1))
+}
+
+/// Can a thread of this process switch itself to `policy`? The attempt
+/// happens in a throwaway thread, so the caller's own scheduling is
+/// untouched.
+pub fn can_use(policy: Sched) -> Result<(), io::Error> {
     std::thread::Builder::new()
         .name("rtlat-probe".into())
-        .spawn(|| sched::set_current(Sched::Fifo(1)))?
+        .spawn(move || sched::set_current(policy))?
         .join()
         .unwrap_or_else(|_| Err(io::Error::other("the probe thread panicked")))
+}
+
+/// Can this process hold a DMA latency request (`/dev/cpu_dma_latency`
+/// opened for writing; nothing is written)?
+pub fn can_hold_dma_latency() -> Result<(), io::Error> {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(super::pm::DEVICE)
+        .map(drop)
 }
 
 /// Can this process lock memory? Locks and unlocks one private anonymous
