@@ -124,45 +124,34 @@ pub(crate) fn names_hog(comm: &str) -> impl Fn(&Value) -> bool + '_ {
     }
 }
 
-/// Whether this machine has a CPU to measure on besides the one a test's
-/// load or waker runs on.
-pub(crate) fn two_cpus(why: &str) -> bool {
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    need(Need::Machine(cpus >= 2, why))
-}
-
-#[test]
-fn a_fifo_thread_that_busy_loops_on_the_measuring_cpu_is_named() {
-    if !need(Need::Root)
-        || !need(Need::Native("the trace's pages are the host kernel's"))
-        || !need(Need::Program("python3", "python3"))
-    {
-        return;
+case!(
+    a_fifo_thread_that_busy_loops_on_the_measuring_cpu_is_named,
+    [
+        Root,
+        Native(HOST_TRACE),
+        Program("python3", "python3"),
+        Measuring
+    ],
+    |t| {
+        let cpu = measuring_cpu();
+        let hog = Hog::start("rtlat-hog", cpu, 2, t.dir());
+        // A sample every 100 us: each 2 ms burst delays one by almost all of
+        // it, above the scheduling noise of a quiet machine.
+        let (r, cases) = explain_run(cpu, "4s", "100us");
+        assert_eq!(cases.len(), 10, "the 10 worst samples: {cases:?}");
+        assert_parts_add_up(&cases);
+        let v = judge(&r, &cases, &hog.bursts(), names_hog("rtlat-hog"));
+        assert_verdict(&v, 7, cases.len(), "the hog");
     }
-    let _turn = measuring();
-    let cpu = measuring_cpu();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let hog = Hog::start("rtlat-hog", cpu, 2, dir.path());
-    // A sample every 100 us: each 2 ms burst delays one by almost all of
-    // it, above the scheduling noise of a quiet machine.
-    let (r, cases) = explain_run(cpu, "4s", "100us");
-    assert_eq!(cases.len(), 10, "the 10 worst samples: {cases:?}");
-    assert_parts_add_up(&cases);
-    let v = judge(&r, &cases, &hog.bursts(), names_hog("rtlat-hog"));
-    assert_verdict(&v, 7, cases.len(), "the hog");
-}
+);
 
-#[test]
-fn explain_without_root_exits_3_naming_the_fix() {
-    if !need(Need::Root) {
-        return;
-    }
+case!(explain_without_root_exits_3_naming_the_fix, [Root], |_t| {
     let err = timer_as_nobody_error("--explain");
     assert!(
         err.contains("--explain needs tracefs") && err.contains("run as root"),
         "{err}"
     );
-}
+});
 
 #[test]
 fn explain_with_split_realtime_clock_or_deadline_is_a_usage_error() {
@@ -174,125 +163,131 @@ fn explain_with_split_realtime_clock_or_deadline_is_a_usage_error() {
     ]);
 }
 
-#[test]
-fn a_udp_flood_received_on_the_measuring_cpu_names_net_rx() {
-    if !need(Need::Root) || !need(Need::Native("the trace's pages are the host kernel's")) {
-        return;
+case!(
+    a_udp_flood_received_on_the_measuring_cpu_names_net_rx,
+    [
+        Root,
+        Native(HOST_TRACE),
+        Cpus(
+            2,
+            "the flood is sent from another CPU than the measuring one"
+        ),
+        Measuring
+    ],
+    |_t| {
+        let cpu = measuring_cpu();
+        let _flood = net_rx_flood(cpu, "flood");
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        let witness = SoftirqWitness::start(cpu);
+        let (r, cases) = explain_run(cpu, "4s", "200us");
+        assert_eq!(cases.len(), 10, "the 10 worst samples: {cases:?}");
+        assert_parts_add_up(&cases);
+        let net_rx = |p: &Value| p["kind"] == "softirq" && p["name"] == "NET_RX";
+        let v = judge(&r, &cases, &witness.spans(), net_rx);
+        assert_verdict(&v, 3, cases.len(), "the flood's NET_RX");
     }
-    if !two_cpus("the flood is sent from another CPU than the measuring one") {
-        return;
-    }
-    let _turn = measuring();
-    let cpu = measuring_cpu();
-    let _flood = net_rx_flood(cpu, "flood");
-    std::thread::sleep(std::time::Duration::from_millis(500));
-    let witness = SoftirqWitness::start(cpu);
-    let (r, cases) = explain_run(cpu, "4s", "200us");
-    assert_eq!(cases.len(), 10, "the 10 worst samples: {cases:?}");
-    assert_parts_add_up(&cases);
-    let net_rx = |p: &Value| p["kind"] == "softirq" && p["name"] == "NET_RX";
-    let v = judge(&r, &cases, &witness.spans(), net_rx);
-    assert_verdict(&v, 3, cases.len(), "the flood's NET_RX");
-}
+);
 
-#[test]
-fn a_fifo_burst_during_a_cruncher_run_is_a_part_of_it() {
-    if !need(Need::Root)
-        || !need(Need::Native("the trace's pages are the host kernel's"))
-        || !need(Need::Program("python3", "python3"))
-    {
-        return;
+case!(
+    a_fifo_burst_during_a_cruncher_run_is_a_part_of_it,
+    [
+        Root,
+        Native(HOST_TRACE),
+        Program("python3", "python3"),
+        Measuring
+    ],
+    |t| {
+        let cpu = measuring_cpu();
+        let hog = Hog::start("rtlat-hog", cpu, 10, t.dir());
+        let json = t.path("c.json");
+        let (_, r) = run_json(
+            t.rtlat().args([
+                "cruncher",
+                "--explain",
+                "--explain-worst",
+                "5",
+                "--cpu",
+                &cpu.to_string(),
+                "--priority",
+                "80",
+                "--work",
+                "10ms",
+                "--period",
+                "27ms",
+                "--duration",
+                "4s",
+            ]),
+            &json,
+            0,
+        );
+        let cases = r["explained"].as_array().cloned().unwrap_or_default();
+        assert_eq!(cases.len(), 5, "{cases:?}");
+        assert_parts_add_up(&cases);
+        assert!(
+            cases.iter().all(|c| c["parts"]
+                .as_array()
+                .expect("parts")
+                .iter()
+                .any(|p| p["name"] == "own computation")),
+            "{cases:?}"
+        );
+        // A 10 ms computation every 27 ms meets most of the hog's 10 ms bursts
+        // (27 ms does not divide the hog's 100 ms, so the bursts fall at every
+        // phase of the cycle): the runs a burst stretched are the worst, and
+        // the hog's part of each is the time it ran there. A burst covers at
+        // most half of a computation it stretches by all of it, so none is
+        // asked to be the culprit.
+        let v = judge(&r, &cases, &hog.bursts(), names_hog("rtlat-hog"));
+        assert_verdict(&v, 0, cases.len(), "the hog");
+        assert!(v.touched >= 3, "the hog ran in {} of 5 cases", v.touched);
     }
-    let _turn = measuring();
-    let cpu = measuring_cpu();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let hog = Hog::start("rtlat-hog", cpu, 10, dir.path());
-    let json = dir.path().join("c.json");
-    let (_, r) = run_json(
-        rtlat().args([
-            "cruncher",
-            "--explain",
-            "--explain-worst",
-            "5",
-            "--cpu",
-            &cpu.to_string(),
-            "--priority",
-            "80",
-            "--work",
-            "10ms",
-            "--period",
-            "27ms",
-            "--duration",
-            "4s",
-        ]),
-        &json,
-        0,
-    );
-    let cases = r["explained"].as_array().cloned().unwrap_or_default();
-    assert_eq!(cases.len(), 5, "{cases:?}");
-    assert_parts_add_up(&cases);
-    assert!(
-        cases.iter().all(|c| c["parts"]
-            .as_array()
-            .expect("parts")
-            .iter()
-            .any(|p| p["name"] == "own computation")),
-        "{cases:?}"
-    );
-    // A 10 ms computation every 27 ms meets most of the hog's 10 ms bursts
-    // (27 ms does not divide the hog's 100 ms, so the bursts fall at every
-    // phase of the cycle): the runs a burst stretched are the worst, and
-    // the hog's part of each is the time it ran there. A burst covers at
-    // most half of a computation it stretches by all of it, so none is
-    // asked to be the culprit.
-    let v = judge(&r, &cases, &hog.bursts(), names_hog("rtlat-hog"));
-    assert_verdict(&v, 0, cases.len(), "the hog");
-    assert!(v.touched >= 3, "the hog ran in {} of 5 cases", v.touched);
-}
+);
 
-#[test]
-fn the_reader_stays_off_the_measuring_cpu() {
-    if !need(Need::Root) || !need(Need::Native("the trace's pages are the host kernel's")) {
-        return;
-    }
-    if !two_cpus("the reader runs on another CPU than the measuring one") {
-        return;
-    }
-    let cpu = measuring_cpu();
-    let _turn = measuring();
-    let child = Command::new(bin())
-        .args(["timer", "--cpus", &cpu.to_string(), "--duration", "4s"])
-        .args(["--explain", "--quiet"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("rtlat runs");
-    let pid = child.id();
-    let _run = Reaped(child);
-    // The reader's own affinity, once it has started.
-    let mut allowed = None;
-    for _ in 0..60 {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-            continue;
-        };
-        allowed = tasks.flatten().find_map(|t| {
-            let comm = std::fs::read_to_string(t.path().join("comm")).ok()?;
-            let status = std::fs::read_to_string(t.path().join("status")).ok()?;
-            let list = status
-                .lines()
-                .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))?;
-            (comm.trim() == "rtlat-explain").then(|| list.trim().to_string())
-        });
-        if allowed.is_some() {
-            break;
+case!(
+    the_reader_stays_off_the_measuring_cpu,
+    [
+        Root,
+        Native(HOST_TRACE),
+        Cpus(2, "the reader runs on another CPU than the measuring one"),
+        Measuring
+    ],
+    |t| {
+        let cpu = measuring_cpu();
+        let child = t
+            .process()
+            .args(["timer", "--cpus", &cpu.to_string(), "--duration", "4s"])
+            .args(["--explain", "--quiet"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("rtlat runs");
+        let pid = child.id();
+        let _run = Reaped(child);
+        // The reader's own affinity, once it has started.
+        let mut allowed = None;
+        for _ in 0..60 {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+                continue;
+            };
+            allowed = tasks.flatten().find_map(|t| {
+                let comm = std::fs::read_to_string(t.path().join("comm")).ok()?;
+                let status = std::fs::read_to_string(t.path().join("status")).ok()?;
+                let list = status
+                    .lines()
+                    .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))?;
+                (comm.trim() == "rtlat-explain").then(|| list.trim().to_string())
+            });
+            if allowed.is_some() {
+                break;
+            }
         }
+        let allowed = allowed.expect("an rtlat-explain thread within 3 s");
+        let online: Vec<usize> = (0..=cpu).collect();
+        let cpus = rtlat::units::parse_cpu_list(&allowed, &online).expect("a CPU list");
+        assert!(
+            !cpus.is_empty() && !cpus.contains(&cpu),
+            "the reader may run on {allowed}, the measuring CPU is {cpu}"
+        );
     }
-    let allowed = allowed.expect("an rtlat-explain thread within 3 s");
-    let online: Vec<usize> = (0..=cpu).collect();
-    let cpus = rtlat::units::parse_cpu_list(&allowed, &online).expect("a CPU list");
-    assert!(
-        !cpus.is_empty() && !cpus.contains(&cpu),
-        "the reader may run on {allowed}, the measuring CPU is {cpu}"
-    );
-}
+);
