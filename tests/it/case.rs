@@ -8,11 +8,12 @@
 //! });
 //! ```
 //!
-//! The list holds [`Need`] variants (written without `Need::`). Each is
-//! checked with [`need`], in order, before anything else: the first one
-//! missing skips the test, logged with its reason. `Measuring` takes the
-//! measuring turn ([`measuring`]) once the others are met, held until the
-//! test ends.
+//! The list holds [`Need`] variants (written without `Need::`); in its
+//! place may stand a constant array of them, for the needs a module's tests
+//! share. Each is checked with [`need`], in order, before anything else:
+//! the first one missing skips the test, logged with its reason.
+//! `Measuring` takes the measuring turn ([`measuring`]) once the others are
+//! met, held until the test ends.
 
 use crate::util::{bin, measuring, need, run_json, Need, Turn};
 use serde_json::Value;
@@ -31,6 +32,15 @@ macro_rules! case {
                 [$($need),*]
             };
             let Some($t) = $crate::case::Case::start(&needs) else {
+                return;
+            };
+            $body
+        }
+    };
+    ($name:ident, $needs:path, |$t:ident| $body:block) => {
+        #[test]
+        fn $name() {
+            let Some($t) = $crate::case::Case::start(&$needs) else {
                 return;
             };
             $body

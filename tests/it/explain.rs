@@ -4,7 +4,7 @@
 //! it (tests/it/evidence.rs), with parts that add up to each sample's
 //! latency.
 
-use crate::evidence::{assert_verdict, judge, Hog, SoftirqWitness};
+use crate::evidence::{assert_verdict, judge, Hog, SoftirqWitness, Verdict};
 use crate::util::*;
 use serde_json::Value;
 use std::process::{Child, Command, Stdio};
@@ -13,6 +13,15 @@ use std::process::{Child, Command, Stdio};
 pub(crate) fn measuring_cpu() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get()) - 1
 }
+
+/// What the tests with a hog (a python3 script, tests/it/evidence.rs) on
+/// the measuring CPU need: the host's trace, and the measuring turn.
+pub(crate) const TRACED_HOG: [Need; 4] = [
+    Need::Root,
+    Need::Native(HOST_TRACE),
+    Need::Program("python3", "python3"),
+    Need::Measuring,
+];
 
 /// A child that is killed when the test ends, however it ends.
 pub(crate) struct Reaped(pub(crate) Child);
@@ -72,6 +81,40 @@ pub(crate) fn assert_parts_add_up(cases: &[Value]) {
     }
 }
 
+/// Asserts that `cases` are the `n` worst of a run (`what` names them in
+/// the message), that their parts add up, and that the hog (`rtlat-hog`)
+/// is given the time it ran in each and named the culprit in at least
+/// `named` of them (tests/it/evidence.rs). Returns the verdict.
+pub(crate) fn assert_hog_named(
+    r: &Value,
+    cases: &[Value],
+    hog: &Hog,
+    (n, what): (usize, &str),
+    named: usize,
+) -> Verdict {
+    assert_eq!(cases.len(), n, "{what}: {cases:?}");
+    assert_parts_add_up(cases);
+    let v = judge(r, cases, &hog.bursts(), names_hog("rtlat-hog"));
+    assert_verdict(&v, named, cases.len(), "the hog");
+    v
+}
+
+/// Whether every one of `cases` has a part that `part` accepts.
+pub(crate) fn each_has_part(cases: &[Value], part: impl Fn(&Value) -> bool) -> bool {
+    cases
+        .iter()
+        .all(|c| c["parts"].as_array().expect("parts").iter().any(&part))
+}
+
+/// Asserts that `err`, the error of an `--explain` run without root, names
+/// the fix.
+pub(crate) fn assert_explain_needs_root(err: &str) {
+    assert!(
+        err.contains("--explain needs tracefs") && err.contains("run as root"),
+        "{err}"
+    );
+}
+
 /// The largest part of a case: (kind, name).
 pub(crate) fn culprit(c: &Value) -> (String, String) {
     let p = c["parts"]
@@ -126,31 +169,19 @@ pub(crate) fn names_hog(comm: &str) -> impl Fn(&Value) -> bool + '_ {
 
 case!(
     a_fifo_thread_that_busy_loops_on_the_measuring_cpu_is_named,
-    [
-        Root,
-        Native(HOST_TRACE),
-        Program("python3", "python3"),
-        Measuring
-    ],
+    TRACED_HOG,
     |t| {
         let cpu = measuring_cpu();
         let hog = Hog::start("rtlat-hog", cpu, 2, t.dir());
         // A sample every 100 us: each 2 ms burst delays one by almost all of
         // it, above the scheduling noise of a quiet machine.
         let (r, cases) = explain_run(cpu, "4s", "100us");
-        assert_eq!(cases.len(), 10, "the 10 worst samples: {cases:?}");
-        assert_parts_add_up(&cases);
-        let v = judge(&r, &cases, &hog.bursts(), names_hog("rtlat-hog"));
-        assert_verdict(&v, 7, cases.len(), "the hog");
+        assert_hog_named(&r, &cases, &hog, (10, "the 10 worst samples"), 7);
     }
 );
 
 case!(explain_without_root_exits_3_naming_the_fix, [Root], |_t| {
-    let err = timer_as_nobody_error("--explain");
-    assert!(
-        err.contains("--explain needs tracefs") && err.contains("run as root"),
-        "{err}"
-    );
+    assert_explain_needs_root(&timer_as_nobody_error("--explain"));
 });
 
 #[test]
@@ -190,12 +221,7 @@ case!(
 
 case!(
     a_fifo_burst_during_a_cruncher_run_is_a_part_of_it,
-    [
-        Root,
-        Native(HOST_TRACE),
-        Program("python3", "python3"),
-        Measuring
-    ],
+    TRACED_HOG,
     |t| {
         let cpu = measuring_cpu();
         let hog = Hog::start("rtlat-hog", cpu, 10, t.dir());
@@ -221,14 +247,8 @@ case!(
             0,
         );
         let cases = r["explained"].as_array().cloned().unwrap_or_default();
-        assert_eq!(cases.len(), 5, "{cases:?}");
-        assert_parts_add_up(&cases);
         assert!(
-            cases.iter().all(|c| c["parts"]
-                .as_array()
-                .expect("parts")
-                .iter()
-                .any(|p| p["name"] == "own computation")),
+            each_has_part(&cases, |p| p["name"] == "own computation"),
             "{cases:?}"
         );
         // A 10 ms computation every 27 ms meets most of the hog's 10 ms bursts
@@ -237,8 +257,7 @@ case!(
         // the hog's part of each is the time it ran there. A burst covers at
         // most half of a computation it stretches by all of it, so none is
         // asked to be the culprit.
-        let v = judge(&r, &cases, &hog.bursts(), names_hog("rtlat-hog"));
-        assert_verdict(&v, 0, cases.len(), "the hog");
+        let v = assert_hog_named(&r, &cases, &hog, (5, "the 5 worst runs"), 0);
         assert!(v.touched >= 3, "the hog ran in {} of 5 cases", v.touched);
     }
 );

@@ -5,8 +5,10 @@
 //! time it ran there, and name it where it ran most of the case
 //! (tests/it/evidence.rs); the parts add up.
 
-use crate::evidence::{assert_verdict, judge, Hog};
-use crate::explain::{assert_parts_add_up, measuring_cpu, names_hog};
+use crate::evidence::Hog;
+use crate::explain::{
+    assert_explain_needs_root, assert_hog_named, assert_parts_add_up, each_has_part, measuring_cpu,
+};
 use crate::util::*;
 use serde_json::Value;
 
@@ -30,20 +32,20 @@ fn pinned(ns: &str, cpu: &str) -> std::process::Command {
     c
 }
 
-/// Two CPUs at least: the waker (or the server) on another CPU than the
-/// thread the hog delays.
-/// Why the tests here need two CPUs.
-const WAKER_CPU: &str = "the wake-up comes from another CPU than the hog's";
+/// What the tests with a hog and a waker need: those of
+/// [`crate::explain::TRACED_HOG`] and two CPUs at least, the waker (or the
+/// server) on another CPU than the thread the hog delays.
+const TRACED_HOG_AND_WAKER: [Need; 5] = [
+    Need::Root,
+    Need::Native(HOST_TRACE),
+    Need::Program("python3", "python3"),
+    Need::Cpus(2, "the wake-up comes from another CPU than the hog's"),
+    Need::Measuring,
+];
 
 case!(
     a_fifo_hog_on_the_wakees_cpu_is_named_for_its_late_wakes,
-    [
-        Root,
-        Native(HOST_TRACE),
-        Program("python3", "python3"),
-        Cpus(2, WAKER_CPU),
-        Measuring
-    ],
+    TRACED_HOG_AND_WAKER,
     |t| {
         let cpu = measuring_cpu();
         let hog = Hog::start("rtlat-hog", cpu, 2, t.dir());
@@ -72,23 +74,14 @@ case!(
             "{text}"
         );
         let cases = cases_of(&r, "pair0");
-        assert_eq!(cases.len(), 10, "the 10 worst wakes of pair0: {cases:?}");
         assert!(cases.iter().all(|c| c["cpu"] == cpu), "{cases:?}");
-        assert_parts_add_up(&cases);
-        let v = judge(&r, &cases, &hog.bursts(), names_hog("rtlat-hog"));
-        assert_verdict(&v, 7, cases.len(), "the hog");
+        assert_hog_named(&r, &cases, &hog, (10, "the 10 worst wakes of pair0"), 7);
     }
 );
 
 case!(
     a_fifo_hog_on_the_clients_cpu_is_named_for_its_late_replies,
-    [
-        Root,
-        Native(HOST_TRACE),
-        Program("python3", "python3"),
-        Cpus(2, WAKER_CPU),
-        Measuring
-    ],
+    TRACED_HOG_AND_WAKER,
     |t| {
         let cpu = measuring_cpu();
         let net = crate::net::Netns::new();
@@ -132,30 +125,17 @@ case!(
         assert_schema_valid(&pj);
         let r = load(&pj);
         let cases = cases_of(&r, "rx");
-        assert_eq!(cases.len(), 10, "the 10 worst replies: {cases:?}");
-        assert_parts_add_up(&cases);
         assert!(
-            cases.iter().all(|c| c["parts"]
-                .as_array()
-                .expect("parts")
-                .iter()
-                .any(|p| p["kind"] == "self")),
+            each_has_part(&cases, |p| p["kind"] == "self"),
             "the thread's own receive path or the reply's way is in each: {cases:?}"
         );
-        let v = judge(&r, &cases, &hog.bursts(), names_hog("rtlat-hog"));
-        assert_verdict(&v, 5, cases.len(), "the hog");
+        assert_hog_named(&r, &cases, &hog, (10, "the 10 worst replies"), 5);
     }
 );
 
 case!(
     a_fifo_hog_on_the_servers_cpu_is_named_for_its_late_requests,
-    [
-        Root,
-        Native(HOST_TRACE),
-        Program("python3", "python3"),
-        Cpus(2, WAKER_CPU),
-        Measuring
-    ],
+    TRACED_HOG_AND_WAKER,
     |t| {
         let cpu = measuring_cpu();
         let net = crate::net::Netns::new();
@@ -174,34 +154,21 @@ case!(
             .arg(&pj)
             .output()
             .expect("ping runs");
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_exit(&out, 0, "out");
         let (code, _) = server.stop(2);
         assert_eq!(code, Some(0));
         assert_schema_valid(&sj);
         let r = load(&sj);
         let cases = cases_of(&r, "server_rx");
-        assert_eq!(cases.len(), 30, "the 30 worst requests: {cases:?}");
-        assert_parts_add_up(&cases);
         // About 40 bursts of the hog in the run: most among the 30 worst on a
         // quiet machine (the attribution tests run alone: scripts/test.sh).
-        let v = judge(&r, &cases, &hog.bursts(), names_hog("rtlat-hog"));
-        assert_verdict(&v, 15, cases.len(), "the hog");
+        assert_hog_named(&r, &cases, &hog, (30, "the 30 worst requests"), 15);
     }
 );
 
 case!(
     a_fifo_hog_on_the_cpu_of_irq_loopback_is_named_for_its_late_wakes,
-    [
-        Root,
-        Native(HOST_TRACE),
-        Program("python3", "python3"),
-        Measuring
-    ],
+    crate::explain::TRACED_HOG,
     |t| {
         let cpu = measuring_cpu();
         let hog = Hog::start("rtlat-hog", cpu, 2, t.dir());
@@ -225,13 +192,10 @@ case!(
         );
         assert_schema_valid(&json);
         let cases = cases_of(&r, "wake");
-        assert_eq!(cases.len(), 10, "the 10 worst wakes: {cases:?}");
-        assert_parts_add_up(&cases);
-        let v = judge(&r, &cases, &hog.bursts(), names_hog("rtlat-hog"));
         // The simulated wire's own wake-ups are as late as the bursts in about
         // half the worst cases (4 to 7 of 10 covered by a burst, 2 under a
         // build): every covered one is judged, and 3 must be there.
-        assert_verdict(&v, 3, cases.len(), "the hog");
+        assert_hog_named(&r, &cases, &hog, (10, "the 10 worst wakes"), 3);
     }
 );
 
@@ -252,11 +216,7 @@ case!(
                 "0",
             ],
         ] {
-            let err = as_nobody_error(args);
-            assert!(
-                err.contains("--explain needs tracefs") && err.contains("run as root"),
-                "{args:?}: {err}"
-            );
+            assert_explain_needs_root(&as_nobody_error(args));
         }
     }
 );
@@ -318,12 +278,7 @@ case!(
                 .output()
                 .expect("runs")
         };
-        assert_eq!(
-            run.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&run.stderr)
-        );
+        assert_exit(&run, 0, "run");
         let m = load(&out.join("suite.json"));
         let steps = m["steps"].as_array().expect("steps");
         let line = |i: usize| steps[i]["command"].to_string();

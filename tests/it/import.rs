@@ -476,12 +476,7 @@ case!(
     [],
     |t| {
         let out = import_text(t.dir(), &fixture("rtla-timerlat-hist-b10-E20.txt"), &[]);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_exit(&out, 0, "out");
         let r = load(&t.path("r.json"));
         assert_eq!(r["config"]["histogram_bucket_ns"], 10_000);
         assert_eq!(r["config"]["histogram_entries"], 20);
@@ -576,12 +571,7 @@ case!(
             .expect("stdin")
             .output()
             .expect("runs");
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_exit(&out, 0, "out");
         let text = stdout(&out);
         assert!(text.contains("load: hackbench -l 100000"), "{text}");
         assert!(!text.contains("none (idle)"), "{text}");

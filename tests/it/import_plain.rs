@@ -154,22 +154,12 @@ case!(
                 .arg(logs.join(format!("{day}.json")))
                 .output()
                 .expect("runs");
-            assert_eq!(
-                out.status.code(),
-                Some(0),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
+            assert_exit(&out, 0, "out");
             let r = load(&logs.join(format!("{day}.json")));
             assert_eq!(r["start_time_utc"], format!("{day}T00:00:00.000Z"));
         }
         let out = t.rtlat().arg("trend").arg(&logs).output().expect("runs");
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_exit(&out, 0, "out");
         let text = String::from_utf8_lossy(&out.stdout);
         let row = text
             .lines()

@@ -53,12 +53,7 @@ case!(
 
 case!(every_subcommand_has_a_man_page_that_man_renders, [], |t| {
     let out = t.rtlat().arg("man").arg(t.dir()).output().expect("runs");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0, "out");
     let listed = String::from_utf8_lossy(&out.stdout).into_owned();
     let mut expected = vec!["rtlat".to_string()];
     expected.extend(subcommands().into_iter().map(|s| format!("rtlat-{s}")));

@@ -60,12 +60,7 @@ fn totals(r: &Value, cpu: usize, pick: impl Fn(&Value) -> bool) -> (Value, u64) 
 
 case!(
     a_fifo_thread_above_the_loop_is_named_with_the_time_it_took,
-    [
-        Root,
-        Native(HOST_TRACE),
-        Program("python3", "python3"),
-        Measuring
-    ],
+    crate::explain::TRACED_HOG,
     |t| {
         let cpu = measuring_cpu();
         let source = Hog::start("rtlat-nhog", cpu, 2, t.dir());
@@ -105,12 +100,7 @@ case!(
 
 case!(
     a_udp_flood_received_on_the_measuring_cpu_is_named_net_rx,
-    [
-        Root,
-        Native(HOST_TRACE),
-        Program("python3", "python3"),
-        Measuring
-    ],
+    crate::explain::TRACED_HOG,
     |_t| {
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
         if !need(Need::Machine(
@@ -161,11 +151,7 @@ case!(
     noise_explain_without_root_exits_3_naming_the_fix,
     [Root],
     |_t| {
-        let err = as_nobody_error(&["noise", "--explain"]);
-        assert!(
-            err.contains("--explain needs tracefs") && err.contains("run as root"),
-            "{err}"
-        );
+        crate::explain::assert_explain_needs_root(&as_nobody_error(&["noise", "--explain"]));
     }
 );
 

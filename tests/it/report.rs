@@ -34,12 +34,7 @@ pub(crate) fn synthetic(dir: &Path, name: &str, seed: u64, loops: u64, label: &s
         .arg(&path)
         .output()
         .expect("runs");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0, "out");
     let mut v = load(&path);
     v["start_time_utc"] = json!("2026-01-05T10:00:00.000Z");
     v["command_line"] = json!([
@@ -130,12 +125,7 @@ case!(report_text_svg_and_html_match_snapshots, [], |t| {
         t.dir(),
         &["report", "a.json", "--svg", "a.svg", "--html", "a.html"],
     );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0, "out");
     snapshot("it-report.txt", &stdout(&out));
     let svg = std::fs::read_to_string(t.path("a.svg")).expect("svg");
     snapshot("it-report.svg", &svg);
@@ -390,12 +380,7 @@ case!(a_version_1_result_loads_in_report_and_compare, [], |t| {
         .arg(&html)
         .output()
         .expect("runs");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0, "out");
     let text = stdout(&out);
     assert!(
         text.contains(": timer (")
@@ -426,12 +411,7 @@ case!(a_version_1_result_loads_in_report_and_compare, [], |t| {
             .arg(&path)
             .output()
             .expect("runs");
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_exit(&out, 0, "out");
         let t = stdout(&out);
         assert!(t.starts_with(head), "{t}");
         let rows: Vec<&str> = t
@@ -453,12 +433,7 @@ case!(a_version_1_result_loads_in_report_and_compare, [], |t| {
         .args(["--fail-if-worse", "0%"])
         .output()
         .expect("runs");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0, "out");
     assert!(String::from_utf8_lossy(&out.stderr).contains(&format!("max {max} us")));
     // Rendered as before the schema widened: every figure it records, as it was shown.
     let fixtures = path.parent().expect("dir");
@@ -499,12 +474,7 @@ case!(
             run_in(t.dir(), &[&args[..], more].concat())
         };
         let worse = compare("b.json", "a.json", "10%", &[]);
-        assert_eq!(
-            worse.status.code(),
-            Some(1),
-            "{}",
-            String::from_utf8_lossy(&worse.stderr)
-        );
+        assert_exit(&worse, 1, "worse");
         assert!(String::from_utf8_lossy(&worse.stderr).contains("WORSE new: max"));
         assert_eq!(
             stdout(&worse)
@@ -522,12 +492,7 @@ case!(
         assert_eq!(same.status.code(), Some(0));
         // Another metric: the average barely moves.
         let avg = compare("b.json", "a.json", "10%", &["--metric", "avg"]);
-        assert_eq!(
-            avg.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&avg.stderr)
-        );
+        assert_exit(&avg, 0, "avg");
         // A metric the sample count does not support, a bad margin, a bad metric: exit 2.
         let short = synthetic(t.dir(), "s.json", 9, 500, "short");
         assert!(short.exists());
@@ -681,12 +646,7 @@ case!(a_baseline_of_another_benchmark_is_refused, [], |t| {
         .arg(&net)
         .output()
         .expect("runs");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0, "out");
     let timer = t.path("timer.json");
     let out = synthetic_timer(&timer).output().expect("runs");
     assert_eq!(out.status.code(), Some(0));

@@ -2,7 +2,7 @@
 //! that got worse named and `--fail-on-regression`'s exit code, files that
 //! are not results counted, and the HTML page rendered by chromium.
 
-use crate::util::{need, Need};
+use crate::util::{assert_exit, need, Need};
 use serde_json::{json, Value};
 use std::path::Path;
 
@@ -195,12 +195,7 @@ case!(three_thousand_results_make_one_trend, [], |t| {
         .arg(&svg)
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0, "out");
     let text = String::from_utf8_lossy(&out.stdout);
     let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("timer ")).collect();
     assert_eq!(rows.len(), 3, "{text}");
