@@ -3,7 +3,9 @@
 //! output; the tools' shapes (rtla -b/-E, cyclictest intervals, Xenomai -s);
 //! bounded memory on large inputs read from standard input.
 
-use crate::report::{assert_refused, assert_xml_valid, fixture, run_in, stdout, synthetic, write};
+use crate::report::{
+    assert_refused, assert_xml_valid, fixture, run_in, stdout, synthetic, write, XMLLINT,
+};
 use crate::snapshot::snapshot;
 use crate::util::*;
 use serde_json::Value;
@@ -45,7 +47,7 @@ const IMPORTS: [(&str, &str, &str, usize); 19] = [
 
 case!(
     every_fixture_imports_and_compares_and_plots_like_an_rtlat_run,
-    [],
+    [XMLLINT],
     |t| {
         synthetic(t.dir(), "rtlat.json", 7, 20_000, "rtlat");
         for (format, file, benchmark, threads) in IMPORTS {
@@ -58,12 +60,7 @@ case!(
                 .args(["-o", &out_name, "--quiet"])
                 .output()
                 .expect("runs");
-            assert_eq!(
-                out.status.code(),
-                Some(0),
-                "{file}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
+            assert_exit(&out, 0, file);
             let path = t.path(&out_name);
             assert_schema_valid(&path);
             let r = load(&path);
@@ -100,12 +97,7 @@ case!(
             snapshot(&format!("it-import-{file}.json"), &snap);
             // Compares and plots beside an rtlat run.
             let cmp = run_in(t.dir(), &["compare", "rtlat.json", &out_name]);
-            assert_eq!(
-                cmp.status.code(),
-                Some(0),
-                "{file}: {}",
-                String::from_utf8_lossy(&cmp.stderr)
-            );
+            assert_exit(&cmp, 0, file);
             let rows = stdout(&cmp)
                 .lines()
                 .filter(|l| !l.starts_with("label") && l.contains("none (idle)"))
@@ -221,12 +213,7 @@ case!(
                     "--quiet",
                 ],
             );
-            assert_eq!(
-                out.status.code(),
-                Some(0),
-                "{file}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
+            assert_exit(&out, 0, file);
             let r = load(&t.path(&out_name));
             assert_eq!(r["config"]["imported_from"], format, "{file}");
             // The detected format is said, on one line of stderr.
@@ -678,12 +665,7 @@ fn import_big(dir: &Path, format: &str, bytes: u64) -> (u64, u64, Value) {
     }
     writer.join().expect("writer");
     let out = child.wait_with_output().expect("output");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{format}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0, format);
     let path = dir.join("big.json");
     let size = std::fs::metadata(&path).expect("result").len();
     let r = load(&path);

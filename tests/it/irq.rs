@@ -426,35 +426,35 @@ fn missing_devices_give_one_line_naming_the_fix_and_exit_3() {
     }
 }
 
-#[test]
-fn reply_from_the_kernel_without_the_module_names_the_build_and_exits_3() {
-    let loaded = Path::new("/dev/rtlat-responder").exists();
-    if !need(Need::Machine(
-        !loaded,
-        "the rtlat-responder module is loaded here",
-    )) {
-        return;
+case!(
+    reply_from_the_kernel_without_the_module_names_the_build_and_exits_3,
+    [Machine(
+        !Path::new("/dev/rtlat-responder").exists(),
+        "the rtlat-responder module is loaded here"
+    )],
+    |t| {
+        for mode in ["thread", "kthread", "irq"] {
+            let out = t
+                .rtlat()
+                .args(["irq", "target", "--reply-from", mode])
+                .args(["--chip", "gpiochip97", "--in", "0", "--out", "1"])
+                .args(UNPRIVILEGED)
+                .output()
+                .expect("runs");
+            let l = error_line(&out, 3, mode);
+            assert!(
+                l.contains("rtlat-responder kernel module is not loaded"),
+                "{l}"
+            );
+            assert!(
+                l.contains("scripts/kmod-build.sh") && l.contains("dkms install"),
+                "{l}"
+            );
+            assert!(l.contains(&format!("--reply-from {mode}")), "{l}");
+            assert!(out.stdout.is_empty(), "{mode} started a run");
+        }
     }
-    for mode in ["thread", "kthread", "irq"] {
-        let out = rtlat()
-            .args(["irq", "target", "--reply-from", mode])
-            .args(["--chip", "gpiochip97", "--in", "0", "--out", "1"])
-            .args(UNPRIVILEGED)
-            .output()
-            .expect("runs");
-        let l = error_line(&out, 3, mode);
-        assert!(
-            l.contains("rtlat-responder kernel module is not loaded"),
-            "{l}"
-        );
-        assert!(
-            l.contains("scripts/kmod-build.sh") && l.contains("dkms install"),
-            "{l}"
-        );
-        assert!(l.contains(&format!("--reply-from {mode}")), "{l}");
-        assert!(out.stdout.is_empty(), "{mode} started a run");
-    }
-}
+);
 
 #[test]
 fn reply_from_options_outside_a_gpio_target_are_usage_errors() {

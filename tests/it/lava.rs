@@ -46,41 +46,49 @@ fn validate(definition: &Path, job: &Path) -> std::process::Output {
         .unwrap()
 }
 
-case!(definition_and_job_pass_lavas_schema, [], |t| {
-    let has = Command::new(PYTHON)
-        .args(["-c", "import lava_common.schemas, yaml"])
+/// Whether the Python that runs the checks can import `modules`.
+fn python_has(modules: &str) -> bool {
+    Command::new(PYTHON)
+        .args(["-c", &format!("import {modules}")])
         .output()
-        .is_ok_and(|o| o.status.success());
-    if !need(Need::Provided(has, "lava-common (lava_common.schemas)")) {
-        return;
+        .is_ok_and(|o| o.status.success())
+}
+
+case!(
+    definition_and_job_pass_lavas_schema,
+    [Provided(
+        python_has("lava_common.schemas, yaml"),
+        "lava-common (lava_common.schemas)"
+    )],
+    |t| {
+        let out = validate(&contrib("rtlat.yaml"), &contrib("qemu-job.yaml"));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "valid");
+        // The validator does refuse: a wrong format line, an unknown job key.
+        let text = std::fs::read_to_string(contrib("rtlat.yaml")).unwrap();
+        let bad_def = t.path("def.yaml");
+        std::fs::write(
+            &bad_def,
+            text.replace("Test Definition 1.0", "Test Definition 2.0"),
+        )
+        .unwrap();
+        assert!(!validate(&bad_def, &contrib("qemu-job.yaml"))
+            .status
+            .success());
+        let job = std::fs::read_to_string(contrib("qemu-job.yaml")).unwrap();
+        let bad_job = t.path("job.yaml");
+        std::fs::write(
+            &bad_job,
+            job.replace("priority: medium", "priority: medium\nbogus: 1"),
+        )
+        .unwrap();
+        assert!(!validate(&contrib("rtlat.yaml"), &bad_job).status.success());
     }
-    let out = validate(&contrib("rtlat.yaml"), &contrib("qemu-job.yaml"));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "valid");
-    // The validator does refuse: a wrong format line, an unknown job key.
-    let text = std::fs::read_to_string(contrib("rtlat.yaml")).unwrap();
-    let bad_def = t.path("def.yaml");
-    std::fs::write(
-        &bad_def,
-        text.replace("Test Definition 1.0", "Test Definition 2.0"),
-    )
-    .unwrap();
-    assert!(!validate(&bad_def, &contrib("qemu-job.yaml"))
-        .status
-        .success());
-    let job = std::fs::read_to_string(contrib("qemu-job.yaml")).unwrap();
-    let bad_job = t.path("job.yaml");
-    std::fs::write(
-        &bad_job,
-        job.replace("priority: medium", "priority: medium\nbogus: 1"),
-    )
-    .unwrap();
-    assert!(!validate(&contrib("rtlat.yaml"), &bad_job).status.success());
-});
+);
 
 /// LAVA's test-shell helpers from Debian's lava-dispatcher package: the
 /// installed one (scripts/packages.txt), else unpacked once (apt-get
@@ -179,15 +187,8 @@ fn expected_cases(r: &Value) -> Vec<(String, String, Option<String>)> {
 
 case!(
     the_definitions_steps_signal_every_figure_through_lavas_helpers,
-    [],
+    [Provided(python_has("yaml"), "python3-yaml")],
     |t| {
-        let has_yaml = Command::new(PYTHON)
-            .args(["-c", "import yaml"])
-            .output()
-            .is_ok_and(|o| o.status.success());
-        if !need(Need::Provided(has_yaml, "python3-yaml")) {
-            return;
-        }
         let helpers = lava_helpers();
         if !need(Need::Provided(
             helpers.is_some(),

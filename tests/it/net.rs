@@ -441,8 +441,8 @@ case!(
             line.contains("stopped answering") && line.contains("results written to"),
             "{line}"
         );
-        let r = load(&pj);
-        assert_ping_result(&r, &pj);
+        let r = load(pj);
+        assert_ping_result(&r, pj);
         let d = &r["details"];
         assert!(u(d, "answered") > 1000, "{d}");
         assert!(u(d, "lost") + u(d, "send_errors") > 1000, "{d}");
@@ -611,13 +611,11 @@ case!(
 
 case!(
     unprivileged_ipv6_loopback_round_trip,
-    [Native(NO_TIMESTAMPING)],
+    [
+        Native(NO_TIMESTAMPING),
+        Machine(UdpSocket::bind("[::1]:0").is_ok(), "no IPv6 loopback here")
+    ],
     |t| {
-        let probe = UdpSocket::bind("[::1]:0");
-        if !need(Need::Machine(probe.is_ok(), "no IPv6 loopback here")) {
-            return;
-        }
-        drop(probe);
         let (sj, pj) = (t.path("serve.json"), t.path("ping.json"));
         let mut cmd = t.process();
         cmd.args(serve_args("[::1]:0", &sj, &UNPRIVILEGED));

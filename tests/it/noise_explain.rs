@@ -100,15 +100,17 @@ case!(
 
 case!(
     a_udp_flood_received_on_the_measuring_cpu_is_named_net_rx,
-    crate::explain::TRACED_HOG,
+    [
+        Root,
+        Native(HOST_TRACE),
+        Program("python3", "python3"),
+        Cpus(
+            2,
+            "the flood is sent from another CPU than the measuring one"
+        ),
+        Measuring
+    ],
     |_t| {
-        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-        if !need(Need::Machine(
-            cpus >= 2,
-            "the flood is sent from another CPU than the measuring one",
-        )) {
-            return;
-        }
         let cpu = measuring_cpu();
         // Paced: every gap is attributed, and a flood as fast as an idle
         // sender can make gaps faster than the reader (on the sender's CPU)

@@ -75,6 +75,27 @@ fn ok(run: &Output) -> String {
     stdout
 }
 
+/// `rtlat ARGS --json JSON` with the board (this rtlat on it), in the
+/// measuring turn: its output and result, once asserted that the run
+/// succeeded (its output is printed) and wrote a complete, schema-valid
+/// result.
+fn board_run(args: &[&str], keys: &Keys, json: &Path) -> (String, serde_json::Value) {
+    let run = {
+        let _turn = measuring();
+        with_board(args, keys, &bin())
+            .arg("--json")
+            .arg(json)
+            .output()
+            .expect("runs")
+    };
+    let stdout = ok(&run);
+    eprintln!("{stdout}");
+    assert_schema_valid(json);
+    let r = load(json);
+    assert_eq!(r["complete"], true);
+    (stdout, r)
+}
+
 case!(
     ping_serve_on_starts_the_server_on_the_board_and_keeps_its_result,
     [Root, Native(SSH_BOARDS), Provided(sshd(), SSHD)],
@@ -82,33 +103,21 @@ case!(
         let (keys, board) = board();
         let json = t.path("ping.json");
         let target = format!("{}:7357", board.addr);
-        let run = {
-            let _turn = measuring();
-            with_board(
-                &[
-                    "net",
-                    "ping",
-                    &target,
-                    "--serve-on",
-                    &board.target(),
-                    "--count",
-                    "500",
-                    "--rate",
-                    "1000/s",
-                    "--json",
-                    json.to_str().unwrap(),
-                ],
-                &keys,
-                &bin(),
-            )
-            .output()
-            .expect("runs")
-        };
-        let stdout = ok(&run);
-        eprintln!("{stdout}");
-        assert_schema_valid(&json);
-        let r = load(&json);
-        assert_eq!(r["complete"], true);
+        let (_, r) = board_run(
+            &[
+                "net",
+                "ping",
+                &target,
+                "--serve-on",
+                &board.target(),
+                "--count",
+                "500",
+                "--rate",
+                "1000/s",
+            ],
+            &keys,
+            &json,
+        );
         assert_eq!(r["config"]["serve_on"], board.target());
         // Every request answered by the server started there, which measured them itself.
         assert_eq!(r["details"]["answered"], 500, "{}", r["details"]);
@@ -150,34 +159,22 @@ case!(
     |t| {
         let (keys, board) = board();
         let json = t.path("irq.json");
-        let run = {
-            let _turn = measuring();
-            with_board(
-                &[
-                    "irq",
-                    "host",
-                    "--backend",
-                    "sim",
-                    "--period",
-                    "1ms",
-                    "--count",
-                    "1000",
-                    "--target",
-                    &board.target(),
-                    "--json",
-                    json.to_str().unwrap(),
-                ],
-                &keys,
-                &bin(),
-            )
-            .output()
-            .expect("runs")
-        };
-        let stdout = ok(&run);
-        eprintln!("{stdout}");
-        assert_schema_valid(&json);
-        let r = load(&json);
-        assert_eq!(r["complete"], true);
+        let (stdout, r) = board_run(
+            &[
+                "irq",
+                "host",
+                "--backend",
+                "sim",
+                "--period",
+                "1ms",
+                "--count",
+                "1000",
+                "--target",
+                &board.target(),
+            ],
+            &keys,
+            &json,
+        );
         assert_eq!(r["config"]["target"], board.target());
         let threads: Vec<(&str, u64)> = r["threads"]
             .as_array()

@@ -72,29 +72,25 @@ pub(crate) fn stdout(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
-pub(crate) fn have(tool: &str, package: &str) -> bool {
-    let found = std::process::Command::new("sh")
-        .args(["-c", &format!("command -v {tool}")])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if !found {
-        assert!(
-            !in_ci(),
-            "{tool} is missing: .ci/run must install {package}"
-        );
-        skip_check(
-            &format!("{tool} is not installed (apt-get install {package})"),
-            &format!("skipped: {tool} is not installed (apt-get install {package})"),
-        );
-    }
-    found
+/// Headless chromium (ended after 120 s), offline, its profile in
+/// `profile`: a test that runs it needs `chromium`.
+pub(crate) fn headless_chromium(profile: &Path) -> std::process::Command {
+    let mut c = std::process::Command::new("timeout");
+    c.args(["-k", "5", "120", "chromium", "--headless", "--no-sandbox"])
+        .args(["--disable-gpu", "--no-first-run"])
+        .args([
+            "--disable-background-networking",
+            "--disable-component-update",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()));
+    c
 }
 
+/// What a test that calls [`assert_xml_valid`] needs.
+pub(crate) const XMLLINT: Need = Need::Program("xmllint", "libxml2-utils");
+
+/// Asserts that `path` is well-formed XML (the test needs [`XMLLINT`]).
 pub(crate) fn assert_xml_valid(path: &Path) {
-    if !have("xmllint", "libxml2-utils") {
-        return;
-    }
     let out = std::process::Command::new("xmllint")
         .arg("--noout")
         .arg(path)
@@ -151,7 +147,7 @@ case!(report_text_svg_and_html_match_snapshots, [], |t| {
     assert_eq!(std::fs::read_to_string(t.path("b.svg")).expect("svg"), svg);
 });
 
-case!(svg_outputs_are_valid_xml, [], |t| {
+case!(svg_outputs_are_valid_xml, [XMLLINT], |t| {
     synthetic(t.dir(), "a.json", 7, 20_000, "a");
     synthetic(t.dir(), "b.json", 8, 30_000, "b");
     let out = run_in(
@@ -205,89 +201,78 @@ for y in range(h):
 print(len(colors), nonwhite, w * h)
 "#;
 
-case!(html_report_is_offline_and_renders_in_chromium, [], |t| {
-    synthetic(t.dir(), "a.json", 7, 20_000, "board-a idle");
-    let out = run_in(
-        t.dir(),
-        &["report", "a.json", "--quiet", "--html", "a.html"],
-    );
-    assert_eq!(out.status.code(), Some(0));
-    let html_path = t.path("a.html");
-    let html = std::fs::read_to_string(&html_path).expect("html");
-    assert!(
-        !html.contains("http://") && !html.contains("https://"),
-        "a URL in the report"
-    );
-    assert!(
-        !html.contains(" src=") && !html.contains("<link"),
-        "an external resource in the report"
-    );
-    assert_eq!(html.matches("<svg ").count(), 3);
-    // The embedded result data is the file's.
-    let tag = "<script type=\"application/json\" id=\"data-0\">";
-    let start = html.find(tag).expect("embedded data") + tag.len();
-    let end = start + html[start..].find("</script>").expect("end of data");
-    let embedded: Value = serde_json::from_str(&html[start..end]).expect("embedded JSON");
-    let read = rtlat::result::RunResult::load(&t.path("a.json")).expect("result");
-    assert!(
-        embedded == serde_json::to_value(&read).expect("value"),
-        "the embedded data is not the result"
-    );
+case!(
+    html_report_is_offline_and_renders_in_chromium,
+    [
+        Program("chromium", "chromium"),
+        Program("python3", "python3")
+    ],
+    |t| {
+        synthetic(t.dir(), "a.json", 7, 20_000, "board-a idle");
+        let out = run_in(
+            t.dir(),
+            &["report", "a.json", "--quiet", "--html", "a.html"],
+        );
+        assert_eq!(out.status.code(), Some(0));
+        let html_path = t.path("a.html");
+        let html = std::fs::read_to_string(&html_path).expect("html");
+        assert!(
+            !html.contains("http://") && !html.contains("https://"),
+            "a URL in the report"
+        );
+        assert!(
+            !html.contains(" src=") && !html.contains("<link"),
+            "an external resource in the report"
+        );
+        assert_eq!(html.matches("<svg ").count(), 3);
+        // The embedded result data is the file's.
+        let tag = "<script type=\"application/json\" id=\"data-0\">";
+        let start = html.find(tag).expect("embedded data") + tag.len();
+        let end = start + html[start..].find("</script>").expect("end of data");
+        let embedded: Value = serde_json::from_str(&html[start..end]).expect("embedded JSON");
+        let read = rtlat::result::RunResult::load(&t.path("a.json")).expect("result");
+        assert!(
+            embedded == serde_json::to_value(&read).expect("value"),
+            "the embedded data is not the result"
+        );
 
-    if !have("chromium", "chromium") || !have("python3", "python3") {
-        return;
+        let png = t.path("shot.png");
+        let profile = t.path("profile");
+        let shot = headless_chromium(&profile)
+            .args(["--disable-quic", "--disable-sync", "--hide-scrollbars"])
+            .arg(format!("--screenshot={}", png.display()))
+            .arg("--window-size=1200,900")
+            .arg(format!("file://{}", html_path.display()))
+            .output()
+            .expect("chromium runs");
+        assert!(
+            png.exists(),
+            "no screenshot: {}",
+            String::from_utf8_lossy(&shot.stderr)
+        );
+        let stats = std::process::Command::new("python3")
+            .args(["-c", PNG_STATS])
+            .arg(&png)
+            .output()
+            .expect("python3 runs");
+        assert!(
+            stats.status.success(),
+            "{}",
+            String::from_utf8_lossy(&stats.stderr)
+        );
+        let nums: Vec<u64> = stdout(&stats)
+            .split_whitespace()
+            .map(|n| n.parse().expect("number"))
+            .collect();
+        let (colors, nonwhite, pixels) = (nums[0], nums[1], nums[2]);
+        // A blank page is one colour; the report has text, tables and coloured plot lines.
+        assert!(colors >= 16, "only {colors} colours in the screenshot");
+        assert!(
+            nonwhite * 50 > pixels,
+            "only {nonwhite} of {pixels} pixels are not white"
+        );
     }
-    let png = t.path("shot.png");
-    let profile = t.path("profile");
-    let shot = std::process::Command::new("timeout")
-        .args([
-            "-k",
-            "5",
-            "120",
-            "chromium",
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--hide-scrollbars",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .arg(format!("--screenshot={}", png.display()))
-        .arg("--window-size=1200,900")
-        .arg(format!("file://{}", html_path.display()))
-        .output()
-        .expect("chromium runs");
-    assert!(
-        png.exists(),
-        "no screenshot: {}",
-        String::from_utf8_lossy(&shot.stderr)
-    );
-    let stats = std::process::Command::new("python3")
-        .args(["-c", PNG_STATS])
-        .arg(&png)
-        .output()
-        .expect("python3 runs");
-    assert!(
-        stats.status.success(),
-        "{}",
-        String::from_utf8_lossy(&stats.stderr)
-    );
-    let nums: Vec<u64> = stdout(&stats)
-        .split_whitespace()
-        .map(|n| n.parse().expect("number"))
-        .collect();
-    let (colors, nonwhite, pixels) = (nums[0], nums[1], nums[2]);
-    // A blank page is one colour; the report has text, tables and coloured plot lines.
-    assert!(colors >= 16, "only {colors} colours in the screenshot");
-    assert!(
-        nonwhite * 50 > pixels,
-        "only {nonwhite} of {pixels} pixels are not white"
-    );
-});
+);
 
 case!(compare_prints_one_row_per_result_in_every_format, [], |t| {
     let dir = t.dir();
@@ -696,12 +681,7 @@ fn import_every_fixture(dir: &Path) -> Vec<(String, PathBuf)> {
                     "--quiet",
                 ],
             );
-            assert_eq!(
-                out.status.code(),
-                Some(0),
-                "{name}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
+            assert_exit(&out, 0, &name);
             (name, dir.join(out_name))
         })
         .collect()
@@ -836,7 +816,7 @@ case!(
 
 case!(
     overflowed_imports_print_bounds_and_draw_the_overflow_bin,
-    [],
+    [XMLLINT],
     |t| {
         let mut seen = 0;
         for (name, path) in import_every_fixture(t.dir()) {

@@ -18,8 +18,17 @@ const VIAS: [&str; 7] = [
     "signal",
 ];
 
+/// Whether this machine has two CPUs; when not, the cross-CPU checks are
+/// left out, the skip logged.
 fn two_cpus() -> bool {
-    std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2)
+    let two = std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2);
+    if !two {
+        skip_check(
+            "cross-CPU placement: one CPU",
+            "cross-CPU placement not checked: one CPU",
+        );
+    }
+    two
 }
 
 /// A `switch` run with `args` that succeeds, its result in `json`.

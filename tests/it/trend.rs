@@ -2,6 +2,7 @@
 //! that got worse named and `--fail-on-regression`'s exit code, files that
 //! are not results counted, and the HTML page rendered by chromium.
 
+use crate::case::Case;
 use crate::util::{assert_exit, need, Need};
 use serde_json::{json, Value};
 use std::path::Path;
@@ -58,12 +59,19 @@ fn nightlies(dir: &Path) {
     std::fs::write(dir.join("board-a/notes.json"), "{\"not\": \"a result\"}").unwrap();
 }
 
+/// `rtlat trend` of the case's directory.
+fn trend(t: &Case) -> assert_cmd::Command {
+    let mut c = t.rtlat();
+    c.arg("trend").arg(t.dir());
+    c
+}
+
 case!(
     trend_names_the_board_that_got_worse_and_fails_on_request,
     [],
     |t| {
         nightlies(t.dir());
-        let out = t.rtlat().arg("trend").arg(t.dir()).output().unwrap();
+        let out = trend(&t).output().unwrap();
         assert_eq!(out.status.code(), Some(0));
         let text = String::from_utf8_lossy(&out.stdout);
         let changes: Vec<&str> = text.lines().filter(|l| l.contains(" from run ")).collect();
@@ -80,23 +88,11 @@ case!(
             "{err}"
         );
 
-        let fail = t
-            .rtlat()
-            .arg("trend")
-            .arg(t.dir())
-            .arg("--fail-on-regression")
-            .output()
-            .unwrap();
+        let fail = trend(&t).arg("--fail-on-regression").output().unwrap();
         assert_eq!(fail.status.code(), Some(1));
         // Without board-b there is nothing to fail on.
         std::fs::remove_dir_all(t.path("board-b")).unwrap();
-        let pass = t
-            .rtlat()
-            .arg("trend")
-            .arg(t.dir())
-            .arg("--fail-on-regression")
-            .output()
-            .unwrap();
+        let pass = trend(&t).arg("--fail-on-regression").output().unwrap();
         assert_eq!(pass.status.code(), Some(0));
         assert!(String::from_utf8_lossy(&pass.stdout).contains("no change beyond run-to-run noise"));
     }
@@ -104,7 +100,7 @@ case!(
 
 case!(trend_without_results_is_refused, [], |t| {
     std::fs::write(t.path("x.json"), "[]").unwrap();
-    let out = t.rtlat().arg("trend").arg(t.dir()).output().unwrap();
+    let out = trend(&t).output().unwrap();
     let line = crate::util::error_line(&out, 2, "no results");
     assert!(line.contains("no rtlat result among 1 file(s)"), "{line}");
     let out = t
@@ -119,14 +115,7 @@ case!(trend_without_results_is_refused, [], |t| {
 case!(trend_html_renders_in_chromium_without_errors, [], |t| {
     nightlies(t.dir());
     let html = t.path("trend.html");
-    let out = t
-        .rtlat()
-        .arg("trend")
-        .arg(t.dir())
-        .arg("--html")
-        .arg(&html)
-        .output()
-        .unwrap();
+    let out = trend(&t).arg("--html").arg(&html).output().unwrap();
     assert_eq!(out.status.code(), Some(0));
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(!page.contains("http://") && !page.contains("https://"));
@@ -134,23 +123,8 @@ case!(trend_html_renders_in_chromium_without_errors, [], |t| {
         return;
     }
     let profile = tempfile::tempdir().unwrap();
-    let dom = std::process::Command::new("timeout")
-        .args([
-            "-k",
-            "5",
-            "120",
-            "chromium",
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-        ])
-        .args([
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--no-first-run",
-        ])
+    let dom = crate::report::headless_chromium(profile.path())
         .args(["--enable-logging=stderr", "--v=0", "--dump-dom"])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
         .arg(format!("file://{}", html.display()))
         .output()
         .expect("chromium runs");
@@ -187,14 +161,7 @@ case!(three_thousand_results_make_one_trend, [], |t| {
         }
     }
     let svg = t.path("t.svg");
-    let out = t
-        .rtlat()
-        .arg("trend")
-        .arg(t.dir())
-        .arg("--svg")
-        .arg(&svg)
-        .output()
-        .unwrap();
+    let out = trend(&t).arg("--svg").arg(&svg).output().unwrap();
     assert_exit(&out, 0, "out");
     let text = String::from_utf8_lossy(&out.stdout);
     let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("timer ")).collect();
