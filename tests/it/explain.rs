@@ -4,6 +4,7 @@
 //! it (tests/it/evidence.rs), with parts that add up to each sample's
 //! latency.
 
+use crate::case::Case;
 use crate::evidence::{assert_verdict, judge, Hog, SoftirqWitness, Verdict};
 use crate::util::*;
 use serde_json::Value;
@@ -129,13 +130,12 @@ pub(crate) fn culprit(c: &Value) -> (String, String) {
     )
 }
 
-/// `--explain` on `cpu` for `duration` at `period`: the result and its
-/// cases.
-fn explain_run(cpu: usize, duration: &str, period: &str) -> (Value, Vec<Value>) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let json = dir.path().join("e.json");
+/// `--explain` on `cpu` for `duration` at `period`, its result in the
+/// case's directory: the result and its cases.
+fn explain_run(t: &Case, cpu: usize, duration: &str, period: &str) -> (Value, Vec<Value>) {
+    let json = t.path("e.json");
     let (out, r) = run_json(
-        rtlat().args([
+        t.rtlat().args([
             "timer",
             "--explain",
             "--cpus",
@@ -175,7 +175,7 @@ case!(
         let hog = Hog::start("rtlat-hog", cpu, 2, t.dir());
         // A sample every 100 us: each 2 ms burst delays one by almost all of
         // it, above the scheduling noise of a quiet machine.
-        let (r, cases) = explain_run(cpu, "4s", "100us");
+        let (r, cases) = explain_run(&t, cpu, "4s", "100us");
         assert_hog_named(&r, &cases, &hog, (10, "the 10 worst samples"), 7);
     }
 );
@@ -205,12 +205,12 @@ case!(
         ),
         Measuring
     ],
-    |_t| {
+    |t| {
         let cpu = measuring_cpu();
         let _flood = net_rx_flood(cpu, "flood");
         std::thread::sleep(std::time::Duration::from_millis(500));
         let witness = SoftirqWitness::start(cpu);
-        let (r, cases) = explain_run(cpu, "4s", "200us");
+        let (r, cases) = explain_run(&t, cpu, "4s", "200us");
         assert_eq!(cases.len(), 10, "the 10 worst samples: {cases:?}");
         assert_parts_add_up(&cases);
         let net_rx = |p: &Value| p["kind"] == "softirq" && p["name"] == "NET_RX";

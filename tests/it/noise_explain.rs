@@ -2,6 +2,7 @@
 //! found among the gaps of the busy loop, named, and its share of the
 //! stolen time matches what the source itself took.
 
+use crate::case::Case;
 use crate::evidence::{covered, Hog, SoftirqWitness};
 use crate::explain::{assert_parts_add_up, measuring_cpu, net_rx_flood};
 use crate::util::*;
@@ -16,13 +17,11 @@ fn runtime_ns(pid: u32) -> u64 {
         .expect("runtime")
 }
 
-/// `noise --explain` on `cpu` for `duration`, below a FIFO 90 source: the
-/// result and its stdout.
-fn noise_run(cpu: usize, duration: &str) -> (Value, String) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let json = dir.path().join("n.json");
-    let (out, r) = run_json(
-        rtlat().args([
+/// `noise --explain` on `cpu` for `duration`, below a FIFO 90 source, its
+/// result in the case's directory: the result and its stdout.
+fn noise_run(t: &Case, cpu: usize, duration: &str) -> (Value, String) {
+    let (out, r) = t.run_json(
+        t.rtlat().args([
             "noise",
             "--explain",
             "--cpus",
@@ -32,7 +31,7 @@ fn noise_run(cpu: usize, duration: &str) -> (Value, String) {
             "--duration",
             duration,
         ]),
-        &json,
+        "n.json",
         0,
     );
     (r, String::from_utf8_lossy(&out.stdout).into_owned())
@@ -66,7 +65,7 @@ case!(
         let source = Hog::start("rtlat-nhog", cpu, 2, t.dir());
         let pid = source.proc.0.id();
         let (t0, before) = (std::time::Instant::now(), runtime_ns(pid));
-        let (r, text) = noise_run(cpu, "5s");
+        let (r, text) = noise_run(&t, cpu, "5s");
         let (wall, took) = (t0.elapsed(), runtime_ns(pid) - before);
         let span = r["details"]["cpus"][0]["last_ns"].as_u64().expect("last")
             - r["details"]["cpus"][0]["first_ns"].as_u64().expect("first");
@@ -110,7 +109,7 @@ case!(
         ),
         Measuring
     ],
-    |_t| {
+    |t| {
         let cpu = measuring_cpu();
         // Paced: every gap is attributed, and a flood as fast as an idle
         // sender can make gaps faster than the reader (on the sender's CPU)
@@ -118,7 +117,7 @@ case!(
         let _flood = net_rx_flood(cpu, "40MB/s");
         std::thread::sleep(std::time::Duration::from_millis(500));
         let witness = SoftirqWitness::start(cpu);
-        let (r, _) = noise_run(cpu, "4s");
+        let (r, _) = noise_run(&t, cpu, "4s");
         let c = &r["details"]["cpus"][0];
         let span = (
             c["first_ns"].as_u64().expect("first"),

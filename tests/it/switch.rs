@@ -1,5 +1,6 @@
 //! Integration tests for `rtlat switch`.
 
+use crate::case::Case;
 use crate::util::*;
 use serde_json::Value;
 use std::path::Path;
@@ -89,9 +90,8 @@ fn assert_switch_result(r: &Value, what: &str, duration_ns: u64, period_ns: u64,
 }
 
 /// The acceptance, for every mechanism: same CPU and cross CPU (threads or processes).
-fn every_mechanism(processes: bool) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let json = dir.path().join("s.json");
+fn every_mechanism(t: &Case, processes: bool) {
+    let json = t.path("s.json");
     let mut placements = vec![("same", "0")];
     if two_cpus() {
         placements.push(("cross", "0,1"));
@@ -132,16 +132,16 @@ fn every_mechanism(processes: bool) {
 case!(
     every_mechanism_between_threads_meets_the_acceptance,
     [Root, Measuring],
-    |_t| {
-        every_mechanism(false);
+    |t| {
+        every_mechanism(&t, false);
     }
 );
 
 case!(
     every_mechanism_between_processes_meets_the_acceptance,
     [Root, Native(NO_FORK), Measuring],
-    |_t| {
-        every_mechanism(true);
+    |t| {
+        every_mechanism(&t, true);
     }
 );
 

@@ -122,8 +122,8 @@ case!(trend_html_renders_in_chromium_without_errors, [], |t| {
     if !need(Need::Program("chromium", "chromium")) {
         return;
     }
-    let profile = tempfile::tempdir().unwrap();
-    let dom = crate::report::headless_chromium(profile.path())
+    let profile = t.path("profile");
+    let dom = crate::report::headless_chromium(&profile)
         .args(["--enable-logging=stderr", "--v=0", "--dump-dom"])
         .arg(format!("file://{}", html.display()))
         .output()
