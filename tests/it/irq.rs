@@ -29,15 +29,6 @@ fn sim(dir: &Path, role: &str, extra: &[&str]) -> (std::process::Output, Value) 
     (out, r)
 }
 
-fn thread<'a>(r: &'a Value, name: &str) -> &'a Value {
-    r["threads"]
-        .as_array()
-        .expect("threads")
-        .iter()
-        .find(|t| t["name"] == name)
-        .unwrap_or_else(|| panic!("no series {name} in {:?}", r["threads"]))
-}
-
 fn names(r: &Value) -> Vec<String> {
     r["threads"]
         .as_array()

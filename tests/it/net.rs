@@ -203,15 +203,6 @@ pub(crate) fn serve_args<'a>(listen: &'a str, json: &'a Path, extra: &[&'a str])
     v
 }
 
-fn thread<'a>(r: &'a Value, name: &str) -> &'a Value {
-    r["threads"]
-        .as_array()
-        .expect("threads")
-        .iter()
-        .find(|t| t["name"] == name)
-        .unwrap_or_else(|| panic!("no series {name}"))
-}
-
 fn u(v: &Value, k: &str) -> u64 {
     v[k].as_u64()
         .unwrap_or_else(|| panic!("{k} missing in {v}"))

@@ -12,13 +12,6 @@ fn measured_cpu() -> String {
     if n > 1 { "1" } else { "0" }.to_string()
 }
 
-fn thread<'a>(r: &'a Value, name: &str) -> &'a Value {
-    r["threads"]
-        .as_array()
-        .and_then(|ts| ts.iter().find(|t| t["name"] == name))
-        .unwrap_or_else(|| panic!("no thread {name}"))
-}
-
 fn u(v: &Value) -> u64 {
     v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
 }

@@ -368,6 +368,16 @@ pub fn assert_thread_consistent(t: &Value) {
     assert!(max <= max_bucket_high, "max {max} outside the last bucket");
 }
 
+/// The series (thread) `name` of result `r`.
+pub fn thread<'a>(r: &'a Value, name: &str) -> &'a Value {
+    r["threads"]
+        .as_array()
+        .expect("threads")
+        .iter()
+        .find(|t| t["name"] == name)
+        .unwrap_or_else(|| panic!("no series {name} in {:?}", r["threads"]))
+}
+
 /// The consistency of a whole result: the summary invariants of its total
 /// and of every thread, and every thread's histogram and series.
 pub fn assert_result_consistent(r: &Value) {
