@@ -3,23 +3,11 @@
 use crate::util::*;
 use std::time::Duration;
 
-#[test]
-fn a_cruncher_run_meets_the_acceptance() {
-    if !need(Need::Root) {
-        return;
-    }
-    let _turn = measuring();
-    if !need(Need::Native(
-        "qemu's translated code speeds up as it warms, so the calibrated ideal is no lower bound",
-    )) {
-        return;
-    }
-    let dir = tempfile::tempdir().expect("tempdir");
+case!(a_cruncher_run_meets_the_acceptance, [Root, Native( "qemu's translated code speeds up as it warms, so the calibrated ideal is no lower bound", ), Measuring], |t| {
     // As many calibration runs as measured runs: the ideal is the minimum of as
     // many draws. Above the other tests' real-time threads (priority 80), which
     // would otherwise stretch calibration runs and measured runs unequally.
-    let (out, r) = run_json(
-        rtlat()
+    let (out, r) = t.run_json(t.rtlat()
             .args([
                 "cruncher",
                 "--priority",
@@ -30,10 +18,7 @@ fn a_cruncher_run_meets_the_acceptance() {
                 "20ms",
             ])
             .args(["--calibration-runs", "100", "--duration", "1s"])
-            .timeout(Duration::from_secs(60)),
-        &dir.path().join("c.json"),
-        0,
-    );
+            .timeout(Duration::from_secs(60)), "c.json", 0);
     assert_eq!(r["benchmark"], "cruncher");
     assert_eq!(r["complete"], true);
     assert_eq!(r["end_reason"], "duration");
@@ -73,13 +58,11 @@ fn a_cruncher_run_meets_the_acceptance() {
     assert_eq!(r["threads"][0]["name"], "run");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("stretch"), "{stdout}");
-}
+});
 
-#[test]
-fn cruncher_unprivileged_loops() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (_, r) = run_json(
-        rtlat()
+case!(cruncher_unprivileged_loops, [], |t| {
+    let (_, r) = t.run_json(
+        t.rtlat()
             .arg("cruncher")
             .args(UNPRIVILEGED)
             .args([
@@ -92,14 +75,14 @@ fn cruncher_unprivileged_loops() {
             ])
             .args(["--loops", "7", "--quiet"])
             .timeout(Duration::from_secs(60)),
-        &dir.path().join("u.json"),
+        "u.json",
         0,
     );
     assert_eq!(r["end_reason"], "loops");
     assert_eq!(r["total"]["samples"], 7);
     assert_eq!(r["tuning"]["policy"], "other");
     assert!(r["details"]["ideal_ns"].as_u64().expect("ideal") > 0);
-}
+});
 
 #[test]
 fn cruncher_bad_inputs_give_one_line_and_exit_2() {
@@ -135,46 +118,47 @@ fn end_with(child: std::process::Child, sig: i32) -> (Duration, std::process::Ou
     (sent.elapsed(), out)
 }
 
-#[test]
-fn each_terminal_signal_ends_calibration_with_a_result_that_says_nothing_was_measured() {
-    let _turn = measuring();
-    let dir = tempfile::tempdir().expect("tmp");
-    for (sig, name) in [
-        (libc::SIGINT, "SIGINT"),
-        (libc::SIGTERM, "SIGTERM"),
-        (libc::SIGHUP, "SIGHUP"),
-    ] {
-        let r = dir.path().join(format!("{name}.json"));
-        // 100 calibration runs of 100 ms, one per 200 ms: 20 s of calibration.
-        let child = cruncher_run(&r, "100");
-        std::thread::sleep(Duration::from_millis(1500));
-        let (took, out) = end_with(child, sig);
-        assert_eq!(out.status.code(), Some(0), "{name}: {out:?}");
-        assert!(took < Duration::from_secs(2), "{name}: took {took:?}");
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(stdout.contains("nothing was measured"), "{name}: {stdout}");
+case!(
+    each_terminal_signal_ends_calibration_with_a_result_that_says_nothing_was_measured,
+    [Measuring],
+    |t| {
+        for (sig, name) in [
+            (libc::SIGINT, "SIGINT"),
+            (libc::SIGTERM, "SIGTERM"),
+            (libc::SIGHUP, "SIGHUP"),
+        ] {
+            let r = t.path(format!("{name}.json"));
+            // 100 calibration runs of 100 ms, one per 200 ms: 20 s of calibration.
+            let child = cruncher_run(&r, "100");
+            std::thread::sleep(Duration::from_millis(1500));
+            let (took, out) = end_with(child, sig);
+            assert_eq!(out.status.code(), Some(0), "{name}: {out:?}");
+            assert!(took < Duration::from_secs(2), "{name}: took {took:?}");
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            assert!(stdout.contains("nothing was measured"), "{name}: {stdout}");
+            let v = load(&r);
+            assert_eq!(v["complete"], true, "{name}");
+            assert_eq!(v["end_reason"], "signal", "{name}");
+            assert_eq!(v["total"]["samples"], 0, "{name}");
+            let notes = v["notes"].to_string();
+            assert!(
+                notes.contains(name) && notes.contains("nothing was measured"),
+                "{notes}"
+            );
+            assert_schema_valid(&r);
+        }
+        // After calibration, SIGHUP ends the measurement with what it measured.
+        let r = t.path("measured.json");
+        let child = cruncher_run(&r, "1");
+        std::thread::sleep(Duration::from_millis(2000));
+        let (took, out) = end_with(child, libc::SIGHUP);
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        assert!(took < Duration::from_secs(2), "took {took:?}");
         let v = load(&r);
-        assert_eq!(v["complete"], true, "{name}");
-        assert_eq!(v["end_reason"], "signal", "{name}");
-        assert_eq!(v["total"]["samples"], 0, "{name}");
-        let notes = v["notes"].to_string();
+        assert_eq!(v["end_reason"], "signal");
         assert!(
-            notes.contains(name) && notes.contains("nothing was measured"),
-            "{notes}"
+            v["total"]["samples"].as_u64().unwrap_or(0) > 0,
+            "nothing measured"
         );
-        assert_schema_valid(&r);
     }
-    // After calibration, SIGHUP ends the measurement with what it measured.
-    let r = dir.path().join("measured.json");
-    let child = cruncher_run(&r, "1");
-    std::thread::sleep(Duration::from_millis(2000));
-    let (took, out) = end_with(child, libc::SIGHUP);
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
-    assert!(took < Duration::from_secs(2), "took {took:?}");
-    let v = load(&r);
-    assert_eq!(v["end_reason"], "signal");
-    assert!(
-        v["total"]["samples"].as_u64().unwrap_or(0) > 0,
-        "nothing measured"
-    );
-}
+);

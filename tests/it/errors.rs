@@ -70,61 +70,57 @@ fn help_and_version() {
     );
 }
 
-#[test]
-fn missing_privileges_exit_3_naming_the_fix() {
-    if !need(Need::Root) {
-        return;
-    }
-    let _turn = measuring();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let exe = unprivileged_copy(dir.path());
-    for extra in [&[][..], &["--no-mlock", "--dma-latency", "off"][..]] {
+case!(
+    missing_privileges_exit_3_naming_the_fix,
+    [Root, Measuring],
+    |t| {
+        let exe = unprivileged_copy(t.dir());
+        for extra in [&[][..], &["--no-mlock", "--dma-latency", "off"][..]] {
+            let out = as_nobody(&exe)
+                .args(["timer", "--duration", "1s"])
+                .args(extra)
+                .output()
+                .expect("setpriv runs");
+            let line = error_line(&out, 3, &format!("{extra:?}"));
+            assert!(
+                line.contains("setcap cap_sys_nice,cap_ipc_lock+ep"),
+                "{line}"
+            );
+        }
+        // With memory locking and dma latency off, the scheduling refusal names --policy other.
         let out = as_nobody(&exe)
-            .args(["timer", "--duration", "1s"])
-            .args(extra)
+            .args([
+                "timer",
+                "--duration",
+                "1s",
+                "--no-mlock",
+                "--dma-latency",
+                "off",
+            ])
             .output()
-            .expect("setpriv runs");
-        let line = error_line(&out, 3, &format!("{extra:?}"));
-        assert!(
-            line.contains("setcap cap_sys_nice,cap_ipc_lock+ep"),
-            "{line}"
-        );
+            .expect("runs");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("--policy other"));
     }
-    // With memory locking and dma latency off, the scheduling refusal names --policy other.
-    let out = as_nobody(&exe)
-        .args([
-            "timer",
-            "--duration",
-            "1s",
-            "--no-mlock",
-            "--dma-latency",
-            "off",
-        ])
-        .output()
-        .expect("runs");
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--policy other"));
-}
+);
 
-#[test]
-fn policy_other_is_the_explicit_unprivileged_mode() {
-    if !need(Need::Root) {
-        return;
+case!(
+    policy_other_is_the_explicit_unprivileged_mode,
+    [Root, Measuring],
+    |t| {
+        let exe = unprivileged_copy(t.dir());
+        let json = t.path("r.json");
+        std::fs::write(&json, b"").expect("create");
+        std::fs::set_permissions(&json, std::os::unix::fs::PermissionsExt::from_mode(0o666))
+            .expect("chmod");
+        let mut nobody = as_nobody(&exe);
+        nobody
+            .arg("timer")
+            .args(UNPRIVILEGED)
+            .args(["--duration", "1s", "--quiet"]);
+        let (_, r) = run_json(&mut assert_cmd::Command::from_std(nobody), &json, 0);
+        assert_eq!(r["tuning"]["policy"], "other");
+        assert_eq!(r["tuning"]["mlock"], false);
+        assert!(r["tuning"]["dma_latency_us"].is_null());
+        assert!(r["total"]["samples"].as_u64().expect("samples") > 0);
     }
-    let _turn = measuring();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let exe = unprivileged_copy(dir.path());
-    let json = dir.path().join("r.json");
-    std::fs::write(&json, b"").expect("create");
-    std::fs::set_permissions(&json, std::os::unix::fs::PermissionsExt::from_mode(0o666))
-        .expect("chmod");
-    let mut nobody = as_nobody(&exe);
-    nobody
-        .arg("timer")
-        .args(UNPRIVILEGED)
-        .args(["--duration", "1s", "--quiet"]);
-    let (_, r) = run_json(&mut assert_cmd::Command::from_std(nobody), &json, 0);
-    assert_eq!(r["tuning"]["policy"], "other");
-    assert_eq!(r["tuning"]["mlock"], false);
-    assert!(r["tuning"]["dma_latency_us"].is_null());
-    assert!(r["total"]["samples"].as_u64().expect("samples") > 0);
-}
+);

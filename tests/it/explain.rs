@@ -4,7 +4,8 @@
 //! it (tests/it/evidence.rs), with parts that add up to each sample's
 //! latency.
 
-use crate::evidence::{assert_verdict, judge, Hog, SoftirqWitness};
+use crate::case::Case;
+use crate::evidence::{assert_verdict, judge, Hog, SoftirqWitness, Verdict};
 use crate::util::*;
 use serde_json::Value;
 use std::process::{Child, Command, Stdio};
@@ -13,6 +14,15 @@ use std::process::{Child, Command, Stdio};
 pub(crate) fn measuring_cpu() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get()) - 1
 }
+
+/// What the tests with a hog (a python3 script, tests/it/evidence.rs) on
+/// the measuring CPU need: the host's trace, and the measuring turn.
+pub(crate) const TRACED_HOG: [Need; 4] = [
+    Need::Root,
+    Need::Native(HOST_TRACE),
+    Need::Program("python3", "python3"),
+    Need::Measuring,
+];
 
 /// A child that is killed when the test ends, however it ends.
 pub(crate) struct Reaped(pub(crate) Child);
@@ -72,6 +82,40 @@ pub(crate) fn assert_parts_add_up(cases: &[Value]) {
     }
 }
 
+/// Asserts that `cases` are the `n` worst of a run (`what` names them in
+/// the message), that their parts add up, and that the hog (`rtlat-hog`)
+/// is given the time it ran in each and named the culprit in at least
+/// `named` of them (tests/it/evidence.rs). Returns the verdict.
+pub(crate) fn assert_hog_named(
+    r: &Value,
+    cases: &[Value],
+    hog: &Hog,
+    (n, what): (usize, &str),
+    named: usize,
+) -> Verdict {
+    assert_eq!(cases.len(), n, "{what}: {cases:?}");
+    assert_parts_add_up(cases);
+    let v = judge(r, cases, &hog.bursts(), names_hog("rtlat-hog"));
+    assert_verdict(&v, named, cases.len(), "the hog");
+    v
+}
+
+/// Whether every one of `cases` has a part that `part` accepts.
+pub(crate) fn each_has_part(cases: &[Value], part: impl Fn(&Value) -> bool) -> bool {
+    cases
+        .iter()
+        .all(|c| c["parts"].as_array().expect("parts").iter().any(&part))
+}
+
+/// Asserts that `err`, the error of an `--explain` run without root, names
+/// the fix.
+pub(crate) fn assert_explain_needs_root(err: &str) {
+    assert!(
+        err.contains("--explain needs tracefs") && err.contains("run as root"),
+        "{err}"
+    );
+}
+
 /// The largest part of a case: (kind, name).
 pub(crate) fn culprit(c: &Value) -> (String, String) {
     let p = c["parts"]
@@ -86,13 +130,12 @@ pub(crate) fn culprit(c: &Value) -> (String, String) {
     )
 }
 
-/// `--explain` on `cpu` for `duration` at `period`: the result and its
-/// cases.
-fn explain_run(cpu: usize, duration: &str, period: &str) -> (Value, Vec<Value>) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let json = dir.path().join("e.json");
+/// `--explain` on `cpu` for `duration` at `period`, its result in the
+/// case's directory: the result and its cases.
+fn explain_run(t: &Case, cpu: usize, duration: &str, period: &str) -> (Value, Vec<Value>) {
+    let json = t.path("e.json");
     let (out, r) = run_json(
-        rtlat().args([
+        t.rtlat().args([
             "timer",
             "--explain",
             "--cpus",
@@ -124,45 +167,22 @@ pub(crate) fn names_hog(comm: &str) -> impl Fn(&Value) -> bool + '_ {
     }
 }
 
-/// Whether this machine has a CPU to measure on besides the one a test's
-/// load or waker runs on.
-pub(crate) fn two_cpus(why: &str) -> bool {
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    need(Need::Machine(cpus >= 2, why))
-}
-
-#[test]
-fn a_fifo_thread_that_busy_loops_on_the_measuring_cpu_is_named() {
-    if !need(Need::Root)
-        || !need(Need::Native("the trace's pages are the host kernel's"))
-        || !need(Need::Program("python3", "python3"))
-    {
-        return;
+case!(
+    a_fifo_thread_that_busy_loops_on_the_measuring_cpu_is_named,
+    TRACED_HOG,
+    |t| {
+        let cpu = measuring_cpu();
+        let hog = Hog::start("rtlat-hog", cpu, 2, t.dir());
+        // A sample every 100 us: each 2 ms burst delays one by almost all of
+        // it, above the scheduling noise of a quiet machine.
+        let (r, cases) = explain_run(&t, cpu, "4s", "100us");
+        assert_hog_named(&r, &cases, &hog, (10, "the 10 worst samples"), 7);
     }
-    let _turn = measuring();
-    let cpu = measuring_cpu();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let hog = Hog::start("rtlat-hog", cpu, 2, dir.path());
-    // A sample every 100 us: each 2 ms burst delays one by almost all of
-    // it, above the scheduling noise of a quiet machine.
-    let (r, cases) = explain_run(cpu, "4s", "100us");
-    assert_eq!(cases.len(), 10, "the 10 worst samples: {cases:?}");
-    assert_parts_add_up(&cases);
-    let v = judge(&r, &cases, &hog.bursts(), names_hog("rtlat-hog"));
-    assert_verdict(&v, 7, cases.len(), "the hog");
-}
+);
 
-#[test]
-fn explain_without_root_exits_3_naming_the_fix() {
-    if !need(Need::Root) {
-        return;
-    }
-    let err = timer_as_nobody_error("--explain");
-    assert!(
-        err.contains("--explain needs tracefs") && err.contains("run as root"),
-        "{err}"
-    );
-}
+case!(explain_without_root_exits_3_naming_the_fix, [Root], |_t| {
+    assert_explain_needs_root(&timer_as_nobody_error("--explain"));
+});
 
 #[test]
 fn explain_with_split_realtime_clock_or_deadline_is_a_usage_error() {
@@ -174,125 +194,119 @@ fn explain_with_split_realtime_clock_or_deadline_is_a_usage_error() {
     ]);
 }
 
-#[test]
-fn a_udp_flood_received_on_the_measuring_cpu_names_net_rx() {
-    if !need(Need::Root) || !need(Need::Native("the trace's pages are the host kernel's")) {
-        return;
+case!(
+    a_udp_flood_received_on_the_measuring_cpu_names_net_rx,
+    [
+        Root,
+        Native(HOST_TRACE),
+        Cpus(
+            2,
+            "the flood is sent from another CPU than the measuring one"
+        ),
+        Measuring
+    ],
+    |t| {
+        let cpu = measuring_cpu();
+        let _flood = net_rx_flood(cpu, "flood");
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        let witness = SoftirqWitness::start(cpu);
+        let (r, cases) = explain_run(&t, cpu, "4s", "200us");
+        assert_eq!(cases.len(), 10, "the 10 worst samples: {cases:?}");
+        assert_parts_add_up(&cases);
+        let net_rx = |p: &Value| p["kind"] == "softirq" && p["name"] == "NET_RX";
+        let v = judge(&r, &cases, &witness.spans(), net_rx);
+        assert_verdict(&v, 3, cases.len(), "the flood's NET_RX");
     }
-    if !two_cpus("the flood is sent from another CPU than the measuring one") {
-        return;
-    }
-    let _turn = measuring();
-    let cpu = measuring_cpu();
-    let _flood = net_rx_flood(cpu, "flood");
-    std::thread::sleep(std::time::Duration::from_millis(500));
-    let witness = SoftirqWitness::start(cpu);
-    let (r, cases) = explain_run(cpu, "4s", "200us");
-    assert_eq!(cases.len(), 10, "the 10 worst samples: {cases:?}");
-    assert_parts_add_up(&cases);
-    let net_rx = |p: &Value| p["kind"] == "softirq" && p["name"] == "NET_RX";
-    let v = judge(&r, &cases, &witness.spans(), net_rx);
-    assert_verdict(&v, 3, cases.len(), "the flood's NET_RX");
-}
+);
 
-#[test]
-fn a_fifo_burst_during_a_cruncher_run_is_a_part_of_it() {
-    if !need(Need::Root)
-        || !need(Need::Native("the trace's pages are the host kernel's"))
-        || !need(Need::Program("python3", "python3"))
-    {
-        return;
+case!(
+    a_fifo_burst_during_a_cruncher_run_is_a_part_of_it,
+    TRACED_HOG,
+    |t| {
+        let cpu = measuring_cpu();
+        let hog = Hog::start("rtlat-hog", cpu, 10, t.dir());
+        let json = t.path("c.json");
+        let (_, r) = run_json(
+            t.rtlat().args([
+                "cruncher",
+                "--explain",
+                "--explain-worst",
+                "5",
+                "--cpu",
+                &cpu.to_string(),
+                "--priority",
+                "80",
+                "--work",
+                "10ms",
+                "--period",
+                "27ms",
+                "--duration",
+                "4s",
+            ]),
+            &json,
+            0,
+        );
+        let cases = r["explained"].as_array().cloned().unwrap_or_default();
+        assert!(
+            each_has_part(&cases, |p| p["name"] == "own computation"),
+            "{cases:?}"
+        );
+        // A 10 ms computation every 27 ms meets most of the hog's 10 ms bursts
+        // (27 ms does not divide the hog's 100 ms, so the bursts fall at every
+        // phase of the cycle): the runs a burst stretched are the worst, and
+        // the hog's part of each is the time it ran there. A burst covers at
+        // most half of a computation it stretches by all of it, so none is
+        // asked to be the culprit.
+        let v = assert_hog_named(&r, &cases, &hog, (5, "the 5 worst runs"), 0);
+        assert!(v.touched >= 3, "the hog ran in {} of 5 cases", v.touched);
     }
-    let _turn = measuring();
-    let cpu = measuring_cpu();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let hog = Hog::start("rtlat-hog", cpu, 10, dir.path());
-    let json = dir.path().join("c.json");
-    let (_, r) = run_json(
-        rtlat().args([
-            "cruncher",
-            "--explain",
-            "--explain-worst",
-            "5",
-            "--cpu",
-            &cpu.to_string(),
-            "--priority",
-            "80",
-            "--work",
-            "10ms",
-            "--period",
-            "27ms",
-            "--duration",
-            "4s",
-        ]),
-        &json,
-        0,
-    );
-    let cases = r["explained"].as_array().cloned().unwrap_or_default();
-    assert_eq!(cases.len(), 5, "{cases:?}");
-    assert_parts_add_up(&cases);
-    assert!(
-        cases.iter().all(|c| c["parts"]
-            .as_array()
-            .expect("parts")
-            .iter()
-            .any(|p| p["name"] == "own computation")),
-        "{cases:?}"
-    );
-    // A 10 ms computation every 27 ms meets most of the hog's 10 ms bursts
-    // (27 ms does not divide the hog's 100 ms, so the bursts fall at every
-    // phase of the cycle): the runs a burst stretched are the worst, and
-    // the hog's part of each is the time it ran there. A burst covers at
-    // most half of a computation it stretches by all of it, so none is
-    // asked to be the culprit.
-    let v = judge(&r, &cases, &hog.bursts(), names_hog("rtlat-hog"));
-    assert_verdict(&v, 0, cases.len(), "the hog");
-    assert!(v.touched >= 3, "the hog ran in {} of 5 cases", v.touched);
-}
+);
 
-#[test]
-fn the_reader_stays_off_the_measuring_cpu() {
-    if !need(Need::Root) || !need(Need::Native("the trace's pages are the host kernel's")) {
-        return;
-    }
-    if !two_cpus("the reader runs on another CPU than the measuring one") {
-        return;
-    }
-    let cpu = measuring_cpu();
-    let _turn = measuring();
-    let child = Command::new(bin())
-        .args(["timer", "--cpus", &cpu.to_string(), "--duration", "4s"])
-        .args(["--explain", "--quiet"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("rtlat runs");
-    let pid = child.id();
-    let _run = Reaped(child);
-    // The reader's own affinity, once it has started.
-    let mut allowed = None;
-    for _ in 0..60 {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-            continue;
-        };
-        allowed = tasks.flatten().find_map(|t| {
-            let comm = std::fs::read_to_string(t.path().join("comm")).ok()?;
-            let status = std::fs::read_to_string(t.path().join("status")).ok()?;
-            let list = status
-                .lines()
-                .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))?;
-            (comm.trim() == "rtlat-explain").then(|| list.trim().to_string())
-        });
-        if allowed.is_some() {
-            break;
+case!(
+    the_reader_stays_off_the_measuring_cpu,
+    [
+        Root,
+        Native(HOST_TRACE),
+        Cpus(2, "the reader runs on another CPU than the measuring one"),
+        Measuring
+    ],
+    |t| {
+        let cpu = measuring_cpu();
+        let child = t
+            .process()
+            .args(["timer", "--cpus", &cpu.to_string(), "--duration", "4s"])
+            .args(["--explain", "--quiet"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("rtlat runs");
+        let pid = child.id();
+        let _run = Reaped(child);
+        // The reader's own affinity, once it has started.
+        let mut allowed = None;
+        for _ in 0..60 {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+                continue;
+            };
+            allowed = tasks.flatten().find_map(|t| {
+                let comm = std::fs::read_to_string(t.path().join("comm")).ok()?;
+                let status = std::fs::read_to_string(t.path().join("status")).ok()?;
+                let list = status
+                    .lines()
+                    .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))?;
+                (comm.trim() == "rtlat-explain").then(|| list.trim().to_string())
+            });
+            if allowed.is_some() {
+                break;
+            }
         }
+        let allowed = allowed.expect("an rtlat-explain thread within 3 s");
+        let online: Vec<usize> = (0..=cpu).collect();
+        let cpus = rtlat::units::parse_cpu_list(&allowed, &online).expect("a CPU list");
+        assert!(
+            !cpus.is_empty() && !cpus.contains(&cpu),
+            "the reader may run on {allowed}, the measuring CPU is {cpu}"
+        );
     }
-    let allowed = allowed.expect("an rtlat-explain thread within 3 s");
-    let online: Vec<usize> = (0..=cpu).collect();
-    let cpus = rtlat::units::parse_cpu_list(&allowed, &online).expect("a CPU list");
-    assert!(
-        !cpus.is_empty() && !cpus.contains(&cpu),
-        "the reader may run on {allowed}, the measuring CPU is {cpu}"
-    );
-}
+);

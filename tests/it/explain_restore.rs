@@ -1,7 +1,7 @@
 //! `--explain`'s tracefs set-up and its restore on the real tracefs: no
 //! instance, no state file and no global setting left changed.
 
-use crate::util::{measuring, need, Need};
+use crate::util::{need, Need};
 use rtlat::explain::Explain;
 use rtlat::sys::tracefs::Capabilities;
 use rtlat::trace::tracefs;
@@ -61,61 +61,60 @@ fn other_run() -> Option<String> {
         })
 }
 
-/// `--explain`'s set-up (its instance, and the wake-ups instance when
-/// another CPU is online) and its drop leave no instance, no state file
-/// and every global setting as it was (an unexpanded global buffer at the
-/// size it was to grow to, as the set-up's note says).
-#[test]
-fn explain_leaves_the_real_tracefs_as_it_found_it() {
-    if !need(Need::Root) {
-        return;
-    }
-    let Some(root) = Capabilities::probe_or_mount().root else {
-        need(Need::Provided(false, "tracefs (/sys/kernel/tracing)"));
-        return;
-    };
-    // The tests that run rtlat with tracing take the same turn: none starts
-    // an instance beside this one.
-    let _turn = measuring();
-    if let Some(why) = other_run() {
-        need(Need::Machine(false, &why));
-        return;
-    }
-    let (before, listed) = (global(&root), instances(&root));
-    let me = std::process::id();
-    let state = Path::new(tracefs::STATE_DIR).join(format!("tracefs-{me}.state"));
-    let cpus = rtlat::sysinfo::online_cpus();
-    let e = Explain::begin(&cpus[..1], 1, None, "own").expect("begin");
-    let e = if cpus.len() > 1 {
-        e.pending("pending").expect("pending")
-    } else {
-        e
-    };
-    let inst = root.join(format!("instances/rtlat-{me}"));
-    let read = |f: &str| tracefs::read(&inst, f).expect(f);
-    assert!(read("trace_clock").contains("[mono]"));
-    assert_eq!(read("events/sched/sched_switch/enable"), "1");
-    let mask = u64::from_str_radix(&read("tracing_cpumask").replace(',', ""), 16);
-    assert_eq!(mask, Ok(1 << cpus[0]), "the measured CPU only");
-    assert!(state.exists());
-    let wakeups = root.join(format!("instances/rtlat-{me}-wakeups"));
-    assert_eq!(wakeups.is_dir(), cpus.len() > 1);
-    drop(e);
+// `--explain`'s set-up (its instance, and the wake-ups instance when
+// another CPU is online) and its drop leave no instance, no state file
+// and every global setting as it was (an unexpanded global buffer at the
+// size it was to grow to, as the set-up's note says).
+case!(
+    explain_leaves_the_real_tracefs_as_it_found_it,
+    [Root, Measuring],
+    |_t| {
+        let Some(root) = Capabilities::probe_or_mount().root else {
+            need(Need::Provided(false, "tracefs (/sys/kernel/tracing)"));
+            return;
+        };
+        // The tests that run rtlat with tracing take the same turn: none starts
+        // an instance beside this one.
+        if let Some(why) = other_run() {
+            need(Need::Machine(false, &why));
+            return;
+        }
+        let (before, listed) = (global(&root), instances(&root));
+        let me = std::process::id();
+        let state = Path::new(tracefs::STATE_DIR).join(format!("tracefs-{me}.state"));
+        let cpus = rtlat::sysinfo::online_cpus();
+        let e = Explain::begin(&cpus[..1], 1, None, "own").expect("begin");
+        let e = if cpus.len() > 1 {
+            e.pending("pending").expect("pending")
+        } else {
+            e
+        };
+        let inst = root.join(format!("instances/rtlat-{me}"));
+        let read = |f: &str| tracefs::read(&inst, f).expect(f);
+        assert!(read("trace_clock").contains("[mono]"));
+        assert_eq!(read("events/sched/sched_switch/enable"), "1");
+        let mask = u64::from_str_radix(&read("tracing_cpumask").replace(',', ""), 16);
+        assert_eq!(mask, Ok(1 << cpus[0]), "the measured CPU only");
+        assert!(state.exists());
+        let wakeups = root.join(format!("instances/rtlat-{me}-wakeups"));
+        assert_eq!(wakeups.is_dir(), cpus.len() > 1);
+        drop(e);
 
-    assert!(!inst.exists(), "{} left", inst.display());
-    assert!(!wakeups.exists(), "{} left", wakeups.display());
-    assert!(!state.exists(), "{} left", state.display());
-    assert_eq!(instances(&root), listed);
-    if let Some(why) = other_run() {
-        need(Need::Machine(false, &why));
-        return;
+        assert!(!inst.exists(), "{} left", inst.display());
+        assert!(!wakeups.exists(), "{} left", wakeups.display());
+        assert!(!state.exists(), "{} left", state.display());
+        assert_eq!(instances(&root), listed);
+        if let Some(why) = other_run() {
+            need(Need::Machine(false, &why));
+            return;
+        }
+        let want: Vec<(&str, String)> = before
+            .into_iter()
+            .map(|(f, v)| match tracefs::unexpanded_size(&v) {
+                Some(kb) if f == "buffer_size_kb" => (f, kb.to_string()),
+                _ => (f, v),
+            })
+            .collect();
+        assert_eq!(global(&root), want);
     }
-    let want: Vec<(&str, String)> = before
-        .into_iter()
-        .map(|(f, v)| match tracefs::unexpanded_size(&v) {
-            Some(kb) if f == "buffer_size_kb" => (f, kb.to_string()),
-            _ => (f, v),
-        })
-        .collect();
-    assert_eq!(global(&root), want);
-}
+);

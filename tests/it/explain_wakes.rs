@@ -5,8 +5,10 @@
 //! time it ran there, and name it where it ran most of the case
 //! (tests/it/evidence.rs); the parts add up.
 
-use crate::evidence::{assert_verdict, judge, Hog};
-use crate::explain::{assert_parts_add_up, measuring_cpu, names_hog};
+use crate::evidence::Hog;
+use crate::explain::{
+    assert_explain_needs_root, assert_hog_named, assert_parts_add_up, each_has_part, measuring_cpu,
+};
 use crate::util::*;
 use serde_json::Value;
 
@@ -30,239 +32,194 @@ fn pinned(ns: &str, cpu: &str) -> std::process::Command {
     c
 }
 
-/// Two CPUs at least: the waker (or the server) on another CPU than the
-/// thread the hog delays.
-fn two_cpus() -> bool {
-    crate::explain::two_cpus("the wake-up comes from another CPU than the hog's")
-}
+/// What the tests with a hog and a waker need: those of
+/// [`crate::explain::TRACED_HOG`] and two CPUs at least, the waker (or the
+/// server) on another CPU than the thread the hog delays.
+const TRACED_HOG_AND_WAKER: [Need; 5] = [
+    Need::Root,
+    Need::Native(HOST_TRACE),
+    Need::Program("python3", "python3"),
+    Need::Cpus(2, "the wake-up comes from another CPU than the hog's"),
+    Need::Measuring,
+];
 
-#[test]
-fn a_fifo_hog_on_the_wakees_cpu_is_named_for_its_late_wakes() {
-    if !need(Need::Root)
-        || !need(Need::Native("the trace's pages are the host kernel's"))
-        || !need(Need::Program("python3", "python3"))
-        || !two_cpus()
-    {
-        return;
+case!(
+    a_fifo_hog_on_the_wakees_cpu_is_named_for_its_late_wakes,
+    TRACED_HOG_AND_WAKER,
+    |t| {
+        let cpu = measuring_cpu();
+        let hog = Hog::start("rtlat-hog", cpu, 2, t.dir());
+        let json = t.path("s.json");
+        // pair0's waker on the other CPU, its wakee on the hog's: each 2 ms
+        // burst holds one wake (the next ones are lost wakes, not samples).
+        let cpus = format!("{},{cpu}", cpu - 1);
+        let (out, r) = run_json(
+            t.rtlat()
+                .args([
+                    "switch",
+                    "--explain",
+                    "--cpus",
+                    &cpus,
+                    "--placement",
+                    "cross",
+                ])
+                .args(["--period", "200us", "--duration", "4s"]),
+            &json,
+            0,
+        );
+        assert_schema_valid(&json);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains("worst ") && text.contains(" on pair0: "),
+            "{text}"
+        );
+        let cases = cases_of(&r, "pair0");
+        assert!(cases.iter().all(|c| c["cpu"] == cpu), "{cases:?}");
+        assert_hog_named(&r, &cases, &hog, (10, "the 10 worst wakes of pair0"), 7);
     }
-    let _turn = measuring();
-    let cpu = measuring_cpu();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let hog = Hog::start("rtlat-hog", cpu, 2, dir.path());
-    let json = dir.path().join("s.json");
-    // pair0's waker on the other CPU, its wakee on the hog's: each 2 ms
-    // burst holds one wake (the next ones are lost wakes, not samples).
-    let cpus = format!("{},{cpu}", cpu - 1);
-    let (out, r) = run_json(
-        rtlat()
-            .args([
-                "switch",
-                "--explain",
-                "--cpus",
-                &cpus,
-                "--placement",
-                "cross",
-            ])
-            .args(["--period", "200us", "--duration", "4s"]),
-        &json,
-        0,
-    );
-    assert_schema_valid(&json);
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        text.contains("worst ") && text.contains(" on pair0: "),
-        "{text}"
-    );
-    let cases = cases_of(&r, "pair0");
-    assert_eq!(cases.len(), 10, "the 10 worst wakes of pair0: {cases:?}");
-    assert!(cases.iter().all(|c| c["cpu"] == cpu), "{cases:?}");
-    assert_parts_add_up(&cases);
-    let v = judge(&r, &cases, &hog.bursts(), names_hog("rtlat-hog"));
-    assert_verdict(&v, 7, cases.len(), "the hog");
-}
+);
 
-#[test]
-fn a_fifo_hog_on_the_clients_cpu_is_named_for_its_late_replies() {
-    if !need(Need::Root)
-        || !need(Need::Native("the trace's pages are the host kernel's"))
-        || !need(Need::Program("python3", "python3"))
-        || !two_cpus()
-    {
-        return;
+case!(
+    a_fifo_hog_on_the_clients_cpu_is_named_for_its_late_replies,
+    TRACED_HOG_AND_WAKER,
+    |t| {
+        let cpu = measuring_cpu();
+        let net = crate::net::Netns::new();
+        let (sj, pj) = (t.path("serve.json"), t.path("ping.json"));
+        let listen = format!("{}:7357", net.a4);
+        let other = (cpu - 1).to_string();
+        let _server = crate::net::Server::spawn(
+            pinned(&net.a, &other).args(crate::net::serve_args(&listen, &sj, &["--cpu", &other])),
+        );
+        let hog = Hog::start("rtlat-hog", cpu, 2, t.dir());
+        // The reply is delivered by the server's CPU (veth), the client blocks
+        // for it (--spin off): a burst on the client's CPU holds the reply that
+        // comes during it. A burst that begins while the client sleeps to its
+        // next send only delays the send, so the rate is high enough for the
+        // client to wait for a reply a good part of the time (about a quarter:
+        // 40 bursts hold 10 replies).
+        let out = net
+            .exec(
+                &net.b,
+                &[
+                    "net",
+                    "ping",
+                    &listen,
+                    "--explain",
+                    "--cpu",
+                    &cpu.to_string(),
+                ],
+            )
+            .args(["--spin", "off", "--rate", "20000/s", "--duration", "4s"])
+            .arg("--json")
+            .arg(&pj)
+            .output()
+            .expect("ping runs");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_schema_valid(&pj);
+        let r = load(&pj);
+        let cases = cases_of(&r, "rx");
+        assert!(
+            each_has_part(&cases, |p| p["kind"] == "self"),
+            "the thread's own receive path or the reply's way is in each: {cases:?}"
+        );
+        assert_hog_named(&r, &cases, &hog, (10, "the 10 worst replies"), 5);
     }
-    let _turn = measuring();
-    let cpu = measuring_cpu();
-    let net = crate::net::Netns::new();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (sj, pj) = (dir.path().join("serve.json"), dir.path().join("ping.json"));
-    let listen = format!("{}:7357", net.a4);
-    let other = (cpu - 1).to_string();
-    let _server = crate::net::Server::spawn(pinned(&net.a, &other).args(crate::net::serve_args(
-        &listen,
-        &sj,
-        &["--cpu", &other],
-    )));
-    let hog = Hog::start("rtlat-hog", cpu, 2, dir.path());
-    // The reply is delivered by the server's CPU (veth), the client blocks
-    // for it (--spin off): a burst on the client's CPU holds the reply that
-    // comes during it. A burst that begins while the client sleeps to its
-    // next send only delays the send, so the rate is high enough for the
-    // client to wait for a reply a good part of the time (about a quarter:
-    // 40 bursts hold 10 replies).
-    let out = net
-        .exec(
-            &net.b,
+);
+
+case!(
+    a_fifo_hog_on_the_servers_cpu_is_named_for_its_late_requests,
+    TRACED_HOG_AND_WAKER,
+    |t| {
+        let cpu = measuring_cpu();
+        let net = crate::net::Netns::new();
+        let (sj, pj) = (t.path("serve.json"), t.path("ping.json"));
+        let listen = format!("{}:7357", net.a4);
+        let (mine, other) = (cpu.to_string(), (cpu - 1).to_string());
+        let server = crate::net::Server::spawn(net.exec(&net.a, &[]).args(crate::net::serve_args(
+            &listen,
+            &sj,
+            &["--cpu", &mine, "--explain", "--explain-worst", "30"],
+        )));
+        let hog = Hog::start("rtlat-hog", cpu, 2, t.dir());
+        let out = pinned(&net.b, &other)
+            .args(["net", "ping", &listen, "--cpu", &other])
+            .args(["--rate", "5000/s", "--duration", "4s", "--quiet", "--json"])
+            .arg(&pj)
+            .output()
+            .expect("ping runs");
+        assert_exit(&out, 0, "out");
+        let (code, _) = server.stop(2);
+        assert_eq!(code, Some(0));
+        assert_schema_valid(&sj);
+        let r = load(&sj);
+        let cases = cases_of(&r, "server_rx");
+        // About 40 bursts of the hog in the run: most among the 30 worst on a
+        // quiet machine (the attribution tests run alone: scripts/test.sh).
+        assert_hog_named(&r, &cases, &hog, (30, "the 30 worst requests"), 15);
+    }
+);
+
+case!(
+    a_fifo_hog_on_the_cpu_of_irq_loopback_is_named_for_its_late_wakes,
+    crate::explain::TRACED_HOG,
+    |t| {
+        let cpu = measuring_cpu();
+        let hog = Hog::start("rtlat-hog", cpu, 2, t.dir());
+        let json = t.path("i.json");
+        // The simulated wire's event timestamp is a time the thread sleeps
+        // until (a real wake-up on this CPU): the plumbing of the GPIO path,
+        // which the QEMU guests run on a real line.
+        let (_, r) = run_json(
+            t.rtlat()
+                .args(["irq", "loopback", "--backend", "sim", "--explain"])
+                .args([
+                    "--cpu",
+                    &cpu.to_string(),
+                    "--period",
+                    "200us",
+                    "--duration",
+                    "4s",
+                ]),
+            &json,
+            0,
+        );
+        assert_schema_valid(&json);
+        let cases = cases_of(&r, "wake");
+        // The simulated wire's own wake-ups are as late as the bursts in about
+        // half the worst cases (4 to 7 of 10 covered by a burst, 2 under a
+        // build): every covered one is judged, and 3 must be there.
+        assert_hog_named(&r, &cases, &hog, (10, "the 10 worst wakes"), 3);
+    }
+);
+
+case!(
+    switch_ping_and_serve_explain_without_root_exit_3_naming_the_fix,
+    [Root],
+    |_t| {
+        for args in [
+            &["switch", "--explain"][..],
+            &["net", "ping", "127.0.0.1:7357", "--explain", "--cpu", "0"],
             &[
                 "net",
-                "ping",
-                &listen,
+                "serve",
+                "--listen",
+                "127.0.0.1:7357",
                 "--explain",
                 "--cpu",
-                &cpu.to_string(),
+                "0",
             ],
-        )
-        .args(["--spin", "off", "--rate", "20000/s", "--duration", "4s"])
-        .arg("--json")
-        .arg(&pj)
-        .output()
-        .expect("ping runs");
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_schema_valid(&pj);
-    let r = load(&pj);
-    let cases = cases_of(&r, "rx");
-    assert_eq!(cases.len(), 10, "the 10 worst replies: {cases:?}");
-    assert_parts_add_up(&cases);
-    assert!(
-        cases.iter().all(|c| c["parts"]
-            .as_array()
-            .expect("parts")
-            .iter()
-            .any(|p| p["kind"] == "self")),
-        "the thread's own receive path or the reply's way is in each: {cases:?}"
-    );
-    let v = judge(&r, &cases, &hog.bursts(), names_hog("rtlat-hog"));
-    assert_verdict(&v, 5, cases.len(), "the hog");
-}
-
-#[test]
-fn a_fifo_hog_on_the_servers_cpu_is_named_for_its_late_requests() {
-    if !need(Need::Root)
-        || !need(Need::Native("the trace's pages are the host kernel's"))
-        || !need(Need::Program("python3", "python3"))
-        || !two_cpus()
-    {
-        return;
+        ] {
+            assert_explain_needs_root(&as_nobody_error(args));
+        }
     }
-    let _turn = measuring();
-    let cpu = measuring_cpu();
-    let net = crate::net::Netns::new();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (sj, pj) = (dir.path().join("serve.json"), dir.path().join("ping.json"));
-    let listen = format!("{}:7357", net.a4);
-    let (mine, other) = (cpu.to_string(), (cpu - 1).to_string());
-    let server = crate::net::Server::spawn(net.exec(&net.a, &[]).args(crate::net::serve_args(
-        &listen,
-        &sj,
-        &["--cpu", &mine, "--explain", "--explain-worst", "30"],
-    )));
-    let hog = Hog::start("rtlat-hog", cpu, 2, dir.path());
-    let out = pinned(&net.b, &other)
-        .args(["net", "ping", &listen, "--cpu", &other])
-        .args(["--rate", "5000/s", "--duration", "4s", "--quiet", "--json"])
-        .arg(&pj)
-        .output()
-        .expect("ping runs");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let (code, _) = server.stop(2);
-    assert_eq!(code, Some(0));
-    assert_schema_valid(&sj);
-    let r = load(&sj);
-    let cases = cases_of(&r, "server_rx");
-    assert_eq!(cases.len(), 30, "the 30 worst requests: {cases:?}");
-    assert_parts_add_up(&cases);
-    // About 40 bursts of the hog in the run: most among the 30 worst on a
-    // quiet machine (the attribution tests run alone: scripts/test.sh).
-    let v = judge(&r, &cases, &hog.bursts(), names_hog("rtlat-hog"));
-    assert_verdict(&v, 15, cases.len(), "the hog");
-}
-
-#[test]
-fn a_fifo_hog_on_the_cpu_of_irq_loopback_is_named_for_its_late_wakes() {
-    if !need(Need::Root)
-        || !need(Need::Native("the trace's pages are the host kernel's"))
-        || !need(Need::Program("python3", "python3"))
-    {
-        return;
-    }
-    let _turn = measuring();
-    let cpu = measuring_cpu();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let hog = Hog::start("rtlat-hog", cpu, 2, dir.path());
-    let json = dir.path().join("i.json");
-    // The simulated wire's event timestamp is a time the thread sleeps
-    // until (a real wake-up on this CPU): the plumbing of the GPIO path,
-    // which the QEMU guests run on a real line.
-    let (_, r) = run_json(
-        rtlat()
-            .args(["irq", "loopback", "--backend", "sim", "--explain"])
-            .args([
-                "--cpu",
-                &cpu.to_string(),
-                "--period",
-                "200us",
-                "--duration",
-                "4s",
-            ]),
-        &json,
-        0,
-    );
-    assert_schema_valid(&json);
-    let cases = cases_of(&r, "wake");
-    assert_eq!(cases.len(), 10, "the 10 worst wakes: {cases:?}");
-    assert_parts_add_up(&cases);
-    let v = judge(&r, &cases, &hog.bursts(), names_hog("rtlat-hog"));
-    // The simulated wire's own wake-ups are as late as the bursts in about
-    // half the worst cases (4 to 7 of 10 covered by a burst, 2 under a
-    // build): every covered one is judged, and 3 must be there.
-    assert_verdict(&v, 3, cases.len(), "the hog");
-}
-
-#[test]
-fn switch_ping_and_serve_explain_without_root_exit_3_naming_the_fix() {
-    if !need(Need::Root) {
-        return;
-    }
-    for args in [
-        &["switch", "--explain"][..],
-        &["net", "ping", "127.0.0.1:7357", "--explain", "--cpu", "0"],
-        &[
-            "net",
-            "serve",
-            "--listen",
-            "127.0.0.1:7357",
-            "--explain",
-            "--cpu",
-            "0",
-        ],
-    ] {
-        let err = as_nobody_error(args);
-        assert!(
-            err.contains("--explain needs tracefs") && err.contains("run as root"),
-            "{args:?}: {err}"
-        );
-    }
-}
+);
 
 #[test]
 fn explain_options_that_cannot_work_are_usage_errors() {
@@ -296,15 +253,13 @@ fn explain_options_that_cannot_work_are_usage_errors() {
     assert!(error_line(&out, 2, "no --cpu").contains("--cpu N"));
 }
 
-#[test]
-fn a_suite_step_with_explain_explains_its_worst_samples() {
-    if !need(Need::Root) || !need(Need::Native("the trace's pages are the host kernel's")) {
-        return;
-    }
-    let cpu = measuring_cpu().to_string();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let toml = dir.path().join("lab.toml");
-    std::fs::write(
+case!(
+    a_suite_step_with_explain_explains_its_worst_samples,
+    [Root, Native(HOST_TRACE)],
+    |t| {
+        let cpu = measuring_cpu().to_string();
+        let toml = t.path("lab.toml");
+        std::fs::write(
         &toml,
         format!(
             "[[step]]\nname = \"sw\"\nbench = \"switch\"\nduration = \"2s\"\nargs = [\"--cpus\", \"{cpu}\"]\nexplain = 3\n\n\
@@ -312,38 +267,34 @@ fn a_suite_step_with_explain_explains_its_worst_samples() {
         ),
     )
     .expect("write");
-    let out = dir.path().join("lab");
-    let run = {
-        let _turn = measuring();
-        rtlat()
-            .arg("suite")
-            .arg(&toml)
-            .arg("--out")
-            .arg(&out)
-            .output()
-            .expect("runs")
-    };
-    assert_eq!(
-        run.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    let m = load(&out.join("suite.json"));
-    let steps = m["steps"].as_array().expect("steps");
-    let line = |i: usize| steps[i]["command"].to_string();
-    assert!(
-        line(0).contains("\"--explain-worst\",\"3\"") && !line(1).contains("--explain"),
-        "{m}"
-    );
-    assert_eq!(steps[0]["explain"], 3, "the step as written: {m}");
-    let sw = load(&out.join("sw.json"));
-    let cases = cases_of(&sw, "pair0");
-    assert_eq!(cases.len(), 3, "explain = 3: {sw}");
-    assert_parts_add_up(&cases);
-    let plain = load(&out.join("plain.json"));
-    assert!(
-        plain["explained"].as_array().is_none_or(|a| a.is_empty()),
-        "{plain}"
-    );
-}
+        let out = t.path("lab");
+        let run = {
+            let _turn = measuring();
+            t.rtlat()
+                .arg("suite")
+                .arg(&toml)
+                .arg("--out")
+                .arg(&out)
+                .output()
+                .expect("runs")
+        };
+        assert_exit(&run, 0, "run");
+        let m = load(&out.join("suite.json"));
+        let steps = m["steps"].as_array().expect("steps");
+        let line = |i: usize| steps[i]["command"].to_string();
+        assert!(
+            line(0).contains("\"--explain-worst\",\"3\"") && !line(1).contains("--explain"),
+            "{m}"
+        );
+        assert_eq!(steps[0]["explain"], 3, "the step as written: {m}");
+        let sw = load(&out.join("sw.json"));
+        let cases = cases_of(&sw, "pair0");
+        assert_eq!(cases.len(), 3, "explain = 3: {sw}");
+        assert_parts_add_up(&cases);
+        let plain = load(&out.join("plain.json"));
+        assert!(
+            plain["explained"].as_array().is_none_or(|a| a.is_empty()),
+            "{plain}"
+        );
+    }
+);

@@ -3,7 +3,7 @@
 //! Each is refused with one line and exit 2, or handled correctly; none
 //! panics or takes unbounded memory.
 
-use crate::util::{bin, load, rtlat};
+use crate::util::{bin, load};
 use serde_json::{json, Value};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -115,9 +115,7 @@ const BOUNDED_KIB: libc::c_long = 640 << 10;
 /// What refusing `/dev/zero` at its first byte may take.
 const SMALL_KIB: libc::c_long = 64 << 10;
 
-#[test]
-fn dev_zero_is_refused_at_once_by_every_reader() {
-    let dir = tempfile::tempdir().expect("tmp");
+case!(dev_zero_is_refused_at_once_by_every_reader, [], |t| {
     let cases: [&[&str]; 4] = [
         &["report", "/dev/zero"],
         &["report", "--quiet", "/dev/zero", "--html", "out.html"],
@@ -125,7 +123,7 @@ fn dev_zero_is_refused_at_once_by_every_reader() {
         &["import", "/dev/zero", "-o", "out.json"],
     ];
     for args in cases {
-        let r = run_str(dir.path(), args);
+        let r = run_str(t.dir(), args);
         assert_refused(&r, &["/dev/zero"]);
         assert!(
             r.max_rss_kib < SMALL_KIB,
@@ -134,7 +132,7 @@ fn dev_zero_is_refused_at_once_by_every_reader() {
         );
     }
     let r = run_str(
-        dir.path(),
+        t.dir(),
         &[
             "import",
             "--from",
@@ -146,22 +144,20 @@ fn dev_zero_is_refused_at_once_by_every_reader() {
     );
     assert_refused(&r, &["/dev/zero"]);
     assert!(r.max_rss_kib < BOUNDED_KIB, "{} KiB", r.max_rss_kib);
-    assert!(!dir.path().join("o.json").exists());
-    assert!(!dir.path().join("out.html").exists());
-}
+    assert!(!t.path("o.json").exists());
+    assert!(!t.path("out.html").exists());
+});
 
-#[test]
-fn a_fifo_fed_forever_stops_at_the_input_limit() {
-    let dir = tempfile::tempdir().expect("tmp");
+case!(a_fifo_fed_forever_stops_at_the_input_limit, [], |t| {
     // A result that never ends: one note after another.
-    let fifo = dir.path().join("endless.json");
+    let fifo = t.path("endless.json");
     mkfifo(&fifo);
     feed_forever(&fifo, b"{\"notes\": [", b"\"an endless note\", ");
-    let r = run_str(dir.path(), &["report", "endless.json"]);
+    let r = run_str(t.dir(), &["report", "endless.json"]);
     assert_refused(&r, &["endless.json", "256 MiB"]);
     assert!(r.max_rss_kib < BOUNDED_KIB, "{} KiB", r.max_rss_kib);
     // An import whose lines are each valid, forever.
-    let fifo = dir.path().join("endless.txt");
+    let fifo = t.path("endless.txt");
     mkfifo(&fifo);
     feed_forever(
         &fifo,
@@ -171,51 +167,47 @@ RTH|----lat min|----lat avg|----lat max|-overrun|---msw|---lat best|--lat worst\
         b"RTD|      0.703|      1.577|      7.746|       0|     0|      0.703|      7.746\n",
     );
     let r = run_str(
-        dir.path(),
+        t.dir(),
         &["import", "--from", "xenomai", "endless.txt", "-o", "x.json"],
     );
     assert_refused(&r, &["endless.txt", "256 MiB"]);
     assert!(r.max_rss_kib < BOUNDED_KIB, "{} KiB", r.max_rss_kib);
-    assert!(!dir.path().join("x.json").exists());
-}
+    assert!(!t.path("x.json").exists());
+});
 
-#[test]
-fn a_suite_toml_and_a_manifest_are_read_bounded() {
-    let dir = tempfile::tempdir().expect("tmp");
-    let fifo = dir.path().join("endless.toml");
+case!(a_suite_toml_and_a_manifest_are_read_bounded, [], |t| {
+    let fifo = t.path("endless.toml");
     mkfifo(&fifo);
     feed_forever(&fifo, b"# a comment that never ends ", b"x");
-    let r = run_str(dir.path(), &["suite", "endless.toml", "--out", "out"]);
+    let r = run_str(t.dir(), &["suite", "endless.toml", "--out", "out"]);
     assert_refused(&r, &["endless.toml", "256 MiB"]);
     assert!(r.max_rss_kib < BOUNDED_KIB, "{} KiB", r.max_rss_kib);
     // A suite directory whose manifest is /dev/zero.
-    let board = dir.path().join("board");
+    let board = t.path("board");
     std::fs::create_dir(&board).expect("mkdir");
     std::os::unix::fs::symlink("/dev/zero", board.join("suite.json")).expect("symlink");
-    let r = run_str(dir.path(), &["compare", "--by-board", "board"]);
+    let r = run_str(t.dir(), &["compare", "--by-board", "board"]);
     assert_refused(&r, &["suite.json"]);
     assert!(r.max_rss_kib < SMALL_KIB, "{} KiB", r.max_rss_kib);
-}
+});
 
-#[test]
-fn labels_and_names_are_bounded_where_they_enter() {
-    let dir = tempfile::tempdir().expect("tmp");
+case!(labels_and_names_are_bounded_where_they_enter, [], |t| {
     let long = "x".repeat(300);
-    let p = mutated(dir.path(), "long.json", |v| v["label"] = json!(long));
+    let p = mutated(t.dir(), "long.json", |v| v["label"] = json!(long));
     let name = p.file_name().and_then(|n| n.to_str()).expect("name");
     for args in [
         vec!["report", name],
         vec!["report", "-q", name, "--html", "r.html"],
         vec!["compare", name],
     ] {
-        assert_refused(&run_str(dir.path(), &args), &["label", "256"]);
+        assert_refused(&run_str(t.dir(), &args), &["label", "256"]);
     }
-    let p = mutated(dir.path(), "thread.json", |v| {
+    let p = mutated(t.dir(), "thread.json", |v| {
         v["threads"][0]["name"] = json!("t".repeat(300))
     });
     let name = p.file_name().and_then(|n| n.to_str()).expect("name");
     assert_refused(
-        &run_str(dir.path(), &["report", name]),
+        &run_str(t.dir(), &["report", name]),
         &["thread name", "256"],
     );
     // On the command line.
@@ -226,88 +218,91 @@ fn labels_and_names_are_bounded_where_they_enter() {
         &["timer", "--duration", "1s", "--label", &long],
     ];
     for args in cases {
-        assert_refused(&run_str(dir.path(), args), &["label", "256"]);
+        assert_refused(&run_str(t.dir(), args), &["label", "256"]);
     }
-}
+});
 
-#[test]
-fn inconsistent_result_files_are_refused_naming_the_field() {
-    let dir = tempfile::tempdir().expect("tmp");
-    type Change = fn(&mut Value);
-    let cases: [(&str, Change, &[&str]); 9] = [
-        (
-            "avg-above-max",
-            |v| v["total"]["avg_ns"] = json!(9_000_000_000i64),
-            &["total", "avg"],
-        ),
-        (
-            "thread-avg-below-min",
-            |v| v["threads"][0]["summary"]["avg_ns"] = json!(1),
-            &["cpu0", "avg"],
-        ),
-        (
-            "total-not-the-sum",
-            |v| v["total"]["samples"] = json!(5),
-            &["total", "samples"],
-        ),
-        (
-            "buckets-not-the-samples",
-            |v| v["threads"][0]["histogram"]["buckets"][0]["count"] = json!(100_000),
-            &["cpu0", "histogram"],
-        ),
-        (
-            "complete-but-running",
-            |v| v["end_reason"] = json!("running"),
-            &["complete", "end_reason", "running"],
-        ),
-        (
-            "february-31",
-            |v| v["start_time_utc"] = json!("2026-02-31T10:00:00.000Z"),
-            &["start_time_utc"],
-        ),
-        (
-            "hour-25",
-            |v| v["start_time_utc"] = json!("2026-12-01T25:00:00.000Z"),
-            &["start_time_utc"],
-        ),
-        (
-            "series-avg-above-max",
-            |v| {
-                let p = &mut v["threads"][0]["series"]["points"][0];
-                p["avg_ns"] = json!(p["max_ns"].as_i64().expect("max") + 1);
-            },
-            &["series point 0"],
-        ),
-        (
-            "phase-ends-before-it-starts",
-            |v| {
-                let t = v["threads"].clone();
-                let total = v["total"].clone();
-                v["phases"] = json!([{"name": "idle", "start_ns": 10, "end_ns": 5,
+case!(
+    inconsistent_result_files_are_refused_naming_the_field,
+    [],
+    |t| {
+        type Change = fn(&mut Value);
+        let cases: [(&str, Change, &[&str]); 9] = [
+            (
+                "avg-above-max",
+                |v| v["total"]["avg_ns"] = json!(9_000_000_000i64),
+                &["total", "avg"],
+            ),
+            (
+                "thread-avg-below-min",
+                |v| v["threads"][0]["summary"]["avg_ns"] = json!(1),
+                &["cpu0", "avg"],
+            ),
+            (
+                "total-not-the-sum",
+                |v| v["total"]["samples"] = json!(5),
+                &["total", "samples"],
+            ),
+            (
+                "buckets-not-the-samples",
+                |v| v["threads"][0]["histogram"]["buckets"][0]["count"] = json!(100_000),
+                &["cpu0", "histogram"],
+            ),
+            (
+                "complete-but-running",
+                |v| v["end_reason"] = json!("running"),
+                &["complete", "end_reason", "running"],
+            ),
+            (
+                "february-31",
+                |v| v["start_time_utc"] = json!("2026-02-31T10:00:00.000Z"),
+                &["start_time_utc"],
+            ),
+            (
+                "hour-25",
+                |v| v["start_time_utc"] = json!("2026-12-01T25:00:00.000Z"),
+                &["start_time_utc"],
+            ),
+            (
+                "series-avg-above-max",
+                |v| {
+                    let p = &mut v["threads"][0]["series"]["points"][0];
+                    p["avg_ns"] = json!(p["max_ns"].as_i64().expect("max") + 1);
+                },
+                &["series point 0"],
+            ),
+            (
+                "phase-ends-before-it-starts",
+                |v| {
+                    let t = v["threads"].clone();
+                    let total = v["total"].clone();
+                    v["phases"] = json!([{"name": "idle", "start_ns": 10, "end_ns": 5,
                     "threads": t, "total": total}]);
-            },
-            &["phase 'idle'", "start_ns"],
-        ),
-    ];
-    for (name, change, wants) in cases {
-        let file = format!("{name}.json");
-        mutated(dir.path(), &file, change);
-        let mut want: Vec<&str> = vec![&file];
-        want.extend_from_slice(wants);
-        assert_refused(&run_str(dir.path(), &["report", &file]), &want);
-        assert_refused(
-            &run_str(dir.path(), &["compare", "--format", "csv", &file]),
-            &want,
-        );
+                },
+                &["phase 'idle'", "start_ns"],
+            ),
+        ];
+        for (name, change, wants) in cases {
+            let file = format!("{name}.json");
+            mutated(t.dir(), &file, change);
+            let mut want: Vec<&str> = vec![&file];
+            want.extend_from_slice(wants);
+            assert_refused(&run_str(t.dir(), &["report", &file]), &want);
+            assert_refused(
+                &run_str(t.dir(), &["compare", "--format", "csv", &file]),
+                &want,
+            );
+        }
+        // The untouched fixture and legitimate imports still load.
+        let out = t
+            .rtlat()
+            .args(["report", "--quiet"])
+            .arg(fixture_result())
+            .output()
+            .expect("run");
+        assert!(out.status.success(), "{out:?}");
     }
-    // The untouched fixture and legitimate imports still load.
-    let out = rtlat()
-        .args(["report", "--quiet"])
-        .arg(fixture_result())
-        .output()
-        .expect("run");
-    assert!(out.status.success(), "{out:?}");
-}
+);
 
 fn ff(bytes: &[u8]) -> std::ffi::OsString {
     use std::os::unix::ffi::OsStrExt;
@@ -337,123 +332,124 @@ fn assert_no_panic(r: &Ran, what: &str) {
     assert!(!r.stderr.contains("panicked"), "{what}: {}", r.stderr);
 }
 
-#[test]
-fn a_non_utf8_label_is_refused_by_every_subcommand_that_takes_one() {
-    let dir = tempfile::tempdir().expect("tmp");
-    let label = ff(b"lab\xffel");
-    for sub in [
-        "timer",
-        "switch",
-        "cruncher",
-        "net ping 127.0.0.1:9",
-        "net serve",
-        "irq loopback",
-        "import x.txt -o x.json",
-    ] {
-        let r = run_mixed(
-            dir.path(),
-            &args_of(sub, &["--label".into(), label.clone()]),
-        );
-        assert_refused(&r, &["--label", "not UTF-8"]);
+case!(
+    a_non_utf8_label_is_refused_by_every_subcommand_that_takes_one,
+    [],
+    |t| {
+        let label = ff(b"lab\xffel");
+        for sub in [
+            "timer",
+            "switch",
+            "cruncher",
+            "net ping 127.0.0.1:9",
+            "net serve",
+            "irq loopback",
+            "import x.txt -o x.json",
+        ] {
+            let r = run_mixed(t.dir(), &args_of(sub, &["--label".into(), label.clone()]));
+            assert_refused(&r, &["--label", "not UTF-8"]);
+        }
+        // Any other text option, and an argument that is no option's value.
+        let r = run_mixed(t.dir(), &args_of("load", &[ff(b"cpu:\xff")]));
+        assert_refused(&r, &["not UTF-8"]);
+        let r = run_mixed(t.dir(), &args_of("completions", &[ff(b"ba\xffsh")]));
+        assert_no_panic(&r, "completions");
+        assert_eq!(r.code, Some(2));
     }
-    // Any other text option, and an argument that is no option's value.
-    let r = run_mixed(dir.path(), &args_of("load", &[ff(b"cpu:\xff")]));
-    assert_refused(&r, &["not UTF-8"]);
-    let r = run_mixed(dir.path(), &args_of("completions", &[ff(b"ba\xffsh")]));
-    assert_no_panic(&r, "completions");
-    assert_eq!(r.code, Some(2));
-}
+);
 
-#[test]
-fn a_non_utf8_file_name_works_or_is_refused_by_every_subcommand() {
-    let dir = tempfile::tempdir().expect("tmp");
-    let d = dir.path();
-    // An existing result under a name that is not UTF-8 reads like any other.
-    let name = ff(b"r\xff.json");
-    std::fs::copy(fixture_result(), d.join(&name)).expect("copy");
-    for sub in [
-        "report",
-        "report --format lava",
-        "compare",
-        "compare --format csv",
-    ] {
-        let r = run_mixed(d, &args_of(sub, std::slice::from_ref(&name)));
-        assert_eq!(r.code, Some(0), "{sub}: {}", r.stderr);
-    }
-    let html = ff(b"r\xff.html");
-    let r = run_mixed(
-        d,
-        &args_of("report -q", &[name.clone(), "--html".into(), html.clone()]),
-    );
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
-    assert!(d.join(&html).is_file());
-    // An import from and to such names.
-    let src = ff(b"ct\xff.json");
-    std::fs::copy(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import/cyclictest.json"),
-        d.join(&src),
-    )
-    .expect("copy");
-    let out = ff(b"imp\xff.json");
-    let r = run_mixed(d, &args_of("import -q", &[src, "-o".into(), out.clone()]));
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
-    crate::util::assert_schema_valid(&d.join(&out));
-    // A suite file under such a name; the results directory must be UTF-8
-    // (the manifest records command lines as text).
-    let toml = ff(b"s\xff.toml");
-    std::fs::write(
-        d.join(&toml),
-        "[[step]]\nname = \"t\"\nbench = \"timer\"\nduration = \"1s\"\n",
-    )
-    .expect("toml");
-    let r = run_mixed(
-        d,
-        &args_of("suite", &[toml.clone(), "--out".into(), ff(b"o\xff")]),
-    );
-    assert_refused(&r, &["--out", "UTF-8"]);
-    assert!(!d.join(ff(b"o\xff")).exists());
-    // A missing file of that name: one line naming it, exit 2.
-    let missing = ff(b"gone\xff.json");
-    for sub in ["report", "compare", "import --from xenomai", "suite"] {
-        let mut extra = vec![missing.clone()];
-        if sub.starts_with("import") {
-            extra.extend(["-o".into(), "o.json".into()]);
+case!(
+    a_non_utf8_file_name_works_or_is_refused_by_every_subcommand,
+    [],
+    |t| {
+        let d = t.dir();
+        // An existing result under a name that is not UTF-8 reads like any other.
+        let name = ff(b"r\xff.json");
+        std::fs::copy(fixture_result(), d.join(&name)).expect("copy");
+        for sub in [
+            "report",
+            "report --format lava",
+            "compare",
+            "compare --format csv",
+        ] {
+            let r = run_mixed(d, &args_of(sub, std::slice::from_ref(&name)));
+            assert_eq!(r.code, Some(0), "{sub}: {}", r.stderr);
         }
-        if sub == "suite" {
-            extra = vec![ff(b"gone\xff.toml"), "--out".into(), "o".into()];
+        let html = ff(b"r\xff.html");
+        let r = run_mixed(
+            d,
+            &args_of("report -q", &[name.clone(), "--html".into(), html.clone()]),
+        );
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        assert!(d.join(&html).is_file());
+        // An import from and to such names.
+        let src = ff(b"ct\xff.json");
+        std::fs::copy(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import/cyclictest.json"),
+            d.join(&src),
+        )
+        .expect("copy");
+        let out = ff(b"imp\xff.json");
+        let r = run_mixed(d, &args_of("import -q", &[src, "-o".into(), out.clone()]));
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        crate::util::assert_schema_valid(&d.join(&out));
+        // A suite file under such a name; the results directory must be UTF-8
+        // (the manifest records command lines as text).
+        let toml = ff(b"s\xff.toml");
+        std::fs::write(
+            d.join(&toml),
+            "[[step]]\nname = \"t\"\nbench = \"timer\"\nduration = \"1s\"\n",
+        )
+        .expect("toml");
+        let r = run_mixed(
+            d,
+            &args_of("suite", &[toml.clone(), "--out".into(), ff(b"o\xff")]),
+        );
+        assert_refused(&r, &["--out", "UTF-8"]);
+        assert!(!d.join(ff(b"o\xff")).exists());
+        // A missing file of that name: one line naming it, exit 2.
+        let missing = ff(b"gone\xff.json");
+        for sub in ["report", "compare", "import --from xenomai", "suite"] {
+            let mut extra = vec![missing.clone()];
+            if sub.starts_with("import") {
+                extra.extend(["-o".into(), "o.json".into()]);
+            }
+            if sub == "suite" {
+                extra = vec![ff(b"gone\xff.toml"), "--out".into(), "o".into()];
+            }
+            let r = run_mixed(d, &args_of(sub, &extra));
+            assert_refused(&r, &["gone"]);
         }
-        let r = run_mixed(d, &args_of(sub, &extra));
-        assert_refused(&r, &["gone"]);
+        // Measuring subcommands write their result under such a name (checked
+        // before measuring: a missing directory exits 4 at once).
+        let json = ff(b"nodir\xff/r.json");
+        for sub in [
+            "timer --duration 1s",
+            "switch --duration 1s",
+            "cruncher --duration 1s",
+            "net serve --duration 1s",
+            "load cpu:1 --duration 1s",
+        ] {
+            let r = run_mixed(d, &args_of(sub, &["--json".into(), json.clone()]));
+            assert_no_panic(&r, sub);
+            assert_eq!(r.code, Some(4), "{sub}: {}", r.stderr);
+        }
+        let t = ff(b"t\xff.json");
+        let r = run_mixed(
+            d,
+            &args_of(
+                "timer --duration 1s --policy other --no-mlock --dma-latency off -q --json",
+                std::slice::from_ref(&t),
+            ),
+        );
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        crate::util::assert_schema_valid(&d.join(&t));
+        let man = ff(b"man\xff");
+        let r = run_mixed(d, &args_of("man", std::slice::from_ref(&man)));
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        assert!(d.join(&man).join("rtlat.1").is_file());
     }
-    // Measuring subcommands write their result under such a name (checked
-    // before measuring: a missing directory exits 4 at once).
-    let json = ff(b"nodir\xff/r.json");
-    for sub in [
-        "timer --duration 1s",
-        "switch --duration 1s",
-        "cruncher --duration 1s",
-        "net serve --duration 1s",
-        "load cpu:1 --duration 1s",
-    ] {
-        let r = run_mixed(d, &args_of(sub, &["--json".into(), json.clone()]));
-        assert_no_panic(&r, sub);
-        assert_eq!(r.code, Some(4), "{sub}: {}", r.stderr);
-    }
-    let t = ff(b"t\xff.json");
-    let r = run_mixed(
-        d,
-        &args_of(
-            "timer --duration 1s --policy other --no-mlock --dma-latency off -q --json",
-            std::slice::from_ref(&t),
-        ),
-    );
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
-    crate::util::assert_schema_valid(&d.join(&t));
-    let man = ff(b"man\xff");
-    let r = run_mixed(d, &args_of("man", std::slice::from_ref(&man)));
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
-    assert!(d.join(&man).join("rtlat.1").is_file());
-}
+);
 
 /// Every character of `out` a terminal would act on, other than line ends.
 fn controls(out: &str) -> Vec<char> {
@@ -462,70 +458,73 @@ fn controls(out: &str) -> Vec<char> {
         .collect()
 }
 
-#[test]
-fn escapes_and_line_ends_in_names_reach_no_terminal_and_forge_no_row() {
-    let dir = tempfile::tempdir().expect("tmp");
-    let evil = "evil\x1b[2J\x1b]0;owned\x07\nforged,row|x\r\"q\"\u{202e}";
-    mutated(dir.path(), "esc.json", |v| {
-        v["label"] = json!(evil);
-        v["threads"][0]["name"] = json!("cpu0\n\x1b[31mall");
-        v["system"]["hostname"] = json!("h\x1bost");
-        v["notes"] = json!(["a note\nnote: a forged note\x1b[0m"]);
-    });
-    let out = |args: &[&str]| {
-        let o = rtlat()
-            .args(args)
-            .current_dir(dir.path())
-            .output()
-            .expect("run");
-        assert!(o.status.success(), "{args:?}: {o:?}");
-        String::from_utf8(o.stdout).expect("utf-8")
-    };
-    let report = out(&["report", "esc.json"]);
-    assert!(controls(&report).is_empty(), "{report:?}");
-    assert!(report.contains("evil\\x1b[2J"), "{report}");
-    assert_eq!(
-        report.lines().filter(|l| l.starts_with("note:")).count(),
-        1,
-        "{report}"
-    );
-    assert!(
-        !report
-            .lines()
-            .any(|l| l.starts_with("forged") || l.starts_with("all")),
-        "{report}"
-    );
-    // One header and one row per result, in every table format.
-    let text = out(&["compare", "esc.json", "esc.json"]);
-    assert!(controls(&text).is_empty(), "{text:?}");
-    assert_eq!(text.lines().filter(|l| l.starts_with("evil")).count(), 2);
-    let md = out(&["compare", "--format", "markdown", "esc.json"]);
-    assert!(controls(&md).is_empty(), "{md:?}");
-    let rows: Vec<&str> = md.lines().filter(|l| l.starts_with('|')).collect();
-    assert_eq!(rows.len(), 3, "{md}");
-    // Each row has as many cells as the header: `|` in the label is escaped.
-    let cells = |l: &str| l.replace("\\|", "").matches('|').count();
-    assert_eq!(cells(rows[0]), cells(rows[2]), "{md}");
-    let csv = out(&["compare", "--format", "csv", "esc.json"]);
-    assert!(controls(&csv).is_empty(), "{csv:?}");
-    assert_eq!(csv.lines().count(), 2, "{csv}");
-    assert!(
-        csv.lines()
-            .nth(1)
-            .expect("row")
-            .starts_with("\"evil\\x1b[2J"),
-        "{csv}"
-    );
-    assert!(csv.contains("\"\"q\"\""), "quotes doubled: {csv}");
-    // HTML and SVG escape on their own.
-    out(&[
-        "report", "-q", "esc.json", "--html", "r.html", "--svg", "r.svg",
-    ]);
-    for f in ["r.html", "r.svg"] {
-        let page = std::fs::read_to_string(dir.path().join(f)).expect("read");
-        assert!(!page.contains('\x1b') && !page.contains('\x07'), "{f}");
+case!(
+    escapes_and_line_ends_in_names_reach_no_terminal_and_forge_no_row,
+    [],
+    |t| {
+        let evil = "evil\x1b[2J\x1b]0;owned\x07\nforged,row|x\r\"q\"\u{202e}";
+        mutated(t.dir(), "esc.json", |v| {
+            v["label"] = json!(evil);
+            v["threads"][0]["name"] = json!("cpu0\n\x1b[31mall");
+            v["system"]["hostname"] = json!("h\x1bost");
+            v["notes"] = json!(["a note\nnote: a forged note\x1b[0m"]);
+        });
+        let out = |args: &[&str]| {
+            let o = t
+                .rtlat()
+                .args(args)
+                .current_dir(t.dir())
+                .output()
+                .expect("run");
+            assert!(o.status.success(), "{args:?}: {o:?}");
+            String::from_utf8(o.stdout).expect("utf-8")
+        };
+        let report = out(&["report", "esc.json"]);
+        assert!(controls(&report).is_empty(), "{report:?}");
+        assert!(report.contains("evil\\x1b[2J"), "{report}");
+        assert_eq!(
+            report.lines().filter(|l| l.starts_with("note:")).count(),
+            1,
+            "{report}"
+        );
+        assert!(
+            !report
+                .lines()
+                .any(|l| l.starts_with("forged") || l.starts_with("all")),
+            "{report}"
+        );
+        // One header and one row per result, in every table format.
+        let text = out(&["compare", "esc.json", "esc.json"]);
+        assert!(controls(&text).is_empty(), "{text:?}");
+        assert_eq!(text.lines().filter(|l| l.starts_with("evil")).count(), 2);
+        let md = out(&["compare", "--format", "markdown", "esc.json"]);
+        assert!(controls(&md).is_empty(), "{md:?}");
+        let rows: Vec<&str> = md.lines().filter(|l| l.starts_with('|')).collect();
+        assert_eq!(rows.len(), 3, "{md}");
+        // Each row has as many cells as the header: `|` in the label is escaped.
+        let cells = |l: &str| l.replace("\\|", "").matches('|').count();
+        assert_eq!(cells(rows[0]), cells(rows[2]), "{md}");
+        let csv = out(&["compare", "--format", "csv", "esc.json"]);
+        assert!(controls(&csv).is_empty(), "{csv:?}");
+        assert_eq!(csv.lines().count(), 2, "{csv}");
+        assert!(
+            csv.lines()
+                .nth(1)
+                .expect("row")
+                .starts_with("\"evil\\x1b[2J"),
+            "{csv}"
+        );
+        assert!(csv.contains("\"\"q\"\""), "quotes doubled: {csv}");
+        // HTML and SVG escape on their own.
+        out(&[
+            "report", "-q", "esc.json", "--html", "r.html", "--svg", "r.svg",
+        ]);
+        for f in ["r.html", "r.svg"] {
+            let page = std::fs::read_to_string(t.path(f)).expect("read");
+            assert!(!page.contains('\x1b') && !page.contains('\x07'), "{f}");
+        }
     }
-}
+);
 
 fn import_fixture(name: &str) -> String {
     std::fs::read_to_string(
@@ -536,55 +535,56 @@ fn import_fixture(name: &str) -> String {
     .expect("fixture")
 }
 
-#[test]
-fn numbers_beyond_range_are_refused_by_import_not_saturated() {
-    let dir = tempfile::tempdir().expect("tmp");
-    let hist = import_fixture("cyclictest-hist.txt").replacen(
-        "# Max Latencies: 02427",
-        "# Max Latencies: 10000000000000000000",
-        1,
-    );
-    let mut ct: Value = serde_json::from_str(&import_fixture("cyclictest.json")).expect("json");
-    ct["thread"]["0"]["max"] = json!(10_000_000_000_000_000_000u64);
-    let mut avg = ct.clone();
-    avg["thread"]["0"]["max"] = json!(1082);
-    avg["thread"]["0"]["avg"] = json!(1e19);
-    let cases = [
-        ("hist.txt", "cyclictest-hist", hist, "the max"),
-        (
-            "max.json",
-            "cyclictest-json",
-            serde_json::to_string_pretty(&ct).expect("json"),
-            "the max",
-        ),
-        (
-            "avg.json",
-            "cyclictest-json",
-            serde_json::to_string_pretty(&avg).expect("json"),
-            "the avg",
-        ),
-    ];
-    for (file, from, text, what) in cases {
-        std::fs::write(dir.path().join(file), text).expect("write");
-        let r = run_str(
-            dir.path(),
-            &["import", "--from", from, file, "-o", "out.json"],
+case!(
+    numbers_beyond_range_are_refused_by_import_not_saturated,
+    [],
+    |t| {
+        let hist = import_fixture("cyclictest-hist.txt").replacen(
+            "# Max Latencies: 02427",
+            "# Max Latencies: 10000000000000000000",
+            1,
         );
-        assert_refused(&r, &[file, what, "out of range"]);
-        assert!(!dir.path().join("out.json").exists());
+        let mut ct: Value = serde_json::from_str(&import_fixture("cyclictest.json")).expect("json");
+        ct["thread"]["0"]["max"] = json!(10_000_000_000_000_000_000u64);
+        let mut avg = ct.clone();
+        avg["thread"]["0"]["max"] = json!(1082);
+        avg["thread"]["0"]["avg"] = json!(1e19);
+        let cases = [
+            ("hist.txt", "cyclictest-hist", hist, "the max"),
+            (
+                "max.json",
+                "cyclictest-json",
+                serde_json::to_string_pretty(&ct).expect("json"),
+                "the max",
+            ),
+            (
+                "avg.json",
+                "cyclictest-json",
+                serde_json::to_string_pretty(&avg).expect("json"),
+                "the avg",
+            ),
+        ];
+        for (file, from, text, what) in cases {
+            std::fs::write(t.path(file), text).expect("write");
+            let r = run_str(t.dir(), &["import", "--from", from, file, "-o", "out.json"]);
+            assert_refused(&r, &[file, what, "out of range"]);
+            assert!(!t.path("out.json").exists());
+        }
     }
-}
+);
 
-#[test]
-fn a_step_name_of_300_characters_is_refused_before_anything_runs() {
-    let dir = tempfile::tempdir().expect("tmp");
-    let name = "s".repeat(300);
-    std::fs::write(
-        dir.path().join("long.toml"),
-        format!("[[step]]\nname = \"{name}\"\nbench = \"timer\"\nduration = \"1s\"\n"),
-    )
-    .expect("toml");
-    let r = run_str(dir.path(), &["suite", "long.toml", "--out", "out"]);
-    assert_refused(&r, &["long.toml", "step name", "300 characters", "256"]);
-    assert!(!dir.path().join("out").exists());
-}
+case!(
+    a_step_name_of_300_characters_is_refused_before_anything_runs,
+    [],
+    |t| {
+        let name = "s".repeat(300);
+        std::fs::write(
+            t.path("long.toml"),
+            format!("[[step]]\nname = \"{name}\"\nbench = \"timer\"\nduration = \"1s\"\n"),
+        )
+        .expect("toml");
+        let r = run_str(t.dir(), &["suite", "long.toml", "--out", "out"]);
+        assert_refused(&r, &["long.toml", "step name", "300 characters", "256"]);
+        assert!(!t.path("out").exists());
+    }
+);

@@ -130,61 +130,60 @@ fn thread_named<'a>(r: &'a Value, name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no thread {name}"))
 }
 
-#[test]
-fn a_forging_echo_server_gets_no_forged_round_trip_recorded() {
-    if !need(Need::Native(
-        "qemu-user does not implement SO_TIMESTAMPING (the server's series need the split)",
-    )) {
-        return;
+case!(
+    a_forging_echo_server_gets_no_forged_round_trip_recorded,
+    [
+        Native("qemu-user does not implement SO_TIMESTAMPING (the server's series need the split)",),
+        Measuring
+    ],
+    |t| {
+        for path in [&[][..], &["--overlap"][..]] {
+            let server = ForgingServer::start();
+            let json = t.path("ping.json");
+            let _ = std::fs::remove_file(&json);
+            let began = Instant::now();
+            let (out, r) = run_json(
+                t.rtlat()
+                    .args(["net", "ping", &server.addr, "--count", "300"])
+                    .args(["--period", "2ms", "--timeout", "200ms"])
+                    .args(path)
+                    .args(UNPRIVILEGED)
+                    .timeout(Duration::from_secs(120)),
+                &json,
+                0,
+            );
+            let wall = began.elapsed().as_nanos() as u64;
+            let f = server.forged();
+            let case = format!("{path:?} {f:?}");
+            let d = &r["details"];
+            assert_eq!(count(d, "sent"), 300, "{case}");
+            assert_eq!(count(d, "altered_replies"), f.altered, "{case}");
+            assert_eq!(count(d, "unsent_replies"), f.unsent, "{case}");
+            assert_eq!(count(d, "server_span_too_long"), f.long_span, "{case}");
+            assert_eq!(count(d, "duplicated"), f.doubled, "{case}");
+            assert_eq!(count(d, "answered"), f.doubled + f.long_span, "{case}");
+            assert_eq!(count(d, "lost"), f.altered + f.unsent, "{case}");
+            // Every round trip recorded is a true one, measured in this run.
+            let rtt = &thread_named(&r, "rtt")["summary"];
+            assert_eq!(rtt["samples"], d["answered"], "{case}");
+            let (min, max) = (rtt["min_ns"].as_u64(), rtt["max_ns"].as_u64());
+            assert!(min.is_some_and(|m| m > 0), "{case}: min {min:?}");
+            assert!(
+                max.is_some_and(|m| m < wall),
+                "{case}: max {max:?} of {wall}"
+            );
+            let turnaround = &thread_named(&r, "turnaround")["summary"];
+            assert_eq!(turnaround["samples"], f.doubled, "{case}");
+            assert_eq!(turnaround["max_ns"], 1, "{case}");
+            assert_result_consistent(&r);
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            let line = format!("{} echoed another send time than the one sent", f.altered);
+            assert!(
+                stdout.contains(&line),
+                "{case}: summary lacks {line}: {stdout}"
+            );
+            let report = t.rtlat().arg("report").arg(&json).output().expect("runs");
+            assert_exit(&report, 0, &format!("report of {case}"));
+        }
     }
-    let _turn = measuring();
-    let dir = tempfile::tempdir().expect("tempdir");
-    for path in [&[][..], &["--overlap"][..]] {
-        let server = ForgingServer::start();
-        let json = dir.path().join("ping.json");
-        let _ = std::fs::remove_file(&json);
-        let began = Instant::now();
-        let (out, r) = run_json(
-            rtlat()
-                .args(["net", "ping", &server.addr, "--count", "300"])
-                .args(["--period", "2ms", "--timeout", "200ms"])
-                .args(path)
-                .args(UNPRIVILEGED)
-                .timeout(Duration::from_secs(120)),
-            &json,
-            0,
-        );
-        let wall = began.elapsed().as_nanos() as u64;
-        let f = server.forged();
-        let case = format!("{path:?} {f:?}");
-        let d = &r["details"];
-        assert_eq!(count(d, "sent"), 300, "{case}");
-        assert_eq!(count(d, "altered_replies"), f.altered, "{case}");
-        assert_eq!(count(d, "unsent_replies"), f.unsent, "{case}");
-        assert_eq!(count(d, "server_span_too_long"), f.long_span, "{case}");
-        assert_eq!(count(d, "duplicated"), f.doubled, "{case}");
-        assert_eq!(count(d, "answered"), f.doubled + f.long_span, "{case}");
-        assert_eq!(count(d, "lost"), f.altered + f.unsent, "{case}");
-        // Every round trip recorded is a true one, measured in this run.
-        let rtt = &thread_named(&r, "rtt")["summary"];
-        assert_eq!(rtt["samples"], d["answered"], "{case}");
-        let (min, max) = (rtt["min_ns"].as_u64(), rtt["max_ns"].as_u64());
-        assert!(min.is_some_and(|m| m > 0), "{case}: min {min:?}");
-        assert!(
-            max.is_some_and(|m| m < wall),
-            "{case}: max {max:?} of {wall}"
-        );
-        let turnaround = &thread_named(&r, "turnaround")["summary"];
-        assert_eq!(turnaround["samples"], f.doubled, "{case}");
-        assert_eq!(turnaround["max_ns"], 1, "{case}");
-        assert_result_consistent(&r);
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let line = format!("{} echoed another send time than the one sent", f.altered);
-        assert!(
-            stdout.contains(&line),
-            "{case}: summary lacks {line}: {stdout}"
-        );
-        let report = rtlat().arg("report").arg(&json).output().expect("runs");
-        assert_exit(&report, 0, &format!("report of {case}"));
-    }
-}
+);

@@ -4,7 +4,7 @@
 use crate::util::*;
 use serde_json::Value;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 /// A run of the simulated wire as `role`, unprivileged (these tests check
@@ -27,15 +27,6 @@ fn sim(dir: &Path, role: &str, extra: &[&str]) -> (std::process::Output, Value) 
     let r = load(&json);
     assert_schema_valid(&json);
     (out, r)
-}
-
-fn thread<'a>(r: &'a Value, name: &str) -> &'a Value {
-    r["threads"]
-        .as_array()
-        .expect("threads")
-        .iter()
-        .find(|t| t["name"] == name)
-        .unwrap_or_else(|| panic!("no series {name} in {:?}", r["threads"]))
 }
 
 fn names(r: &Value) -> Vec<String> {
@@ -75,184 +66,186 @@ fn assert_irq_below_user(r: &Value) {
     assert_eq!(r["details"]["timestamp_errors"], 0);
 }
 
-#[test]
-fn sim_loopback_measures_irq_user_and_wake_for_every_edge() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (out, r) = sim(
-        dir.path(),
-        "loopback",
-        &["--count", "2000", "--period", "200us"],
-    );
-    assert_eq!(out.status.code(), Some(0), "{:?}", stderr_lines(&out));
-    assert_eq!(r["benchmark"], "irq");
-    assert_eq!(r["complete"], true);
-    assert_eq!(r["end_reason"], "loops");
-    assert_eq!(names(&r), ["irq", "user", "wake"]);
-    assert_result_consistent(&r);
-    for t in r["threads"].as_array().expect("threads") {
-        assert_eq!(t["summary"]["samples"], 2000, "{}", t["name"]);
-    }
-    assert_irq_below_user(&r);
-    // The simulated interrupt comes at least 20 us (the default delay) after the write.
-    let irq = &thread(&r, "irq")["summary"];
-    assert!(u(&irq["min_ns"]) >= 20_000, "{irq}");
-    let d = &r["details"];
-    assert_eq!(d["role"], "loopback");
-    assert_eq!(d["edges_driven"], 2000);
-    assert_eq!(d["edges_seen"], 2000);
-    assert_eq!(d["missed"], 0);
-    assert_eq!(d["lost_events"], 0);
-    assert_eq!(d["repeated_edges"], 0);
-    assert_eq!(
-        (&d["first_seqno"], &d["last_seqno"]),
-        (&1.into(), &2000.into())
-    );
-    assert_eq!(d["seqno_continuous"], true);
-    assert_eq!(r["config"]["role"], "loopback");
-    assert_eq!(r["config"]["backend"], "sim");
-    assert_eq!(r["config"]["period_ns"], 200_000);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        stdout.contains(
-            "edges: 2000 driven, 2000 seen, 0 missed, 0 lost (seqno 1..2000, continuous)"
-        ),
-        "{stdout}"
-    );
-}
-
-#[test]
-fn sim_loopback_under_real_time_settings() {
-    if !need(Need::Root) {
-        return;
-    }
-    let _turn = measuring();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (_, r) = run_json(
-        rtlat()
-            .args(["irq", "loopback", "--backend", "sim", "--count", "1000"])
-            .args(["--period", "200us", "--cpu", "0", "--quiet"]),
-        &dir.path().join("rt.json"),
-        0,
-    );
-    assert_eq!(r["tuning"]["policy"], "fifo");
-    assert_eq!(r["tuning"]["mlock"], true);
-    assert_eq!(r["tuning"]["affinity"], serde_json::json!([0]));
-    assert_eq!(r["total"]["samples"], 3000);
-    assert_irq_below_user(&r);
-}
-
-#[test]
-fn idle_first_then_load_splits_the_edges_into_two_phases() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (out, r) = sim(
-        dir.path(),
-        "loopback",
-        &[
-            "--duration",
-            "2s",
-            "--period",
-            "1ms",
-            "--idle-first",
-            "1s",
-            "--load",
-            "cpu:1",
-        ],
-    );
-    assert_eq!(out.status.code(), Some(0), "{:?}", stderr_lines(&out));
-    let phases = r["phases"].as_array().expect("phases");
-    assert_eq!(phases.len(), 2);
-    assert_eq!(phases[0]["name"], "idle");
-    assert_eq!(phases[1]["name"], "load");
-    assert_eq!(r["loads"].as_array().map(Vec::len), Some(1));
-    // Every edge is in exactly one phase, for each of the three series.
-    for (i, name) in ["irq", "user", "wake"].iter().enumerate() {
-        let n = |p: &Value| u(&p["threads"][i]["summary"]["samples"]);
-        assert_eq!(phases[0]["threads"][i]["name"], *name);
+case!(
+    sim_loopback_measures_irq_user_and_wake_for_every_edge,
+    [],
+    |t| {
+        let (out, r) = sim(
+            t.dir(),
+            "loopback",
+            &["--count", "2000", "--period", "200us"],
+        );
+        assert_eq!(out.status.code(), Some(0), "{:?}", stderr_lines(&out));
+        assert_eq!(r["benchmark"], "irq");
+        assert_eq!(r["complete"], true);
+        assert_eq!(r["end_reason"], "loops");
+        assert_eq!(names(&r), ["irq", "user", "wake"]);
+        assert_result_consistent(&r);
+        for t in r["threads"].as_array().expect("threads") {
+            assert_eq!(t["summary"]["samples"], 2000, "{}", t["name"]);
+        }
+        assert_irq_below_user(&r);
+        // The simulated interrupt comes at least 20 us (the default delay) after the write.
+        let irq = &thread(&r, "irq")["summary"];
+        assert!(u(&irq["min_ns"]) >= 20_000, "{irq}");
+        let d = &r["details"];
+        assert_eq!(d["role"], "loopback");
+        assert_eq!(d["edges_driven"], 2000);
+        assert_eq!(d["edges_seen"], 2000);
+        assert_eq!(d["missed"], 0);
+        assert_eq!(d["lost_events"], 0);
+        assert_eq!(d["repeated_edges"], 0);
         assert_eq!(
-            n(&phases[0]) + n(&phases[1]),
-            u(&thread(&r, name)["summary"]["samples"])
+            (&d["first_seqno"], &d["last_seqno"]),
+            (&1.into(), &2000.into())
+        );
+        assert_eq!(d["seqno_continuous"], true);
+        assert_eq!(r["config"]["role"], "loopback");
+        assert_eq!(r["config"]["backend"], "sim");
+        assert_eq!(r["config"]["period_ns"], 200_000);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stdout.contains(
+                "edges: 2000 driven, 2000 seen, 0 missed, 0 lost (seqno 1..2000, continuous)"
+            ),
+            "{stdout}"
         );
     }
-    assert_eq!(r["details"]["missed"], 0);
-}
+);
 
-#[test]
-fn dropped_kernel_events_are_missed_edges_and_seqno_gaps() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (out, r) = sim(
-        dir.path(),
-        "loopback",
-        &[
-            "--count",
-            "1050",
-            "--period",
-            "200us",
-            "--timeout",
-            "2ms",
-            "--sim-lose-every",
-            "100",
-        ],
-    );
-    assert_eq!(out.status.code(), Some(0), "{:?}", stderr_lines(&out));
-    let d = &r["details"];
-    // Every 100th edge dropped: 10 in 1050; the next event shows each gap.
-    assert_eq!(d["edges_driven"], 1050);
-    assert_eq!(d["missed"], 10);
-    assert_eq!(d["lost_events"], 10);
-    assert_eq!(d["edges_seen"], 1040);
-    assert_eq!(d["repeated_edges"], 0);
-    assert_eq!(d["seqno_continuous"], false);
-    assert_eq!(thread(&r, "user")["summary"]["samples"], 1040);
-    let notes = r["notes"].to_string();
-    assert!(notes.contains("10 edge(s) missed"), "{notes}");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("10 missed, 10 lost"), "{stdout}");
-}
-
-#[test]
-fn rising_only_measures_rising_edges_and_returns_to_idle() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (out, r) = sim(
-        dir.path(),
-        "loopback",
-        &["--count", "500", "--period", "300us", "--edge", "rising"],
-    );
-    assert_eq!(out.status.code(), Some(0), "{:?}", stderr_lines(&out));
-    assert_eq!(thread(&r, "irq")["summary"]["samples"], 500);
-    let d = &r["details"];
-    assert_eq!(d["edges_seen"], 1000, "every return to idle is seen too");
-    assert_eq!(d["missed_idle"], 0);
-    assert_eq!(d["repeated_edges"], 0);
-    assert_irq_below_user(&r);
-}
-
-#[test]
-fn sim_target_answers_every_edge_and_splits_its_response() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (out, r) = sim(
-        dir.path(),
-        "target",
-        &["--count", "1000", "--period", "200us"],
-    );
-    assert_eq!(out.status.code(), Some(0), "{:?}", stderr_lines(&out));
-    assert_eq!(names(&r), ["kernel_to_user", "user_to_reply"]);
-    assert_result_consistent(&r);
-    for t in r["threads"].as_array().expect("threads") {
-        assert_eq!(t["summary"]["samples"], 1000);
+case!(
+    sim_loopback_under_real_time_settings,
+    [Root, Measuring],
+    |t| {
+        let (_, r) = t.run_json(
+            t.rtlat()
+                .args(["irq", "loopback", "--backend", "sim", "--count", "1000"])
+                .args(["--period", "200us", "--cpu", "0", "--quiet"]),
+            "rt.json",
+            0,
+        );
+        assert_eq!(r["tuning"]["policy"], "fifo");
+        assert_eq!(r["tuning"]["mlock"], true);
+        assert_eq!(r["tuning"]["affinity"], serde_json::json!([0]));
+        assert_eq!(r["total"]["samples"], 3000);
+        assert_irq_below_user(&r);
     }
-    let d = &r["details"];
-    assert_eq!(d["answered"], 1000);
-    assert_eq!(d["lost_events"], 0);
-    assert_eq!(d["seqno_continuous"], true);
-    let share = d["own_share_of_response"].as_f64().expect("share");
-    assert!((0.0..1.0).contains(&share), "{share}");
-}
+);
 
-#[test]
-fn sim_host_measures_every_round_trip() {
-    let dir = tempfile::tempdir().expect("tempdir");
+case!(
+    idle_first_then_load_splits_the_edges_into_two_phases,
+    [],
+    |t| {
+        let (out, r) = sim(
+            t.dir(),
+            "loopback",
+            &[
+                "--duration",
+                "2s",
+                "--period",
+                "1ms",
+                "--idle-first",
+                "1s",
+                "--load",
+                "cpu:1",
+            ],
+        );
+        assert_eq!(out.status.code(), Some(0), "{:?}", stderr_lines(&out));
+        let phases = r["phases"].as_array().expect("phases");
+        assert_eq!(phases.len(), 2);
+        assert_eq!(phases[0]["name"], "idle");
+        assert_eq!(phases[1]["name"], "load");
+        assert_eq!(r["loads"].as_array().map(Vec::len), Some(1));
+        // Every edge is in exactly one phase, for each of the three series.
+        for (i, name) in ["irq", "user", "wake"].iter().enumerate() {
+            let n = |p: &Value| u(&p["threads"][i]["summary"]["samples"]);
+            assert_eq!(phases[0]["threads"][i]["name"], *name);
+            assert_eq!(
+                n(&phases[0]) + n(&phases[1]),
+                u(&thread(&r, name)["summary"]["samples"])
+            );
+        }
+        assert_eq!(r["details"]["missed"], 0);
+    }
+);
+
+case!(
+    dropped_kernel_events_are_missed_edges_and_seqno_gaps,
+    [],
+    |t| {
+        let (out, r) = sim(
+            t.dir(),
+            "loopback",
+            &[
+                "--count",
+                "1050",
+                "--period",
+                "200us",
+                "--timeout",
+                "2ms",
+                "--sim-lose-every",
+                "100",
+            ],
+        );
+        assert_eq!(out.status.code(), Some(0), "{:?}", stderr_lines(&out));
+        let d = &r["details"];
+        // Every 100th edge dropped: 10 in 1050; the next event shows each gap.
+        assert_eq!(d["edges_driven"], 1050);
+        assert_eq!(d["missed"], 10);
+        assert_eq!(d["lost_events"], 10);
+        assert_eq!(d["edges_seen"], 1040);
+        assert_eq!(d["repeated_edges"], 0);
+        assert_eq!(d["seqno_continuous"], false);
+        assert_eq!(thread(&r, "user")["summary"]["samples"], 1040);
+        let notes = r["notes"].to_string();
+        assert!(notes.contains("10 edge(s) missed"), "{notes}");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.contains("10 missed, 10 lost"), "{stdout}");
+    }
+);
+
+case!(
+    rising_only_measures_rising_edges_and_returns_to_idle,
+    [],
+    |t| {
+        let (out, r) = sim(
+            t.dir(),
+            "loopback",
+            &["--count", "500", "--period", "300us", "--edge", "rising"],
+        );
+        assert_eq!(out.status.code(), Some(0), "{:?}", stderr_lines(&out));
+        assert_eq!(thread(&r, "irq")["summary"]["samples"], 500);
+        let d = &r["details"];
+        assert_eq!(d["edges_seen"], 1000, "every return to idle is seen too");
+        assert_eq!(d["missed_idle"], 0);
+        assert_eq!(d["repeated_edges"], 0);
+        assert_irq_below_user(&r);
+    }
+);
+
+case!(
+    sim_target_answers_every_edge_and_splits_its_response,
+    [],
+    |t| {
+        let (out, r) = sim(t.dir(), "target", &["--count", "1000", "--period", "200us"]);
+        assert_eq!(out.status.code(), Some(0), "{:?}", stderr_lines(&out));
+        assert_eq!(names(&r), ["kernel_to_user", "user_to_reply"]);
+        assert_result_consistent(&r);
+        for t in r["threads"].as_array().expect("threads") {
+            assert_eq!(t["summary"]["samples"], 1000);
+        }
+        let d = &r["details"];
+        assert_eq!(d["answered"], 1000);
+        assert_eq!(d["lost_events"], 0);
+        assert_eq!(d["seqno_continuous"], true);
+        let share = d["own_share_of_response"].as_f64().expect("share");
+        assert!((0.0..1.0).contains(&share), "{share}");
+    }
+);
+
+case!(sim_host_measures_every_round_trip, [], |t| {
     let (out, r) = sim(
-        dir.path(),
+        t.dir(),
         "host",
         &[
             "--count",
@@ -273,13 +266,12 @@ fn sim_host_measures_every_round_trip() {
     assert!(u(&s["min_ns"]) >= 50_000, "{s}");
     assert_eq!(r["details"]["missed"], 0);
     assert_eq!(r["config"]["period_ns"], 200_000);
-}
+});
 
-#[test]
-fn sim_run_ends_on_sigint_with_a_complete_file() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let json = dir.path().join("s.json");
-    let mut child = Command::new(bin())
+case!(sim_run_ends_on_sigint_with_a_complete_file, [], |t| {
+    let json = t.path("s.json");
+    let mut child = t
+        .process()
         .args(["irq", "loopback", "--backend", "sim", "--quiet", "--json"])
         .arg(&json)
         .args(UNPRIVILEGED)
@@ -316,7 +308,7 @@ fn sim_run_ends_on_sigint_with_a_complete_file() {
     assert!(u(&r["total"]["samples"]) > 0);
     assert_eq!(r["details"]["missed"], 0);
     assert_schema_valid(&json);
-}
+});
 
 #[test]
 fn bad_irq_options_give_one_line_and_exit_2() {
@@ -425,35 +417,35 @@ fn missing_devices_give_one_line_naming_the_fix_and_exit_3() {
     }
 }
 
-#[test]
-fn reply_from_the_kernel_without_the_module_names_the_build_and_exits_3() {
-    let loaded = Path::new("/dev/rtlat-responder").exists();
-    if !need(Need::Machine(
-        !loaded,
-        "the rtlat-responder module is loaded here",
-    )) {
-        return;
+case!(
+    reply_from_the_kernel_without_the_module_names_the_build_and_exits_3,
+    [Machine(
+        !Path::new("/dev/rtlat-responder").exists(),
+        "the rtlat-responder module is loaded here"
+    )],
+    |t| {
+        for mode in ["thread", "kthread", "irq"] {
+            let out = t
+                .rtlat()
+                .args(["irq", "target", "--reply-from", mode])
+                .args(["--chip", "gpiochip97", "--in", "0", "--out", "1"])
+                .args(UNPRIVILEGED)
+                .output()
+                .expect("runs");
+            let l = error_line(&out, 3, mode);
+            assert!(
+                l.contains("rtlat-responder kernel module is not loaded"),
+                "{l}"
+            );
+            assert!(
+                l.contains("scripts/kmod-build.sh") && l.contains("dkms install"),
+                "{l}"
+            );
+            assert!(l.contains(&format!("--reply-from {mode}")), "{l}");
+            assert!(out.stdout.is_empty(), "{mode} started a run");
+        }
     }
-    for mode in ["thread", "kthread", "irq"] {
-        let out = rtlat()
-            .args(["irq", "target", "--reply-from", mode])
-            .args(["--chip", "gpiochip97", "--in", "0", "--out", "1"])
-            .args(UNPRIVILEGED)
-            .output()
-            .expect("runs");
-        let l = error_line(&out, 3, mode);
-        assert!(
-            l.contains("rtlat-responder kernel module is not loaded"),
-            "{l}"
-        );
-        assert!(
-            l.contains("scripts/kmod-build.sh") && l.contains("dkms install"),
-            "{l}"
-        );
-        assert!(l.contains(&format!("--reply-from {mode}")), "{l}");
-        assert!(out.stdout.is_empty(), "{mode} started a run");
-    }
-}
+);
 
 #[test]
 fn reply_from_options_outside_a_gpio_target_are_usage_errors() {

@@ -46,43 +46,49 @@ fn validate(definition: &Path, job: &Path) -> std::process::Output {
         .unwrap()
 }
 
-#[test]
-fn definition_and_job_pass_lavas_schema() {
-    let has = Command::new(PYTHON)
-        .args(["-c", "import lava_common.schemas, yaml"])
+/// Whether the Python that runs the checks can import `modules`.
+fn python_has(modules: &str) -> bool {
+    Command::new(PYTHON)
+        .args(["-c", &format!("import {modules}")])
         .output()
-        .is_ok_and(|o| o.status.success());
-    if !need(Need::Provided(has, "lava-common (lava_common.schemas)")) {
-        return;
-    }
-    let out = validate(&contrib("rtlat.yaml"), &contrib("qemu-job.yaml"));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "valid");
-    // The validator does refuse: a wrong format line, an unknown job key.
-    let dir = tempfile::tempdir().unwrap();
-    let text = std::fs::read_to_string(contrib("rtlat.yaml")).unwrap();
-    let bad_def = dir.path().join("def.yaml");
-    std::fs::write(
-        &bad_def,
-        text.replace("Test Definition 1.0", "Test Definition 2.0"),
-    )
-    .unwrap();
-    assert!(!validate(&bad_def, &contrib("qemu-job.yaml"))
-        .status
-        .success());
-    let job = std::fs::read_to_string(contrib("qemu-job.yaml")).unwrap();
-    let bad_job = dir.path().join("job.yaml");
-    std::fs::write(
-        &bad_job,
-        job.replace("priority: medium", "priority: medium\nbogus: 1"),
-    )
-    .unwrap();
-    assert!(!validate(&contrib("rtlat.yaml"), &bad_job).status.success());
+        .is_ok_and(|o| o.status.success())
 }
+
+case!(
+    definition_and_job_pass_lavas_schema,
+    [Provided(
+        python_has("lava_common.schemas, yaml"),
+        "lava-common (lava_common.schemas)"
+    )],
+    |t| {
+        let out = validate(&contrib("rtlat.yaml"), &contrib("qemu-job.yaml"));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "valid");
+        // The validator does refuse: a wrong format line, an unknown job key.
+        let text = std::fs::read_to_string(contrib("rtlat.yaml")).unwrap();
+        let bad_def = t.path("def.yaml");
+        std::fs::write(
+            &bad_def,
+            text.replace("Test Definition 1.0", "Test Definition 2.0"),
+        )
+        .unwrap();
+        assert!(!validate(&bad_def, &contrib("qemu-job.yaml"))
+            .status
+            .success());
+        let job = std::fs::read_to_string(contrib("qemu-job.yaml")).unwrap();
+        let bad_job = t.path("job.yaml");
+        std::fs::write(
+            &bad_job,
+            job.replace("priority: medium", "priority: medium\nbogus: 1"),
+        )
+        .unwrap();
+        assert!(!validate(&contrib("rtlat.yaml"), &bad_job).status.success());
+    }
+);
 
 /// LAVA's test-shell helpers from Debian's lava-dispatcher package: the
 /// installed one (scripts/packages.txt), else unpacked once (apt-get
@@ -179,110 +185,105 @@ fn expected_cases(r: &Value) -> Vec<(String, String, Option<String>)> {
     cases
 }
 
-#[test]
-fn the_definitions_steps_signal_every_figure_through_lavas_helpers() {
-    let has_yaml = Command::new(PYTHON)
-        .args(["-c", "import yaml"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !need(Need::Provided(has_yaml, "python3-yaml")) {
-        return;
-    }
-    let helpers = lava_helpers();
-    if !need(Need::Provided(
-        helpers.is_some(),
-        "lava-dispatcher (apt-get download)",
-    )) {
-        return;
-    }
-    let helpers = helpers.unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    // The helpers as the dispatcher installs them: an interpreter line each.
-    let bin = dir.path().join("bin");
-    std::fs::create_dir(&bin).unwrap();
-    for f in [
-        "lava-test-case",
-        "lava-common-functions",
-        "lava-test-raise",
-        "lava-test-set",
-    ] {
-        let body = std::fs::read_to_string(helpers.join(f)).unwrap();
-        let dest = bin.join(f);
-        std::fs::write(&dest, format!("#!/bin/sh\n{body}")).unwrap();
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&dest, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    // run.sh as LAVA's dispatcher writes it: the definition's params, then
-    // the job's, `set -e`, the steps. A synthetic timer run (deterministic:
-    // 2..5 µs) with a 4 µs budget has failing and passing cases.
-    let def = yaml(&contrib("rtlat.yaml"));
-    let result_file = dir.path().join("result.json");
-    let mut script = String::from("###default parameters from test definition###\n");
-    for (k, v) in def["params"].as_object().unwrap() {
-        script.push_str(&format!("{k}='{}'\n", v.as_str().unwrap_or_default()));
-    }
-    script.push_str("###test parameters from job submission###\n");
-    for (k, v) in [
-        ("DURATION", "2s".to_string()),
-        ("MAX_LATENCY", "4us".into()),
-        ("ARGS", "--synthetic 1 --cpus 0".into()),
-        ("RESULT_FILE", result_file.display().to_string()),
-    ] {
-        script.push_str(&format!("{k}='{v}'\n"));
-    }
-    script.push_str("set -e\n");
-    for step in def["run"]["steps"].as_array().unwrap() {
-        script.push_str(step.as_str().unwrap());
-        script.push('\n');
-    }
-    script.push_str("echo '<LAVA_SIGNAL_ENDRUN 0_rtlat uuid>'\n");
-    let run_sh = dir.path().join("run.sh");
-    std::fs::write(&run_sh, script).unwrap();
-    let rtlat_dir = util::bin().parent().unwrap().to_path_buf();
-    let results = dir.path().join("lava-results");
-    let out = Command::new("sh")
-        .arg(&run_sh)
-        .env(
-            "PATH",
-            format!(
-                "{}:{}:/usr/sbin:/usr/bin:/sbin:/bin",
-                bin.display(),
-                rtlat_dir.display()
-            ),
-        )
-        .env("LAVA_RESULT_DIR", &results)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && stdout.contains("<LAVA_SIGNAL_ENDRUN"),
-        "the steps failed: {}\n{stdout}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+case!(
+    the_definitions_steps_signal_every_figure_through_lavas_helpers,
+    [Provided(python_has("yaml"), "python3-yaml")],
+    |t| {
+        let helpers = lava_helpers();
+        if !need(Need::Provided(
+            helpers.is_some(),
+            "lava-dispatcher (apt-get download)",
+        )) {
+            return;
+        }
+        let helpers = helpers.unwrap();
+        // The helpers as the dispatcher installs them: an interpreter line each.
+        let bin = t.path("bin");
+        std::fs::create_dir(&bin).unwrap();
+        for f in [
+            "lava-test-case",
+            "lava-common-functions",
+            "lava-test-raise",
+            "lava-test-set",
+        ] {
+            let body = std::fs::read_to_string(helpers.join(f)).unwrap();
+            let dest = bin.join(f);
+            std::fs::write(&dest, format!("#!/bin/sh\n{body}")).unwrap();
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&dest, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        // run.sh as LAVA's dispatcher writes it: the definition's params, then
+        // the job's, `set -e`, the steps. A synthetic timer run (deterministic:
+        // 2..5 µs) with a 4 µs budget has failing and passing cases.
+        let def = yaml(&contrib("rtlat.yaml"));
+        let result_file = t.path("result.json");
+        let mut script = String::from("###default parameters from test definition###\n");
+        for (k, v) in def["params"].as_object().unwrap() {
+            script.push_str(&format!("{k}='{}'\n", v.as_str().unwrap_or_default()));
+        }
+        script.push_str("###test parameters from job submission###\n");
+        for (k, v) in [
+            ("DURATION", "2s".to_string()),
+            ("MAX_LATENCY", "4us".into()),
+            ("ARGS", "--synthetic 1 --cpus 0".into()),
+            ("RESULT_FILE", result_file.display().to_string()),
+        ] {
+            script.push_str(&format!("{k}='{v}'\n"));
+        }
+        script.push_str("set -e\n");
+        for step in def["run"]["steps"].as_array().unwrap() {
+            script.push_str(step.as_str().unwrap());
+            script.push('\n');
+        }
+        script.push_str("echo '<LAVA_SIGNAL_ENDRUN 0_rtlat uuid>'\n");
+        let run_sh = t.path("run.sh");
+        std::fs::write(&run_sh, script).unwrap();
+        let rtlat_dir = util::bin().parent().unwrap().to_path_buf();
+        let results = t.path("lava-results");
+        let out = Command::new("sh")
+            .arg(&run_sh)
+            .env(
+                "PATH",
+                format!(
+                    "{}:{}:/usr/sbin:/usr/bin:/sbin:/bin",
+                    bin.display(),
+                    rtlat_dir.display()
+                ),
+            )
+            .env("LAVA_RESULT_DIR", &results)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.contains("<LAVA_SIGNAL_ENDRUN"),
+            "the steps failed: {}\n{stdout}",
+            String::from_utf8_lossy(&out.stderr)
+        );
 
-    let result = util::load(&result_file);
-    let want = expected_cases(&result);
-    let got: Vec<(String, String, Option<String>)> = stdout
-        .lines()
-        .filter_map(|l| l.strip_prefix("<LAVA_SIGNAL_TESTCASE ")?.strip_suffix('>'))
-        .map(|fields| {
-            let get = |k: &str| {
-                fields
-                    .split(' ')
-                    .find_map(|f| f.strip_prefix(&format!("{k}=")).map(str::to_string))
-            };
-            let units = get("UNITS");
-            let m = get("MEASUREMENT");
-            assert!(m.is_none() || units.as_deref() == Some("us"), "{fields}");
-            (get("TEST_CASE_ID").unwrap(), get("RESULT").unwrap(), m)
-        })
-        .collect();
-    assert_eq!(got, want);
-    assert!(
-        got.iter().any(|c| c.1 == "fail"),
-        "the 4 µs budget failed no case"
-    );
-    // lava-test-case also left its per-case files, as LAVA collects them.
-    let max = std::fs::read_to_string(results.join("results/timer-all-max/result")).unwrap();
-    assert_eq!(max.trim(), "fail");
-}
+        let result = util::load(&result_file);
+        let want = expected_cases(&result);
+        let got: Vec<(String, String, Option<String>)> = stdout
+            .lines()
+            .filter_map(|l| l.strip_prefix("<LAVA_SIGNAL_TESTCASE ")?.strip_suffix('>'))
+            .map(|fields| {
+                let get = |k: &str| {
+                    fields
+                        .split(' ')
+                        .find_map(|f| f.strip_prefix(&format!("{k}=")).map(str::to_string))
+                };
+                let units = get("UNITS");
+                let m = get("MEASUREMENT");
+                assert!(m.is_none() || units.as_deref() == Some("us"), "{fields}");
+                (get("TEST_CASE_ID").unwrap(), get("RESULT").unwrap(), m)
+            })
+            .collect();
+        assert_eq!(got, want);
+        assert!(
+            got.iter().any(|c| c.1 == "fail"),
+            "the 4 µs budget failed no case"
+        );
+        // lava-test-case also left its per-case files, as LAVA collects them.
+        let max = std::fs::read_to_string(results.join("results/timer-all-max/result")).unwrap();
+        assert_eq!(max.trim(), "fail");
+    }
+);

@@ -108,100 +108,104 @@ fn assert_record_ok(r: &Value) {
     assert!(["ops/s", "bytes/s"].contains(&r["rate_unit"].as_str().unwrap()));
 }
 
-#[test]
-fn the_issue_loads_report_rates_and_leave_nothing_behind() {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let json = tmp.path().join("out").with_extension("json");
-    let io_dir = tempfile::tempdir().expect("tempdir");
-    let tag = unique_tag();
-    let out = Command::new(bin())
-        .args([
-            "load",
-            "exec:2,memory:32M,cpu:1",
-            "--duration",
-            "2s",
-            "--json",
-        ])
-        .arg(&json)
-        .env(TAG, &tag)
-        .env("TMPDIR", io_dir.path())
-        .output()
-        .expect("rtlat runs");
-    assert_eq!(out.status.code(), Some(0), "{:?}", stderr_lines(&out));
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        stdout
-            .lines()
-            .any(|l| l.starts_with("t=1.") && l.contains(" exec ")),
-        "no periodic rates: {stdout}"
-    );
-    assert!(stdout.contains("(duration reached)"), "{stdout}");
-    let recs = records(&json);
-    let names: Vec<&str> = recs.iter().map(|r| r["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["exec", "memory", "cpu"]);
-    for r in &recs {
-        assert_record_ok(r);
-        let d = r["duration_ns"].as_u64().unwrap();
+case!(
+    the_issue_loads_report_rates_and_leave_nothing_behind,
+    [],
+    |t| {
+        let json = t.path("out").with_extension("json");
+        let io_dir = tempfile::tempdir().expect("tempdir");
+        let tag = unique_tag();
+        let out = t
+            .process()
+            .args([
+                "load",
+                "exec:2,memory:32M,cpu:1",
+                "--duration",
+                "2s",
+                "--json",
+            ])
+            .arg(&json)
+            .env(TAG, &tag)
+            .env("TMPDIR", io_dir.path())
+            .output()
+            .expect("rtlat runs");
+        assert_eq!(out.status.code(), Some(0), "{:?}", stderr_lines(&out));
+        let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(
-            (1_800_000_000..4_000_000_000).contains(&d),
-            "duration {d}: {r}"
+            stdout
+                .lines()
+                .any(|l| l.starts_with("t=1.") && l.contains(" exec ")),
+            "no periodic rates: {stdout}"
         );
+        assert!(stdout.contains("(duration reached)"), "{stdout}");
+        let recs = records(&json);
+        let names: Vec<&str> = recs.iter().map(|r| r["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["exec", "memory", "cpu"]);
+        for r in &recs {
+            assert_record_ok(r);
+            let d = r["duration_ns"].as_u64().unwrap();
+            assert!(
+                (1_800_000_000..4_000_000_000).contains(&d),
+                "duration {d}: {r}"
+            );
+        }
+        assert_eq!(recs[0]["params"]["command"], "ls /bin");
+        assert_eq!(recs[1]["params"]["size_bytes"], 32 << 20);
+        assert_eq!(recs[1]["rate_unit"], "bytes/s");
+        assert_eq!(
+            recs[1]["bytes"].as_u64().unwrap(),
+            recs[1]["ops"].as_u64().unwrap() * 64
+        );
+        // Nothing left: no process that inherited rtlat's environment, no file.
+        assert_eq!(
+            tagged(&tag),
+            Vec::<i32>::new(),
+            "processes left after the run"
+        );
+        assert!(empty_dir(io_dir.path()), "files left in TMPDIR");
     }
-    assert_eq!(recs[0]["params"]["command"], "ls /bin");
-    assert_eq!(recs[1]["params"]["size_bytes"], 32 << 20);
-    assert_eq!(recs[1]["rate_unit"], "bytes/s");
-    assert_eq!(
-        recs[1]["bytes"].as_u64().unwrap(),
-        recs[1]["ops"].as_u64().unwrap() * 64
-    );
-    // Nothing left: no process that inherited rtlat's environment, no file.
-    assert_eq!(
-        tagged(&tag),
-        Vec::<i32>::new(),
-        "processes left after the run"
-    );
-    assert!(empty_dir(io_dir.path()), "files left in TMPDIR");
-}
+);
 
-#[test]
-fn sigkill_of_rtlat_leaves_no_load_process_within_2s() {
-    // Its 2 s are a deadline, so it takes the measuring turn as the other
-    // timing-based tests do: no real-time run of another test beside it.
-    let _turn = measuring();
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let tag = unique_tag();
-    let mut child = spawn_load(
-        &[
-            "exec:2,hackbench:1:fds=3,memory:1M,io:1:1M:block=4K,net:1MB/s,timers:2:1ms",
-            "--quiet",
-        ],
-        &tag,
-        tmp.path(),
-    );
-    // rtlat, its load host and 6 hackbench tasks at least (exec children come and go).
-    let started = || {
-        let t = tagged(&tag);
-        t.len() >= 8 && t.iter().any(|&p| comm(p) == "rtlat-hackbench")
-    };
-    assert!(
-        wait_until(Duration::from_secs(10), started),
-        "the loads did not start: {:?}",
-        tagged(&tag)
-    );
-    let before = tagged(&tag);
-    assert!(
-        before.iter().any(|&p| comm(p) == "rtlat-loads"),
-        "no load host"
-    );
-    assert!(before.iter().any(|&p| comm(p) == "rtlat-hackbench"));
-    send_signal(child.0.id(), "KILL");
-    let _ = child.0.wait();
-    let t0 = Instant::now();
-    let gone = wait_until(Duration::from_secs(2), || tagged(&tag).is_empty());
-    let left: Vec<(i32, String)> = tagged(&tag).into_iter().map(|p| (p, comm(p))).collect();
-    assert!(gone, "after {:?} still alive: {left:?}", t0.elapsed());
-    assert!(empty_dir(tmp.path()), "the io load left a file");
-}
+case!(
+    sigkill_of_rtlat_leaves_no_load_process_within_2s,
+    [Measuring],
+    |t| {
+        // Its 2 s are a deadline, so it takes the measuring turn as the other
+        // timing-based tests do: no real-time run of another test beside it.
+        let tag = unique_tag();
+        let mut child = spawn_load(
+            &[
+                "exec:2,hackbench:1:fds=3,memory:1M,io:1:1M:block=4K,net:1MB/s,timers:2:1ms",
+                "--quiet",
+            ],
+            &tag,
+            t.dir(),
+        );
+        // rtlat, its load host and 6 hackbench tasks at least (exec children come and go).
+        let started = || {
+            let t = tagged(&tag);
+            t.len() >= 8 && t.iter().any(|&p| comm(p) == "rtlat-hackbench")
+        };
+        assert!(
+            wait_until(Duration::from_secs(10), started),
+            "the loads did not start: {:?}",
+            tagged(&tag)
+        );
+        let before = tagged(&tag);
+        assert!(
+            before.iter().any(|&p| comm(p) == "rtlat-loads"),
+            "no load host"
+        );
+        assert!(before.iter().any(|&p| comm(p) == "rtlat-hackbench"));
+        send_signal(child.0.id(), "KILL");
+        let _ = child.0.wait();
+        let t0 = Instant::now();
+        let gone = wait_until(Duration::from_secs(2), || tagged(&tag).is_empty());
+        let left: Vec<(i32, String)> = tagged(&tag).into_iter().map(|p| (p, comm(p))).collect();
+        assert!(gone, "after {:?} still alive: {left:?}", t0.elapsed());
+        assert!(empty_dir(t.dir()), "the io load left a file");
+    }
+);
 
 #[test]
 fn sigint_and_sigterm_end_the_run_with_rates_printed() {
@@ -274,68 +278,71 @@ fn bad_specs_and_options_exit_2_naming_the_token() {
     }
 }
 
-#[test]
-fn net_load_holds_its_rate_on_loopback_and_reaches_an_external_target() {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let json = tmp.path().join("net.json");
-    let out = rtlat()
-        .args(["load", "net:2MB/s", "--duration", "2s", "--quiet", "--json"])
-        .arg(&json)
-        .output()
-        .expect("runs");
-    assert_eq!(out.status.code(), Some(0), "{:?}", stderr_lines(&out));
-    let r = &records(&json)[0];
-    assert_record_ok(r);
-    let rate = r["achieved_rate"].as_f64().unwrap();
-    assert!(
-        (1.8e6..=2.2e6).contains(&rate),
-        "net:2MB/s achieved {rate} bytes/s: {r}"
-    );
-    let sent = r["bytes"].as_u64().unwrap();
-    let received = r["received_bytes"].as_u64().unwrap();
-    assert!(received > sent / 2 && received <= sent, "{r}");
-    assert_eq!(r["params"]["sink"], "rtlat loopback sink");
+case!(
+    net_load_holds_its_rate_on_loopback_and_reaches_an_external_target,
+    [],
+    |t| {
+        let json = t.path("net.json");
+        let out = t
+            .rtlat()
+            .args(["load", "net:2MB/s", "--duration", "2s", "--quiet", "--json"])
+            .arg(&json)
+            .output()
+            .expect("runs");
+        assert_eq!(out.status.code(), Some(0), "{:?}", stderr_lines(&out));
+        let r = &records(&json)[0];
+        assert_record_ok(r);
+        let rate = r["achieved_rate"].as_f64().unwrap();
+        assert!(
+            (1.8e6..=2.2e6).contains(&rate),
+            "net:2MB/s achieved {rate} bytes/s: {r}"
+        );
+        let sent = r["bytes"].as_u64().unwrap();
+        let received = r["received_bytes"].as_u64().unwrap();
+        assert!(received > sent / 2 && received <= sent, "{r}");
+        assert_eq!(r["params"]["sink"], "rtlat loopback sink");
 
-    // An external target: our own socket counts what arrives.
-    let sock = std::net::UdpSocket::bind("127.0.0.1:0").expect("bind");
-    sock.set_read_timeout(Some(Duration::from_millis(200)))
-        .expect("timeout");
-    let target = sock.local_addr().expect("addr").to_string();
-    let counter = std::thread::spawn(move || {
-        let (mut bytes, mut buf, mut idle) = (0u64, vec![0u8; 65536], 0);
-        while idle < 10 {
-            match sock.recv(&mut buf) {
-                Ok(n) => {
-                    bytes += n as u64;
-                    idle = 0;
+        // An external target: our own socket counts what arrives.
+        let sock = std::net::UdpSocket::bind("127.0.0.1:0").expect("bind");
+        sock.set_read_timeout(Some(Duration::from_millis(200)))
+            .expect("timeout");
+        let target = sock.local_addr().expect("addr").to_string();
+        let counter = std::thread::spawn(move || {
+            let (mut bytes, mut buf, mut idle) = (0u64, vec![0u8; 65536], 0);
+            while idle < 10 {
+                match sock.recv(&mut buf) {
+                    Ok(n) => {
+                        bytes += n as u64;
+                        idle = 0;
+                    }
+                    Err(_) => idle += 1,
                 }
-                Err(_) => idle += 1,
             }
-        }
-        bytes
-    });
-    let json2 = tmp.path().join("ext.json");
-    let out = rtlat()
-        .args(["load", "net:1MB/s:payload=512", "--duration", "1s", "-q"])
-        .args(["--load-target", &target, "--json"])
-        .arg(&json2)
-        .output()
-        .expect("runs");
-    assert_eq!(out.status.code(), Some(0), "{:?}", stderr_lines(&out));
-    let r = &records(&json2)[0];
-    let got = counter.join().expect("counter");
-    let sent = r["bytes"].as_u64().unwrap();
-    assert_eq!(r["params"]["target"], target.as_str());
-    assert_eq!(r["params"]["payload_bytes"], 512);
-    assert!(sent > 800_000, "{r}");
-    assert!(got > sent / 2 && got <= sent, "sent {sent}, received {got}");
-}
+            bytes
+        });
+        let json2 = t.path("ext.json");
+        let out = t
+            .rtlat()
+            .args(["load", "net:1MB/s:payload=512", "--duration", "1s", "-q"])
+            .args(["--load-target", &target, "--json"])
+            .arg(&json2)
+            .output()
+            .expect("runs");
+        assert_eq!(out.status.code(), Some(0), "{:?}", stderr_lines(&out));
+        let r = &records(&json2)[0];
+        let got = counter.join().expect("counter");
+        let sent = r["bytes"].as_u64().unwrap();
+        assert_eq!(r["params"]["target"], target.as_str());
+        assert_eq!(r["params"]["payload_bytes"], 512);
+        assert!(sent > 800_000, "{r}");
+        assert!(got > sent / 2 && got <= sent, "sent {sent}, received {got}");
+    }
+);
 
-#[test]
-fn net_flood_and_the_other_generators_run() {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let json = tmp.path().join("all.json");
-    let out = rtlat()
+case!(net_flood_and_the_other_generators_run, [], |t| {
+    let json = t.path("all.json");
+    let out = t
+        .rtlat()
         .args([
             "load",
             "net:flood,hackbench:1:fds=2:mode=thread:ipc=pipe,timers:2:1ms,exec:1:cmd=/bin/true",
@@ -345,7 +352,7 @@ fn net_flood_and_the_other_generators_run() {
             "--json",
         ])
         .arg(&json)
-        .env("TMPDIR", tmp.path())
+        .env("TMPDIR", t.dir())
         .output()
         .expect("runs");
     assert_eq!(out.status.code(), Some(0), "{:?}", stderr_lines(&out));
@@ -367,16 +374,14 @@ fn net_flood_and_the_other_generators_run() {
     // timers_wake_at_the_asked_rate).
     let wakeups = recs[2]["achieved_rate"].as_f64().unwrap();
     assert!(wakeups <= 2000.0 * 1.01, "{}", recs[2]);
-}
+});
 
-#[test]
-fn timers_wake_at_the_asked_rate() {
+case!(timers_wake_at_the_asked_rate, [Measuring], |t| {
     // Alone: beside other loads or a real-time run on the same CPUs, the
     // SCHED_OTHER timer threads are woken late and skip what they missed.
-    let _turn = measuring();
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let json = tmp.path().join("timers.json");
-    let out = rtlat()
+    let json = t.path("timers.json");
+    let out = t
+        .rtlat()
         .args(["load", "timers:2:1ms", "--duration", "3s", "-q", "--json"])
         .arg(&json)
         .output()
@@ -395,20 +400,19 @@ fn timers_wake_at_the_asked_rate() {
         r["ops"].as_u64().unwrap() <= expiries,
         "{expiries} expiries: {r}"
     );
-}
+});
 
-#[test]
-fn a_worker_that_dies_is_recorded() {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let json = tmp.path().join("dead.json");
+case!(a_worker_that_dies_is_recorded, [], |t| {
+    let json = t.path("dead.json");
     // A command that cannot be executed: exit status 127 on its first run.
-    let script = tmp.path().join("missing.sh");
+    let script = t.path("missing.sh");
     std::fs::write(&script, "#!/bin/sh\nexit 127\n").expect("script");
     let mut perm = std::fs::metadata(&script).expect("meta").permissions();
     std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
     std::fs::set_permissions(&script, perm).expect("chmod");
     let spec = format!("exec:2:cmd={},cpu:1", script.display());
-    let out = rtlat()
+    let out = t
+        .rtlat()
         .args(["load", &spec, "--duration", "1s"])
         .args(["-q", "--json"])
         .arg(&json)
@@ -424,15 +428,13 @@ fn a_worker_that_dies_is_recorded() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("died: cannot execute"), "{stdout}");
     assert_record_ok(&recs[1]);
-}
+});
 
-#[test]
-fn io_load_writes_a_nameless_file_and_leaves_none() {
-    let tmp = tempfile::tempdir().expect("tempdir");
+case!(io_load_writes_a_nameless_file_and_leaves_none, [], |t| {
     let dir = tempfile::tempdir().expect("tempdir");
     let tag = unique_tag();
     let spec = format!("io:2:2M:block=4K:dir={}", dir.path().display());
-    let mut child = spawn_load(&[&spec, "--duration", "2s", "-q"], &tag, tmp.path());
+    let mut child = spawn_load(&[&spec, "--duration", "2s", "-q"], &tag, t.dir());
     // The host holds two unlinked files in the directory; the directory stays empty.
     let holds = || {
         tagged(&tag)
@@ -458,9 +460,9 @@ fn io_load_writes_a_nameless_file_and_leaves_none() {
     assert!(empty_dir(dir.path()), "a file has a name during the run");
     let status = child.0.wait().expect("wait");
     assert_eq!(status.code(), Some(0));
-    assert!(empty_dir(dir.path()) && empty_dir(tmp.path()));
+    assert!(empty_dir(dir.path()) && empty_dir(t.dir()));
     assert!(tagged(&tag).is_empty());
-}
+});
 
 /// Policy (field 41 of /proc/PID/task/TID/stat) of every thread of `pid`.
 fn policies(pid: i32) -> Vec<u32> {
@@ -490,63 +492,61 @@ fn allowed_cpus(pid: i32) -> String {
         .to_string()
 }
 
-#[test]
-fn loads_run_at_sched_other_on_the_load_cpus_even_under_an_rt_parent() {
-    if !need(Need::Root) {
-        return;
-    }
-    let _turn = measuring();
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let tag = unique_tag();
-    // rtlat itself at SCHED_FIFO 10, pinned to CPU 0, as a benchmark's thread may be.
-    let mut child = Command::new("chrt")
-        .args(["-f", "10", "taskset", "-c", "0"])
-        .arg(bin())
-        .args(["load", "cpu:1,hackbench:1:fds=2,exec:1,timers:2:1ms"])
-        .args(["--load-cpus", "0", "--duration", "3s", "-q"])
-        .env(TAG, &tag)
-        .env("TMPDIR", tmp.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("chrt runs");
-    assert!(
-        wait_until(Duration::from_secs(10), || tagged(&tag)
+case!(
+    loads_run_at_sched_other_on_the_load_cpus_even_under_an_rt_parent,
+    [Root, Measuring],
+    |t| {
+        let tag = unique_tag();
+        // rtlat itself at SCHED_FIFO 10, pinned to CPU 0, as a benchmark's thread may be.
+        let mut child = Command::new("chrt")
+            .args(["-f", "10", "taskset", "-c", "0"])
+            .arg(bin())
+            .args(["load", "cpu:1,hackbench:1:fds=2,exec:1,timers:2:1ms"])
+            .args(["--load-cpus", "0", "--duration", "3s", "-q"])
+            .env(TAG, &tag)
+            .env("TMPDIR", t.dir())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("chrt runs");
+        assert!(
+            wait_until(Duration::from_secs(10), || tagged(&tag)
+                .iter()
+                .filter(|&&p| comm(p) == "rtlat-hackbench")
+                .count()
+                >= 4),
+            "the loads did not start"
+        );
+        let pids = tagged(&tag);
+        let front = pids
             .iter()
-            .filter(|&&p| comm(p) == "rtlat-hackbench")
-            .count()
-            >= 4),
-        "the loads did not start"
-    );
-    let pids = tagged(&tag);
-    let front = pids
-        .iter()
-        .copied()
-        .find(|&p| comm(p) == "rtlat")
-        .expect("rtlat");
-    assert!(policies(front).contains(&1), "the parent is not SCHED_FIFO");
-    let loads: Vec<i32> = pids.into_iter().filter(|&p| p != front).collect();
-    assert!(loads.len() >= 5, "{loads:?}");
-    for p in loads {
-        let pol = policies(p);
-        if pol.is_empty() {
-            continue; // ended meanwhile (an exec child)
+            .copied()
+            .find(|&p| comm(p) == "rtlat")
+            .expect("rtlat");
+        assert!(policies(front).contains(&1), "the parent is not SCHED_FIFO");
+        let loads: Vec<i32> = pids.into_iter().filter(|&p| p != front).collect();
+        assert!(loads.len() >= 5, "{loads:?}");
+        for p in loads {
+            let pol = policies(p);
+            if pol.is_empty() {
+                continue; // ended meanwhile (an exec child)
+            }
+            assert!(
+                pol.iter().all(|&x| x == 0),
+                "{} ({p}) runs at policy {pol:?}",
+                comm(p)
+            );
+            let cpus = allowed_cpus(p);
+            assert!(
+                cpus == "0" || cpus.is_empty(),
+                "{} ({p}) may run on {cpus}",
+                comm(p)
+            );
         }
-        assert!(
-            pol.iter().all(|&x| x == 0),
-            "{} ({p}) runs at policy {pol:?}",
-            comm(p)
-        );
-        let cpus = allowed_cpus(p);
-        assert!(
-            cpus == "0" || cpus.is_empty(),
-            "{} ({p}) may run on {cpus}",
-            comm(p)
-        );
+        let status = child.wait().expect("wait");
+        assert_eq!(status.code(), Some(0));
     }
-    let status = child.wait().expect("wait");
-    assert_eq!(status.code(), Some(0));
-}
+);
 
 #[test]
 fn the_library_api_starts_reports_and_stops_loads() {
@@ -577,62 +577,63 @@ fn the_library_api_starts_reports_and_stops_loads() {
     assert!(e.to_string().contains("/nonexistent/dir"), "{e}");
 }
 
-#[test]
-fn killing_the_load_host_kills_its_children_and_is_reported() {
-    // A 2 s deadline, as above: no real-time run of another test beside it.
-    let _turn = measuring();
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let json = tmp.path().join("k.json");
-    let tag = unique_tag();
-    let mut child = spawn_load(
-        &[
-            "exec:1,hackbench:1:fds=3",
-            "-q",
-            "--json",
-            json.to_str().unwrap(),
-        ],
-        &tag,
-        tmp.path(),
-    );
-    let host = || tagged(&tag).into_iter().find(|&p| comm(p) == "rtlat-loads");
-    assert!(
-        wait_until(Duration::from_secs(10), || tagged(&tag)
-            .iter()
-            .filter(|&&p| comm(p) == "rtlat-hackbench")
-            .count()
-            == 6),
-        "the loads did not start"
-    );
-    // Let the host report once, then kill it: its children die with it (PR_SET_PDEATHSIG).
-    std::thread::sleep(Duration::from_millis(700));
-    send_signal(host().expect("host") as u32, "KILL");
-    let front = child.0.id() as i32;
-    assert!(
-        wait_until(Duration::from_secs(2), || tagged(&tag)
-            .iter()
-            .all(|&p| p == front)),
-        "left: {:?}",
-        tagged(&tag)
-            .into_iter()
-            .map(|p| (p, comm(p)))
-            .collect::<Vec<_>>()
-    );
-    // rtlat notices, ends and says what happened.
-    let status = child.0.wait().expect("wait");
-    assert_eq!(status.code(), Some(0));
-    let mut out = String::new();
-    std::io::Read::read_to_string(&mut child.0.stdout.take().unwrap(), &mut out).unwrap();
-    assert!(out.contains("(the load process ended)"), "{out}");
-    for r in records(&json) {
-        let failed = r["failed"].as_array().expect("failed");
-        assert!(
-            failed
-                .iter()
-                .any(|f| f["reason"].as_str().unwrap().contains("ended unexpectedly")),
-            "{r}"
+case!(
+    killing_the_load_host_kills_its_children_and_is_reported,
+    [Measuring],
+    |t| {
+        // A 2 s deadline, as above: no real-time run of another test beside it.
+        let json = t.path("k.json");
+        let tag = unique_tag();
+        let mut child = spawn_load(
+            &[
+                "exec:1,hackbench:1:fds=3",
+                "-q",
+                "--json",
+                json.to_str().unwrap(),
+            ],
+            &tag,
+            t.dir(),
         );
+        let host = || tagged(&tag).into_iter().find(|&p| comm(p) == "rtlat-loads");
+        assert!(
+            wait_until(Duration::from_secs(10), || tagged(&tag)
+                .iter()
+                .filter(|&&p| comm(p) == "rtlat-hackbench")
+                .count()
+                == 6),
+            "the loads did not start"
+        );
+        // Let the host report once, then kill it: its children die with it (PR_SET_PDEATHSIG).
+        std::thread::sleep(Duration::from_millis(700));
+        send_signal(host().expect("host") as u32, "KILL");
+        let front = child.0.id() as i32;
+        assert!(
+            wait_until(Duration::from_secs(2), || tagged(&tag)
+                .iter()
+                .all(|&p| p == front)),
+            "left: {:?}",
+            tagged(&tag)
+                .into_iter()
+                .map(|p| (p, comm(p)))
+                .collect::<Vec<_>>()
+        );
+        // rtlat notices, ends and says what happened.
+        let status = child.0.wait().expect("wait");
+        assert_eq!(status.code(), Some(0));
+        let mut out = String::new();
+        std::io::Read::read_to_string(&mut child.0.stdout.take().unwrap(), &mut out).unwrap();
+        assert!(out.contains("(the load process ended)"), "{out}");
+        for r in records(&json) {
+            let failed = r["failed"].as_array().expect("failed");
+            assert!(
+                failed
+                    .iter()
+                    .any(|f| f["reason"].as_str().unwrap().contains("ended unexpectedly")),
+                "{r}"
+            );
+        }
     }
-}
+);
 
 /// Without the responder module, the kspin load (a kernel section with
 /// preemption off) cannot start: exit 3, one line naming how to get it, and

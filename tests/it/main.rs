@@ -1,6 +1,8 @@
 //! Integration tests: the binary, run as a user would run it.
 //! Tests that need root say so when skipped; under CI=true they fail instead.
 
+#[macro_use]
+mod case;
 mod check;
 mod coexist;
 mod cross;

@@ -16,47 +16,44 @@ fn subcommands() -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn bash_accepts_the_completion_script_and_it_completes_subcommands() {
-    let out = rtlat()
-        .args(["completions", "bash"])
-        .output()
-        .expect("runs");
-    assert_eq!(out.status.code(), Some(0));
-    let script = String::from_utf8(out.stdout).expect("utf-8");
-    for sub in subcommands() {
-        assert!(script.contains(&sub), "completion lacks '{sub}'");
+case!(
+    bash_accepts_the_completion_script_and_it_completes_subcommands,
+    [],
+    |t| {
+        let out = t
+            .rtlat()
+            .args(["completions", "bash"])
+            .output()
+            .expect("runs");
+        assert_eq!(out.status.code(), Some(0));
+        let script = String::from_utf8(out.stdout).expect("utf-8");
+        for sub in subcommands() {
+            assert!(script.contains(&sub), "completion lacks '{sub}'");
+        }
+        let path = t.path("rtlat.bash");
+        std::fs::write(&path, &script).expect("write");
+        let check = Command::new("bash")
+            .arg("-n")
+            .arg(&path)
+            .output()
+            .expect("bash");
+        assert!(
+            check.status.success(),
+            "bash -n refused the script: {}",
+            String::from_utf8_lossy(&check.stderr)
+        );
+        let bad = t
+            .rtlat()
+            .args(["completions", "cmd.exe"])
+            .output()
+            .expect("runs");
+        assert_eq!(bad.status.code(), Some(2));
     }
-    let dir = tempfile::tempdir().expect("tmp");
-    let path = dir.path().join("rtlat.bash");
-    std::fs::write(&path, &script).expect("write");
-    let check = Command::new("bash")
-        .arg("-n")
-        .arg(&path)
-        .output()
-        .expect("bash");
-    assert!(
-        check.status.success(),
-        "bash -n refused the script: {}",
-        String::from_utf8_lossy(&check.stderr)
-    );
-    let bad = rtlat()
-        .args(["completions", "cmd.exe"])
-        .output()
-        .expect("runs");
-    assert_eq!(bad.status.code(), Some(2));
-}
+);
 
-#[test]
-fn every_subcommand_has_a_man_page_that_man_renders() {
-    let dir = tempfile::tempdir().expect("tmp");
-    let out = rtlat().arg("man").arg(dir.path()).output().expect("runs");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+case!(every_subcommand_has_a_man_page_that_man_renders, [], |t| {
+    let out = t.rtlat().arg("man").arg(t.dir()).output().expect("runs");
+    assert_exit(&out, 0, "out");
     let listed = String::from_utf8_lossy(&out.stdout).into_owned();
     let mut expected = vec!["rtlat".to_string()];
     expected.extend(subcommands().into_iter().map(|s| format!("rtlat-{s}")));
@@ -69,7 +66,7 @@ fn every_subcommand_has_a_man_page_that_man_renders() {
         );
     }
     for name in &expected {
-        let page = dir.path().join(format!("{name}.1"));
+        let page = t.path(format!("{name}.1"));
         assert!(page.exists(), "no page {name}.1 (listed: {listed})");
         if !can_render {
             continue;
@@ -93,12 +90,12 @@ fn every_subcommand_has_a_man_page_that_man_renders() {
         );
     }
     // The timer page carries the options' help written once, in clap.
-    let timer = std::fs::read_to_string(dir.path().join("rtlat-timer.1")).expect("page");
+    let timer = std::fs::read_to_string(t.path("rtlat-timer.1")).expect("page");
     assert!(
         timer.contains("period") && timer.contains("dma\\-latency"),
         "{timer}"
     );
-}
+});
 
 #[test]
 fn man_pages_into_an_unwritable_place_exit_4_with_one_line() {

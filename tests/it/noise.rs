@@ -12,13 +12,6 @@ fn measured_cpu() -> String {
     if n > 1 { "1" } else { "0" }.to_string()
 }
 
-fn thread<'a>(r: &'a Value, name: &str) -> &'a Value {
-    r["threads"]
-        .as_array()
-        .and_then(|ts| ts.iter().find(|t| t["name"] == name))
-        .unwrap_or_else(|| panic!("no thread {name}"))
-}
-
 fn u(v: &Value) -> u64 {
     v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
 }
@@ -34,14 +27,11 @@ fn series_sums(t: &Value) -> (u64, u64) {
     })
 }
 
-#[test]
-fn a_noise_run_accounts_for_its_time() {
-    let _turn = measuring();
-    let dir = tempfile::tempdir().expect("tempdir");
+case!(a_noise_run_accounts_for_its_time, [Measuring], |t| {
     let cpu = measured_cpu();
-    let json = dir.path().join("n.json");
+    let json = t.path("n.json");
     let (out, r) = run_json(
-        rtlat()
+        t.rtlat()
             .arg("noise")
             .args(UNPRIVILEGED)
             .args(["--cpus", &cpu, "--threshold", "2us", "--duration", "2s"])
@@ -103,49 +93,47 @@ fn a_noise_run_accounts_for_its_time() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains(&format!("noise: cpu{cpu}: ")), "{stdout}");
     // The report reads it.
-    let rep = rtlat().arg("report").arg(&json).output().expect("runs");
+    let rep = t.rtlat().arg("report").arg(&json).output().expect("runs");
     assert_exit(&rep, 0, "report");
     let text = String::from_utf8_lossy(&rep.stdout);
     assert!(text.contains(&format!("noise: cpu{cpu}: ")), "{text}");
-}
+});
 
-#[test]
-fn noise_loops_end_the_run() {
-    let _turn = measuring();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (_, r) = run_json(
-        rtlat()
+case!(noise_loops_end_the_run, [Measuring], |t| {
+    let (_, r) = t.run_json(
+        t.rtlat()
             .arg("noise")
             .args(UNPRIVILEGED)
             .args(["--cpus", &measured_cpu(), "--loops", "100000", "--quiet"])
             .args(["--counter", "monotonic"])
             .timeout(Duration::from_secs(60)),
-        &dir.path().join("l.json"),
+        "l.json",
         0,
     );
     assert_eq!(r["details"]["cpus"][0]["loops"], 100_000);
     assert_eq!(r["total"]["samples"], 100_000);
     assert_eq!(r["details"]["counter"], "monotonic");
-}
+});
 
-#[test]
-fn a_gap_above_max_latency_exits_1_with_the_result_written() {
-    let _turn = measuring();
-    let dir = tempfile::tempdir().expect("tempdir");
-    // Every gap is longer than 1 ns.
-    let (_, r) = run_json(
-        rtlat()
-            .arg("noise")
-            .args(UNPRIVILEGED)
-            .args(["--cpus", &measured_cpu(), "--loops", "100000", "--quiet"])
-            .args(["--max-latency", "1ns"])
-            .timeout(Duration::from_secs(60)),
-        &dir.path().join("m.json"),
-        1,
-    );
-    assert_eq!(r["thresholds"]["max_latency_exceeded"], true);
-    assert_eq!(r["complete"], true);
-}
+case!(
+    a_gap_above_max_latency_exits_1_with_the_result_written,
+    [Measuring],
+    |t| {
+        // Every gap is longer than 1 ns.
+        let (_, r) = t.run_json(
+            t.rtlat()
+                .arg("noise")
+                .args(UNPRIVILEGED)
+                .args(["--cpus", &measured_cpu(), "--loops", "100000", "--quiet"])
+                .args(["--max-latency", "1ns"])
+                .timeout(Duration::from_secs(60)),
+            "m.json",
+            1,
+        );
+        assert_eq!(r["thresholds"]["max_latency_exceeded"], true);
+        assert_eq!(r["complete"], true);
+    }
+);
 
 #[test]
 fn noise_bad_inputs_give_one_line_and_exit_2() {
@@ -225,69 +213,67 @@ fn noise_source(
         .expect("spawns")
 }
 
-#[test]
-fn a_known_noise_source_is_found_with_its_stolen_time() {
-    if !need(Need::Root) {
-        return;
-    }
-    let _turn = measuring();
-    let cpu: usize = measured_cpu().parse().expect("cpu");
-    let stop = Arc::new(AtomicBool::new(false));
-    // 2 ms every 100 ms at SCHED_FIFO 90, above the loop's 50.
-    let source = noise_source(cpu, 90, 2_000_000, 100_000_000, Arc::clone(&stop));
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (_, r) = run_json(
-        rtlat()
-            .args(["noise", "--priority", "50", "--cpus", &cpu.to_string()])
-            .args(["--duration", "3s", "--quiet"])
-            .timeout(Duration::from_secs(60)),
-        &dir.path().join("k.json"),
-        0,
-    );
-    stop.store(true, Ordering::Relaxed);
-    let bursts = source.join().expect("source");
-    let c = &r["details"]["cpus"][0];
-    let (first, last) = (u(&c["first_ns"]), u(&c["last_ns"]));
-    // A burst inside a longer gap (RT throttling's share of other tasks,
-    // up to 50 ms, which the eight longest gaps hold) is not a gap of its own.
-    let long: Vec<(u64, u64)> = c["longest"]
-        .as_array()
-        .expect("longest")
-        .iter()
-        .map(|g| (u(&g["start_ns"]), u(&g["end_ns"])))
-        .filter(|(s, e)| e - s > 3_000_000)
-        .collect();
-    let merged = |b: u64, e: u64| long.iter().any(|&(s, t)| s <= e && b <= t);
-    let inside: Vec<u64> = bursts
-        .iter()
-        .filter(|&&(b, e)| b >= first && e <= last && !merged(b, e))
-        .map(|(b, e)| e - b)
-        .collect();
-    assert!(inside.len() >= 20, "{} bursts in the run", inside.len());
-    let expected: u64 = inside.iter().sum();
-    // The source's gaps: those of its length (other noise is shorter, or
-    // far longer: RT throttling's share).
-    let noise = thread(&r, &format!("cpu{cpu}/noise"));
-    let (mut found, mut n) = (0u64, 0u64);
-    for b in noise["histogram"]["buckets"].as_array().expect("buckets") {
-        let (lo, hi, count) = (u(&b["low_ns"]), u(&b["high_ns"]), u(&b["count"]));
-        if lo >= 1_800_000 && hi <= 3_000_000 {
-            found += count * (lo + (hi - lo) / 2);
-            n += count;
+case!(
+    a_known_noise_source_is_found_with_its_stolen_time,
+    [Root, Measuring],
+    |t| {
+        let cpu: usize = measured_cpu().parse().expect("cpu");
+        let stop = Arc::new(AtomicBool::new(false));
+        // 2 ms every 100 ms at SCHED_FIFO 90, above the loop's 50.
+        let source = noise_source(cpu, 90, 2_000_000, 100_000_000, Arc::clone(&stop));
+        let (_, r) = t.run_json(
+            t.rtlat()
+                .args(["noise", "--priority", "50", "--cpus", &cpu.to_string()])
+                .args(["--duration", "3s", "--quiet"])
+                .timeout(Duration::from_secs(60)),
+            "k.json",
+            0,
+        );
+        stop.store(true, Ordering::Relaxed);
+        let bursts = source.join().expect("source");
+        let c = &r["details"]["cpus"][0];
+        let (first, last) = (u(&c["first_ns"]), u(&c["last_ns"]));
+        // A burst inside a longer gap (RT throttling's share of other tasks,
+        // up to 50 ms, which the eight longest gaps hold) is not a gap of its own.
+        let long: Vec<(u64, u64)> = c["longest"]
+            .as_array()
+            .expect("longest")
+            .iter()
+            .map(|g| (u(&g["start_ns"]), u(&g["end_ns"])))
+            .filter(|(s, e)| e - s > 3_000_000)
+            .collect();
+        let merged = |b: u64, e: u64| long.iter().any(|&(s, t)| s <= e && b <= t);
+        let inside: Vec<u64> = bursts
+            .iter()
+            .filter(|&&(b, e)| b >= first && e <= last && !merged(b, e))
+            .map(|(b, e)| e - b)
+            .collect();
+        assert!(inside.len() >= 20, "{} bursts in the run", inside.len());
+        let expected: u64 = inside.iter().sum();
+        // The source's gaps: those of its length (other noise is shorter, or
+        // far longer: RT throttling's share).
+        let noise = thread(&r, &format!("cpu{cpu}/noise"));
+        let (mut found, mut n) = (0u64, 0u64);
+        for b in noise["histogram"]["buckets"].as_array().expect("buckets") {
+            let (lo, hi, count) = (u(&b["low_ns"]), u(&b["high_ns"]), u(&b["count"]));
+            if lo >= 1_800_000 && hi <= 3_000_000 {
+                found += count * (lo + (hi - lo) / 2);
+                n += count;
+            }
         }
+        let ratio = found as f64 / expected as f64;
+        assert!(
+            (0.9..=1.1).contains(&ratio),
+            "{n} gaps of {found} ns for {} bursts of {expected} ns",
+            inside.len()
+        );
+        eprintln!(
+            "source: {} bursts, {expected} ns; found {n} gaps, {found} ns",
+            inside.len()
+        );
+        assert!(u(&c["stolen_ns"]) >= found);
     }
-    let ratio = found as f64 / expected as f64;
-    assert!(
-        (0.9..=1.1).contains(&ratio),
-        "{n} gaps of {found} ns for {} bursts of {expected} ns",
-        inside.len()
-    );
-    eprintln!(
-        "source: {} bursts, {expected} ns; found {n} gaps, {found} ns",
-        inside.len()
-    );
-    assert!(u(&c["stolen_ns"]) >= found);
-}
+);
 
 /// The kernel's available tracers ("" where tracefs cannot be read).
 fn available_tracers() -> String {
@@ -297,32 +283,33 @@ fn available_tracers() -> String {
         .unwrap_or_default()
 }
 
-#[test]
-fn the_kernel_tracers_are_refused_naming_their_option_where_missing() {
-    if !need(Need::Root) {
-        return;
-    }
-    let tracers = available_tracers();
-    for (flag, tracer, config) in [
-        ("--osnoise", "osnoise", "CONFIG_OSNOISE_TRACER"),
-        ("--hwlat", "hwlat", "CONFIG_HWLAT_TRACER"),
-    ] {
-        let has = tracers.split_whitespace().any(|t| t == tracer);
-        if !need(Need::Machine(
+case!(
+    the_kernel_tracers_are_refused_naming_their_option_where_missing,
+    [Root],
+    |t| {
+        let tracers = available_tracers();
+        for (flag, tracer, config) in [
+            ("--osnoise", "osnoise", "CONFIG_OSNOISE_TRACER"),
+            ("--hwlat", "hwlat", "CONFIG_HWLAT_TRACER"),
+        ] {
+            let has = tracers.split_whitespace().any(|t| t == tracer);
+            if !need(Need::Machine(
             !has,
             "a kernel without the tracer (the guests of scripts/gpio-e2e.sh run it where it is)",
         )) {
             continue;
         }
-        let out = rtlat()
-            .args(["noise", flag, "--duration", "1s"])
-            .timeout(Duration::from_secs(30))
-            .output()
-            .expect("runs");
-        let line = error_line(&out, 3, flag);
-        assert!(line.contains(config), "{flag}: {line}");
+            let out = t
+                .rtlat()
+                .args(["noise", flag, "--duration", "1s"])
+                .timeout(Duration::from_secs(30))
+                .output()
+                .expect("runs");
+            let line = error_line(&out, 3, flag);
+            assert!(line.contains(config), "{flag}: {line}");
+        }
     }
-}
+);
 
 #[test]
 fn the_kernel_tracers_exclude_each_other() {

@@ -86,37 +86,34 @@ fn assert_refused(what: &str, mut cmd: Command, dest: &Path) {
     );
 }
 
-#[test]
-fn a_device_node_is_refused_and_stays_a_device_node() {
-    if !need(Need::Root) {
-        return;
+case!(
+    a_device_node_is_refused_and_stays_a_device_node,
+    [Root],
+    |t| {
+        let result = a_result(t.dir());
+        let dev = t.path("zero");
+        let c = std::ffi::CString::new(dev.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: `c` is a valid path; makedev(1, 5) is /dev/zero's device number.
+        let rc = unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 5)) };
+        assert_eq!(rc, 0, "mknod: {}", std::io::Error::last_os_error());
+        for (what, cmd) in writers(&result, &dev) {
+            assert_refused(what, cmd, &dev);
+            let kind = std::fs::symlink_metadata(&dev)
+                .expect("still there")
+                .file_type();
+            assert!(kind.is_char_device(), "{what} replaced the device node");
+        }
+        // The null device is an output, wherever it is named.
+        let out = synthetic_timer(Path::new("/dev/null"))
+            .output()
+            .expect("runs");
+        assert_eq!(out.status.code(), Some(0));
     }
-    let dir = tempfile::tempdir().expect("tmp");
-    let result = a_result(dir.path());
-    let dev = dir.path().join("zero");
-    let c = std::ffi::CString::new(dev.as_os_str().as_encoded_bytes()).unwrap();
-    // SAFETY: `c` is a valid path; makedev(1, 5) is /dev/zero's device number.
-    let rc = unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 5)) };
-    assert_eq!(rc, 0, "mknod: {}", std::io::Error::last_os_error());
-    for (what, cmd) in writers(&result, &dev) {
-        assert_refused(what, cmd, &dev);
-        let kind = std::fs::symlink_metadata(&dev)
-            .expect("still there")
-            .file_type();
-        assert!(kind.is_char_device(), "{what} replaced the device node");
-    }
-    // The null device is an output, wherever it is named.
-    let out = synthetic_timer(Path::new("/dev/null"))
-        .output()
-        .expect("runs");
-    assert_eq!(out.status.code(), Some(0));
-}
+);
 
-#[test]
-fn a_fifo_is_refused_at_once_and_stays_a_fifo() {
-    let dir = tempfile::tempdir().expect("tmp");
-    let result = a_result(dir.path());
-    let fifo = dir.path().join("fifo");
+case!(a_fifo_is_refused_at_once_and_stays_a_fifo, [], |t| {
+    let result = a_result(t.dir());
+    let fifo = t.path("fifo");
     let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
     // SAFETY: `c` is a valid path.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
@@ -128,46 +125,43 @@ fn a_fifo_is_refused_at_once_and_stays_a_fifo() {
             .file_type()
             .is_fifo());
     }
-}
+});
 
-#[test]
-fn a_symlink_stays_a_link_and_its_target_holds_the_result() {
-    let dir = tempfile::tempdir().expect("tmp");
-    let target = dir.path().join("target.json");
-    std::fs::write(&target, "old").unwrap();
-    let link = dir.path().join("link.json");
-    std::os::unix::fs::symlink(&target, &link).unwrap();
-    let out = synthetic_timer(&link).output().expect("runs");
-    assert_eq!(out.status.code(), Some(0));
-    assert!(std::fs::symlink_metadata(&link)
-        .unwrap()
-        .file_type()
-        .is_symlink());
-    let v = load(&target);
-    assert_eq!(v["benchmark"], "timer");
-}
-
-#[test]
-fn a_full_device_is_refused_before_measuring() {
-    if !need(Need::Machine(
-        Path::new("/dev/full").exists(),
-        "no /dev/full",
-    )) {
-        return;
+case!(
+    a_symlink_stays_a_link_and_its_target_holds_the_result,
+    [],
+    |t| {
+        let target = t.path("target.json");
+        std::fs::write(&target, "old").unwrap();
+        let link = t.path("link.json");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let out = synthetic_timer(&link).output().expect("runs");
+        assert_eq!(out.status.code(), Some(0));
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        let v = load(&target);
+        assert_eq!(v["benchmark"], "timer");
     }
-    let full = Path::new("/dev/full");
-    assert_refused("timer", synthetic_timer(full), full);
-    assert!(std::fs::metadata(full)
-        .unwrap()
-        .file_type()
-        .is_char_device());
-}
+);
 
-#[test]
-fn a_missing_directory_is_refused_before_measuring() {
-    let dir = tempfile::tempdir().expect("tmp");
-    let result = a_result(dir.path());
-    let missing = dir.path().join("no/such/dir/out");
+case!(
+    a_full_device_is_refused_before_measuring,
+    [Machine(Path::new("/dev/full").exists(), "no /dev/full",)],
+    |_t| {
+        let full = Path::new("/dev/full");
+        assert_refused("timer", synthetic_timer(full), full);
+        assert!(std::fs::metadata(full)
+            .unwrap()
+            .file_type()
+            .is_char_device());
+    }
+);
+
+case!(a_missing_directory_is_refused_before_measuring, [], |t| {
+    let result = a_result(t.dir());
+    let missing = t.path("no/such/dir/out");
     for (what, mut cmd) in writers(&result, &missing) {
         let started = Instant::now();
         let out = cmd.output().expect("runs");
@@ -192,7 +186,7 @@ fn a_missing_directory_is_refused_before_measuring() {
         1
     };
     assert!(took < Duration::from_secs(bound), "took {took:?}");
-}
+});
 
 /// Run `cmd` with its stdout closed before it prints anything.
 fn with_stdout_closed(mut cmd: std::process::Command) -> std::process::Output {
@@ -206,108 +200,110 @@ fn with_stdout_closed(mut cmd: std::process::Command) -> std::process::Output {
     child.wait_with_output().expect("waits")
 }
 
-#[test]
-fn a_closed_stdout_is_no_panic_and_the_result_is_still_written() {
-    let dir = tempfile::tempdir().expect("tmp");
-    let result = a_result(dir.path());
-    let import =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import/cyclictest.json");
-    let out = |name: &str| dir.path().join(name);
-    let runs: Vec<(&str, Vec<std::ffi::OsString>, Option<PathBuf>)> = vec![
-        (
-            "timer",
-            [
+case!(
+    a_closed_stdout_is_no_panic_and_the_result_is_still_written,
+    [],
+    |t| {
+        let result = a_result(t.dir());
+        let import =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import/cyclictest.json");
+        let out = |name: &str| t.path(name);
+        let runs: Vec<(&str, Vec<std::ffi::OsString>, Option<PathBuf>)> = vec![
+            (
                 "timer",
-                "--synthetic",
-                "2",
-                "--cpus",
-                "0",
-                "--loops",
-                "50000",
-                "--json",
-            ]
-            .iter()
-            .map(Into::into)
-            .chain([out("t.json").into_os_string()])
-            .collect(),
-            Some(out("t.json")),
-        ),
-        (
-            "import",
-            vec![
-                "import".into(),
-                import.into_os_string(),
-                "-o".into(),
-                out("i.json").into(),
-            ],
-            Some(out("i.json")),
-        ),
-        (
-            "report",
-            vec![
-                "report".into(),
-                result.clone().into(),
-                "--svg".into(),
-                out("r.svg").into(),
-            ],
-            Some(out("r.svg")),
-        ),
-        (
-            "compare",
-            vec![
-                "compare".into(),
-                result.clone().into(),
-                result.clone().into(),
-            ],
-            None,
-        ),
-        (
-            "report --format lava",
-            vec![
-                "report".into(),
-                result.clone().into(),
-                "--format".into(),
-                "lava".into(),
-            ],
-            None,
-        ),
-        ("check", vec!["check".into()], None),
-        (
-            "completions",
-            vec!["completions".into(), "bash".into()],
-            None,
-        ),
-        (
-            "load",
-            [
+                [
+                    "timer",
+                    "--synthetic",
+                    "2",
+                    "--cpus",
+                    "0",
+                    "--loops",
+                    "50000",
+                    "--json",
+                ]
+                .iter()
+                .map(Into::into)
+                .chain([out("t.json").into_os_string()])
+                .collect(),
+                Some(out("t.json")),
+            ),
+            (
+                "import",
+                vec![
+                    "import".into(),
+                    import.into_os_string(),
+                    "-o".into(),
+                    out("i.json").into(),
+                ],
+                Some(out("i.json")),
+            ),
+            (
+                "report",
+                vec![
+                    "report".into(),
+                    result.clone().into(),
+                    "--svg".into(),
+                    out("r.svg").into(),
+                ],
+                Some(out("r.svg")),
+            ),
+            (
+                "compare",
+                vec![
+                    "compare".into(),
+                    result.clone().into(),
+                    result.clone().into(),
+                ],
+                None,
+            ),
+            (
+                "report --format lava",
+                vec![
+                    "report".into(),
+                    result.clone().into(),
+                    "--format".into(),
+                    "lava".into(),
+                ],
+                None,
+            ),
+            ("check", vec!["check".into()], None),
+            (
+                "completions",
+                vec!["completions".into(), "bash".into()],
+                None,
+            ),
+            (
                 "load",
-                "cpu:1",
-                "--duration",
-                "300ms",
-                "--interval",
-                "50ms",
-                "--json",
-            ]
-            .iter()
-            .map(Into::into)
-            .chain([out("l.json").into_os_string()])
-            .collect(),
-            Some(out("l.json")),
-        ),
-    ];
-    for (what, args, file) in runs {
-        let mut cmd = std::process::Command::new(bin());
-        cmd.args(&args);
-        let o = with_stdout_closed(cmd);
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert!(!err.contains("panicked"), "{what}: {err}");
-        assert_eq!(o.status.code(), Some(0), "{what}: {err}");
-        if let Some(f) = file {
-            let len = std::fs::metadata(&f).map(|m| m.len()).unwrap_or(0);
-            assert!(len > 100, "{what}: {} not written", f.display());
+                [
+                    "load",
+                    "cpu:1",
+                    "--duration",
+                    "300ms",
+                    "--interval",
+                    "50ms",
+                    "--json",
+                ]
+                .iter()
+                .map(Into::into)
+                .chain([out("l.json").into_os_string()])
+                .collect(),
+                Some(out("l.json")),
+            ),
+        ];
+        for (what, args, file) in runs {
+            let mut cmd = t.process();
+            cmd.args(&args);
+            let o = with_stdout_closed(cmd);
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(!err.contains("panicked"), "{what}: {err}");
+            assert_eq!(o.status.code(), Some(0), "{what}: {err}");
+            if let Some(f) = file {
+                let len = std::fs::metadata(&f).map(|m| m.len()).unwrap_or(0);
+                assert!(len > 100, "{what}: {} not written", f.display());
+            }
         }
     }
-}
+);
 
 /// A tmpfs of 64 kB mounted on `dir` (root only), unmounted when dropped.
 struct SmallFs(PathBuf);
@@ -329,35 +325,34 @@ impl Drop for SmallFs {
     }
 }
 
-#[test]
-fn a_full_file_system_is_refused_before_measuring() {
-    if !need(Need::Root) {
-        return;
+case!(
+    a_full_file_system_is_refused_before_measuring,
+    [Root],
+    |t| {
+        let dir = t.path("small");
+        std::fs::create_dir(&dir).expect("mkdir");
+        let fs = SmallFs::mount(&dir);
+        if !need(Need::Provided(fs.is_some(), "a tmpfs mount")) {
+            return;
+        }
+        // Fill it: writing stops at ENOSPC.
+        let mut fill = std::fs::File::create(dir.join("fill")).expect("create");
+        let block = vec![7u8; 4096];
+        while std::io::Write::write_all(&mut fill, &block).is_ok() {}
+        drop(fill);
+        let dest = dir.join("r.json");
+        let (out, took) = long_run_to(&dest);
+        let line = error_line(&out, 4, "a 60 s run");
+        assert!(took < Duration::from_secs(5), "took {took:?}");
+        assert!(
+            line.contains("r.json") && line.contains("free some space"),
+            "{line}"
+        );
+        assert!(!dest.exists());
+        // With room again, the same destination is taken.
+        std::fs::remove_file(dir.join("fill")).expect("rm");
+        let out = synthetic_timer(&dest).output().expect("runs");
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        assert!(dest.exists());
     }
-    let tmp = tempfile::tempdir().expect("tmp");
-    let dir = tmp.path().join("small");
-    std::fs::create_dir(&dir).expect("mkdir");
-    let fs = SmallFs::mount(&dir);
-    if !need(Need::Provided(fs.is_some(), "a tmpfs mount")) {
-        return;
-    }
-    // Fill it: writing stops at ENOSPC.
-    let mut fill = std::fs::File::create(dir.join("fill")).expect("create");
-    let block = vec![7u8; 4096];
-    while std::io::Write::write_all(&mut fill, &block).is_ok() {}
-    drop(fill);
-    let dest = dir.join("r.json");
-    let (out, took) = long_run_to(&dest);
-    let line = error_line(&out, 4, "a 60 s run");
-    assert!(took < Duration::from_secs(5), "took {took:?}");
-    assert!(
-        line.contains("r.json") && line.contains("free some space"),
-        "{line}"
-    );
-    assert!(!dest.exists());
-    // With room again, the same destination is taken.
-    std::fs::remove_file(dir.join("fill")).expect("rm");
-    let out = synthetic_timer(&dest).output().expect("runs");
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
-    assert!(dest.exists());
-}
+);

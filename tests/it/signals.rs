@@ -12,86 +12,83 @@ fn spawn_run(json: &std::path::Path) -> Child {
         .expect("spawn rtlat")
 }
 
-#[test]
-fn sigint_ends_the_run_within_a_second_with_summary_and_complete_file() {
-    if !need(Need::Root) {
-        return;
-    }
-    let _turn = measuring();
-    if !need(Need::Native(
-        "it signals 2.5 s after spawn and wants 2 s of samples; an emulated start can take 3 s",
-    )) {
-        return;
-    }
-    for sig in ["INT", "TERM"] {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let json = dir.path().join("r.json");
-        let mut child = spawn_run(&json);
-        std::thread::sleep(Duration::from_millis(2500));
-        let t0 = Instant::now();
-        send_signal(child.id(), sig);
-        let status = loop {
-            if let Some(s) = child.try_wait().expect("wait") {
-                break s;
-            }
+case!(
+    sigint_ends_the_run_within_a_second_with_summary_and_complete_file,
+    [
+        Root,
+        Native(
+            "it signals 2.5 s after spawn and wants 2 s of samples; an emulated start can take 3 s",
+        ),
+        Measuring
+    ],
+    |_t| {
+        for sig in ["INT", "TERM"] {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let json = dir.path().join("r.json");
+            let mut child = spawn_run(&json);
+            std::thread::sleep(Duration::from_millis(2500));
+            let t0 = Instant::now();
+            send_signal(child.id(), sig);
+            let status = loop {
+                if let Some(s) = child.try_wait().expect("wait") {
+                    break s;
+                }
+                assert!(
+                    t0.elapsed() < Duration::from_secs(5),
+                    "signal {sig} did not end the run"
+                );
+                std::thread::sleep(Duration::from_millis(10));
+            };
+            let took = t0.elapsed();
             assert!(
-                t0.elapsed() < Duration::from_secs(5),
-                "signal {sig} did not end the run"
+                took <= Duration::from_secs(1),
+                "signal {sig}: exit took {took:?}"
             );
-            std::thread::sleep(Duration::from_millis(10));
-        };
-        let took = t0.elapsed();
-        assert!(
-            took <= Duration::from_secs(1),
-            "signal {sig}: exit took {took:?}"
-        );
-        assert_eq!(status.code(), Some(0));
-        let out = child.wait_with_output().expect("output");
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            stdout.contains("rtlat timer:") && stdout.contains("(signal)"),
-            "{stdout}"
-        );
-        let r = load(&json);
-        assert_eq!(r["complete"], true);
-        assert_eq!(r["end_reason"], "signal");
-        let d = r["duration_ns"].as_u64().expect("duration");
-        assert!((2_000_000_000..10_000_000_000).contains(&d), "duration {d}");
-        assert_summary_invariants(&r["total"]);
+            assert_eq!(status.code(), Some(0));
+            let out = child.wait_with_output().expect("output");
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                stdout.contains("rtlat timer:") && stdout.contains("(signal)"),
+                "{stdout}"
+            );
+            let r = load(&json);
+            assert_eq!(r["complete"], true);
+            assert_eq!(r["end_reason"], "signal");
+            let d = r["duration_ns"].as_u64().expect("duration");
+            assert!((2_000_000_000..10_000_000_000).contains(&d), "duration {d}");
+            assert_summary_invariants(&r["total"]);
+        }
     }
-}
+);
 
-#[test]
-fn sigkill_leaves_a_valid_incomplete_file() {
-    if !need(Need::Root) {
-        return;
+case!(
+    sigkill_leaves_a_valid_incomplete_file,
+    [
+        Root,
+        Native("it kills 3.5 s after spawn and wants a saved file; an emulated start can take 3 s",),
+        Measuring
+    ],
+    |t| {
+        let json = t.path("k.json");
+        let mut child = spawn_run(&json);
+        std::thread::sleep(Duration::from_millis(3500));
+        send_signal(child.id(), "KILL");
+        child.wait().expect("wait");
+        let r = load(&json);
+        assert_eq!(r["complete"], false);
+        assert_eq!(r["end_reason"], "running");
+        assert!(
+            r["total"]["samples"].as_u64().expect("samples") > 1000,
+            "no samples saved"
+        );
+        assert_schema_valid(&json);
+        // No temporary file is left beside it (only the unlocked lock file,
+        // which a killed run cannot remove and the next writer reuses).
+        let names: Vec<_> = std::fs::read_dir(t.dir())
+            .expect("dir")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .filter(|n| n != ".k.json.lock")
+            .collect();
+        assert_eq!(names, ["k.json"], "{names:?}");
     }
-    let _turn = measuring();
-    if !need(Need::Native(
-        "it kills 3.5 s after spawn and wants a saved file; an emulated start can take 3 s",
-    )) {
-        return;
-    }
-    let dir = tempfile::tempdir().expect("tempdir");
-    let json = dir.path().join("k.json");
-    let mut child = spawn_run(&json);
-    std::thread::sleep(Duration::from_millis(3500));
-    send_signal(child.id(), "KILL");
-    child.wait().expect("wait");
-    let r = load(&json);
-    assert_eq!(r["complete"], false);
-    assert_eq!(r["end_reason"], "running");
-    assert!(
-        r["total"]["samples"].as_u64().expect("samples") > 1000,
-        "no samples saved"
-    );
-    assert_schema_valid(&json);
-    // No temporary file is left beside it (only the unlocked lock file,
-    // which a killed run cannot remove and the next writer reuses).
-    let names: Vec<_> = std::fs::read_dir(dir.path())
-        .expect("dir")
-        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
-        .filter(|n| n != ".k.json.lock")
-        .collect();
-    assert_eq!(names, ["k.json"], "{names:?}");
-}
+);

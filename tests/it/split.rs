@@ -29,22 +29,19 @@ fn tracefs_state() -> String {
     )
 }
 
-/// tracefs with the hrtimer events, mounting it as `rtlat` would.
-fn have_hrtimer_events() -> bool {
+/// Whether tracefs has the hrtimer events, mounting it as `rtlat` would.
+fn hrtimer_events() -> bool {
     let root = Path::new(TRACEFS);
     if !root.join("events").is_dir() {
         let _ = std::process::Command::new("mount")
             .args(["-t", "tracefs", "nodev", TRACEFS])
             .status();
     }
-    if root.join("events/timer/hrtimer_start/format").exists() {
-        return true;
-    }
-    need(Need::Machine(
-        false,
-        "this kernel has no tracefs with timer:hrtimer_start",
-    ))
+    root.join("events/timer/hrtimer_start/format").exists()
 }
+
+/// Why a test skips without [`hrtimer_events`].
+const NO_HRTIMER_EVENTS: &str = "this kernel has no tracefs with timer:hrtimer_start";
 
 fn named<'a>(threads: &'a [Value], name: &str) -> &'a Value {
     threads
@@ -57,104 +54,99 @@ fn n(v: &Value) -> u64 {
     v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
 }
 
-#[test]
-fn split_gives_every_sample_its_irq_and_scheduling_parts_and_restores_tracefs() {
-    if !need(Need::Root)
-        || !need(Need::Native(
-            "the trace's pages are the host kernel's, not the emulated CPU's",
-        ))
-        || !have_hrtimer_events()
-    {
-        return;
-    }
-    let _turn = measuring();
-    let before = tracefs_state();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let json = dir.path().join("s.json");
-    let out = rtlat()
-        .args([
-            "timer",
-            "--split",
-            "--period",
-            "500us",
-            "--duration",
-            "3s",
-            "--quiet",
-            "--json",
-        ])
-        .arg(&json)
-        .output()
-        .expect("runs");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{err}");
-    assert_schema_valid(&json);
-    let r = load(&json);
-    let d = &r["details"]["split"];
-    let threads = r["threads"].as_array().expect("threads");
-    let users: Vec<&Value> = threads
-        .iter()
-        .filter(|t| !t["name"].as_str().unwrap_or("").contains('/'))
-        .collect();
-    assert!(!users.is_empty());
-    assert_eq!(
-        threads.len(),
-        3 * users.len(),
-        "cpuN, cpuN/irq, cpuN/sched each"
-    );
-    let mut samples = 0;
-    for u in &users {
-        let name = u["name"].as_str().expect("name");
-        let (irq, sched) = (
-            named(threads, &format!("{name}/irq")),
-            named(threads, &format!("{name}/sched")),
+case!(
+    split_gives_every_sample_its_irq_and_scheduling_parts_and_restores_tracefs,
+    [
+        Root,
+        Native(HOST_TRACE),
+        Machine(hrtimer_events(), NO_HRTIMER_EVENTS),
+        Measuring
+    ],
+    |t| {
+        let before = tracefs_state();
+        let json = t.path("s.json");
+        let out = t
+            .rtlat()
+            .args([
+                "timer",
+                "--split",
+                "--period",
+                "500us",
+                "--duration",
+                "3s",
+                "--quiet",
+                "--json",
+            ])
+            .arg(&json)
+            .output()
+            .expect("runs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{err}");
+        assert_schema_valid(&json);
+        let r = load(&json);
+        let d = &r["details"]["split"];
+        let threads = r["threads"].as_array().expect("threads");
+        let users: Vec<&Value> = threads
+            .iter()
+            .filter(|t| !t["name"].as_str().unwrap_or("").contains('/'))
+            .collect();
+        assert!(!users.is_empty());
+        assert_eq!(
+            threads.len(),
+            3 * users.len(),
+            "cpuN, cpuN/irq, cpuN/sched each"
         );
-        assert_eq!(irq["cpu"], u["cpu"]);
-        let (us, is, ss) = (&u["summary"], &irq["summary"], &sched["summary"]);
-        for s in [us, is, ss] {
-            assert_summary_invariants(s);
+        let mut samples = 0;
+        for u in &users {
+            let name = u["name"].as_str().expect("name");
+            let (irq, sched) = (
+                named(threads, &format!("{name}/irq")),
+                named(threads, &format!("{name}/sched")),
+            );
+            assert_eq!(irq["cpu"], u["cpu"]);
+            let (us, is, ss) = (&u["summary"], &irq["summary"], &sched["summary"]);
+            for s in [us, is, ss] {
+                assert_summary_invariants(s);
+            }
+            // One pair of parts per matched sample, nearly every sample matched.
+            assert_eq!(is["samples"], ss["samples"], "{name}");
+            let (total, matched) = (n(&us["samples"]), n(&is["samples"]));
+            assert!(
+                matched <= total && matched * 100 >= total * 99,
+                "{name}: {matched} of {total} matched"
+            );
+            // Each part is at most the sample it is part of.
+            assert!(n(&is["max_ns"]) <= n(&us["max_ns"]), "{name}: {is} vs {us}");
+            assert!(n(&ss["max_ns"]) <= n(&us["max_ns"]), "{name}: {ss} vs {us}");
+            // The parts add up: their averages to the samples' (within the few unmatched).
+            let sum = n(&is["avg_ns"]) + n(&ss["avg_ns"]);
+            let avg = n(&us["avg_ns"]);
+            assert!(
+                sum.abs_diff(avg) * 20 <= avg.max(20),
+                "{name}: irq + sched averages {sum} ns against {avg} ns"
+            );
+            samples += total;
         }
-        // One pair of parts per matched sample, nearly every sample matched.
-        assert_eq!(is["samples"], ss["samples"], "{name}");
-        let (total, matched) = (n(&us["samples"]), n(&is["samples"]));
-        assert!(
-            matched <= total && matched * 100 >= total * 99,
-            "{name}: {matched} of {total} matched"
+        // The total is the user samples' alone.
+        assert_eq!(n(&r["total"]["samples"]), samples);
+        assert_eq!(d["irq_above_total"], 0, "{d}");
+        assert_eq!(
+            n(&d["matched"]) + n(&d["unmatched_samples"]),
+            samples,
+            "{d}"
         );
-        // Each part is at most the sample it is part of.
-        assert!(n(&is["max_ns"]) <= n(&us["max_ns"]), "{name}: {is} vs {us}");
-        assert!(n(&ss["max_ns"]) <= n(&us["max_ns"]), "{name}: {ss} vs {us}");
-        // The parts add up: their averages to the samples' (within the few unmatched).
-        let sum = n(&is["avg_ns"]) + n(&ss["avg_ns"]);
-        let avg = n(&us["avg_ns"]);
-        assert!(
-            sum.abs_diff(avg) * 20 <= avg.max(20),
-            "{name}: irq + sched averages {sum} ns against {avg} ns"
-        );
-        samples += total;
+        assert!(d.get("restore_problems").is_none(), "{d}");
+        assert_eq!(tracefs_state(), before, "tracefs left changed");
     }
-    // The total is the user samples' alone.
-    assert_eq!(n(&r["total"]["samples"]), samples);
-    assert_eq!(d["irq_above_total"], 0, "{d}");
-    assert_eq!(
-        n(&d["matched"]) + n(&d["unmatched_samples"]),
-        samples,
-        "{d}"
-    );
-    assert!(d.get("restore_problems").is_none(), "{d}");
-    assert_eq!(tracefs_state(), before, "tracefs left changed");
-}
+);
 
-#[test]
-fn split_without_root_exits_3_naming_the_fix() {
-    if !need(Need::Root) {
-        return;
-    }
+case!(split_without_root_exits_3_naming_the_fix, [Root], |_t| {
     let err = timer_as_nobody_error("--split");
     assert!(
         err.contains("--split needs tracefs") && err.contains("root"),
         "{err}"
     );
-}
+});
 
 #[test]
 fn split_with_context_or_synthetic_samples_is_a_usage_error() {

@@ -159,15 +159,14 @@ impl Drop for Board {
     }
 }
 
-pub fn have_sshd() -> bool {
-    // The boards run the host's x86_64 rtlat over ssh: not the emulated one.
-    if !need(Need::Native(
-        "the ssh boards run the host's native rtlat, not the emulated build",
-    )) {
-        return false;
-    }
-    need(Need::Provided(
-        Path::new("/usr/sbin/sshd").exists(),
-        "openssh-server (/usr/sbin/sshd)",
-    ))
+/// Why the boards need the native build: they run the host's x86_64 rtlat
+/// over ssh, not the emulated one (a `Native` need).
+pub const SSH_BOARDS: &str = "the ssh boards run the host's native rtlat, not the emulated build";
+
+/// What the boards' ssh server is (a `Provided` need, with [`sshd`]).
+pub const SSHD: &str = "openssh-server (/usr/sbin/sshd)";
+
+/// Whether this machine has the ssh server the boards run.
+pub fn sshd() -> bool {
+    Path::new("/usr/sbin/sshd").exists()
 }

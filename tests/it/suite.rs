@@ -1,6 +1,6 @@
 //! Integration tests for `rtlat suite` and `rtlat compare --by-board`.
 
-use crate::sshd::{have_sshd, Board, Keys};
+use crate::sshd::{sshd, Board, Keys, SSHD, SSH_BOARDS};
 use crate::util::*;
 use serde_json::Value;
 use std::path::Path;
@@ -42,55 +42,55 @@ fn assert_all_done(dir: &Path) -> Vec<String> {
     names
 }
 
-#[test]
-fn quick_suite_runs_every_step_and_writes_report_and_summary() {
-    if !need(Need::Root) {
-        return;
-    }
-    let dir = tempfile::tempdir().expect("tempdir");
-    let out = dir.path().join("quick");
-    let run = {
-        let _turn = measuring();
-        rtlat()
-            .args(["suite", "quick", "--out"])
+case!(
+    quick_suite_runs_every_step_and_writes_report_and_summary,
+    [Root],
+    |t| {
+        let out = t.path("quick");
+        let run = {
+            let _turn = measuring();
+            t.rtlat()
+                .args(["suite", "quick", "--out"])
+                .arg(&out)
+                .output()
+                .expect("runs")
+        };
+        let stdout = String::from_utf8_lossy(&run.stdout);
+        assert!(
+            run.status.success(),
+            "{stdout}\n{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        let names = assert_all_done(&out);
+        assert_eq!(names, ["cruncher", "switch", "timer", "timer-load"]);
+        let report = std::fs::read_to_string(out.join("report.html")).expect("report.html");
+        let summary = std::fs::read_to_string(out.join("summary.md")).expect("summary.md");
+        for n in &names {
+            assert!(stdout.contains(&format!("] {n}: done in")), "{stdout}");
+            assert!(
+                report.contains(&format!("{n}.json")),
+                "report.html lacks {n}"
+            );
+            assert!(
+                summary.contains(&format!("| {n} |")),
+                "summary.md lacks {n}"
+            );
+            assert!(summary.contains(&format!("{n} max")) || n == "cruncher");
+        }
+        assert!(summary.contains("cruncher stretch"), "{summary}");
+        // The by-board table of the directory is the one in summary.md.
+        let table = t
+            .rtlat()
+            .args(["compare", "--by-board", "--format", "markdown"])
             .arg(&out)
             .output()
-            .expect("runs")
-    };
-    let stdout = String::from_utf8_lossy(&run.stdout);
-    assert!(
-        run.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    let names = assert_all_done(&out);
-    assert_eq!(names, ["cruncher", "switch", "timer", "timer-load"]);
-    let report = std::fs::read_to_string(out.join("report.html")).expect("report.html");
-    let summary = std::fs::read_to_string(out.join("summary.md")).expect("summary.md");
-    for n in &names {
-        assert!(stdout.contains(&format!("] {n}: done in")), "{stdout}");
-        assert!(
-            report.contains(&format!("{n}.json")),
-            "report.html lacks {n}"
-        );
-        assert!(
-            summary.contains(&format!("| {n} |")),
-            "summary.md lacks {n}"
-        );
-        assert!(summary.contains(&format!("{n} max")) || n == "cruncher");
+            .expect("runs");
+        assert!(table.status.success());
+        let table = String::from_utf8_lossy(&table.stdout).to_string();
+        assert!(summary.contains(table.trim()), "{table}\n---\n{summary}");
+        eprintln!("summary.md:\n{summary}");
     }
-    assert!(summary.contains("cruncher stretch"), "{summary}");
-    // The by-board table of the directory is the one in summary.md.
-    let table = rtlat()
-        .args(["compare", "--by-board", "--format", "markdown"])
-        .arg(&out)
-        .output()
-        .expect("runs");
-    assert!(table.status.success());
-    let table = String::from_utf8_lossy(&table.stdout).to_string();
-    assert!(summary.contains(table.trim()), "{table}\n---\n{summary}");
-    eprintln!("summary.md:\n{summary}");
-}
+);
 
 const RESUMABLE: &str = r#"
 name = "resumable"
@@ -113,83 +113,83 @@ bench = "switch"
 duration = "1s"
 "#;
 
-#[test]
-fn a_suite_killed_in_its_second_step_resumes_keeping_the_first() {
-    if !need(Need::Root) {
-        return;
-    }
-    let dir = tempfile::tempdir().expect("tempdir");
-    let toml = dir.path().join("resumable.toml");
-    std::fs::write(&toml, RESUMABLE).expect("write");
-    let out = dir.path().join("r");
-    let _turn = measuring();
-    let mut child = Command::new(bin())
-        .arg("suite")
-        .arg(&toml)
-        .arg("--out")
-        .arg(&out)
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("starts");
-    // Wait until the second step has saved a partial result.
-    let second = out.join("second.json");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let running = out.join("suite.json").exists()
-            && states(&manifest(&out))
-                .iter()
-                .any(|(n, s)| n == "second" && s == "running");
-        if running && second.exists() && load(&second)["complete"] == false {
-            break;
+case!(
+    a_suite_killed_in_its_second_step_resumes_keeping_the_first,
+    [Root, Measuring],
+    |t| {
+        let toml = t.path("resumable.toml");
+        std::fs::write(&toml, RESUMABLE).expect("write");
+        let out = t.path("r");
+        let mut child = t
+            .process()
+            .arg("suite")
+            .arg(&toml)
+            .arg("--out")
+            .arg(&out)
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("starts");
+        // Wait until the second step has saved a partial result.
+        let second = out.join("second.json");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let running = out.join("suite.json").exists()
+                && states(&manifest(&out))
+                    .iter()
+                    .any(|(n, s)| n == "second" && s == "running");
+            if running && second.exists() && load(&second)["complete"] == false {
+                break;
+            }
+            assert!(Instant::now() < deadline, "the second step never ran");
+            std::thread::sleep(Duration::from_millis(100));
         }
-        assert!(Instant::now() < deadline, "the second step never ran");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    child.kill().expect("SIGKILL");
-    child.wait().expect("reaped");
-    let first = std::fs::read(out.join("first.json")).expect("first result");
-    // The step's own process died with the suite: nothing rewrites the file any more.
-    std::thread::sleep(Duration::from_millis(1500));
-    let partial = std::fs::read(&second).expect("second result");
-    std::thread::sleep(Duration::from_millis(1500));
-    assert_eq!(
-        partial,
-        std::fs::read(&second).unwrap(),
-        "the step outlived the suite"
-    );
-    assert_eq!(load(&second)["complete"], false);
-    let m = manifest(&out);
-    assert_eq!(
-        states(&m),
-        [
-            ("first".into(), "done".into()),
-            ("second".into(), "running".into()),
-            ("third".into(), "pending".into())
-        ]
-    );
+        child.kill().expect("SIGKILL");
+        child.wait().expect("reaped");
+        let first = std::fs::read(out.join("first.json")).expect("first result");
+        // The step's own process died with the suite: nothing rewrites the file any more.
+        std::thread::sleep(Duration::from_millis(1500));
+        let partial = std::fs::read(&second).expect("second result");
+        std::thread::sleep(Duration::from_millis(1500));
+        assert_eq!(
+            partial,
+            std::fs::read(&second).unwrap(),
+            "the step outlived the suite"
+        );
+        assert_eq!(load(&second)["complete"], false);
+        let m = manifest(&out);
+        assert_eq!(
+            states(&m),
+            [
+                ("first".into(), "done".into()),
+                ("second".into(), "running".into()),
+                ("third".into(), "pending".into())
+            ]
+        );
 
-    let again = rtlat()
-        .arg("suite")
-        .arg(&toml)
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .expect("runs");
-    let stdout = String::from_utf8_lossy(&again.stdout);
-    assert!(again.status.success(), "{stdout}");
-    assert!(
-        stdout.contains("[1/3] first: done before, kept"),
-        "{stdout}"
-    );
-    assert!(stdout.contains("[2/3] second: done in"), "{stdout}");
-    assert_all_done(&out);
-    assert_eq!(
-        first,
-        std::fs::read(out.join("first.json")).unwrap(),
-        "the completed step's file was touched"
-    );
-    assert!(load(&second)["duration_ns"].as_u64().unwrap() >= 7_000_000_000);
-}
+        let again = t
+            .rtlat()
+            .arg("suite")
+            .arg(&toml)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .expect("runs");
+        let stdout = String::from_utf8_lossy(&again.stdout);
+        assert!(again.status.success(), "{stdout}");
+        assert!(
+            stdout.contains("[1/3] first: done before, kept"),
+            "{stdout}"
+        );
+        assert!(stdout.contains("[2/3] second: done in"), "{stdout}");
+        assert_all_done(&out);
+        assert_eq!(
+            first,
+            std::fs::read(out.join("first.json")).unwrap(),
+            "the completed step's file was touched"
+        );
+        assert!(load(&second)["duration_ns"].as_u64().unwrap() >= 7_000_000_000);
+    }
+);
 
 /// A step whose machine lacks a device (exit 3), optional or not, and a step that runs.
 fn lacking(optional: bool) -> String {
@@ -211,59 +211,60 @@ args = ["--cpus", "0", "--policy", "other", "--no-mlock", "--dma-latency", "off"
     )
 }
 
-#[test]
-fn an_optional_step_the_machine_cannot_run_is_skipped_with_its_reason() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    for optional in [true, false] {
-        let toml = dir.path().join(format!("lacking-{optional}.toml"));
-        std::fs::write(&toml, lacking(optional)).expect("write");
-        let out = dir.path().join(format!("o-{optional}"));
-        let run = rtlat()
-            .arg("suite")
-            .arg(&toml)
-            .arg("--out")
-            .arg(&out)
-            .output()
-            .expect("runs");
-        let stdout = String::from_utf8_lossy(&run.stdout);
-        let m = manifest(&out);
-        let no_chip = &m["steps"][0];
-        assert_eq!(no_chip["exit_code"], 3, "{m}");
-        assert!(
-            no_chip["message"]
-                .as_str()
-                .unwrap_or("")
-                .contains("no GPIO chip"),
-            "{m}"
-        );
-        // The step after it ran either way.
-        assert_eq!(states(&m)[1], ("timer".into(), "done".into()), "{m}");
-        let summary = std::fs::read_to_string(out.join("summary.md")).expect("summary.md");
-        if optional {
-            assert!(run.status.success(), "{stdout}");
-            assert_eq!(no_chip["state"], "skipped", "{m}");
-            assert!(stdout.contains("[1/2] no-chip: skipped: "), "{stdout}");
-            assert!(summary.contains("| skipped: "), "{summary}");
-        } else {
-            assert_eq!(run.status.code(), Some(3), "{stdout}");
-            assert_eq!(no_chip["state"], "failed", "{m}");
-            assert!(summary.contains("| failed: "), "{summary}");
+case!(
+    an_optional_step_the_machine_cannot_run_is_skipped_with_its_reason,
+    [],
+    |t| {
+        for optional in [true, false] {
+            let toml = t.path(format!("lacking-{optional}.toml"));
+            std::fs::write(&toml, lacking(optional)).expect("write");
+            let out = t.path(format!("o-{optional}"));
+            let run = t
+                .rtlat()
+                .arg("suite")
+                .arg(&toml)
+                .arg("--out")
+                .arg(&out)
+                .output()
+                .expect("runs");
+            let stdout = String::from_utf8_lossy(&run.stdout);
+            let m = manifest(&out);
+            let no_chip = &m["steps"][0];
+            assert_eq!(no_chip["exit_code"], 3, "{m}");
+            assert!(
+                no_chip["message"]
+                    .as_str()
+                    .unwrap_or("")
+                    .contains("no GPIO chip"),
+                "{m}"
+            );
+            // The step after it ran either way.
+            assert_eq!(states(&m)[1], ("timer".into(), "done".into()), "{m}");
+            let summary = std::fs::read_to_string(out.join("summary.md")).expect("summary.md");
+            if optional {
+                assert!(run.status.success(), "{stdout}");
+                assert_eq!(no_chip["state"], "skipped", "{m}");
+                assert!(stdout.contains("[1/2] no-chip: skipped: "), "{stdout}");
+                assert!(summary.contains("| skipped: "), "{summary}");
+            } else {
+                assert_eq!(run.status.code(), Some(3), "{stdout}");
+                assert_eq!(no_chip["state"], "failed", "{m}");
+                assert!(summary.contains("| failed: "), "{summary}");
+            }
         }
     }
-}
+);
 
-#[test]
-fn bad_suites_give_one_line_and_exit_2() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let out = dir.path().join("o");
+case!(bad_suites_give_one_line_and_exit_2, [], |t| {
+    let out = t.path("o");
     let bad = |args: &[&str], want: &str| {
-        let r = rtlat().args(args).output().expect("runs");
+        let r = t.rtlat().args(args).output().expect("runs");
         let line = error_line(&r, 2, &format!("{args:?}"));
         assert!(line.contains(want), "{args:?}: {line}");
     };
     let o = out.to_str().unwrap();
     bad(&["suite", "fast", "--out", o], "quick, classic, soak");
-    let toml = dir.path().join("bad.toml");
+    let toml = t.path("bad.toml");
     std::fs::write(
         &toml,
         "[[step]]\nname = \"a\"\nbench = \"timer\"\nduration = 5s\n",
@@ -283,7 +284,7 @@ fn bad_suites_give_one_line_and_exit_2() {
     );
     bad(&["compare", "--by-board", o], "suite.json");
     assert!(!out.exists(), "nothing is created for a refused suite");
-}
+});
 
 fn remote_suite(suite: &Path, out: &Path, keys: &Keys, targets: &[&Board]) -> Command {
     remote_suite_with(suite, out, keys, targets, &bin())
@@ -308,61 +309,61 @@ fn remote_suite_with(
     c
 }
 
-#[test]
-fn quick_suite_on_two_boards_over_ssh_gives_one_table_with_two_rows() {
-    if !need(Need::Root) || !have_sshd() {
-        return;
-    }
-    let keys = Keys::new();
-    let (a, b) = (Board::new(&keys), Board::new(&keys));
-    let dir = tempfile::tempdir().expect("tempdir");
-    let out = dir.path().join("boards");
-    let run = {
-        let _turn = measuring();
-        remote_suite(Path::new("quick"), &out, &keys, &[&a, &b])
+case!(
+    quick_suite_on_two_boards_over_ssh_gives_one_table_with_two_rows,
+    [Root, Native(SSH_BOARDS), Provided(sshd(), SSHD)],
+    |t| {
+        let keys = Keys::new();
+        let (a, b) = (Board::new(&keys), Board::new(&keys));
+        let out = t.path("boards");
+        let run = {
+            let _turn = measuring();
+            remote_suite(Path::new("quick"), &out, &keys, &[&a, &b])
+                .output()
+                .expect("runs")
+        };
+        let stdout = String::from_utf8_lossy(&run.stdout);
+        assert!(
+            run.status.success(),
+            "{stdout}\n{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        for board in [&a, &b] {
+            let d = out.join(format!("root@{}", board.addr));
+            let names = assert_all_done(&d);
+            assert_eq!(names, ["cruncher", "switch", "timer", "timer-load"]);
+            assert_eq!(manifest(&d)["target"], board.target());
+            assert!(d.join("report.html").is_file() && d.join("summary.md").is_file());
+            // Nothing left running on the board but its sshd.
+            assert_eq!(
+                board.pids().len(),
+                1,
+                "left on {}: {:?}",
+                board.ns,
+                board.pids()
+            );
+        }
+        let table = t
+            .rtlat()
+            .args(["compare", "--by-board", "--format", "csv"])
+            .arg(&out)
             .output()
-            .expect("runs")
-    };
-    let stdout = String::from_utf8_lossy(&run.stdout);
-    assert!(
-        run.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    for board in [&a, &b] {
-        let d = out.join(format!("root@{}", board.addr));
-        let names = assert_all_done(&d);
-        assert_eq!(names, ["cruncher", "switch", "timer", "timer-load"]);
-        assert_eq!(manifest(&d)["target"], board.target());
-        assert!(d.join("report.html").is_file() && d.join("summary.md").is_file());
-        // Nothing left running on the board but its sshd.
-        assert_eq!(
-            board.pids().len(),
-            1,
-            "left on {}: {:?}",
-            board.ns,
-            board.pids()
+            .expect("runs");
+        assert!(table.status.success());
+        let table = String::from_utf8_lossy(&table.stdout).to_string();
+        eprintln!("by-board:\n{table}");
+        let rows: Vec<&str> = table.lines().collect();
+        assert_eq!(rows.len(), 3, "{table}");
+        assert!(rows[0].starts_with("board,cruncher_ideal_us,cruncher_stretch,switch_min_us"));
+        assert!(rows[1].starts_with(&format!("root@{},", a.addr)), "{table}");
+        assert!(rows[2].starts_with(&format!("root@{},", b.addr)), "{table}");
+        let summary = std::fs::read_to_string(out.join("summary.md")).expect("summary.md");
+        assert!(
+            summary.contains(&format!("| root@{} |", b.addr)),
+            "{summary}"
         );
     }
-    let table = rtlat()
-        .args(["compare", "--by-board", "--format", "csv"])
-        .arg(&out)
-        .output()
-        .expect("runs");
-    assert!(table.status.success());
-    let table = String::from_utf8_lossy(&table.stdout).to_string();
-    eprintln!("by-board:\n{table}");
-    let rows: Vec<&str> = table.lines().collect();
-    assert_eq!(rows.len(), 3, "{table}");
-    assert!(rows[0].starts_with("board,cruncher_ideal_us,cruncher_stretch,switch_min_us"));
-    assert!(rows[1].starts_with(&format!("root@{},", a.addr)), "{table}");
-    assert!(rows[2].starts_with(&format!("root@{},", b.addr)), "{table}");
-    let summary = std::fs::read_to_string(out.join("summary.md")).expect("summary.md");
-    assert!(
-        summary.contains(&format!("| root@{} |", b.addr)),
-        "{summary}"
-    );
-}
+);
 
 const SHORT: &str = r#"
 [[step]]
@@ -383,95 +384,93 @@ bench = "switch"
 duration = "1s"
 "#;
 
-#[test]
-fn a_board_lost_mid_run_is_reported_and_the_other_completes() {
-    if !need(Need::Root) || !have_sshd() {
-        return;
+case!(
+    a_board_lost_mid_run_is_reported_and_the_other_completes,
+    [Root, Native(SSH_BOARDS), Provided(sshd(), SSHD), Measuring],
+    |t| {
+        let keys = Keys::new();
+        let (mut a, b) = (Board::new(&keys), Board::new(&keys));
+        let suite = t.path("short.toml");
+        std::fs::write(&suite, SHORT).unwrap();
+        let out = t.path("boards");
+        let child = remote_suite(&suite, &out, &keys, &[&a, &b])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("starts");
+        let da = out.join(format!("root@{}", a.addr));
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !(da.join("suite.json").exists()
+            && states(&manifest(&da))
+                .iter()
+                .any(|(n, s)| n == "second" && s == "running"))
+        {
+            assert!(Instant::now() < deadline, "the second step never ran on a");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        std::thread::sleep(Duration::from_secs(1));
+        a.kill_all();
+        let run = child.wait_with_output().expect("ends");
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(3), "{stderr}");
+        eprintln!("lost board:\n{stderr}");
+        let last = stderr.lines().last().unwrap_or_default();
+        assert!(
+            last.contains(&format!("root@{} became unreachable", a.addr))
+                && last.contains("1 completed step(s) are kept"),
+            "{stderr}"
+        );
+        assert_eq!(
+            states(&manifest(&da)),
+            [
+                ("first".into(), "done".into()),
+                ("second".into(), "failed".into()),
+                ("third".into(), "pending".into())
+            ]
+        );
+        assert_eq!(load(&da.join("first.json"))["complete"], true);
+        assert_all_done(&out.join(format!("root@{}", b.addr)));
     }
-    let keys = Keys::new();
-    let (mut a, b) = (Board::new(&keys), Board::new(&keys));
-    let dir = tempfile::tempdir().expect("tempdir");
-    let suite = dir.path().join("short.toml");
-    std::fs::write(&suite, SHORT).unwrap();
-    let out = dir.path().join("boards");
-    let _turn = measuring();
-    let child = remote_suite(&suite, &out, &keys, &[&a, &b])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("starts");
-    let da = out.join(format!("root@{}", a.addr));
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !(da.join("suite.json").exists()
-        && states(&manifest(&da))
-            .iter()
-            .any(|(n, s)| n == "second" && s == "running"))
-    {
-        assert!(Instant::now() < deadline, "the second step never ran on a");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    std::thread::sleep(Duration::from_secs(1));
-    a.kill_all();
-    let run = child.wait_with_output().expect("ends");
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    assert_eq!(run.status.code(), Some(3), "{stderr}");
-    eprintln!("lost board:\n{stderr}");
-    let last = stderr.lines().last().unwrap_or_default();
-    assert!(
-        last.contains(&format!("root@{} became unreachable", a.addr))
-            && last.contains("1 completed step(s) are kept"),
-        "{stderr}"
-    );
-    assert_eq!(
-        states(&manifest(&da)),
-        [
-            ("first".into(), "done".into()),
-            ("second".into(), "failed".into()),
-            ("third".into(), "pending".into())
-        ]
-    );
-    assert_eq!(load(&da.join("first.json"))["complete"], true);
-    assert_all_done(&out.join(format!("root@{}", b.addr)));
-}
+);
 
-#[test]
-fn a_target_without_rtlat_or_with_another_version_is_refused_in_one_line() {
-    if !need(Need::Root) || !have_sshd() {
-        return;
-    }
-    let keys = Keys::new();
-    let a = Board::new(&keys);
-    let dir = tempfile::tempdir().expect("tempdir");
-    let out = dir.path().join("o");
-    let old = dir.path().join("old-rtlat");
-    std::fs::write(&old, "#!/bin/sh\necho rtlat 0.0.1\n").unwrap();
-    std::process::Command::new("chmod")
-        .arg("+x")
-        .arg(&old)
-        .status()
-        .unwrap();
-    let refused = |remote: &str, want: &str| {
-        let r = remote_suite_with(Path::new("quick"), &out, &keys, &[&a], Path::new(remote))
+case!(
+    a_target_without_rtlat_or_with_another_version_is_refused_in_one_line,
+    [Root, Native(SSH_BOARDS), Provided(sshd(), SSHD)],
+    |t| {
+        let keys = Keys::new();
+        let a = Board::new(&keys);
+        let out = t.path("o");
+        let old = t.path("old-rtlat");
+        std::fs::write(&old, "#!/bin/sh\necho rtlat 0.0.1\n").unwrap();
+        std::process::Command::new("chmod")
+            .arg("+x")
+            .arg(&old)
+            .status()
+            .unwrap();
+        let refused = |remote: &str, want: &str| {
+            let r = remote_suite_with(Path::new("quick"), &out, &keys, &[&a], Path::new(remote))
+                .output()
+                .expect("runs");
+            let line = error_line(&r, 3, want);
+            eprintln!("refused: {line}");
+            assert!(line.contains(want), "{line}");
+        };
+        refused(
+            "/nonexistent/rtlat",
+            "install rtlat there or give --remote-rtlat",
+        );
+        refused(old.to_str().unwrap(), "runs 'rtlat 0.0.1'");
+        let gone = t
+            .process()
+            .args(["suite", "quick", "--out"])
+            .arg(&out)
+            .args(["--target", "ssh://root@10.202.250.1"])
+            .args(keys.ssh_options())
+            .args(["--ssh-option", "ConnectTimeout=2"])
             .output()
             .expect("runs");
-        let line = error_line(&r, 3, want);
-        eprintln!("refused: {line}");
-        assert!(line.contains(want), "{line}");
-    };
-    refused(
-        "/nonexistent/rtlat",
-        "install rtlat there or give --remote-rtlat",
-    );
-    refused(old.to_str().unwrap(), "runs 'rtlat 0.0.1'");
-    let gone = Command::new(bin())
-        .args(["suite", "quick", "--out"])
-        .arg(&out)
-        .args(["--target", "ssh://root@10.202.250.1"])
-        .args(keys.ssh_options())
-        .args(["--ssh-option", "ConnectTimeout=2"])
-        .output()
-        .expect("runs");
-    let line = error_line(&gone, 3, "an unreachable target");
-    eprintln!("unreachable: {line}");
-    assert!(line.contains("is unreachable"), "{line}");
-}
+        let line = error_line(&gone, 3, "an unreachable target");
+        eprintln!("unreachable: {line}");
+        assert!(line.contains("is unreachable"), "{line}");
+    }
+);

@@ -2,7 +2,8 @@
 //! that got worse named and `--fail-on-regression`'s exit code, files that
 //! are not results counted, and the HTML page rendered by chromium.
 
-use crate::util::{need, rtlat, Need};
+use crate::case::Case;
+use crate::util::{assert_exit, need, Need};
 use serde_json::{json, Value};
 use std::path::Path;
 
@@ -58,97 +59,72 @@ fn nightlies(dir: &Path) {
     std::fs::write(dir.join("board-a/notes.json"), "{\"not\": \"a result\"}").unwrap();
 }
 
-#[test]
-fn trend_names_the_board_that_got_worse_and_fails_on_request() {
-    let d = tempfile::tempdir().unwrap();
-    nightlies(d.path());
-    let out = rtlat().arg("trend").arg(d.path()).output().unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    let text = String::from_utf8_lossy(&out.stdout);
-    let changes: Vec<&str> = text.lines().filter(|l| l.contains(" from run ")).collect();
-    assert_eq!(changes.len(), 1, "{text}");
-    assert!(
-        changes[0].contains("board-b: timer") && changes[0].contains("worse from run 26 of 40"),
-        "{text}"
-    );
-    assert!(changes[0].contains("25.json (2026-01-30"), "{text}");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(
-        err.contains("skipped 1 file(s)") && err.contains("notes.json"),
-        "{err}"
-    );
-
-    let fail = rtlat()
-        .arg("trend")
-        .arg(d.path())
-        .arg("--fail-on-regression")
-        .output()
-        .unwrap();
-    assert_eq!(fail.status.code(), Some(1));
-    // Without board-b there is nothing to fail on.
-    std::fs::remove_dir_all(d.path().join("board-b")).unwrap();
-    let pass = rtlat()
-        .arg("trend")
-        .arg(d.path())
-        .arg("--fail-on-regression")
-        .output()
-        .unwrap();
-    assert_eq!(pass.status.code(), Some(0));
-    assert!(String::from_utf8_lossy(&pass.stdout).contains("no change beyond run-to-run noise"));
+/// `rtlat trend` of the case's directory.
+fn trend(t: &Case) -> assert_cmd::Command {
+    let mut c = t.rtlat();
+    c.arg("trend").arg(t.dir());
+    c
 }
 
-#[test]
-fn trend_without_results_is_refused() {
-    let d = tempfile::tempdir().unwrap();
-    std::fs::write(d.path().join("x.json"), "[]").unwrap();
-    let out = rtlat().arg("trend").arg(d.path()).output().unwrap();
+case!(
+    trend_names_the_board_that_got_worse_and_fails_on_request,
+    [],
+    |t| {
+        nightlies(t.dir());
+        let out = trend(&t).output().unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        let text = String::from_utf8_lossy(&out.stdout);
+        let changes: Vec<&str> = text.lines().filter(|l| l.contains(" from run ")).collect();
+        assert_eq!(changes.len(), 1, "{text}");
+        assert!(
+            changes[0].contains("board-b: timer") && changes[0].contains("worse from run 26 of 40"),
+            "{text}"
+        );
+        assert!(changes[0].contains("25.json (2026-01-30"), "{text}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains("skipped 1 file(s)") && err.contains("notes.json"),
+            "{err}"
+        );
+
+        let fail = trend(&t).arg("--fail-on-regression").output().unwrap();
+        assert_eq!(fail.status.code(), Some(1));
+        // Without board-b there is nothing to fail on.
+        std::fs::remove_dir_all(t.path("board-b")).unwrap();
+        let pass = trend(&t).arg("--fail-on-regression").output().unwrap();
+        assert_eq!(pass.status.code(), Some(0));
+        assert!(String::from_utf8_lossy(&pass.stdout).contains("no change beyond run-to-run noise"));
+    }
+);
+
+case!(trend_without_results_is_refused, [], |t| {
+    std::fs::write(t.path("x.json"), "[]").unwrap();
+    let out = trend(&t).output().unwrap();
     let line = crate::util::error_line(&out, 2, "no results");
     assert!(line.contains("no rtlat result among 1 file(s)"), "{line}");
-    let out = rtlat()
+    let out = t
+        .rtlat()
         .args(["trend", "/nonexistent/dir"])
         .output()
         .unwrap();
     let line = crate::util::error_line(&out, 2, "missing path");
     assert!(line.contains("/nonexistent/dir"), "{line}");
-}
+});
 
-#[test]
-fn trend_html_renders_in_chromium_without_errors() {
-    let d = tempfile::tempdir().unwrap();
-    nightlies(d.path());
-    let html = d.path().join("trend.html");
-    let out = rtlat()
-        .arg("trend")
-        .arg(d.path())
-        .arg("--html")
-        .arg(&html)
-        .output()
-        .unwrap();
+case!(trend_html_renders_in_chromium_without_errors, [], |t| {
+    nightlies(t.dir());
+    let html = t.path("trend.html");
+    let out = trend(&t).arg("--html").arg(&html).output().unwrap();
     assert_eq!(out.status.code(), Some(0));
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(!page.contains("http://") && !page.contains("https://"));
     if !need(Need::Program("chromium", "chromium")) {
         return;
     }
-    let profile = tempfile::tempdir().unwrap();
-    let dom = std::process::Command::new("timeout")
-        .args([
-            "-k",
-            "5",
-            "120",
-            "chromium",
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-        ])
-        .args([
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--no-first-run",
-        ])
+    let profile = t.path("profile");
+    let dom = crate::report::headless_chromium(&profile)
         .args(["--enable-logging=stderr", "--v=0", "--dump-dom"])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
         .arg(format!("file://{}", html.display()))
         .output()
         .expect("chromium runs");
@@ -168,13 +144,11 @@ fn trend_html_renders_in_chromium_without_errors() {
             "{bad}: {log}"
         );
     }
-}
+});
 
-#[test]
-fn three_thousand_results_make_one_trend() {
-    let d = tempfile::tempdir().unwrap();
+case!(three_thousand_results_make_one_trend, [], |t| {
     for board in ["board-a", "board-b", "board-c"] {
-        std::fs::create_dir(d.path().join(board)).unwrap();
+        std::fs::create_dir(t.path(board)).unwrap();
         for day in 0..1000u64 {
             let wobble = 1000 + (day * 37 % 11) * 40;
             let kernel = if day < 500 {
@@ -183,27 +157,12 @@ fn three_thousand_results_make_one_trend() {
                 "6.6.30-rt30"
             };
             let r = nightly(board, kernel, day, 10 * wobble, 30 * wobble, 90 * wobble);
-            std::fs::write(
-                d.path().join(format!("{board}/{day:04}.json")),
-                r.to_string(),
-            )
-            .unwrap();
+            std::fs::write(t.path(format!("{board}/{day:04}.json")), r.to_string()).unwrap();
         }
     }
-    let svg = d.path().join("t.svg");
-    let out = rtlat()
-        .arg("trend")
-        .arg(d.path())
-        .arg("--svg")
-        .arg(&svg)
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let svg = t.path("t.svg");
+    let out = trend(&t).arg("--svg").arg(&svg).output().unwrap();
+    assert_exit(&out, 0, "out");
     let text = String::from_utf8_lossy(&out.stdout);
     let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("timer ")).collect();
     assert_eq!(rows.len(), 3, "{text}");
@@ -214,4 +173,4 @@ fn three_thousand_results_make_one_trend() {
     );
     assert!(text.contains("no change beyond run-to-run noise"), "{text}");
     assert!(std::fs::read_to_string(&svg).unwrap().contains("1000 runs"));
-}
+});

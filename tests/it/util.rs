@@ -18,6 +18,7 @@ pub fn emulator() -> Option<String> {
 
 /// What a test needs that a machine may lack. [`need`] says whether this
 /// machine has it, and when not, records the skip with its reason.
+#[derive(Clone, Copy)]
 pub enum Need<'a> {
     /// Root: real-time scheduling, mlock, signals to others, privilege drops,
     /// network namespaces. CI runs as root; the fast tier leaves these tests
@@ -36,7 +37,17 @@ pub enum Need<'a> {
     /// A file a script makes before the tests (the variable naming it, the
     /// script). scripts/test.sh sets it in the full tier.
     File(&'a str, &'a str),
+    /// At least this many CPUs (how many, why the test cannot run on fewer).
+    Cpus(usize, &'a str),
+    /// The measuring turn ([`measuring`]): never missing. A test declares it
+    /// in the list of `case!` (tests/it/case.rs), which takes the turn once
+    /// the other needs are met.
+    Measuring,
 }
+
+/// Why a test that reads the kernel's trace runs natively only (a `Native`
+/// need): the trace's pages are the host kernel's, not the emulated CPU's.
+pub const HOST_TRACE: &str = "the trace's pages are the host kernel's";
 
 /// True when the test may go on. Otherwise prints `skipped TEST: WHY` on
 /// stderr and, when `RTLAT_SKIP_LOG` names a file, appends
@@ -67,7 +78,7 @@ pub fn need(what: Need) -> bool {
             }
             provided(false, &format!("{program} (apt-get install {package})"))
         }
-        Need::Provided(true, _) | Need::Machine(true, _) => return true,
+        Need::Provided(true, _) | Need::Machine(true, _) | Need::Measuring => return true,
         Need::Provided(false, what) => provided(false, what),
         Need::Machine(false, why) => why.to_string(),
         Need::File(var, script) => match std::env::var_os(var) {
@@ -78,6 +89,13 @@ pub fn need(what: Need) -> bool {
                 &format!("{var} (made by {script}; scripts/test.sh sets it)"),
             ),
         },
+        Need::Cpus(n, why) => {
+            let cpus = std::thread::available_parallelism().map_or(1, |c| c.get());
+            if cpus >= n {
+                return true;
+            }
+            format!("{cpus} CPU(s), {n} needed: {why}")
+        }
     };
     let test = test_name();
     eprintln!("skipped {test}: {why}");
@@ -348,6 +366,16 @@ pub fn assert_thread_consistent(t: &Value) {
         .expect("a bucket");
     let max = t["summary"]["max_ns"].as_u64().expect("max");
     assert!(max <= max_bucket_high, "max {max} outside the last bucket");
+}
+
+/// The series (thread) `name` of result `r`.
+pub fn thread<'a>(r: &'a Value, name: &str) -> &'a Value {
+    r["threads"]
+        .as_array()
+        .expect("threads")
+        .iter()
+        .find(|t| t["name"] == name)
+        .unwrap_or_else(|| panic!("no series {name} in {:?}", r["threads"]))
 }
 
 /// The consistency of a whole result: the summary invariants of its total
