@@ -86,6 +86,13 @@ case!(
                 line.contains("setcap cap_sys_nice,cap_ipc_lock+ep"),
                 "{line}"
             );
+            // Every privilege missing is named at once; what is not asked
+            // for is not.
+            let asked = extra.is_empty();
+            for what in ["locked memory", "/dev/cpu_dma_latency"] {
+                assert_eq!(line.contains(what), asked, "{what}: {line}");
+            }
+            assert!(line.contains("real-time policy fifo"), "{line}");
         }
         // With memory locking and dma latency off, the scheduling refusal names --policy other.
         let out = as_nobody(&exe)

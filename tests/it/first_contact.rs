@@ -1,8 +1,8 @@
 //! What a new user meets first: a mistyped command line gets one line
 //! naming what was meant (the full build, which has clap's suggestions)
 //! and the help of the subcommand it is about; a number without a unit
-//! gets only values the option takes; every missing privilege is named in
-//! one refusal.
+//! gets only values the option takes (every missing privilege named in
+//! one refusal: errors.rs).
 
 use crate::util::*;
 
@@ -61,39 +61,4 @@ fn unit_suggestions_are_values_the_option_takes() {
             assert_eq!(out.status.code(), Some(0), "{option} {v} refused: {err}");
         }
     }
-}
-
-#[test]
-fn every_missing_privilege_is_named_in_one_refusal() {
-    if !need(Need::Root) {
-        return;
-    }
-    let _turn = measuring();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let exe = unprivileged_copy(dir.path());
-    let run = |extra: &[&str]| {
-        let out = as_nobody(&exe)
-            .args(["timer", "--duration", "1s"])
-            .args(extra)
-            .output()
-            .expect("setpriv runs");
-        error_line(&out, 3, &format!("{extra:?}"))
-    };
-    // All three at once, with the one fix that covers them.
-    let line = run(&[]);
-    for what in [
-        "locked memory",
-        "/dev/cpu_dma_latency",
-        "real-time policy fifo",
-        "setcap",
-    ] {
-        assert!(line.contains(what), "{what}: {line}");
-    }
-    // What is not asked for is not named.
-    let line = run(&["--no-mlock", "--dma-latency", "off"]);
-    assert!(
-        !line.contains("locked memory") && !line.contains("cpu_dma_latency"),
-        "{line}"
-    );
-    assert!(line.contains("--policy other"), "{line}");
 }
