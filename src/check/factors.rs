@@ -23,7 +23,7 @@ const PRIVILEGE_FIX: &str =
 /// Judge the system, one factor per aspect, in a fixed order.
 pub fn assess(sys: &SystemInfo, perms: &Permissions) -> Vec<Factor> {
     vec![
-        preempt(sys),
+        preempt(sys, perms),
         rt_throttling(sys),
         governor(sys),
         smt(sys),
@@ -38,7 +38,7 @@ pub fn assess(sys: &SystemInfo, perms: &Permissions) -> Vec<Factor> {
     ]
 }
 
-fn preempt(sys: &SystemInfo) -> Factor {
+fn preempt(sys: &SystemInfo, perms: &Permissions) -> Factor {
     use Verdict::*;
     const NAME: &str = "preempt model";
     const FIX: &str =
@@ -57,7 +57,10 @@ fn preempt(sys: &SystemInfo) -> Factor {
         ),
         "PREEMPT_DYNAMIC" => (
             Warn,
-            format!("PREEMPT_DYNAMIC ({release}): mode unknown (/sys/kernel/debug/sched/preempt is not readable: needs root and debugfs)"),
+            format!(
+                "PREEMPT_DYNAMIC ({release}): mode unknown ({}; no preempt= boot parameter, no /boot/config-{release})",
+                perms.debugfs.as_ref().err().map_or("sched/preempt named no mode", String::as_str)
+            ),
         ),
         "VOLUNTARY" | "NONE" | "PREEMPT_DYNAMIC(voluntary)" | "PREEMPT_DYNAMIC(none)" => (
             Bad,

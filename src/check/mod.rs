@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::sys::probe;
 use crate::sysinfo::SystemInfo;
+use std::path::Path;
 
 mod factors;
 mod responder;
@@ -100,6 +101,9 @@ pub struct Permissions {
     /// Bytes `RLIMIT_MEMLOCK` allows to lock; `None` when no limit applies
     /// (`CAP_IPC_LOCK`, or unlimited).
     pub memlock_limit: Option<u64>,
+    /// debugfs's `sched/preempt` (a PREEMPT_DYNAMIC kernel's mode) can be
+    /// read; else why not, in words that fit what was found.
+    pub debugfs: Result<(), String>,
 }
 
 impl Permissions {
@@ -131,6 +135,7 @@ impl Permissions {
             dma_latency,
             rtprio_limit,
             memlock_limit,
+            debugfs: debugfs(Path::new("/sys/kernel/debug")),
         }
     }
 }
@@ -166,6 +171,23 @@ pub fn render_text(factors: &[Factor]) -> String {
     out
 }
 
+/// Whether `sched/preempt` under the debugfs mount point `dir` can be
+/// read, and if not, what stands in the way.
+fn debugfs(dir: &Path) -> Result<(), String> {
+    let file = dir.join("sched/preempt");
+    match std::fs::read_to_string(&file) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            Err(format!("{} is root's only", file.display()))
+        }
+        Err(_) if std::fs::read_dir(dir).map_or(true, |mut d| d.next().is_none()) => Err(format!(
+            "debugfs is not mounted (mount -t debugfs none {})",
+            dir.display()
+        )),
+        Err(e) => Err(format!("{}: {e}", file.display())),
+    }
+}
+
 #[derive(Serialize)]
 struct Report<'a> {
     system: &'a SystemInfo,
@@ -193,7 +215,25 @@ pub fn run(json: bool) -> crate::error::Result<Outcome> {
         render_text(&factors)
     };
     crate::outfile::print(&text);
-    Ok(Outcome::Success)
+    Ok(outcome(&factors))
+}
+
+/// Exit 3 when a factor is BAD (it would stop a measurement or falsify
+/// it), naming them; success otherwise (warnings included).
+fn outcome(factors: &[Factor]) -> Outcome {
+    let bad: Vec<&str> = factors
+        .iter()
+        .filter(|f| f.verdict == Verdict::Bad)
+        .map(|f| f.name.as_ref())
+        .collect();
+    match bad.is_empty() {
+        true => Outcome::Success,
+        false => Outcome::EnvironmentFailed(format!(
+            "check: {} would stop or falsify a measurement: see the fix on {} BAD line",
+            bad.join(", "),
+            if bad.len() == 1 { "its" } else { "their" }
+        )),
+    }
 }
 
 #[cfg(test)]
@@ -216,6 +256,7 @@ mod tests {
             dma_latency: Ok(()),
             rtprio_limit: None,
             memlock_limit: None,
+            debugfs: Ok(()),
         }
     }
 
@@ -226,6 +267,7 @@ mod tests {
             dma_latency: Err("/dev/cpu_dma_latency: Permission denied (os error 13)".into()),
             rtprio_limit: Some(0),
             memlock_limit: Some(8 << 20),
+            debugfs: Err("/sys/kernel/debug/sched/preempt is root's only".into()),
         }
     }
 
@@ -249,6 +291,25 @@ mod tests {
             }
             assert!(!f.detail.is_empty(), "{} has no detail", f.name);
         }
+    }
+
+    #[test]
+    fn a_bad_factor_fails_the_check_and_a_warning_does_not() {
+        let mut f = vec![
+            Factor::good("SMT", "not active"),
+            Factor::warn("RT throttling", "95 %").fix("echo -1"),
+        ];
+        assert_eq!(outcome(&f), Outcome::Success);
+        f.push(Factor::new("preempt model", Verdict::Bad, "VOLUNTARY"));
+        f.push(Factor::new("RT scheduling", Verdict::Bad, "not permitted"));
+        let Outcome::EnvironmentFailed(line) = outcome(&f) else {
+            panic!("a BAD factor passed");
+        };
+        assert!(line.contains("preempt model, RT scheduling"), "{line}");
+        assert!(
+            !line.contains("SMT") && !line.contains("throttling"),
+            "{line}"
+        );
     }
 
     #[test]
