@@ -185,12 +185,19 @@ fn choose_counter(asked: Option<CounterKind>) -> Result<Option<Tsc>> {
 }
 
 /// The per-CPU details once the loops have ended.
+/// The shortest loop: the shortest gap, but one clock read at least (a
+/// gap shorter than a read, down to 0 ns, is the clock standing still
+/// between two reads: its steps are coarser than a read there).
+fn loop_floor(min_gap_ns: i64, read_cost_ns: f64) -> u64 {
+    (min_gap_ns.max(0) as u64).max(read_cost_ns.round() as u64)
+}
+
 fn cpu_details(r: &RunResult, ends: &[CpuEnd]) -> Vec<CpuNoise> {
     let mut cpus: Vec<CpuNoise> = ends
         .iter()
         .map(|e| {
             let all = r.threads.iter().find(|t| t.name == format!("cpu{}", e.cpu));
-            let floor = all.map_or(0, |t| t.summary.min_ns.max(0) as u64);
+            let floor = loop_floor(all.map_or(0, |t| t.summary.min_ns), e.read_cost_ns);
             let span = e.count.span_ns;
             CpuNoise {
                 cpu: e.cpu,
@@ -336,6 +343,13 @@ fn execute(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_shortest_loop_is_one_clock_read_at_least() {
+        assert_eq!(loop_floor(0, 9.46), 9);
+        assert_eq!(loop_floor(-3, 9.6), 10);
+        assert_eq!(loop_floor(23, 9.46), 23);
+    }
 
     #[test]
     fn throttling_is_explained_only_for_real_time_loops() {
