@@ -280,12 +280,33 @@ pub fn write_error(path: &Path, e: io::Error) -> crate::error::Error {
     let fix = crate::error::limit_fix(&e).unwrap_or(match e.kind() {
         io::ErrorKind::NotFound => "create the directory first",
         io::ErrorKind::PermissionDenied => "choose a writable place",
-        _ if e.raw_os_error() == Some(libc::EISDIR) => "name a file, not a directory",
         _ if e.raw_os_error() == Some(libc::ELOOP) => "remove the link planted beside it",
         _ if e.raw_os_error() == Some(libc::ENOSPC) => "free some space",
         _ => "check the path and free space",
     });
     crate::error::Error::io(format!("cannot write {}: {e}; {fix}", path.display())).because(e)
+}
+
+/// The directory an option (`suite --out`, `man DIR`) names to write into,
+/// created if it does not exist; its parent must (as an output file's
+/// directory must: rtlat creates no path of directories).
+pub fn make_dir(dir: &Path, option: &str) -> crate::error::Result<()> {
+    match std::fs::create_dir(dir) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists && dir.is_dir() => Ok(()),
+        Err(e) => {
+            let fix = match e.kind() {
+                io::ErrorKind::NotFound => "create its parent directory first",
+                io::ErrorKind::AlreadyExists => "it is a file: name a directory",
+                _ => "choose a writable place",
+            };
+            Err(crate::error::Error::io(format!(
+                "cannot create {option} {}: {e}; {fix}",
+                dir.display()
+            ))
+            .because(e))
+        }
+    }
 }
 
 /// A directory held by one rtlat at a time (a suite's `--out`), through
@@ -386,8 +407,10 @@ pub fn write(path: &Path, bytes: &[u8]) -> io::Result<()> {
     write_with(path, |w| w.write_all(bytes))
 }
 
+/// A directory named where a file is wanted: not an output at all (exit 2,
+/// as any output that is not a regular file).
 fn is_a_directory() -> io::Error {
-    io::Error::from_raw_os_error(libc::EISDIR)
+    refused("is a directory; name a file in it, e.g. DIR/result.json")
 }
 
 fn split(path: &Path) -> (&Path, String) {
@@ -829,10 +852,10 @@ mod tests {
     #[test]
     fn a_directory_or_a_missing_directory_is_refused_before_any_work() {
         let dir = tempfile::tempdir().unwrap();
-        assert_eq!(
-            Destination::of(dir.path()).unwrap_err().raw_os_error(),
-            Some(libc::EISDIR)
-        );
+        let e = Destination::of(dir.path()).unwrap_err();
+        let e = write_error(dir.path(), e);
+        assert_eq!(e.exit_code(), crate::error::exit::USAGE, "{e}");
+        assert!(e.to_string().contains("is a directory"), "{e}");
         let missing = dir.path().join("no/such/dir/r.json");
         let d = Destination::of(&missing).unwrap();
         assert_eq!(d.check().unwrap_err().kind(), io::ErrorKind::NotFound);

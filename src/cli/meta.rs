@@ -38,7 +38,7 @@ pub fn man_pages(dir: &Path) -> Result<Vec<PathBuf>> {
         ))
         .because(e)
     };
-    std::fs::create_dir_all(dir).map_err(fail)?;
+    crate::outfile::make_dir(dir, "the man page directory")?;
     clap_mangen::generate_to(Cli::command(), dir).map_err(fail)?;
     let mut pages: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(fail)?

@@ -54,14 +54,11 @@ pub fn compare_boards(cfg: &BoardsConfig) -> Result<Outcome> {
     Ok(Outcome::Success)
 }
 
+/// The directory an option names to write into, made if need be: only
+/// it, never its parents (the one rule of every output path: what rtlat
+/// writes goes into a directory that exists).
 pub(crate) fn make_dir(dir: &Path) -> Result<()> {
-    std::fs::create_dir_all(dir).map_err(|e| {
-        Error::io(format!(
-            "cannot create {}: {e}; choose a writable --out",
-            dir.display()
-        ))
-        .because(e)
-    })
+    crate::outfile::make_dir(dir, "--out")
 }
 
 /// One line about a board that did not end well, or `None`.

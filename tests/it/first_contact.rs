@@ -62,3 +62,121 @@ fn unit_suggestions_are_values_the_option_takes() {
         }
     }
 }
+
+/// README.md's exit-code table: each code and its meaning.
+fn exit_table() -> Vec<(i32, String)> {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+        .expect("README.md");
+    let table = readme
+        .split("## Exit codes")
+        .nth(1)
+        .expect("an Exit codes section");
+    table
+        .lines()
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'))
+        .filter_map(|l| {
+            let mut cells = l.trim_matches('|').splitn(2, '|');
+            let code = cells.next()?.trim().parse().ok()?;
+            Some((code, cells.next()?.trim().to_string()))
+        })
+        .collect()
+}
+
+case!(
+    the_readme_exit_codes_are_what_rtlat_does,
+    [Native("runs the binary many times")],
+    |t| {
+        let table = exit_table();
+        let codes: Vec<i32> = table.iter().map(|r| r.0).collect();
+        assert_eq!(codes, [0, 1, 2, 3, 4], "{table:?}");
+        let json = t.path("r.json");
+        let json = json.to_str().expect("path");
+        let dir = t.dir().to_str().expect("path").to_string();
+        let missing = format!("{dir}/no/such/dir/r.json");
+        let quick = ["timer", "--synthetic", "1", "--loops", "2000", "--quiet"];
+        // Each case: the words of the table's row it falls under, and its run.
+        let cases: Vec<(&str, Vec<&str>)> = vec![
+            ("success", [&quick[..], &["--json", json]].concat()),
+            (
+                "`--max-latency`",
+                [&quick[..], &["--max-latency", "1us"]].concat(),
+            ),
+            ("invalid option or value", vec!["timer", "--period", "abc"]),
+            (
+                "an output that is not a regular file",
+                [&quick[..], &["--json", &dir]].concat(),
+            ),
+            (
+                "device",
+                vec![
+                    "irq",
+                    "loopback",
+                    "--chip",
+                    "gpiochip99",
+                    "--out",
+                    "1",
+                    "--in",
+                    "2",
+                ],
+            ),
+            (
+                "the result file could not be written (path",
+                [&quick[..], &["--json", &missing]].concat(),
+            ),
+        ];
+        for (words, args) in cases {
+            let row = table
+                .iter()
+                .find(|(_, meaning)| meaning.contains(words))
+                .unwrap_or_else(|| panic!("no row of the table says {words:?}"));
+            let out = t.rtlat().args(&args).output().expect("run");
+            assert_eq!(
+                out.status.code(),
+                Some(row.0),
+                "{args:?} ({words}): {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+);
+
+case!(an_output_goes_into_a_directory_that_exists, [], |t| {
+    // A directory where a file is wanted is no output (exit 2); a file in
+    // a missing directory, or a directory to write into whose parent is
+    // missing, cannot be written (exit 4): rtlat makes no path of
+    // directories, only the one directory an option names.
+    let dir = t.dir().to_str().expect("path").to_string();
+    let missing = t.path("no/such");
+    let out = t
+        .rtlat()
+        .args([
+            "timer",
+            "--synthetic",
+            "1",
+            "--loops",
+            "10",
+            "--quiet",
+            "--json",
+            &dir,
+        ])
+        .output()
+        .expect("run");
+    assert!(error_line(&out, 2, "--json DIR").contains("is a directory"));
+    let out = t
+        .rtlat()
+        .arg("man")
+        .arg(missing.join("man"))
+        .output()
+        .expect("run");
+    assert!(error_line(&out, 4, "man in a missing directory").contains("create its parent"));
+    assert!(!missing.exists(), "no parent was made");
+    let out = t
+        .rtlat()
+        .arg("man")
+        .arg(t.path("man"))
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(0));
+    assert!(t.path("man").is_dir());
+});
