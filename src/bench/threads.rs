@@ -85,7 +85,7 @@ impl Threads {
             cpu,
             body: Box::new(move |start: u64, stop: &StopFlag| -> WorkerEnd {
                 body(start, stop);
-                WorkerEnd { brk: None }
+                WorkerEnd::default()
             }),
         });
     }

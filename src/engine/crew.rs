@@ -26,6 +26,35 @@ pub struct Worker {
 #[derive(Debug, Default)]
 pub struct WorkerEnd {
     pub brk: Option<BreakEvent>,
+    /// The thread's CPU went away under it (taken offline, or out of the
+    /// process's cpuset): the kernel moved the thread, which stopped.
+    pub lost_cpu: Option<LostCpu>,
+}
+
+/// A measuring thread whose CPU went away mid-run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LostCpu {
+    /// The thread's series.
+    pub series: String,
+    /// The CPU it was pinned to, and the one the kernel moved it to.
+    pub cpu: usize,
+    pub moved_to: usize,
+    /// When it noticed, from the run's start (its last sample is before).
+    pub at_ns: u64,
+}
+
+impl LostCpu {
+    /// The line of the result's notes and the text output.
+    pub fn note(&self) -> String {
+        format!(
+            "{}: CPU {} went offline or left the run's CPUs at +{:.3}s (the kernel moved the thread to CPU {}): its series ends there, the thread stopped, and the sample taken on CPU {} was not recorded",
+            self.series,
+            self.cpu,
+            self.at_ns as f64 / 1e9,
+            self.moved_to,
+            self.moved_to
+        )
+    }
 }
 
 /// The measuring threads, from their setup to their end.
@@ -41,6 +70,8 @@ pub(super) struct CrewEnd {
     pub(super) cpu_time_ns: u64,
     /// The earliest break, if any thread broke.
     pub(super) brk: Option<BreakEvent>,
+    /// The threads whose CPU went away.
+    pub(super) lost_cpus: Vec<LostCpu>,
     /// When the last measuring thread ended, on the run's clock.
     pub(super) last_end: Option<u64>,
     pub(super) panicked: bool,
@@ -157,6 +188,7 @@ impl Crew {
         let mut end = CrewEnd {
             cpu_time_ns: 0,
             brk: None,
+            lost_cpus: Vec::new(),
             last_end: None,
             panicked: false,
         };
@@ -165,6 +197,7 @@ impl Crew {
                 Ok((w, cpu_ns, at)) => {
                     end.cpu_time_ns += cpu_ns;
                     end.last_end = end.last_end.max(at);
+                    end.lost_cpus.extend(w.lost_cpu);
                     if let Some(b) = w.brk {
                         if end.brk.as_ref().is_none_or(|x| b.at_ns < x.at_ns) {
                             end.brk = Some(b);

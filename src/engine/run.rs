@@ -328,6 +328,9 @@ pub fn execute(
             .notes
             .push("a measuring thread panicked; its samples so far are kept".into());
     }
+    result
+        .notes
+        .extend(ended.lost_cpus.iter().map(|l| l.note()));
     // Loads stop after the last sample.
     if let Some(l) = loads.take() {
         result.loads = l.stop();

@@ -83,7 +83,10 @@ fn reader(mut t: Box<dyn Tracer>, slot: Arc<Mutex<Option<Finish>>>) -> Worker {
             if let Ok(mut s) = slot.lock() {
                 *s = Some(finish);
             }
-            WorkerEnd { brk }
+            WorkerEnd {
+                brk,
+                ..WorkerEnd::default()
+            }
         }),
     }
 }

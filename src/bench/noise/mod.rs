@@ -154,7 +154,7 @@ fn worker<T: Ticks>(
                 log,
             });
         }
-        WorkerEnd { brk: None }
+        WorkerEnd::default()
     });
     let mut noise_channel =
         Channel::new(format!("cpu{cpu}/noise"), Some(cpu), noise_col, interval_ns);

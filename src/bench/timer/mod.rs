@@ -16,7 +16,7 @@ pub mod lines;
 use crate::bench::explaining::{Ask, Explaining};
 use crate::engine::Setup;
 use crate::engine::StopFlag;
-use crate::engine::{Channel, Finished, RunControl, RunSpec, Worker, WorkerEnd};
+use crate::engine::{Channel, Finished, LostCpu, RunControl, RunSpec, Worker, WorkerEnd};
 use crate::error::Result;
 use crate::result::Benchmark;
 use crate::result::BreakEvent;
@@ -56,6 +56,11 @@ trait Waker {
     /// Called after each sample; only a simulation uses it to pace itself.
     #[inline(always)]
     fn pace(&mut self, _rec: &Recorder) {}
+    /// The CPU the thread woke on (`None`: not known, never checked).
+    #[inline(always)]
+    fn cpu(&self) -> Option<usize> {
+        None
+    }
 }
 
 struct RealWaker(libc::clockid_t);
@@ -65,6 +70,11 @@ impl Waker for RealWaker {
     fn wait_until(&mut self, target: u64) -> u64 {
         sys::clock::sleep_until(self.0, target);
         sys::clock::now_ns(self.0)
+    }
+    /// glibc's sched_getcpu: the vDSO or the rseq area, no system call.
+    #[inline(always)]
+    fn cpu(&self) -> Option<usize> {
+        sys::sched::current_cpu()
     }
 }
 
@@ -127,6 +137,19 @@ struct Plan {
     end: Option<u64>,
     loops: Option<u64>,
     break_threshold: Option<u64>,
+    /// The CPU the thread is pinned to: a wake-up elsewhere means the CPU
+    /// went away (offline, or out of the cpuset).
+    cpu: Option<usize>,
+}
+
+/// Why a measuring loop ended before its end.
+#[derive(Debug)]
+enum Early {
+    /// A sample above `--break-threshold`.
+    Break(BreakEvent),
+    /// Woken on CPU `to` at `at_ns` from the start, not its own: its CPU
+    /// went away. That wake-up is not a sample.
+    Moved { to: usize, at_ns: u64 },
 }
 
 /// The measuring loop. Between the wake-up timestamp and the next sleep it
@@ -137,7 +160,7 @@ fn measure<W: Waker>(
     plan: &Plan,
     stop: &StopFlag,
     tap: Option<&Tap>,
-) -> Option<BreakEvent> {
+) -> Option<Early> {
     let mut next = plan.first;
     let mut n: u64 = 0;
     let threshold = plan.break_threshold.unwrap_or(u64::MAX);
@@ -145,6 +168,12 @@ fn measure<W: Waker>(
     let loops = plan.loops.unwrap_or(u64::MAX);
     while n < loops && next < end && !stop.is_set() {
         let now = w.wait_until(next);
+        if let (Some(own), Some(on)) = (plan.cpu, w.cpu()) {
+            if on != own {
+                let at_ns = now.saturating_sub(plan.start);
+                return Some(Early::Moved { to: on, at_ns });
+            }
+        }
         let latency = now.saturating_sub(next);
         let missed = if latency >= plan.period {
             latency / plan.period
@@ -159,14 +188,14 @@ fn measure<W: Waker>(
         w.pace(rec);
         if latency > threshold {
             stop.set();
-            return Some(BreakEvent {
+            return Some(Early::Break(BreakEvent {
                 thread: plan.index,
                 cpu: None,
                 sample: n,
                 latency_ns: latency,
                 at_ns: at,
                 trace_marked: false,
-            });
+            }));
         }
         next += plan.period * (1 + missed);
         n += 1;
@@ -289,6 +318,29 @@ struct BreakMark {
 }
 
 impl BreakMark {
+    /// How the thread ended, from how its loop ended.
+    fn end(&self, early: Option<Early>) -> WorkerEnd {
+        match early {
+            None => WorkerEnd::default(),
+            Some(Early::Break(mut b)) => {
+                self.mark(&mut b);
+                WorkerEnd {
+                    brk: Some(b),
+                    ..WorkerEnd::default()
+                }
+            }
+            Some(Early::Moved { to, at_ns }) => WorkerEnd {
+                lost_cpu: Some(LostCpu {
+                    series: self.name.clone(),
+                    cpu: self.pinned.unwrap_or(to),
+                    moved_to: to,
+                    at_ns,
+                }),
+                ..WorkerEnd::default()
+            },
+        }
+    }
+
     /// After the measuring loop: the break's CPU, and the break marked in the
     /// trace (which stops tracing) by the first thread to break.
     fn mark(&self, b: &mut BreakEvent) {
@@ -334,13 +386,14 @@ fn worker(
                 end: duration.map(|d| start + d),
                 loops,
                 break_threshold: brk,
+                cpu: mark.pinned,
             };
             let _closer = tap.map(|t| {
                 t.set_writer(sys::sched::gettid());
                 CloseOnDrop(t)
             });
             let tap = _closer.as_ref().map(|c| &*c.0);
-            let mut brk = match seed {
+            let early = match seed {
                 Some(s) => measure(
                     &mut SyntheticWaker::new(s, i, period),
                     &mut rec,
@@ -351,10 +404,7 @@ fn worker(
                 None => measure(&mut RealWaker(clock_id), &mut rec, &plan, stop, tap),
             };
             rec.finish();
-            if let Some(b) = brk.as_mut() {
-                mark.mark(b);
-            }
-            WorkerEnd { brk }
+            mark.end(early)
         }),
     }
 }
@@ -372,6 +422,7 @@ mod tests {
             end: None,
             loops: Some(loops),
             break_threshold: None,
+            cpu: None,
         }
     }
 
@@ -407,10 +458,46 @@ mod tests {
         let mut p = plan(100, 1000);
         p.break_threshold = Some(500);
         let stop = StopFlag::default();
-        let b = measure(&mut w, &mut rec, &p, &stop, None).expect("break");
+        let Some(Early::Break(b)) = measure(&mut w, &mut rec, &p, &stop, None) else {
+            panic!("no break");
+        };
         assert_eq!((b.sample, b.latency_ns), (2, 900));
         assert!(stop.is_set());
         assert_eq!(rec.totals().samples, 3);
+    }
+
+    /// Wakes on `cpus[k]` at the kth wake-up.
+    struct Wandering(Vec<usize>, usize);
+    impl Waker for Wandering {
+        fn wait_until(&mut self, target: u64) -> u64 {
+            self.1 += 1;
+            target + 10
+        }
+        fn cpu(&self) -> Option<usize> {
+            self.0.get(self.1 - 1).copied()
+        }
+    }
+
+    #[test]
+    fn a_wake_up_on_another_cpu_ends_the_series_before_its_sample() {
+        let (mut rec, _col) = recorder::pair(1_000_000_000);
+        let mut p = plan(100, 1000);
+        p.cpu = Some(1);
+        let mut w = Wandering(vec![1, 1, 1, 0, 1], 0);
+        let end = measure(&mut w, &mut rec, &p, &StopFlag::default(), None);
+        let Some(Early::Moved { to, at_ns }) = end else {
+            panic!("not noticed: {end:?}");
+        };
+        // Three samples on CPU 1; the fourth wake-up, on CPU 0, is none.
+        assert_eq!((to, at_ns), (0, 3010));
+        assert_eq!(rec.totals().samples, 3);
+        // Unpinned threads are not checked.
+        let (mut rec, _col) = recorder::pair(1_000_000_000);
+        p.cpu = None;
+        p.loops = Some(5);
+        let mut w = Wandering(vec![1, 0, 1, 0, 1], 0);
+        assert!(measure(&mut w, &mut rec, &p, &StopFlag::default(), None).is_none());
+        assert_eq!(rec.totals().samples, 5);
     }
 
     #[test]
