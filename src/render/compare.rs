@@ -462,6 +462,29 @@ impl Render for CompareTable<'_> {
     }
 }
 
+/// What the explained worst cases were made of, each result against the
+/// baseline (or the second of two results against the first): the
+/// causes whose share moved.
+fn causes_text(base: Option<&Loaded>, results: &[Loaded]) -> String {
+    let pairs: Vec<(&Loaded, &Loaded)> = match (base, results) {
+        (Some(b), _) => results.iter().map(|l| (b, l)).collect(),
+        (None, [a, b]) => vec![(a, b)],
+        _ => Vec::new(),
+    };
+    let mut out = String::new();
+    for (before, after) in pairs {
+        let lines = crate::render::causes::lines(
+            (&before.label, &before.result),
+            (&after.label, &after.result),
+        );
+        for l in lines {
+            out.push_str(&l);
+            out.push('\n');
+        }
+    }
+    out
+}
+
 /// `rtlat compare`.
 pub fn run(args: &CompareConfig) -> Result<Outcome> {
     let inputs = args.results.iter().chain(&args.baseline);
@@ -498,7 +521,11 @@ pub fn run(args: &CompareConfig) -> Result<Outcome> {
         format: args.format,
         baseline: delta,
     };
-    crate::outfile::print(&tables.render(&rows));
+    let mut text = tables.render(&rows);
+    if args.format == TableFormat::Text {
+        text.push_str(&causes_text(base.as_ref(), &results));
+    }
+    crate::outfile::print(&text);
     if let Some(path) = &args.svg {
         write_output(path, CompareSvg.render(&rows).as_bytes())?;
     }
@@ -507,7 +534,10 @@ pub fn run(args: &CompareConfig) -> Result<Outcome> {
     };
     let mut any_worse = false;
     for l in &results {
-        let (is_worse, line) = worse(&args.metric, l, b, margin).map_err(Error::usage)?;
+        let (is_worse, mut line) = worse(&args.metric, l, b, margin).map_err(Error::usage)?;
+        if let Some(grew) = crate::render::causes::grew_most(&b.result, &l.result) {
+            line.push_str(&format!("; {grew}"));
+        }
         eprintln!("rtlat compare: {line}");
         any_worse |= is_worse;
     }

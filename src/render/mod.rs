@@ -22,6 +22,8 @@
 #[cfg(feature = "host-tools")]
 pub mod boards;
 #[cfg(feature = "host-tools")]
+pub mod causes;
+#[cfg(feature = "host-tools")]
 pub mod compare;
 pub mod consistent;
 pub mod describe;

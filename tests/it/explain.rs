@@ -207,6 +207,9 @@ case!(
     ],
     |t| {
         let cpu = measuring_cpu();
+        // The same run without the flood first, for compare.
+        explain_run(&t, cpu, "2s", "200us");
+        std::fs::rename(t.path("e.json"), t.path("idle.json")).expect("keep");
         let _flood = net_rx_flood(cpu, "flood");
         std::thread::sleep(std::time::Duration::from_millis(500));
         let witness = SoftirqWitness::start(cpu);
@@ -216,6 +219,28 @@ case!(
         let net_rx = |p: &Value| p["kind"] == "softirq" && p["name"] == "NET_RX";
         let v = judge(&r, &cases, &witness.spans(), net_rx);
         assert_verdict(&v, 3, cases.len(), "the flood's NET_RX");
+        // compare says what grew: NET_RX's share of the explained time.
+        let out = t
+            .rtlat()
+            .arg("compare")
+            .args([t.path("idle.json"), t.path("e.json")])
+            .output()
+            .expect("compare");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let line = text
+            .lines()
+            .find(|l| l.contains(&format!("cpu{cpu} softirq NET_RX:")))
+            .unwrap_or_else(|| panic!("NET_RX not among the causes that moved:\n{text}"));
+        let share = |s: &str| -> f64 {
+            let pct = s.rsplit('(').next().unwrap_or_default();
+            pct.split(' ')
+                .next()
+                .unwrap_or_default()
+                .parse()
+                .unwrap_or(-1.0)
+        };
+        let (before, after) = line.split_once(" -> ").expect("before -> after");
+        assert!(share(after) > share(before), "{line}");
     }
 );
 
