@@ -104,8 +104,11 @@ pub fn change_line(key: &SeriesKey, runs: &[RunPoint], c: &Change) -> String {
         })
         .collect();
     let kernel_changed = c.at > 0 && runs[c.at - 1].kernel != r.kernel;
+    let explained = cause_grown(runs, c)
+        .map(|g| format!("; explained: {g}"))
+        .unwrap_or_default();
     format!(
-        "{}: {} {}: {} from run {} of {}, {} ({}, kernel {}{}): {}",
+        "{}: {} {}: {} from run {} of {}, {} ({}, kernel {}{}): {}{explained}",
         key.board,
         key.benchmark,
         key.series,
@@ -122,6 +125,15 @@ pub fn change_line(key: &SeriesKey, runs: &[RunPoint], c: &Change) -> String {
         },
         shifts.join("; ")
     )
+}
+
+/// Which cause of the explained worst cases grew most from the run before
+/// the change to its first run (both with `--explain`), if one did.
+fn cause_grown(runs: &[RunPoint], c: &Change) -> Option<String> {
+    let before = runs.get(c.at.checked_sub(1)?)?;
+    let load = |r: &RunPoint| crate::render::loaded::load(&r.file).ok();
+    let (before, after) = (load(before)?, load(&runs[c.at])?);
+    crate::render::causes::grew_most(&before.result, &after.result)
 }
 
 /// The header and a row per series of `board`.

@@ -154,6 +154,49 @@ fn the_board_made_worse_is_named_at_its_first_worse_run_and_nothing_else() {
     assert_eq!(t.changes.iter().flatten().count(), 1);
 }
 
+#[test]
+fn at_a_change_the_cause_of_the_worst_cases_that_grew_is_named() {
+    use crate::result::explained::{Explained, Part};
+    let d = tempfile::tempdir().unwrap();
+    write_nightlies(d.path(), 3, true);
+    // board-b's runs explained: a hog's time, and a NET_RX flood's from
+    // its first worse run on.
+    for day in 0..RUNS {
+        let path = d.path().join(format!("board-b/{day:03}.json"));
+        let mut r: RunResult = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        let thread = r.threads[0].name.clone();
+        let mut parts = vec![Part {
+            kind: "thread".into(),
+            name: format!("hog {day} FIFO 90"),
+            ns: 50_000,
+        }];
+        if day >= WORSE_FROM {
+            parts.push(Part {
+                kind: "softirq".into(),
+                name: "NET_RX".into(),
+                ns: 40_000,
+            });
+        }
+        r.explained = vec![Explained {
+            thread: thread.clone(),
+            cpu: Some(0),
+            at_ns: 0,
+            latency_ns: parts.iter().map(|p| p.ns).sum(),
+            parts,
+        }];
+        std::fs::write(&path, serde_json::to_string(&r).unwrap()).unwrap();
+    }
+    let t = trend_of(d.path());
+    let lines = super::tables::change_lines(&t);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(
+        lines[0].contains("; explained: softirq NET_RX on ")
+            && lines[0].contains("grew from 0.0 us to 40.0 us"),
+        "{}",
+        lines[0]
+    );
+}
+
 /// With this much noise a change is placed near its run, not always on it
 /// (of 20 seeds: 7 on it, 12 within one run, 18 within six): over many
 /// seeds, only the board made worse is named, and always near the run.
