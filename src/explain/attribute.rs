@@ -32,6 +32,9 @@ enum Label {
     IrqsOff(i32),
     Nmi,
     Hypervisor,
+    /// Idle far longer than any idle state takes to exit: the CPU did not
+    /// run (a virtual CPU the host stopped) or nothing recorded it.
+    Silent,
     Unexplained,
 }
 
@@ -64,6 +67,13 @@ pub struct Interval {
     pub woken_at: Option<(u64, i32)>,
 }
 
+/// An idle stretch too long for an idle-state exit, on a virtual machine:
+/// the host did not run the CPU, and the steal clock did not count it.
+pub const UNACCOUNTED: &str =
+    "hypervisor (unaccounted: idle far longer than an idle-state exit takes)";
+/// The same on bare metal: nothing ran that the trace recorded.
+pub const NO_EVENT: &str = "unexplained (no event: idle far longer than an idle-state exit takes)";
+
 /// The parts of `iv` from `ring`'s events, given `steal_ns` of hypervisor
 /// steal the CPU saw around it; largest first, adding up to its length.
 pub fn attribute(ring: &Ring, dec: &Decoder, iv: Interval, steal_ns: u64) -> Vec<Part> {
@@ -78,6 +88,13 @@ pub fn attribute(ring: &Ring, dec: &Decoder, iv: Interval, steal_ns: u64) -> Vec
     }
     let mut segs = segments(ring, iv);
     carve_steal(&mut segs, steal_ns);
+    if let Some(limit) = dec.idle_limit {
+        for s in segs.iter_mut() {
+            if s.2 == Label::Idle && s.1.saturating_sub(s.0) > limit.ns {
+                s.2 = Label::Silent;
+            }
+        }
+    }
     let mut sums: HashMap<Label, u64> = HashMap::new();
     for &(a, b, l) in &segs {
         if b > a {
@@ -322,6 +339,10 @@ fn name_of(l: Label, dec: &Decoder, iv: &Interval) -> (&'static str, String) {
         Label::IrqsOff(pid) => ("irqs-off", task(pid, None)),
         Label::Nmi => ("nmi", "NMI".into()),
         Label::Hypervisor => ("hypervisor", "hypervisor".into()),
+        Label::Silent => match dec.idle_limit.is_some_and(|l| l.virtualized) {
+            true => ("hypervisor", UNACCOUNTED.into()),
+            false => ("unexplained", NO_EVENT.into()),
+        },
         Label::Unexplained => ("unexplained", "unexplained".into()),
     }
 }
@@ -909,6 +930,45 @@ mod tests {
         assert_eq!(of(&parts, "idle"), 500, "{parts:?}");
         assert_eq!(of(&parts, "self"), 1_000, "{parts:?}");
         assert_eq!(of(&parts, "preempt-off"), 0, "{parts:?}");
+    }
+
+    #[test]
+    fn an_idle_exit_longer_than_any_idle_state_takes_is_the_hosts() {
+        let r = ring(&[
+            (0, sw(0, 120)),
+            (12_000_000, Ev::Wakeup { pid: 5, prio: 19 }),
+            (12_010_000, sw(5, 19)),
+        ]);
+        let long = || iv(1_000, 12_010_000);
+        let parts = attribute(&r, &Decoder::default(), long(), 0);
+        assert_eq!(of(&parts, "idle"), 11_999_000, "no limit known: {parts:?}");
+        let mut dec = Decoder::default();
+        dec.idle_limit = Some(crate::explain::events::IdleLimit {
+            ns: 1_000_000,
+            virtualized: true,
+        });
+        let parts = attribute(&r, &dec, long(), 0);
+        assert_eq!(of(&parts, "idle"), 0, "{parts:?}");
+        assert_eq!(of(&parts, "hypervisor"), 11_999_000, "{parts:?}");
+        assert!(parts.iter().any(|p| p.name == UNACCOUNTED), "{parts:?}");
+        dec.idle_limit = dec.idle_limit.map(|l| crate::explain::events::IdleLimit {
+            virtualized: false,
+            ..l
+        });
+        let parts = attribute(&r, &dec, long(), 0);
+        assert_eq!(
+            of(&parts, "unexplained"),
+            11_999_000,
+            "bare metal: {parts:?}"
+        );
+        // A short idle exit stays one.
+        let short = ring(&[
+            (0, sw(0, 120)),
+            (1_500, Ev::Wakeup { pid: 5, prio: 19 }),
+            (2_500, sw(5, 19)),
+        ]);
+        let parts = attribute(&short, &dec, iv(1_000, 2_500), 0);
+        assert_eq!(of(&parts, "idle"), 500, "{parts:?}");
     }
 
     #[test]

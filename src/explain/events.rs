@@ -152,6 +152,44 @@ pub struct Decoder {
     /// The events enabled (relative to `events/`), and those missing here.
     pub enabled: Vec<String>,
     pub missing: Vec<String>,
+    /// How long an idle-state exit of the measuring CPUs may take at most;
+    /// `None`: not known (nothing is judged).
+    pub idle_limit: Option<IdleLimit>,
+}
+
+/// An idle stretch longer than `ns` is no idle-state exit: the CPU was
+/// not running at all (a virtual CPU the host stopped, `virtualized`) or
+/// nothing recorded it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IdleLimit {
+    pub ns: u64,
+    pub virtualized: bool,
+}
+
+impl IdleLimit {
+    /// A hundred times the longest exit latency the enabled cpuidle states
+    /// of `cpus` declare (under `root`, `/` but in tests), and 100 us at
+    /// least (a CPU without cpuidle states halts and wakes in microseconds).
+    pub fn of(root: &Path, cpus: &[usize], virtualized: bool) -> IdleLimit {
+        let mut longest_us = 0u64;
+        for cpu in cpus {
+            let dir = root.join(format!("sys/devices/system/cpu/cpu{cpu}/cpuidle"));
+            let Ok(states) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for s in states.flatten() {
+                let file = |f: &str| std::fs::read_to_string(s.path().join(f)).unwrap_or_default();
+                if file("disable").trim() == "1" {
+                    continue;
+                }
+                longest_us = longest_us.max(file("latency").trim().parse().unwrap_or(0));
+            }
+        }
+        IdleLimit {
+            ns: (longest_us * 100_000).max(100_000),
+            virtualized,
+        }
+    }
 }
 
 impl Decoder {

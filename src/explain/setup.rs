@@ -2,7 +2,7 @@
 //! tracefs instance, the taps of the threads watched, and the reader
 //! ([`super::reader`]) with what it writes into the result.
 
-use super::events::{Decoder, REQUIRED};
+use super::events::{Decoder, IdleLimit, REQUIRED};
 use super::reader::{ExplainDetails, TraceReader, Watch};
 use crate::engine::StopFlag;
 use crate::error::{Error, Result};
@@ -106,10 +106,15 @@ impl Explain {
             return Err(e);
         }
         let root = caps.root.clone().unwrap_or_default();
-        let dec = Decoder::load(&root);
+        let mut dec = Decoder::load(&root);
         if let Some(e) = refuse(&caps, Some(&dec)) {
             return Err(e);
         }
+        let virtualized = crate::sysinfo::SystemInfo::collect()
+            .virtualization
+            .is_some();
+        let limit = IdleLimit::of(std::path::Path::new("/"), cpus, virtualized);
+        dec.idle_limit = Some(limit);
         let beside = session.is_some();
         let (mut session, mut notes) = match session {
             Some(s) => (s, Vec::new()),
@@ -132,6 +137,15 @@ impl Explain {
         notes.push(format!(
             "--explain: the worst {worst} intervals of each thread{} split into their causes, from the scheduling, IRQ, softirq, irq_vectors, idle and NMI events of the measuring CPUs in tracefs instance {name}, and the hypervisor's steal from the scheduler's runtime accounting (or the steal column of /proc/stat); its reader thread (SCHED_OTHER) is in the CPU time",
             if threshold.is_some() { " and every one above --break-threshold" } else { "" }
+        ));
+        notes.push(format!(
+            "--explain: an idle stretch over {} (a hundred times the longest exit latency the measuring CPUs' idle states declare) is no idle-state exit: {}",
+            crate::units::human_duration(limit.ns),
+            if virtualized {
+                "the host did not run the virtual CPU (\"hypervisor (unaccounted)\")"
+            } else {
+                "nothing recorded ran (\"unexplained (no event)\")"
+            }
         ));
         if !dec.missing.is_empty() {
             notes.push(format!(

@@ -154,7 +154,38 @@ fn explain_run(t: &Case, cpu: usize, duration: &str, period: &str) -> (Value, Ve
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("worst "), "no explained line:\n{text}");
     let cases = r["explained"].as_array().cloned().unwrap_or_default();
+    // No idle-state exit longer than a hundred times the longest one this
+    // CPU's idle states declare: longer is the host's (or nothing's).
+    let limit = idle_limit_ns(cpu);
+    for p in cases
+        .iter()
+        .flat_map(|c| c["parts"].as_array().cloned().unwrap_or_default())
+    {
+        if p["kind"] == "idle" {
+            assert!(
+                p["ns"].as_u64().unwrap_or(0) <= limit,
+                "over {limit} ns: {p}"
+            );
+        }
+    }
     (r, cases)
+}
+
+/// A hundred times the longest exit latency of `cpu`'s enabled idle
+/// states, 100 us at least.
+fn idle_limit_ns(cpu: usize) -> u64 {
+    let dir = format!("/sys/devices/system/cpu/cpu{cpu}/cpuidle");
+    let read = |p: std::path::PathBuf| std::fs::read_to_string(p).unwrap_or_default();
+    let longest_us = std::fs::read_dir(dir)
+        .map(|d| {
+            d.flatten()
+                .filter(|s| read(s.path().join("disable")).trim() != "1")
+                .filter_map(|s| read(s.path().join("latency")).trim().parse::<u64>().ok())
+                .max()
+                .unwrap_or(0)
+        })
+        .unwrap_or(0);
+    (longest_us * 100_000).max(100_000)
 }
 
 /// A part that names the hog `comm` (a FIFO 90 thread).
