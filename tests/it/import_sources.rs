@@ -82,125 +82,131 @@ fn us(v: u64) -> i64 {
     v as i64 * 1000
 }
 
-#[test]
-fn current_rt_tests_histograms_import_without_a_total_line() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    // rt-tests 2.10: only non-empty rows, no '# Total:'; the count is rows plus overflows.
-    let file = "cyclictest-2.10-hist.txt";
-    let text = std::fs::read_to_string(fixture(file)).expect("fixture");
-    assert!(!text.contains("# Total:"));
-    let r = imported(dir.path(), file, &["--quiet"]);
-    let (mins, avgs, maxs, over) = (
-        summary_line(&text, "Min Latencies"),
-        summary_line(&text, "Avg Latencies"),
-        summary_line(&text, "Max Latencies"),
-        summary_line(&text, "Histogram Overflows"),
-    );
-    let rows: Vec<Vec<u64>> = text
-        .lines()
-        .filter(|l| l.starts_with('0'))
-        .map(|l| {
-            l.split_whitespace()
-                .map(|w| w.parse().expect("n"))
-                .collect()
-        })
-        .collect();
-    let got = figures(&r);
-    assert_eq!(got.len(), 2);
-    for (i, (name, samples, min, avg, max)) in got.iter().enumerate() {
-        assert_eq!(name, &format!("thread{i}"));
-        let in_rows: u64 = rows.iter().map(|row| row[i + 1]).sum();
-        assert_eq!(
-            *samples,
-            in_rows + over[i],
-            "thread{i}: rows plus overflows"
-        );
-        assert_eq!(*min, us(mins[i]));
-        assert_eq!(*max, us(maxs[i]));
-        // Both threads overflowed: the average is cyclictest's own.
-        assert!(over[i] > 0);
-        assert_eq!(*avg, us(avgs[i]));
-    }
-    assert_eq!((got[0].1, got[1].1), (2000, 2000));
-    assert_eq!((got[0].4, got[1].4), (us(5166), us(4668)));
-    // The range (-h N) is not in a sparse output: not recorded, and said.
-    assert_eq!(r["config"]["histogram_buckets"], Value::Null);
-    assert!(
-        notes(&r).contains("only the non-empty rows"),
-        "{}",
-        notes(&r)
-    );
-
-    // Still refused when cut before the summary lines end.
-    let cut = &text[..text.find("# Histogram Overflows:").expect("line")];
-    std::fs::write(dir.path().join("cut.txt"), cut).expect("write");
-    let out = rtlat()
-        .current_dir(dir.path())
-        .args(["import", "cut.txt", "-o", "c.json"])
-        .output()
-        .expect("runs");
-    assert_exit(&out, 2, "a cut histogram");
-    assert!(String::from_utf8_lossy(&out.stderr).contains("Histogram Overflows"));
-}
-
-#[test]
-fn histofall_outputs_keep_their_threads_and_check_the_all_threads_values() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    // rt-tests 2.10 --histfile with -H, and rt-tests 1.10's -H with its Total line.
-    for (file, counts, avgs, maxs) in [
-        (
-            "cyclictest-2.10-histofall-histfile.txt",
-            [2000, 2000],
-            [54, 56],
-            [5662, 4718],
-        ),
-        (
-            "cyclictest-1.10-histofall.txt",
-            [1000, 1000],
-            [23, 24],
-            [459, 152],
-        ),
-    ] {
+case!(
+    current_rt_tests_histograms_import_without_a_total_line,
+    [],
+    |t| {
+        let dir = t.dir();
+        // rt-tests 2.10: only non-empty rows, no '# Total:'; the count is rows plus overflows.
+        let file = "cyclictest-2.10-hist.txt";
         let text = std::fs::read_to_string(fixture(file)).expect("fixture");
-        // Min and Avg have a value per thread; Max and Overflows one more (all threads).
-        assert_eq!(summary_line(&text, "Min Latencies").len(), 2, "{file}");
-        assert_eq!(summary_line(&text, "Max Latencies").len(), 3, "{file}");
-        let r = imported(dir.path(), file, &["--quiet"]);
-        let got = figures(&r);
-        assert_eq!(got.len(), 2, "{file}: the sum column is not a thread");
-        for (i, (_, samples, _, avg, max)) in got.iter().enumerate() {
-            assert_eq!(*samples, counts[i], "{file} thread{i}");
-            assert_eq!(*avg, us(avgs[i]), "{file} thread{i}");
-            assert_eq!(*max, us(maxs[i]), "{file} thread{i}");
-        }
-        if let Some(total) = text.lines().find(|l| l.starts_with("# Total:")) {
-            // The older layout's Total holds the rows alone, plus their sum with -H.
-            assert_eq!(total.split_whitespace().count(), 2 + 3, "{file}");
-        }
-        // An all-threads maximum that is not the threads' maximum is refused with its line.
-        let max_line = text
-            .lines()
-            .position(|l| l.starts_with("# Max Latencies:"))
-            .expect("line")
-            + 1;
-        let bad = text.replacen(
-            &format!(" {:05}\n", maxs[0]),
-            &format!(" {:05}\n", maxs[0] + 1),
-            1,
+        assert!(!text.contains("# Total:"));
+        let r = imported(dir, file, &["--quiet"]);
+        let (mins, avgs, maxs, over) = (
+            summary_line(&text, "Min Latencies"),
+            summary_line(&text, "Avg Latencies"),
+            summary_line(&text, "Max Latencies"),
+            summary_line(&text, "Histogram Overflows"),
         );
-        assert_ne!(bad, text);
-        std::fs::write(dir.path().join("bad.txt"), bad).expect("write");
+        let rows: Vec<Vec<u64>> = text
+            .lines()
+            .filter(|l| l.starts_with('0'))
+            .map(|l| {
+                l.split_whitespace()
+                    .map(|w| w.parse().expect("n"))
+                    .collect()
+            })
+            .collect();
+        let got = figures(&r);
+        assert_eq!(got.len(), 2);
+        for (i, (name, samples, min, avg, max)) in got.iter().enumerate() {
+            assert_eq!(name, &format!("thread{i}"));
+            let in_rows: u64 = rows.iter().map(|row| row[i + 1]).sum();
+            assert_eq!(
+                *samples,
+                in_rows + over[i],
+                "thread{i}: rows plus overflows"
+            );
+            assert_eq!(*min, us(mins[i]));
+            assert_eq!(*max, us(maxs[i]));
+            // Both threads overflowed: the average is cyclictest's own.
+            assert!(over[i] > 0);
+            assert_eq!(*avg, us(avgs[i]));
+        }
+        assert_eq!((got[0].1, got[1].1), (2000, 2000));
+        assert_eq!((got[0].4, got[1].4), (us(5166), us(4668)));
+        // The range (-h N) is not in a sparse output: not recorded, and said.
+        assert_eq!(r["config"]["histogram_buckets"], Value::Null);
+        assert!(
+            notes(&r).contains("only the non-empty rows"),
+            "{}",
+            notes(&r)
+        );
+
+        // Still refused when cut before the summary lines end.
+        let cut = &text[..text.find("# Histogram Overflows:").expect("line")];
+        std::fs::write(dir.join("cut.txt"), cut).expect("write");
         let out = rtlat()
-            .current_dir(dir.path())
-            .args(["import", "bad.txt", "-o", "b.json"])
+            .current_dir(dir)
+            .args(["import", "cut.txt", "-o", "c.json"])
             .output()
             .expect("runs");
-        assert_exit(&out, 2, "a wrong all-threads maximum");
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains(&format!("bad.txt:{max_line}:")), "{err}");
-        assert!(err.contains("all threads"), "{err}");
+        assert_exit(&out, 2, "a cut histogram");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("Histogram Overflows"));
     }
-}
+);
+
+case!(
+    histofall_outputs_keep_their_threads_and_check_the_all_threads_values,
+    [],
+    |t| {
+        let dir = t.dir();
+        // rt-tests 2.10 --histfile with -H, and rt-tests 1.10's -H with its Total line.
+        for (file, counts, avgs, maxs) in [
+            (
+                "cyclictest-2.10-histofall-histfile.txt",
+                [2000, 2000],
+                [54, 56],
+                [5662, 4718],
+            ),
+            (
+                "cyclictest-1.10-histofall.txt",
+                [1000, 1000],
+                [23, 24],
+                [459, 152],
+            ),
+        ] {
+            let text = std::fs::read_to_string(fixture(file)).expect("fixture");
+            // Min and Avg have a value per thread; Max and Overflows one more (all threads).
+            assert_eq!(summary_line(&text, "Min Latencies").len(), 2, "{file}");
+            assert_eq!(summary_line(&text, "Max Latencies").len(), 3, "{file}");
+            let r = imported(dir, file, &["--quiet"]);
+            let got = figures(&r);
+            assert_eq!(got.len(), 2, "{file}: the sum column is not a thread");
+            for (i, (_, samples, _, avg, max)) in got.iter().enumerate() {
+                assert_eq!(*samples, counts[i], "{file} thread{i}");
+                assert_eq!(*avg, us(avgs[i]), "{file} thread{i}");
+                assert_eq!(*max, us(maxs[i]), "{file} thread{i}");
+            }
+            if let Some(total) = text.lines().find(|l| l.starts_with("# Total:")) {
+                // The older layout's Total holds the rows alone, plus their sum with -H.
+                assert_eq!(total.split_whitespace().count(), 2 + 3, "{file}");
+            }
+            // An all-threads maximum that is not the threads' maximum is refused with its line.
+            let max_line = text
+                .lines()
+                .position(|l| l.starts_with("# Max Latencies:"))
+                .expect("line")
+                + 1;
+            let bad = text.replacen(
+                &format!(" {:05}\n", maxs[0]),
+                &format!(" {:05}\n", maxs[0] + 1),
+                1,
+            );
+            assert_ne!(bad, text);
+            std::fs::write(dir.join("bad.txt"), bad).expect("write");
+            let out = rtlat()
+                .current_dir(dir)
+                .args(["import", "bad.txt", "-o", "b.json"])
+                .output()
+                .expect("runs");
+            assert_exit(&out, 2, "a wrong all-threads maximum");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains(&format!("bad.txt:{max_line}:")), "{err}");
+            assert!(err.contains("all threads"), "{err}");
+        }
+    }
+);
 
 /// oslat's per-core rows: (bucket counts per core, Maximum, Average).
 fn oslat_printed(text: &str) -> (Vec<u64>, Vec<i64>, Vec<f64>) {
@@ -234,71 +240,73 @@ fn oslat_printed(text: &str) -> (Vec<u64>, Vec<i64>, Vec<f64>) {
     (counts, maxs, avgs)
 }
 
-#[test]
-fn oslat_1_10_and_2_10_tables_import_with_their_printed_figures() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    for (file, cores) in [("oslat-1.10.txt", 2), ("oslat-2.10.txt", 1)] {
-        let text = std::fs::read_to_string(fixture(file)).expect("fixture");
-        let r = imported(dir.path(), file, &["--quiet"]);
-        assert_eq!(r["config"]["imported_from"], "oslat", "{file}");
-        let (counts, maxs, avgs) = oslat_printed(&text);
-        let got = figures(&r);
-        assert_eq!(got.len(), cores, "{file}");
-        for (i, (_, samples, _, avg, max)) in got.iter().enumerate() {
-            assert_eq!(*samples, counts[i], "{file} core {i}");
-            assert_eq!(*max, maxs[i], "{file} core {i}");
-            assert!(
-                (*avg as f64 - avgs[i] * 1000.0).abs() < 1.0,
-                "{file} core {i}"
-            );
+case!(
+    oslat_1_10_and_2_10_tables_import_with_their_printed_figures,
+    [],
+    |t| {
+        let dir = t.dir();
+        for (file, cores) in [("oslat-1.10.txt", 2), ("oslat-2.10.txt", 1)] {
+            let text = std::fs::read_to_string(fixture(file)).expect("fixture");
+            let r = imported(dir, file, &["--quiet"]);
+            assert_eq!(r["config"]["imported_from"], "oslat", "{file}");
+            let (counts, maxs, avgs) = oslat_printed(&text);
+            let got = figures(&r);
+            assert_eq!(got.len(), cores, "{file}");
+            for (i, (_, samples, _, avg, max)) in got.iter().enumerate() {
+                assert_eq!(*samples, counts[i], "{file} core {i}");
+                assert_eq!(*max, maxs[i], "{file} core {i}");
+                assert!(
+                    (*avg as f64 - avgs[i] * 1000.0).abs() < 1.0,
+                    "{file} core {i}"
+                );
+            }
         }
+        // 1.10 names the row 'CPU Freq:' and prints no banner; it is told apart all the same.
+        let text = std::fs::read_to_string(fixture("oslat-1.10.txt")).expect("fixture");
+        assert!(text.contains("CPU Freq:") && !text.contains("oslat V"));
+        let (out, _) = import(dir, "oslat-1.10.txt", &[]);
+        assert!(String::from_utf8_lossy(&out.stderr).contains("read as oslat"));
     }
-    // 1.10 names the row 'CPU Freq:' and prints no banner; it is told apart all the same.
-    let text = std::fs::read_to_string(fixture("oslat-1.10.txt")).expect("fixture");
-    assert!(text.contains("CPU Freq:") && !text.contains("oslat V"));
-    let (out, _) = import(dir.path(), "oslat-1.10.txt", &[]);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("read as oslat"));
-}
+);
 
-#[test]
-fn rtla_osnoise_without_noise_is_zero_samples_and_a_prompt_above_top_is_skipped() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let r = imported(dir.path(), "rtla-osnoise-hist-zero.txt", &["--quiet"]);
-    assert_eq!(r["benchmark"], "noise");
-    assert_eq!(r["total"]["samples"], 0);
-    assert_eq!(r["duration_ns"], 10_000_000_000u64);
-    assert!(
-        notes(&r).contains("no noise passed the threshold"),
-        "{}",
-        notes(&r)
-    );
-    // A count that is not rtla's zeroed statistics stays refused.
-    let text = std::fs::read_to_string(fixture("rtla-osnoise-hist-zero.txt")).expect("fixture");
-    std::fs::write(
-        dir.path().join("bad.txt"),
-        text.replace("count: 0", "count: 7"),
-    )
-    .expect("write");
-    let out = rtlat()
-        .current_dir(dir.path())
-        .args(["import", "bad.txt", "-o", "b.json"])
-        .output()
-        .expect("runs");
-    assert_exit(&out, 2, "a count without columns");
+case!(
+    rtla_osnoise_without_noise_is_zero_samples_and_a_prompt_above_top_is_skipped,
+    [],
+    |t| {
+        let dir = t.dir();
+        let r = imported(dir, "rtla-osnoise-hist-zero.txt", &["--quiet"]);
+        assert_eq!(r["benchmark"], "noise");
+        assert_eq!(r["total"]["samples"], 0);
+        assert_eq!(r["duration_ns"], 10_000_000_000u64);
+        assert!(
+            notes(&r).contains("no noise passed the threshold"),
+            "{}",
+            notes(&r)
+        );
+        // A count that is not rtla's zeroed statistics stays refused.
+        let text = std::fs::read_to_string(fixture("rtla-osnoise-hist-zero.txt")).expect("fixture");
+        std::fs::write(dir.join("bad.txt"), text.replace("count: 0", "count: 7")).expect("write");
+        let out = rtlat()
+            .current_dir(dir)
+            .args(["import", "bad.txt", "-o", "b.json"])
+            .output()
+            .expect("runs");
+        assert_exit(&out, 2, "a count without columns");
 
-    let plain = imported(dir.path(), "rtla-osnoise-top.txt", &["--quiet"]);
-    let pasted = imported(dir.path(), "rtla-osnoise-top-prompt.txt", &["--quiet"]);
-    assert_eq!(pasted["details"]["osnoise"], plain["details"]["osnoise"]);
-    assert_eq!(
-        pasted["details"]["osnoise"][0]["max_single_noise_us"],
-        42254
-    );
-    assert!(
-        notes(&pasted).contains("rtla osnoise top -d 10s"),
-        "{}",
-        notes(&pasted)
-    );
-}
+        let plain = imported(dir, "rtla-osnoise-top.txt", &["--quiet"]);
+        let pasted = imported(dir, "rtla-osnoise-top-prompt.txt", &["--quiet"]);
+        assert_eq!(pasted["details"]["osnoise"], plain["details"]["osnoise"]);
+        assert_eq!(
+            pasted["details"]["osnoise"][0]["max_single_noise_us"],
+            42254
+        );
+        assert!(
+            notes(&pasted).contains("rtla osnoise top -d 10s"),
+            "{}",
+            notes(&pasted)
+        );
+    }
+);
 
 /// The round trips of sockperf's full-log rows (either layout), in ns.
 fn round_trips(text: &str) -> Vec<u64> {
@@ -322,147 +330,160 @@ fn round_trips(text: &str) -> Vec<u64> {
         .collect()
 }
 
-#[test]
-fn sockperf_full_logs_of_3_3_and_3_10_give_the_same_round_trips() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    for (file, received) in [
-        ("sockperf-3.3-full-log.csv", 1551),
-        ("sockperf-3.10-full-log.csv", 1550),
-    ] {
-        let text = std::fs::read_to_string(fixture(file)).expect("fixture");
-        let rtts = round_trips(&text);
-        assert_eq!(rtts.len(), received, "{file}");
-        let r = imported(dir.path(), file, &["--quiet"]);
-        let got = figures(&r);
-        assert_eq!(got.len(), 1);
-        let (_, samples, min, avg, max) = &got[0];
-        assert_eq!(*samples, received as u64, "{file}: ReceivedMessages");
-        assert_eq!(r["details"]["received"], received, "{file}");
-        assert_eq!(*max, *rtts.iter().max().expect("rows") as i64, "{file}");
-        assert_eq!(*min, *rtts.iter().min().expect("rows") as i64, "{file}");
-        let mean = rtts.iter().sum::<u64>() as f64 / rtts.len() as f64;
-        assert!((*avg as f64 - mean).abs() <= 1.0, "{file}");
-        // sockperf's own <MAX> is half the round trip, in µs with 3 decimals.
-        let printed: f64 = text
-            .lines()
-            .find_map(|l| l.split("<MAX> observation =").nth(1))
-            .expect("max line")
-            .trim()
-            .parse()
-            .expect("number");
-        assert!((*max as f64 / 2000.0 - printed).abs() < 0.002, "{file}");
-    }
-}
-
-#[test]
-fn klatency_rows_beyond_the_run_are_its_queued_backlog() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let file = "xenomai-klatency-backlog.txt";
-    let text = std::fs::read_to_string(fixture(file)).expect("fixture");
-    let rows: Vec<Vec<f64>> = text
-        .lines()
-        .map(|l| l.trim_start_matches("^C"))
-        .filter_map(|l| l.strip_prefix("RTD|"))
-        .map(|l| l.split('|').map(|f| f.trim().parse().expect("n")).collect())
-        .collect();
-    assert_eq!(rows.len(), 13);
-    let r = imported(dir.path(), file, &[]);
-    // RTS says 00:00:06: six seconds of 10 000 samples (100 us), not 13.
-    assert_eq!(r["duration_ns"], 6_000_000_000u64);
-    let got = figures(&r);
-    let (_, samples, min, _, max) = &got[0];
-    assert_eq!(*samples, 6 * 10_000);
-    let run = &rows[7..];
-    let ns = |v: f64| (v * 1000.0).round() as i64;
-    let run_max = run.iter().map(|r| ns(r[2])).max().expect("rows");
-    let run_min = run.iter().map(|r| ns(r[0])).min().expect("rows");
-    assert_eq!((*min, *max), (run_min, run_max));
-    assert_eq!(*max, 4622);
-    assert_eq!(
-        r["threads"][0]["series"]["points"]
-            .as_array()
-            .expect("points")
-            .len(),
-        6
-    );
-    // The RTS line's overall figures (since the module was loaded) are kept in a note.
-    assert!(notes(&r).contains("max 5.167 µs"), "{}", notes(&r));
-}
-
-#[test]
-fn cyclictest_nsecs_values_are_read_as_ns_when_the_unit_is_given_or_in_the_command() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    // T: 0 … C: 2000 Min: 13143 Avg: 32790 Max: 2278800, T: 1 … C: 1332 …: ns with -N.
-    let want = [
-        (2000, 13_143, 32_790, 2_278_800),
-        (1332, 14_765, 87_829, 4_829_877),
-    ];
-    let given = imported(dir.path(), "cyclictest-2.10-N.txt", &["--unit", "ns", "-q"]);
-    let pasted = imported(dir.path(), "cyclictest-2.10-N-prompt.txt", &["-q"]);
-    for r in [&given, &pasted] {
-        let got = figures(r);
-        for (g, w) in got.iter().zip(want) {
-            assert_eq!((g.1, g.2, g.3, g.4), w);
-        }
-        assert_eq!(r["config"]["precision_ns"], 1);
-    }
-    assert!(notes(&pasted).contains("command line above the output"));
-    // Without a word on the unit the values are µs, and the note says how to say ns.
-    let plain = imported(dir.path(), "cyclictest-2.10-N.txt", &["-q"]);
-    assert_eq!(figures(&plain)[0].2, 13_143_000);
-    assert!(notes(&plain).contains("--unit ns"));
-    // -v samples with -N, the command pasted above them: every sample in ns.
-    let text = std::fs::read_to_string(fixture("cyclictest-2.10-vN-prompt.txt")).expect("fixture");
-    let samples: Vec<i64> = text
-        .lines()
-        .filter(|l| l.matches(':').count() == 2 && !l.contains('#'))
-        .map(|l| {
-            l.rsplit(':')
-                .next()
-                .expect("value")
+case!(
+    sockperf_full_logs_of_3_3_and_3_10_give_the_same_round_trips,
+    [],
+    |t| {
+        let dir = t.dir();
+        for (file, received) in [
+            ("sockperf-3.3-full-log.csv", 1551),
+            ("sockperf-3.10-full-log.csv", 1550),
+        ] {
+            let text = std::fs::read_to_string(fixture(file)).expect("fixture");
+            let rtts = round_trips(&text);
+            assert_eq!(rtts.len(), received, "{file}");
+            let r = imported(dir, file, &["--quiet"]);
+            let got = figures(&r);
+            assert_eq!(got.len(), 1);
+            let (_, samples, min, avg, max) = &got[0];
+            assert_eq!(*samples, received as u64, "{file}: ReceivedMessages");
+            assert_eq!(r["details"]["received"], received, "{file}");
+            assert_eq!(*max, *rtts.iter().max().expect("rows") as i64, "{file}");
+            assert_eq!(*min, *rtts.iter().min().expect("rows") as i64, "{file}");
+            let mean = rtts.iter().sum::<u64>() as f64 / rtts.len() as f64;
+            assert!((*avg as f64 - mean).abs() <= 1.0, "{file}");
+            // sockperf's own <MAX> is half the round trip, in µs with 3 decimals.
+            let printed: f64 = text
+                .lines()
+                .find_map(|l| l.split("<MAX> observation =").nth(1))
+                .expect("max line")
                 .trim()
                 .parse()
-                .expect("ns")
-        })
-        .collect();
-    let v = imported(dir.path(), "cyclictest-2.10-vN-prompt.txt", &["-q"]);
-    let got = figures(&v);
-    assert_eq!(got[0].1, samples.len() as u64);
-    assert_eq!(got[0].1, 300);
-    assert_eq!(got[0].2, *samples.iter().min().expect("samples"));
-    assert_eq!(got[0].4, *samples.iter().max().expect("samples"));
-    // --unit is refused for a format that states its unit.
-    let (out, _) = import(dir.path(), "oslat-2.10.txt", &["--unit", "ns"]);
-    assert_exit(&out, 2, "--unit on oslat");
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--unit ns applies to cyclictest"));
-}
-
-#[test]
-fn durations_keep_the_sources_precision_and_p99_without_a_histogram_says_so() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    // RTS and rtla give whole seconds: printed whole.
-    for (file, ended) in [
-        ("xenomai-klatency-backlog.txt", "ended in 6s"),
-        ("rtla-osnoise-hist-zero.txt", "ended in 10s"),
-        ("oslat-2.10.txt", "ended in 3.008s"),
-    ] {
-        let (out, _) = import(dir.path(), file, &[]);
-        let report = String::from_utf8_lossy(&out.stdout);
-        assert!(report.contains(ended), "{file}: {report}");
+                .expect("number");
+            assert!((*max as f64 / 2000.0 - printed).abs() < 0.002, "{file}");
+        }
     }
-    imported(dir.path(), "cyclictest-q.txt", &["-q"]);
-    std::fs::rename(dir.path().join("r.json"), dir.path().join("q.json")).expect("rename");
-    imported(dir.path(), "cyclictest-2.10-hist.txt", &["-q"]);
-    let out = rtlat()
-        .current_dir(dir.path())
-        .args(["compare", "r.json", "q.json", "--baseline", "r.json"])
-        .args(["--metric", "p99", "--fail-if-worse", "10"])
-        .output()
-        .expect("runs");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("no p99 (no histogram in the source"), "{err}");
-    assert!(!err.contains("too few"), "{err}");
-}
+);
+
+case!(
+    klatency_rows_beyond_the_run_are_its_queued_backlog,
+    [],
+    |t| {
+        let dir = t.dir();
+        let file = "xenomai-klatency-backlog.txt";
+        let text = std::fs::read_to_string(fixture(file)).expect("fixture");
+        let rows: Vec<Vec<f64>> = text
+            .lines()
+            .map(|l| l.trim_start_matches("^C"))
+            .filter_map(|l| l.strip_prefix("RTD|"))
+            .map(|l| l.split('|').map(|f| f.trim().parse().expect("n")).collect())
+            .collect();
+        assert_eq!(rows.len(), 13);
+        let r = imported(dir, file, &[]);
+        // RTS says 00:00:06: six seconds of 10 000 samples (100 us), not 13.
+        assert_eq!(r["duration_ns"], 6_000_000_000u64);
+        let got = figures(&r);
+        let (_, samples, min, _, max) = &got[0];
+        assert_eq!(*samples, 6 * 10_000);
+        let run = &rows[7..];
+        let ns = |v: f64| (v * 1000.0).round() as i64;
+        let run_max = run.iter().map(|r| ns(r[2])).max().expect("rows");
+        let run_min = run.iter().map(|r| ns(r[0])).min().expect("rows");
+        assert_eq!((*min, *max), (run_min, run_max));
+        assert_eq!(*max, 4622);
+        assert_eq!(
+            r["threads"][0]["series"]["points"]
+                .as_array()
+                .expect("points")
+                .len(),
+            6
+        );
+        // The RTS line's overall figures (since the module was loaded) are kept in a note.
+        assert!(notes(&r).contains("max 5.167 µs"), "{}", notes(&r));
+    }
+);
+
+case!(
+    cyclictest_nsecs_values_are_read_as_ns_when_the_unit_is_given_or_in_the_command,
+    [],
+    |t| {
+        let dir = t.dir();
+        // T: 0 … C: 2000 Min: 13143 Avg: 32790 Max: 2278800, T: 1 … C: 1332 …: ns with -N.
+        let want = [
+            (2000, 13_143, 32_790, 2_278_800),
+            (1332, 14_765, 87_829, 4_829_877),
+        ];
+        let given = imported(dir, "cyclictest-2.10-N.txt", &["--unit", "ns", "-q"]);
+        let pasted = imported(dir, "cyclictest-2.10-N-prompt.txt", &["-q"]);
+        for r in [&given, &pasted] {
+            let got = figures(r);
+            for (g, w) in got.iter().zip(want) {
+                assert_eq!((g.1, g.2, g.3, g.4), w);
+            }
+            assert_eq!(r["config"]["precision_ns"], 1);
+        }
+        assert!(notes(&pasted).contains("command line above the output"));
+        // Without a word on the unit the values are µs, and the note says how to say ns.
+        let plain = imported(dir, "cyclictest-2.10-N.txt", &["-q"]);
+        assert_eq!(figures(&plain)[0].2, 13_143_000);
+        assert!(notes(&plain).contains("--unit ns"));
+        // -v samples with -N, the command pasted above them: every sample in ns.
+        let text =
+            std::fs::read_to_string(fixture("cyclictest-2.10-vN-prompt.txt")).expect("fixture");
+        let samples: Vec<i64> = text
+            .lines()
+            .filter(|l| l.matches(':').count() == 2 && !l.contains('#'))
+            .map(|l| {
+                l.rsplit(':')
+                    .next()
+                    .expect("value")
+                    .trim()
+                    .parse()
+                    .expect("ns")
+            })
+            .collect();
+        let v = imported(dir, "cyclictest-2.10-vN-prompt.txt", &["-q"]);
+        let got = figures(&v);
+        assert_eq!(got[0].1, samples.len() as u64);
+        assert_eq!(got[0].1, 300);
+        assert_eq!(got[0].2, *samples.iter().min().expect("samples"));
+        assert_eq!(got[0].4, *samples.iter().max().expect("samples"));
+        // --unit is refused for a format that states its unit.
+        let (out, _) = import(dir, "oslat-2.10.txt", &["--unit", "ns"]);
+        assert_exit(&out, 2, "--unit on oslat");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("--unit ns applies to cyclictest"));
+    }
+);
+
+case!(
+    durations_keep_the_sources_precision_and_p99_without_a_histogram_says_so,
+    [],
+    |t| {
+        let dir = t.dir();
+        // RTS and rtla give whole seconds: printed whole.
+        for (file, ended) in [
+            ("xenomai-klatency-backlog.txt", "ended in 6s"),
+            ("rtla-osnoise-hist-zero.txt", "ended in 10s"),
+            ("oslat-2.10.txt", "ended in 3.008s"),
+        ] {
+            let (out, _) = import(dir, file, &[]);
+            let report = String::from_utf8_lossy(&out.stdout);
+            assert!(report.contains(ended), "{file}: {report}");
+        }
+        imported(dir, "cyclictest-q.txt", &["-q"]);
+        std::fs::rename(dir.join("r.json"), dir.join("q.json")).expect("rename");
+        imported(dir, "cyclictest-2.10-hist.txt", &["-q"]);
+        let out = rtlat()
+            .current_dir(dir)
+            .args(["compare", "r.json", "q.json", "--baseline", "r.json"])
+            .args(["--metric", "p99", "--fail-if-worse", "10"])
+            .output()
+            .expect("runs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("no p99 (no histogram in the source"), "{err}");
+        assert!(!err.contains("too few"), "{err}");
+    }
+);
 
 /// RTAI's RTD rows: (lat min, lat avg, lat max) in ns.
 fn rtai_rows(text: &str) -> Vec<[i64; 3]> {
@@ -475,49 +496,52 @@ fn rtai_rows(text: &str) -> Vec<[i64; 3]> {
         .collect()
 }
 
-#[test]
-fn rtai_latency_displays_import_with_their_rows_figures() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    // The kernel display repeats its last row once the module is removed: not counted.
-    for (file, counted) in [
-        ("rtai-kernel-latency.txt", 24),
-        ("rtai-user-latency.txt", 25),
-    ] {
-        let text = std::fs::read_to_string(fixture(file)).expect("fixture");
-        let rows = rtai_rows(&text);
-        let rows = &rows[..counted];
-        let (out, r) = import(dir.path(), file, &[]);
-        assert_exit(&out, 0, file);
-        assert!(String::from_utf8_lossy(&out.stderr).contains("read as rtai"));
-        assert_eq!(r["config"]["period_ns"], 1_000_000, "{file}");
-        let got = figures(&r);
-        let (_, samples, min, avg, max) = &got[0];
-        // One row a second (avrgtime 1 s) of 1 ms periods.
-        assert_eq!(*samples, counted as u64 * 1000, "{file}");
-        assert_eq!(r["duration_ns"], counted as u64 * 1_000_000_000, "{file}");
-        assert_eq!(
-            *min,
-            rows.iter().map(|r| r[0]).min().expect("rows"),
-            "{file}"
-        );
-        assert_eq!(
-            *max,
-            rows.iter().map(|r| r[2]).max().expect("rows"),
-            "{file}"
-        );
-        let mean = rows.iter().map(|r| r[1]).sum::<i64>() / counted as i64;
-        assert!((avg - mean).abs() <= 1, "{file}: {avg} vs {mean}");
+case!(
+    rtai_latency_displays_import_with_their_rows_figures,
+    [],
+    |t| {
+        let dir = t.dir();
+        // The kernel display repeats its last row once the module is removed: not counted.
+        for (file, counted) in [
+            ("rtai-kernel-latency.txt", 24),
+            ("rtai-user-latency.txt", 25),
+        ] {
+            let text = std::fs::read_to_string(fixture(file)).expect("fixture");
+            let rows = rtai_rows(&text);
+            let rows = &rows[..counted];
+            let (out, r) = import(dir, file, &[]);
+            assert_exit(&out, 0, file);
+            assert!(String::from_utf8_lossy(&out.stderr).contains("read as rtai"));
+            assert_eq!(r["config"]["period_ns"], 1_000_000, "{file}");
+            let got = figures(&r);
+            let (_, samples, min, avg, max) = &got[0];
+            // One row a second (avrgtime 1 s) of 1 ms periods.
+            assert_eq!(*samples, counted as u64 * 1000, "{file}");
+            assert_eq!(r["duration_ns"], counted as u64 * 1_000_000_000, "{file}");
+            assert_eq!(
+                *min,
+                rows.iter().map(|r| r[0]).min().expect("rows"),
+                "{file}"
+            );
+            assert_eq!(
+                *max,
+                rows.iter().map(|r| r[2]).max().expect("rows"),
+                "{file}"
+            );
+            let mean = rows.iter().map(|r| r[1]).sum::<i64>() / counted as i64;
+            assert!((avg - mean).abs() <= 1, "{file}: {avg} vs {mean}");
+        }
+        // A row whose 'ovl max' is not the maximum so far is refused with its line.
+        let text = std::fs::read_to_string(fixture("rtai-kernel-latency.txt")).expect("fixture");
+        let bad = text.replacen("      24400|      24400|", "      24400|      19762|", 1);
+        assert_ne!(bad, text);
+        std::fs::write(dir.join("bad.txt"), bad).expect("write");
+        let out = rtlat()
+            .current_dir(dir)
+            .args(["import", "bad.txt", "-o", "b.json"])
+            .output()
+            .expect("runs");
+        assert_exit(&out, 2, "a wrong ovl max");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("bad.txt:14:"));
     }
-    // A row whose 'ovl max' is not the maximum so far is refused with its line.
-    let text = std::fs::read_to_string(fixture("rtai-kernel-latency.txt")).expect("fixture");
-    let bad = text.replacen("      24400|      24400|", "      24400|      19762|", 1);
-    assert_ne!(bad, text);
-    std::fs::write(dir.path().join("bad.txt"), bad).expect("write");
-    let out = rtlat()
-        .current_dir(dir.path())
-        .args(["import", "bad.txt", "-o", "b.json"])
-        .output()
-        .expect("runs");
-    assert_exit(&out, 2, "a wrong ovl max");
-    assert!(String::from_utf8_lossy(&out.stderr).contains("bad.txt:14:"));
-}
+);
