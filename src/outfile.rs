@@ -295,8 +295,11 @@ pub fn make_dir(dir: &Path, option: &str) -> crate::error::Result<()> {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists && dir.is_dir() => Ok(()),
         Err(e) => {
+            let parent_missing = dir
+                .parent()
+                .is_some_and(|p| !p.as_os_str().is_empty() && !p.is_dir());
             let fix = match e.kind() {
-                io::ErrorKind::NotFound => "create its parent directory first",
+                io::ErrorKind::NotFound if parent_missing => "create its parent directory first",
                 io::ErrorKind::AlreadyExists => "it is a file: name a directory",
                 _ => "choose a writable place",
             };

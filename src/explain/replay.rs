@@ -15,8 +15,7 @@ use crate::sys::clock;
 use crate::trace::ringpage::{self, Page, LENGTH_MASK, MISSED_EVENTS};
 use crate::trace::{Pages, Round};
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// The machine replayed.
 #[derive(Debug, Clone, Copy)]
@@ -93,6 +92,13 @@ fn retime(fmt: &Page, page: &[u8], gap: u32) -> (Vec<u8>, u64) {
     (out, events)
 }
 
+/// What the driver and the replayed buffers share.
+#[derive(Debug, Default)]
+struct Shared {
+    now: u64,
+    read: u64,
+}
+
 /// Every CPU's buffer: page `k` of a CPU is complete once the simulated
 /// clock passes `(k + 1) · page_ns`.
 struct Replay {
@@ -101,9 +107,9 @@ struct Replay {
     cpus: usize,
     page_ns: u64,
     keep: u64,
-    /// The simulated clock.
-    now: Arc<AtomicU64>,
-    read: Arc<AtomicU64>,
+    /// The simulated clock, and the pages read (shared with the driver;
+    /// a lock, as 32-bit PowerPC has no 64-bit atomics).
+    shared: Arc<Mutex<Shared>>,
     next: Vec<u64>,
     buf: Vec<u8>,
 }
@@ -114,7 +120,11 @@ impl Pages for Replay {
     }
 
     fn read(&mut self, i: usize) -> std::io::Result<Option<(usize, &[u8])>> {
-        let written = self.now.load(Ordering::Relaxed) / self.page_ns;
+        let mut shared = self
+            .shared
+            .lock()
+            .map_err(|_| std::io::Error::other("poisoned"))?;
+        let written = shared.now / self.page_ns;
         if self.next[i] >= written {
             return Ok(None);
         }
@@ -124,7 +134,8 @@ impl Pages for Replay {
         let missed = self.next[i] < oldest;
         let k = self.next[i].max(oldest);
         self.next[i] = k + 1;
-        self.read.fetch_add(1, Ordering::Relaxed);
+        shared.read += 1;
+        drop(shared);
         let src = &self.pages[k as usize % self.pages.len()];
         self.buf.copy_from_slice(src);
         let ts = self.fmt.timestamp.offset;
@@ -176,8 +187,7 @@ pub fn replay(root: &Path, machine: &Machine) -> std::io::Result<Report> {
     let fmt = dec
         .page
         .ok_or_else(|| std::io::Error::other("no page layout"))?;
-    let now = Arc::new(AtomicU64::new(0));
-    let read = Arc::new(AtomicU64::new(0));
+    let shared = Arc::new(Mutex::new(Shared::default()));
     let page_ns = per_page.max(1) * u64::from(gap);
     let source = Replay {
         fmt,
@@ -186,8 +196,7 @@ pub fn replay(root: &Path, machine: &Machine) -> std::io::Result<Report> {
         cpus: machine.cpus,
         page_ns,
         keep: machine.buffer_pages.max(1),
-        now: Arc::clone(&now),
-        read: Arc::clone(&read),
+        shared: Arc::clone(&shared),
         next: vec![0; machine.cpus],
     };
     let period = 1_000_000_000 / machine.samples_per_s.max(1);
@@ -227,7 +236,9 @@ pub fn replay(root: &Path, machine: &Machine) -> std::io::Result<Report> {
                 tap.push(fed, lat);
             }
         }
-        now.store(t, Ordering::Relaxed);
+        if let Ok(mut s) = shared.lock() {
+            s.now = t;
+        }
         let before = thread_cpu();
         let round = r.round(t);
         let used = thread_cpu().saturating_sub(before);
@@ -245,7 +256,7 @@ pub fn replay(root: &Path, machine: &Machine) -> std::io::Result<Report> {
     let (_, details) = r.finish();
     report.simulated_ns = t.min(end) - start;
     report.pages_written = machine.cpus as u64 * (report.simulated_ns / page_ns);
-    report.pages_read = read.load(Ordering::Relaxed);
+    report.pages_read = shared.lock().map_or(0, |s| s.read);
     report.pages_skipped = details.pages_skipped;
     report.intervals = details.intervals;
     report.explained = details.explained;

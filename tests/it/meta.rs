@@ -106,5 +106,5 @@ fn man_pages_into_an_unwritable_place_exit_4_with_one_line() {
     assert_eq!(out.status.code(), Some(4));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.contains("writable directory"), "{err}");
+    assert!(err.contains("choose a writable place"), "{err}");
 }
