@@ -2,7 +2,7 @@
 //! from recorded ring pages (tests/fixtures/trace/busy) in simulated time:
 //! its CPU share with no new worst cases and as they come faster.
 //!
-//!     cargo bench --bench explain_replay [-- CPUS SAMPLES_PER_S SECONDS]
+//!     cargo bench --bench explain_replay --features replay [-- CPUS SAMPLES_PER_S SECONDS]
 //!
 //! Prints one row per candidate rate: the reader's share of one CPU, the
 //! pages the buffers held and those read, and the intervals explained.

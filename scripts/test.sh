@@ -274,9 +274,11 @@ if ! stage set-up run set-up scripts/setup.sh; then
     say "set-up incomplete (see above): carrying on"
 fi
 checks
-# The board build (Cargo.toml [features]: without host-tools) is linted too.
+# The board build (Cargo.toml [features]: without host-tools) is linted too,
+# and the full build with the replay bench (the `replay` feature).
 stage clippy run clippy sh -c 'cargo clippy --all-targets --locked -- -D warnings &&
-    cargo clippy --all-targets --locked --no-default-features -- -D warnings'
+    cargo clippy --all-targets --locked --no-default-features -- -D warnings &&
+    cargo clippy --benches --locked --features replay -- -D warnings'
 
 # The lanes. Each writes its log to a file, printed whole when it ends, and
 # marks in $work/ready what the others wait for.

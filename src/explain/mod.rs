@@ -13,6 +13,7 @@ pub mod attribute;
 pub mod details;
 pub mod events;
 pub mod reader;
+#[cfg(any(test, feature = "replay"))]
 pub mod replay;
 pub mod setup;
 pub mod steal;
