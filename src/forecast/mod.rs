@@ -1,0 +1,5 @@
+//! The tail beyond the run: a generalized Pareto fit to the histogram's
+//! tail, the checks the fit needs, spikes, and the forecast they make.
+
+pub mod gpd;
+pub mod special;
