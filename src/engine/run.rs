@@ -52,6 +52,7 @@ fn thread_results<'a>(
                 summary: Summary::from_parts(t, h),
                 histogram: h.to_record(),
                 series,
+                forecast: None,
             }
         })
         .collect();

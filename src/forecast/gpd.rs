@@ -36,7 +36,7 @@ impl Tail {
     }
 
     fn largest(&self) -> f64 {
-        self.buckets.iter().map(|b| mid(b)).fold(0.0, f64::max)
+        self.buckets.iter().map(mid).fold(0.0, f64::max)
     }
 }
 
@@ -233,14 +233,14 @@ fn constrained(tail: &Tail, y: f64, l: f64, near: f64) -> (f64, f64) {
 /// A two-sided profile-likelihood interval: the values of a quantity whose
 /// constrained log-likelihood is within `cut` (χ²₁ quantile / 2) of the maximum.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Interval {
+pub struct Span {
     pub low: f64,
     pub high: f64,
 }
 
 /// The interval of the size above the threshold exceeded with tail
 /// probability e^{−l} (l = ln(ζ/p) for a per-sample probability p).
-pub fn size_interval(tail: &Tail, fit: &Fit, l: f64, cut: f64) -> Interval {
+pub fn size_interval(tail: &Tail, fit: &Fit, l: f64, cut: f64) -> Span {
     let best = fit.gpd.scale * growth(fit.gpd.shape, l);
     let level = fit.loglik - cut;
     let near = fit.gpd.shape;
@@ -249,7 +249,7 @@ pub fn size_interval(tail: &Tail, fit: &Fit, l: f64, cut: f64) -> Interval {
     let t0 = ln(best);
     let high = edge(&g, t0, 1.0, 60.0);
     let low = edge(&g, t0, -1.0, 60.0);
-    Interval {
+    Span {
         low: super::special::exp(low),
         high: super::special::exp(high),
     }
@@ -257,7 +257,7 @@ pub fn size_interval(tail: &Tail, fit: &Fit, l: f64, cut: f64) -> Interval {
 
 /// The interval of l = −ln(tail probability) of size `y` above the threshold;
 /// the low end of l is the high end of the probability.
-pub fn tail_interval(tail: &Tail, fit: &Fit, y: f64, cut: f64) -> Interval {
+pub fn tail_interval(tail: &Tail, fit: &Fit, y: f64, cut: f64) -> Span {
     let level = fit.loglik - cut;
     let near = fit.gpd.shape;
     let g = |l: f64| constrained(tail, y, l, near).0 - level;
@@ -270,7 +270,7 @@ pub fn tail_interval(tail: &Tail, fit: &Fit, y: f64, cut: f64) -> Interval {
     } else {
         700.0
     };
-    Interval {
+    Span {
         low: low.max(0.0),
         high,
     }
@@ -337,7 +337,10 @@ pub(crate) mod tests {
     #[test]
     fn the_fit_recovers_the_shape_and_scale_of_large_samples() {
         for shape in [-0.3, 0.0, 0.25] {
-            let gpd = Gpd { shape, scale: 1000.0 };
+            let gpd = Gpd {
+                shape,
+                scale: 1000.0,
+            };
             let f = fit(&raw(&draws(gpd, 5000, 7))).unwrap();
             assert!((f.gpd.shape - shape).abs() < 0.05, "{shape}: {f:?}");
             assert!((f.gpd.scale / 1000.0 - 1.0).abs() < 0.06, "{shape}: {f:?}");

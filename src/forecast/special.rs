@@ -154,7 +154,11 @@ mod tests {
     fn the_kolmogorov_tail_matches_its_tables() {
         // Values of scipy.stats.kstwobign.
         assert!(close(kolmogorov_sf(1.358_098_639_322_550_7), 0.05, 1e-9));
-        assert!(close(kolmogorov_sf(1.627_624_1), 0.009_999_968_197_526_118, 1e-9));
+        assert!(close(
+            kolmogorov_sf(1.627_624_1),
+            0.009_999_968_197_526_118,
+            1e-9
+        ));
         assert_eq!(kolmogorov_sf(0.1), 1.0);
     }
 }

@@ -105,3 +105,128 @@ fn the_interval_of_the_1e_6_quantile_covers_the_truth_in_90_to_98_percent() {
         );
     }
 }
+
+use super::{forecast, ForecastSettings};
+use crate::result::{Series, SeriesPoint};
+
+/// A run as histogram and series: `intervals` intervals of `interval_ns`,
+/// each with the samples `sample(interval, i)` gives for i in 0..per.
+fn run(
+    intervals: u64,
+    interval_ns: u64,
+    per: u64,
+    mut sample: impl FnMut(u64, u64) -> u64,
+) -> (Histogram, Series) {
+    let mut h = Histogram::new();
+    let mut points = Vec::new();
+    for iv in 0..intervals {
+        let (mut min, mut max, mut sum) = (u64::MAX, 0, 0);
+        for i in 0..per {
+            let v = sample(iv, i);
+            h.record(v);
+            (min, max, sum) = (min.min(v), max.max(v), sum + v);
+        }
+        points.push(SeriesPoint {
+            t_ns: iv * interval_ns,
+            samples: per,
+            min_ns: min as i64,
+            avg_ns: (sum / per) as i64,
+            max_ns: max as i64,
+            overruns: 0,
+        });
+    }
+    (
+        h,
+        Series {
+            interval_ns,
+            points,
+        },
+    )
+}
+
+#[test]
+fn spikes_every_100_ms_are_withheld_as_periodic_with_their_period() {
+    // 1 kHz for 40 s in 10 ms intervals; the first sample of every tenth
+    // interval is a spike of 100 µs plus an exponential 5 µs.
+    let mut s = 41u64;
+    let (h, series) = run(4000, 10_000_000, 10, |iv, i| {
+        let u = uniform(&mut s);
+        if iv % 10 == 3 && i == 0 {
+            100_000 + (-5000.0 * ln(u)) as u64
+        } else {
+            5000 + (10_000.0 * u) as u64
+        }
+    });
+    let f = forecast(
+        &h,
+        &series,
+        Some(40_000_000_000),
+        &ForecastSettings::default(),
+    );
+    let why = f.withheld.as_deref().expect("withheld");
+    assert!(why.starts_with("spikes are periodic, every 100ms"), "{why}");
+    assert!(why.ends_with("not independent"), "{why}");
+    assert_eq!(f.per_sample, None, "no number without its caveat");
+    let p = f.spikes.as_ref().and_then(|s| s.period).expect("a period");
+    assert!(
+        (p.period_ns as f64 / 100e6 - 1.0).abs() < 0.01,
+        "{}",
+        p.period_ns
+    );
+    assert!(f
+        .checks
+        .iter()
+        .any(|c| c.name == "periodicity" && !c.passed));
+}
+
+#[test]
+fn a_level_shift_halfway_is_withheld_as_not_stationary() {
+    // 1 kHz for 600 s in 1 s intervals; from 300 s on, every sample 30 µs later.
+    let mut s = 43u64;
+    let (h, series) = run(600, 1_000_000_000, 1000, |iv, _| {
+        let base = 10_000 + (-2000.0 * ln(uniform(&mut s))) as u64;
+        if iv >= 300 {
+            base + 30_000
+        } else {
+            base
+        }
+    });
+    let f = forecast(
+        &h,
+        &series,
+        Some(600_000_000_000),
+        &ForecastSettings::default(),
+    );
+    let why = f.withheld.as_deref().expect("withheld");
+    assert!(why.starts_with("not stationary: interval maxima"), "{why}");
+    assert_eq!(f.per_sample, None);
+}
+
+#[test]
+fn a_steady_run_is_forecast_with_every_check_passed() {
+    let mut s = 47u64;
+    let (h, series) = run(300, 1_000_000_000, 1000, |_, _| {
+        10_000 + (-2000.0 * ln(uniform(&mut s))) as u64
+    });
+    let set = ForecastSettings {
+        bound_ns: Some(200_000),
+        within_ns: Some(3_600_000_000_000),
+        ..Default::default()
+    };
+    let f = forecast(&h, &series, Some(300_000_000_000), &set);
+    assert_eq!(f.withheld, None, "{:#?}", f.checks);
+    assert!(f.checks.iter().all(|c| c.passed), "{:#?}", f.checks);
+    let v = f.per_sample.unwrap();
+    // Exponential of 2 µs from 10 µs: 1e-9 is at 10 + 2·ln(1e9) = 51.4 µs.
+    assert!(v.low_ns < 51_400 && 51_400 < v.high_ns, "{v:?}");
+    let hour = f.per_hour.unwrap();
+    assert!(
+        hour.value_ns > v.value_ns,
+        "an hour has 3.6 million samples"
+    );
+    let m = f.max_within.unwrap();
+    assert!(m.low_ns < m.value_ns && m.value_ns < m.high_ns);
+    let b = f.bound.unwrap();
+    assert_eq!(b.claim, "holds");
+    assert!(b.probability.unwrap() < 1e-6, "{b:?}");
+}

@@ -144,9 +144,9 @@ pub fn anderson_darling(tail: &Tail, gpd: &Gpd) -> f64 {
             i += 1.0;
             let y = lo + (hi - lo) * (j as f64 + 0.5) / c as f64;
             let ln_sf = log_sf(gpd, y).max(-700.0);
-            // ln F = ln(1 − e^{ln S}), both ends kept away from ln 0.
-            let ln_cdf = ln(-exp_m1(ln_sf).max(-1.0 + 1e-300).min(-1e-300));
-            sum += (2.0 * i - 1.0) * ln_cdf + (2.0 * (k - i) + 1.0) * ln_sf.min(-1e-300);
+            // ln F = ln(1 − e^{ln S}), kept away from ln 0.
+            let ln_cdf = ln((-exp_m1(ln_sf)).clamp(1e-300, 1.0));
+            sum += (2.0 * i - 1.0) * ln_cdf + (2.0 * (k - i) + 1.0) * ln_sf;
         }
     }
     -k - sum / k
@@ -236,7 +236,14 @@ mod tests {
             let u = crate::forecast::gpd::tests::uniform(&mut s);
             h.record(20_000 + (u * 30_000.0) as u64);
         }
-        for y in draws(Gpd { shape: 0.0, scale: 2000.0 }, 5000, 5) {
+        for y in draws(
+            Gpd {
+                shape: 0.0,
+                scale: 2000.0,
+            },
+            5000,
+            5,
+        ) {
             h.record(50_000 + y as u64);
         }
         let c = choose(&h).unwrap();

@@ -7,6 +7,7 @@
 
 pub mod details;
 pub mod explained;
+pub mod forecast;
 pub mod model;
 pub mod schema;
 pub mod totals;
@@ -196,6 +197,10 @@ pub struct ThreadResult {
     pub summary: Summary,
     pub histogram: HistogramRecord,
     pub series: Series,
+    /// The tail beyond the run (docs/forecast.md); absent in files written
+    /// before forecasts, and when the series was not forecast.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forecast: Option<forecast::Forecast>,
 }
 
 /// Per-interval statistics over time. When a long run exceeds the point budget,
