@@ -55,9 +55,15 @@ impl Default for ForecastSettings {
 
 /// Forecast every thread of a result that has samples.
 pub fn annotate(r: &mut RunResult, s: &ForecastSettings) {
+    annotate_missing(r, s, true);
+}
+
+/// Forecast the threads with samples that have no forecast yet, or all of
+/// them with `again`.
+pub fn annotate_missing(r: &mut RunResult, s: &ForecastSettings, again: bool) {
     let duration = r.duration_ns.filter(|&d| d > 0);
     for t in &mut r.threads {
-        if t.summary.samples == 0 {
+        if t.summary.samples == 0 || (t.forecast.is_some() && !again) {
             continue;
         }
         let min = t.summary.min_ns.max(0) as u64;
@@ -67,6 +73,18 @@ pub fn annotate(r: &mut RunResult, s: &ForecastSettings) {
         };
         t.forecast = Some(forecast(&h, &t.series, duration, s));
     }
+}
+
+/// Whether a forecast of `r` breaks `--max-forecast`: its upper limit is
+/// above `limit_ns`, or it was withheld (it cannot show the limit holds).
+pub fn exceeds(r: &RunResult, limit_ns: u64) -> bool {
+    r.threads
+        .iter()
+        .filter(|t| t.summary.samples > 0)
+        .any(|t| match &t.forecast {
+            Some(f) => f.per_sample.is_none_or(|v| v.high_ns > limit_ns),
+            None => true,
+        })
 }
 
 /// The forecast of one series from its histogram and per-interval series;

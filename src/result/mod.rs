@@ -168,6 +168,14 @@ pub struct Thresholds {
     pub max_latency_ns: Option<u64>,
     #[serde(default)]
     pub max_latency_exceeded: bool,
+    /// `--max-forecast`: the bound on each thread's forecast (the upper
+    /// limit of its latency at its `exceedance`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("minimum" = 1))]
+    pub max_forecast_ns: Option<u64>,
+    /// A forecast was above `max_forecast_ns`, or withheld.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub max_forecast_exceeded: bool,
     #[serde(default)]
     #[schemars(extend("minimum" = 1))]
     pub break_threshold_ns: Option<u64>,
