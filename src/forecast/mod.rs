@@ -186,8 +186,7 @@ fn fit_check(chosen: &Result<Chosen, NoThreshold>) -> TailCheck {
             None,
             false,
             format!(
-                "too few samples: {samples}, the fit needs {} ({} beyond the top 1 %)",
-                100 * threshold::FEWEST,
+                "too few samples in the tail: the fit needs {} exceedances within the top 1 % of the samples, and {samples} samples give fewer",
                 threshold::FEWEST
             ),
         ),
