@@ -12,6 +12,7 @@ mod explain;
 #[cfg(feature = "kernel-trace")]
 mod explain_restore;
 mod explain_wakes;
+mod forecast;
 mod harness;
 mod hostile_input;
 mod hostile_output;
