@@ -60,7 +60,11 @@ fn the_fit_agrees_with_scipy_genpareto_within_5_percent() {
             .args(["-c", &script])
             .output()
             .expect("python3 runs");
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let text = String::from_utf8_lossy(&out.stdout);
         let theirs: Vec<f64> = text
             .split_whitespace()
@@ -83,4 +87,66 @@ fn the_fit_agrees_with_scipy_genpareto_within_5_percent() {
             ours.shape
         );
     }
+}
+
+/// `--max-forecast` beside `--max-latency`: a run whose forecast is
+/// withheld (too few samples) cannot show the limit holds and exits 1, its
+/// result written first; without the option the same run exits 0.
+#[test]
+fn max_forecast_exits_1_when_the_forecast_cannot_show_the_limit() {
+    use crate::util::{rtlat, run_json};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("run.json");
+    let run = |extra: &[&str], code| {
+        let mut cmd = rtlat();
+        cmd.args([
+            "timer",
+            "--synthetic",
+            "7",
+            "--cpus",
+            "0",
+            "--loops",
+            "20000",
+        ])
+        .args(extra);
+        run_json(&mut cmd, &json, code)
+    };
+    let (out, r) = run(&["--max-forecast", "1ms@1e-6"], 1);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("max-forecast 1000.000 us at 1e-6 per sample: EXCEEDED"),
+        "{text}"
+    );
+    assert!(
+        text.contains("forecast cpu0: WITHHELD, too few samples"),
+        "{text}"
+    );
+    assert_eq!(r["thresholds"]["max_forecast_ns"], 1_000_000);
+    assert_eq!(r["thresholds"]["max_forecast_exceeded"], true);
+    let f = &r["threads"][0]["forecast"];
+    assert_eq!(f["exceedance"], 1e-6, "the probability of --max-forecast");
+    assert!(f["withheld"].is_string() && f.get("per_sample").is_none());
+    let (_, r) = run(&[], 0);
+    assert!(r["thresholds"].get("max_forecast_ns").is_none());
+    assert!(r["threads"][0]["forecast"]["checks"].is_array());
+}
+
+#[test]
+fn forecast_options_refuse_bad_values() {
+    crate::util::assert_usage_errors(&[
+        &["timer", "--synthetic", "1", "--exceedance", "0"],
+        &["timer", "--synthetic", "1", "--exceedance", "1.5"],
+        &["timer", "--synthetic", "1", "--max-forecast", "1ms@2"],
+        &["timer", "--synthetic", "1", "--max-forecast", "0us"],
+        &[
+            "timer",
+            "--synthetic",
+            "1",
+            "--exceedance",
+            "1e-6",
+            "--max-forecast",
+            "1ms@1e-9",
+        ],
+        &["report", "x.json", "--confidence", "1"],
+    ]);
 }
