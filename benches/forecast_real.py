@@ -27,6 +27,7 @@ As root (real-time scheduling), on a release build:
     sudo benches/forecast_real.py
     sudo benches/forecast_real.py --runs 1 --seconds 120 --cut 20
     sudo benches/forecast_real.py --no-hog
+    sudo benches/forecast_real.py --cpu 0 --keep /tmp/rtlat-forecast
 
 Python 3.11 standard library only. Exit status: 0 after complete runs, 2 on
 bad usage or a missing prerequisite, 1 if a run failed.
@@ -126,6 +127,7 @@ def main() -> int:
     ap.add_argument("--cut", type=int, default=30)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--no-hog", action="store_true")
+    ap.add_argument("--keep", metavar="DIR", help="keep the result files in DIR")
     a = ap.parse_args()
     if os.geteuid() != 0:
         print("forecast_real: needs root (real-time scheduling)", file=sys.stderr)
@@ -137,10 +139,12 @@ def main() -> int:
         print("forecast_real: --seconds must be at least --cut + 10", file=sys.stderr)
         return 2
     hits = 0
-    with tempfile.TemporaryDirectory() as d:
+    with tempfile.TemporaryDirectory() as tmp:
+        d = Path(a.keep) if a.keep else Path(tmp)
+        d.mkdir(parents=True, exist_ok=True)
         for n in range(1, a.runs + 1):
             try:
-                inside, line = one_run(a, n, Path(d))
+                inside, line = one_run(a, n, d)
             except (RuntimeError, subprocess.CalledProcessError, OSError, ValueError) as err:
                 print(f"forecast_real: run {n}: {err}", file=sys.stderr)
                 return 1

@@ -152,6 +152,31 @@ pub fn forecast(
     f
 }
 
+/// A fitted tail as a plot draws it: the latency (ns) at each per-sample
+/// probability from the threshold's share down to `down_to`, with its
+/// interval. `None` when no threshold is found.
+pub fn tail_curve(h: &Histogram, down_to: f64, points: usize) -> Option<Vec<(f64, Estimate)>> {
+    let c = threshold::choose(h).ok()?;
+    let top = ln_of(c.tail.rate());
+    let bottom = ln_of(down_to);
+    if bottom >= top || bottom.is_nan() || points < 2 {
+        return None;
+    }
+    let out: Vec<(f64, Estimate)> = (0..points)
+        .filter_map(|i| {
+            // Just below the threshold's share, so that each p is in the tail.
+            let lp = top - 1e-9 - (top - bottom) * i as f64 / (points - 1) as f64;
+            let p = special::exp(lp);
+            predict::latency_at(&c, p, LEVEL).map(|e| (p, e))
+        })
+        .collect();
+    (!out.is_empty()).then_some(out)
+}
+
+fn ln_of(x: f64) -> f64 {
+    special::ln(x)
+}
+
 fn tail_fit(c: &Chosen) -> TailFit {
     TailFit {
         threshold_ns: c.tail.threshold as u64,
