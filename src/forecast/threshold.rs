@@ -17,7 +17,7 @@ use crate::stats::histogram::{lower_bound, upper_bound, Histogram};
 pub const MOST: u64 = 10_000;
 /// Exceedances of the highest candidate, at least: below this the fit
 /// and its test have too little to stand on.
-pub const FEWEST: u64 = 100;
+pub const FEWEST: u64 = 50;
 /// A fit whose Anderson–Darling p-value is at least this is accepted.
 pub const ACCEPT: f64 = 0.10;
 

@@ -90,7 +90,7 @@ fn the_fit_agrees_with_scipy_genpareto_within_5_percent() {
 }
 
 /// `--max-forecast` beside `--max-latency`: a run whose forecast is
-/// withheld (too few samples) cannot show the limit holds and exits 1, its
+/// withheld (2000 samples: too few) cannot show the limit holds and exits 1, its
 /// result written first; without the option the same run exits 0.
 #[test]
 fn max_forecast_exits_1_when_the_forecast_cannot_show_the_limit() {
