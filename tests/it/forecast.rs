@@ -106,7 +106,7 @@ fn max_forecast_exits_1_when_the_forecast_cannot_show_the_limit() {
             "--cpus",
             "0",
             "--loops",
-            "20000",
+            "2000",
         ])
         .args(extra);
         run_json(&mut cmd, &json, code)
