@@ -28,6 +28,7 @@ As root (real-time scheduling), on a release build:
     sudo benches/forecast_real.py --runs 1 --seconds 120 --cut 20
     sudo benches/forecast_real.py --no-hog
     sudo benches/forecast_real.py --cpu 0 --keep /tmp/rtlat-forecast
+    benches/forecast_real.py --evaluate /tmp/rtlat-forecast    # forecast the kept runs again
 
 Python 3.11 standard library only. Exit status: 0 after complete runs, 2 on
 bad usage or a missing prerequisite, 1 if a run failed.
@@ -78,6 +79,12 @@ def hog(cpu: int, seconds: float, seed: int) -> subprocess.Popen:
 def one_run(a: argparse.Namespace, n: int, d: Path) -> tuple[bool, str]:
     final = d / f"run{n}.json"
     early = d / f"run{n}-early.json"
+    if not a.evaluate:
+        measure(a, n, final, early)
+    return evaluate(a, final, early)
+
+
+def measure(a: argparse.Namespace, n: int, final: Path, early: Path) -> None:
     h = None if a.no_hog else hog(a.cpu, a.seconds + 5, 1000 + n)
     run = subprocess.Popen(
         [a.rtlat, "timer", "--cpus", str(a.cpu), "--priority", "80",
@@ -93,6 +100,9 @@ def one_run(a: argparse.Namespace, n: int, d: Path) -> tuple[bool, str]:
         h.wait()
     if run.returncode not in (0, 1):
         raise RuntimeError(f"rtlat exited {run.returncode}")
+
+
+def evaluate(a: argparse.Namespace, final: Path, early: Path) -> tuple[bool, str]:
     e = json.loads(early.read_text())
     cut_ns = e["duration_ns"]
     r = json.loads(final.read_text())
@@ -128,8 +138,10 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--no-hog", action="store_true")
     ap.add_argument("--keep", metavar="DIR", help="keep the result files in DIR")
+    ap.add_argument("--evaluate", metavar="DIR",
+                    help="measure nothing: forecast again from the files --keep left in DIR")
     a = ap.parse_args()
-    if os.geteuid() != 0:
+    if os.geteuid() != 0 and not a.evaluate:
         print("forecast_real: needs root (real-time scheduling)", file=sys.stderr)
         return 2
     if not Path(a.rtlat).is_file():
@@ -140,7 +152,7 @@ def main() -> int:
         return 2
     hits = 0
     with tempfile.TemporaryDirectory() as tmp:
-        d = Path(a.keep) if a.keep else Path(tmp)
+        d = Path(a.evaluate or a.keep or tmp)
         d.mkdir(parents=True, exist_ok=True)
         for n in range(1, a.runs + 1):
             try:
