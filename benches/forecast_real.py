@@ -121,10 +121,11 @@ def evaluate(a: argparse.Namespace, final: Path, early: Path) -> tuple[bool, str
         return False, f"withheld ({why.strip()}), observed {seen:.1f} us"
     value, low, high = (float(m.group(i)) for i in (3, 4, 5))
     inside = low <= seen <= high
+    above = sum(1 for v in rest if v / 1000 > high)
     return inside, (
         f"forecast max of {m.group(2)} {value:.1f} us ({low:.1f} to {high:.1f} us), "
         f"observed {seen:.1f} us (intervals of {interval // 1_000_000} ms): "
-        f"{'inside' if inside else 'OUTSIDE'}"
+        f"{'inside' if inside else 'OUTSIDE'} ({above} of {len(rest)} intervals above it)"
         + f"; max of the first {cut_ns / 1e9:.0f} s {e['total']['max_ns'] / 1000:.1f} us"
     )
 
