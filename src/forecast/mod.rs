@@ -71,7 +71,31 @@ pub fn annotate_missing(r: &mut RunResult, s: &ForecastSettings, again: bool) {
         let Ok(h) = Histogram::from_record(&t.histogram, min, max) else {
             continue;
         };
-        t.forecast = Some(forecast(&h, &t.series, duration, s));
+        t.forecast = Some(match t.histogram.overflow {
+            Some(o) => beyond_range(o, s),
+            None => forecast(&h, &t.series, duration, s),
+        });
+    }
+}
+
+/// The forecast of an imported histogram with samples beyond its tool's
+/// range: withheld, since the tail's shape is what the tool did not keep.
+fn beyond_range(o: crate::stats::histogram::Overflow, s: &ForecastSettings) -> Forecast {
+    Forecast {
+        exceedance: s.exceedance,
+        level: LEVEL,
+        withheld: Some(format!(
+            "{} samples lie beyond the histogram's range (at least {} us): the tail was not kept",
+            o.count,
+            crate::units::us(o.from_ns)
+        )),
+        per_sample: None,
+        per_hour: None,
+        max_within: None,
+        bound: None,
+        fit: None,
+        checks: Vec::new(),
+        spikes: None,
     }
 }
 

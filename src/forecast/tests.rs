@@ -230,3 +230,29 @@ fn a_steady_run_is_forecast_with_every_check_passed() {
     assert_eq!(b.claim, "holds");
     assert!(b.probability.unwrap() < 1e-6, "{b:?}");
 }
+
+#[test]
+fn a_histogram_with_samples_beyond_its_range_is_withheld() {
+    let mut h = Histogram::new();
+    for v in 0..20_000u64 {
+        h.record(10_000 + v);
+    }
+    let mut r = crate::render::testdata::empty();
+    let t = &mut r.threads[0];
+    t.summary.samples = h.samples;
+    t.summary.min_ns = 10_000;
+    t.summary.max_ns = 29_999;
+    t.histogram = h.to_record();
+    t.histogram.overflow = Some(crate::stats::histogram::Overflow {
+        from_ns: 30_000,
+        count: 7,
+    });
+    super::annotate(&mut r, &ForecastSettings::default());
+    let f = r.threads[0].forecast.as_ref().expect("a forecast");
+    let why = f.withheld.as_deref().expect("withheld");
+    assert!(
+        why.starts_with("7 samples lie beyond the histogram's range (at least 30.000 us)"),
+        "{why}"
+    );
+    assert_eq!(f.per_sample, None);
+}
