@@ -256,3 +256,29 @@ fn a_histogram_with_samples_beyond_its_range_is_withheld() {
     );
     assert_eq!(f.per_sample, None);
 }
+
+#[test]
+fn max_forecast_is_broken_by_an_upper_limit_above_it_or_a_withheld_forecast() {
+    let mut s = 53u64;
+    let (h, series) = run(300, 1_000_000_000, 1000, |_, _| {
+        10_000 + (-2000.0 * ln(uniform(&mut s))) as u64
+    });
+    let mut r = crate::render::testdata::empty();
+    r.threads[0].summary.samples = h.samples;
+    let f = forecast(
+        &h,
+        &series,
+        Some(300_000_000_000),
+        &ForecastSettings::default(),
+    );
+    let high = f.per_sample.expect("made").high_ns;
+    r.threads[0].forecast = Some(f);
+    assert!(!super::exceeds(&r, high), "at the upper limit: holds");
+    assert!(super::exceeds(&r, high - 1), "below it: broken");
+    r.threads[0].forecast.as_mut().unwrap().withheld = Some("why".into());
+    r.threads[0].forecast.as_mut().unwrap().per_sample = None;
+    assert!(
+        super::exceeds(&r, u64::MAX),
+        "withheld: nothing shows it holds"
+    );
+}
