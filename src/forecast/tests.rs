@@ -231,19 +231,44 @@ fn a_steady_run_is_forecast_with_every_check_passed() {
     assert!(b.probability.unwrap() < 1e-6, "{b:?}");
 }
 
+/// A result of one thread holding `h` and `series`, built without the
+/// renderers' test data (forecast does not name render).
+fn result_of(h: &Histogram, series: Series) -> crate::result::RunResult {
+    let mut r: crate::result::RunResult = serde_json::from_value(serde_json::json!({
+        "schema": "rtlat-result", "schema_version": 1,
+        "tool": {"name": "rtlat", "version": "0"},
+        "benchmark": "timer", "command_line": [], "start_time_utc": "",
+        "duration_ns": 300_000_000_000u64, "complete": true, "end_reason": "duration",
+        "config": {}, "system": {},
+        "tuning": {"mlock": null, "policy": null, "priority": null,
+                   "affinity": [], "phase_offsets_ns": []},
+        "threads": [], "total": crate::stats::Summary::default(),
+    }))
+    .expect("a result");
+    r.threads.push(crate::result::ThreadResult {
+        name: "cpu0".into(),
+        cpu: Some(0),
+        summary: crate::stats::Summary {
+            samples: h.samples,
+            min_ns: h.min as i64,
+            max_ns: h.max as i64,
+            ..Default::default()
+        },
+        histogram: h.to_record(),
+        series,
+        forecast: None,
+    });
+    r
+}
+
 #[test]
 fn a_histogram_with_samples_beyond_its_range_is_withheld() {
     let mut h = Histogram::new();
     for v in 0..20_000u64 {
         h.record(10_000 + v);
     }
-    let mut r = crate::render::testdata::empty();
-    let t = &mut r.threads[0];
-    t.summary.samples = h.samples;
-    t.summary.min_ns = 10_000;
-    t.summary.max_ns = 29_999;
-    t.histogram = h.to_record();
-    t.histogram.overflow = Some(crate::stats::histogram::Overflow {
+    let mut r = result_of(&h, Series::default());
+    r.threads[0].histogram.overflow = Some(crate::stats::histogram::Overflow {
         from_ns: 30_000,
         count: 7,
     });
@@ -263,14 +288,13 @@ fn max_forecast_is_broken_by_an_upper_limit_above_it_or_a_withheld_forecast() {
     let (h, series) = run(300, 1_000_000_000, 1000, |_, _| {
         10_000 + (-2000.0 * ln(uniform(&mut s))) as u64
     });
-    let mut r = crate::render::testdata::empty();
-    r.threads[0].summary.samples = h.samples;
     let f = forecast(
         &h,
         &series,
         Some(300_000_000_000),
         &ForecastSettings::default(),
     );
+    let mut r = result_of(&h, series);
     let high = f.per_sample.expect("made").high_ns;
     r.threads[0].forecast = Some(f);
     assert!(!super::exceeds(&r, high), "at the upper limit: holds");
