@@ -19,6 +19,7 @@ pub mod engine;
 pub mod error;
 #[cfg(feature = "kernel-trace")]
 pub mod explain;
+pub mod forecast;
 #[cfg(feature = "host-tools")]
 pub mod import;
 pub mod input;

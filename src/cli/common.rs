@@ -4,6 +4,7 @@
 use crate::engine::rt::DEFAULT_PRIORITY;
 use crate::engine::{OutputConfig, RtConfig, RunControl, Setup};
 use crate::error::{Error, Result};
+use crate::forecast::ForecastSettings;
 use crate::load::{LoadOptions, LoadPlan};
 use crate::sys::sched::Sched;
 use crate::units::{human_duration, parse_duration_ns};
@@ -80,9 +81,85 @@ pub struct OutputArgs {
     /// Exit 1 if any latency exceeds DURATION (results are written first)
     #[arg(long, value_name = "DURATION", value_parser = positive_duration)]
     pub max_latency: Option<u64>,
+    /// Exit 1 if the tail forecast's upper limit of the latency exceeded with probability P per sample is above DURATION, or the forecast is withheld (P sets --exceedance)
+    #[arg(long, value_name = "DURATION[@P]", value_parser = max_forecast)]
+    pub max_forecast: Option<(u64, Option<f64>)>,
     /// Serve live metrics for Prometheus at http://ADDR:PORT/metrics during the run (no default address)
     #[arg(long, value_name = "ADDR:PORT", value_parser = listen_addr)]
     pub metrics_listen: Option<std::net::SocketAddr>,
+    #[command(flatten)]
+    pub forecast: ForecastArgs,
+}
+
+/// What the tail forecast forecasts (docs/forecast.md); shared by every
+/// benchmark and `rtlat report`.
+#[derive(Debug, Args, Default)]
+pub struct ForecastArgs {
+    /// Forecast the latency exceeded with probability P per sample, and per hour of running [default: 1e-9]
+    #[arg(long, value_name = "P", value_parser = probability)]
+    pub exceedance: Option<f64>,
+    /// Forecast against a latency bound: how much longer a run must be to show it holds at --confidence, and with --within the probability a run that long exceeds it
+    #[arg(long, value_name = "DURATION", value_parser = positive_duration)]
+    pub bound: Option<u64>,
+    /// Forecast the maximum of a run this long (and with --bound the probability it exceeds the bound)
+    #[arg(long, value_name = "DURATION", value_parser = positive_duration)]
+    pub within: Option<u64>,
+    /// The one-sided confidence at which --bound must be shown to hold [default: 0.95]
+    #[arg(long, value_name = "C", value_parser = probability)]
+    pub confidence: Option<f64>,
+    /// Samples above DURATION are spikes: their count, mean time between them, period [default: the median of the interval maxima + 3 robust standard deviations]
+    #[arg(long, value_name = "DURATION", value_parser = positive_duration)]
+    pub spike_threshold: Option<u64>,
+}
+
+impl ForecastArgs {
+    /// Whether any forecast option was given.
+    pub fn given(&self) -> bool {
+        self.exceedance.is_some()
+            || self.bound.is_some()
+            || self.within.is_some()
+            || self.confidence.is_some()
+            || self.spike_threshold.is_some()
+    }
+
+    /// The settings; `at` is the probability `--max-forecast` names, which
+    /// sets the exceedance and must agree with `--exceedance` if both are given.
+    pub fn settings(&self, at: Option<f64>) -> Result<ForecastSettings> {
+        let exceedance = match (self.exceedance, at) {
+            (Some(e), Some(p)) if e != p => {
+                return Err(Error::usage(format!(
+                    "--exceedance {e:e} and --max-forecast ...@{p:e} name different probabilities; give one"
+                )))
+            }
+            (e, p) => e.or(p).unwrap_or(crate::forecast::DEFAULT_EXCEEDANCE),
+        };
+        Ok(ForecastSettings {
+            exceedance,
+            bound_ns: self.bound,
+            within_ns: self.within,
+            confidence: self.confidence.unwrap_or(0.95),
+            spike_threshold_ns: self.spike_threshold,
+        })
+    }
+}
+
+/// A probability strictly between 0 and 1: `1e-9`, `0.95`.
+pub fn probability(s: &str) -> std::result::Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(p) if p > 0.0 && p < 1.0 => Ok(p),
+        _ => Err(format!(
+            "'{s}' is not a probability between 0 and 1 (exclusive), e.g. 1e-9 or 0.95"
+        )),
+    }
+}
+
+/// `--max-forecast DURATION[@P]`: `200us@1e-9`, `200us`.
+fn max_forecast(s: &str) -> std::result::Result<(u64, Option<f64>), String> {
+    let (d, p) = match s.split_once('@') {
+        Some((d, p)) => (d, Some(probability(p)?)),
+        None => (s, None),
+    };
+    Ok((positive_duration(d)?, p))
 }
 
 impl RtArgs {
@@ -222,8 +299,11 @@ impl MeasureArgs {
 
     /// The engine's setup with a runtime chosen by the benchmark (e.g. a simulation's).
     pub fn setup_with(&self, rt: RtConfig) -> Result<Setup> {
+        let at = self.output.max_forecast.and_then(|m| m.1);
+        let forecast = self.output.forecast.settings(at)?;
         Ok(Setup {
             rt,
+            forecast,
             output: self.output.output_config(),
             loads: self.load.plan()?,
         })
@@ -240,6 +320,7 @@ impl MeasureArgs {
             duration_ns,
             loops,
             max_latency_ns: self.output.max_latency,
+            max_forecast_ns: self.output.max_forecast.map(|m| m.0),
             break_threshold_ns,
             interval_ns: self.output.interval,
             save_every_ns: self.output.save_every,

@@ -227,18 +227,28 @@ impl TryFrom<&NetArgs> for NetConfig {
 }
 
 /// The settings both sides have.
-fn common(side: &SideArgs, rt: RtConfig, control: RunControl, loads: Option<LoadPlan>) -> Common {
-    Common {
+fn common(
+    side: &SideArgs,
+    rt: RtConfig,
+    control: RunControl,
+    loads: Option<LoadPlan>,
+) -> Result<Common> {
+    let output = &side.common.output;
+    let forecast = output
+        .forecast
+        .settings(output.max_forecast.and_then(|m| m.1))?;
+    Ok(Common {
         control,
         timestamps: side.timestamps.into(),
         clock: "realtime",
         cpu: side.cpu,
         setup: Setup {
             rt,
-            output: side.common.output.output_config(),
+            forecast,
+            output: output.output_config(),
             loads,
         },
-    }
+    })
 }
 
 fn check_cpu(cpu: Option<usize>) -> Result<()> {
@@ -294,7 +304,7 @@ impl TryFrom<&ServeArgs> for ServeConfig {
                 a.side.common.rt.to_config(1_000_000)?,
                 a.side.common.control(a.duration, a.count, None),
                 loads,
-            ),
+            )?,
         })
     }
 }
@@ -498,7 +508,7 @@ impl TryFrom<&PingArgs> for PingConfig {
                 rt,
                 a.side.common.control(a.duration, loops, None),
                 loads,
-            ),
+            )?,
         })
     }
 }

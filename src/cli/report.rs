@@ -10,7 +10,8 @@ Examples:
   rtlat report r.json --svg r.svg                   histogram, latency over time, percentiles
   rtlat report idle.json load.json --html report.html
                                                     one self-contained HTML page (no network)
-  rtlat report r.json --format lava > cases.sh      LAVA test cases (run in LAVA's test shell)";
+  rtlat report r.json --format lava > cases.sh      LAVA test cases (run in LAVA's test shell)
+  rtlat report r.json --bound 200us --within 24h    the tail forecast against a bound over a day";
 
 /// What `rtlat report` prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -39,6 +40,8 @@ pub struct ReportArgs {
     /// What to print on stdout
     #[arg(long, value_enum, default_value = "text")]
     pub format: ReportFormatArg,
+    #[command(flatten)]
+    pub forecast: crate::cli::common::ForecastArgs,
 }
 
 impl TryFrom<&ReportArgs> for ReportConfig {
@@ -52,6 +55,8 @@ impl TryFrom<&ReportArgs> for ReportConfig {
             svg: a.svg.clone(),
             html: a.html.clone(),
             quiet: a.quiet,
+            forecast: a.forecast.settings(None)?,
+            forecast_again: a.forecast.given(),
             format: match a.format {
                 ReportFormatArg::Text => ReportFormat::Text,
                 ReportFormatArg::Lava => ReportFormat::Lava,

@@ -15,6 +15,9 @@ pub struct RunControl {
     pub loops: Option<u64>,
     /// Exit 1 if any latency exceeds this (results are written first).
     pub max_latency_ns: Option<u64>,
+    /// Exit 1 if a thread's forecast (upper limit) exceeds this, or is withheld.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_forecast_ns: Option<u64>,
     /// Stop at the first sample above this, mark the kernel trace, stop tracing.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub break_threshold_ns: Option<u64>,
@@ -45,6 +48,8 @@ pub struct OutputConfig {
 #[derive(Debug, Clone, Default)]
 pub struct Setup {
     pub rt: RtConfig,
+    /// What the tail forecast at the end of the run forecasts.
+    pub forecast: crate::forecast::ForecastSettings,
     pub output: OutputConfig,
     /// Loads to run beside the measurement (`--load`), possibly after an idle phase.
     pub loads: Option<LoadPlan>,

@@ -52,6 +52,7 @@ fn thread_results<'a>(
                 summary: Summary::from_parts(t, h),
                 histogram: h.to_record(),
                 series,
+                forecast: None,
             }
         })
         .collect();
@@ -143,6 +144,8 @@ pub struct RunSpec {
     pub output: OutputConfig,
     /// When the run ends and what it must stay within.
     pub control: RunControl,
+    /// What the forecast at the end forecasts.
+    pub forecast: crate::forecast::ForecastSettings,
     pub config: serde_json::Value,
     pub rt: RtConfig,
     pub tuning: Tuning,
@@ -218,6 +221,7 @@ impl RunSpec {
             command_line,
             output: setup.output.clone(),
             control: control.clone(),
+            forecast: setup.forecast,
             config: serde_json::to_value(config).unwrap_or_default(),
             tuning: setup.rt.tuning(Vec::new(), Vec::new()),
             rt: setup.rt.clone(),
@@ -358,7 +362,12 @@ pub fn execute(
     if let Some(load) = result.phases.get_mut(1) {
         load.end_ns = duration_ns.max(load.start_ns);
     }
-    let outcome = conclude(&spec.control, spec.finish, &mut result, ended.brk, caught);
+    let ending = Ending {
+        control: &spec.control,
+        forecast: &spec.forecast,
+        finish: spec.finish,
+    };
+    let outcome = conclude(ending, &mut result, ended.brk, caught);
     crate::outfile::print(&crate::render::text::summary(&result));
     saver.save_final(&result)?;
     Ok(Finished { result, outcome })
@@ -447,15 +456,22 @@ fn measured_duration(spec: &RunSpec, stop: &StopFlag, ended: &CrewEnd, measured:
     }
 }
 
+/// What the end of a run needs from its spec.
+struct Ending<'a> {
+    control: &'a RunControl,
+    forecast: &'a crate::forecast::ForecastSettings,
+    finish: Option<Finisher>,
+}
+
 /// Why the run ended, whether it crossed its thresholds, the benchmark's own
 /// finishing touch, and the outcome that follows.
 fn conclude(
-    control: &RunControl,
-    finish: Option<Finisher>,
+    ending: Ending,
     result: &mut RunResult,
     brk: Option<BreakEvent>,
     caught: Option<i32>,
 ) -> Outcome {
+    let control = ending.control;
     result.end_reason = if brk.is_some() {
         EndReason::Break
     } else if caught.is_some() {
@@ -471,10 +487,15 @@ fn conclude(
         .is_some_and(|m| result.total.max_ns > crate::stats::summary::signed(m));
     result.thresholds.max_latency_exceeded = exceeded;
     result.thresholds.break_event = brk;
-    if let Some(finish) = finish {
+    if let Some(finish) = ending.finish {
         finish(result);
     }
-    if exceeded || result.thresholds.break_event.is_some() {
+    crate::forecast::annotate(result, ending.forecast);
+    let forecast_exceeded = control
+        .max_forecast_ns
+        .is_some_and(|m| crate::forecast::exceeds(result, m));
+    result.thresholds.max_forecast_exceeded = forecast_exceeded;
+    if exceeded || forecast_exceeded || result.thresholds.break_event.is_some() {
         Outcome::ThresholdExceeded
     } else {
         Outcome::Success
@@ -501,6 +522,7 @@ fn first_result(spec: &RunSpec) -> RunResult {
         total: Default::default(),
         thresholds: Thresholds {
             max_latency_ns: spec.control.max_latency_ns,
+            max_forecast_ns: spec.control.max_forecast_ns,
             break_threshold_ns: spec.control.break_threshold_ns,
             ..Default::default()
         },

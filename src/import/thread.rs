@@ -325,6 +325,7 @@ impl ThreadBuild {
             summary,
             histogram,
             series: self.series,
+            forecast: None,
         };
         Ok((thread, totals, self.hist))
     }

@@ -220,7 +220,28 @@ pub(crate) fn cell(l: &Loaded, get: Get, csv: bool) -> Option<String> {
         Get::BeyondTolerance => detail_u64(l, "beyond_tolerance").map(|v| v.to_string()),
         Get::Stolen => noise_sum(l, |c| c.stolen_ns).map(us),
         Get::NoiseGaps => noise_sum(l, |c| c.gaps_above).map(|v| v.to_string()),
+        Get::Forecast => forecast_cell(l),
     }
+}
+
+/// The highest per-sample forecast of the result's threads, `withheld`
+/// when one was withheld; `None` without forecasts.
+fn forecast_cell(l: &Loaded) -> Option<String> {
+    let all: Vec<_> = l
+        .result
+        .threads
+        .iter()
+        .filter(|t| t.summary.samples > 0)
+        .filter_map(|t| t.forecast.as_ref())
+        .collect();
+    if all.iter().any(|f| f.withheld.is_some()) {
+        return Some("withheld".into());
+    }
+    all.iter()
+        .filter_map(|f| f.per_sample)
+        .map(|v| v.value_ns)
+        .max()
+        .map(us)
 }
 
 /// One table: a header and rows of cells.
@@ -495,8 +516,12 @@ pub fn run(args: &CompareConfig) -> Result<Outcome> {
         .as_deref()
         .map(crate::outfile::checked)
         .transpose()?;
-    let results = load_all(&args.results)?;
-    let base = args.baseline.as_deref().map(load).transpose()?;
+    let mut results = load_all(&args.results)?;
+    let mut base = args.baseline.as_deref().map(load).transpose()?;
+    for l in results.iter_mut().chain(base.as_mut()) {
+        let settings = crate::forecast::ForecastSettings::default();
+        crate::forecast::annotate_missing(&mut l.result, &settings, false);
+    }
     let mut rows: Vec<&Loaded> = Vec::new();
     if let Some(b) = &base {
         rows.push(b);

@@ -27,6 +27,7 @@ pub mod causes;
 pub mod compare;
 pub mod consistent;
 pub mod describe;
+pub mod forecast;
 #[cfg(feature = "host-tools")]
 pub mod html;
 #[cfg(feature = "host-tools")]
@@ -82,6 +83,10 @@ pub struct ReportConfig {
     pub quiet: bool,
     /// What goes to stdout.
     pub format: ReportFormat,
+    /// The forecast of series whose file has none ...
+    pub forecast: crate::forecast::ForecastSettings,
+    /// ... and of every series, when forecast options were given.
+    pub forecast_again: bool,
 }
 
 /// What `rtlat report` prints.
@@ -104,7 +109,10 @@ pub fn run_report(cfg: &ReportConfig) -> Result<Outcome> {
         .iter()
         .map(|(path, _)| crate::outfile::checked(path))
         .collect::<Result<Vec<_>>>()?;
-    let loaded = load_all(&cfg.results)?;
+    let mut loaded = load_all(&cfg.results)?;
+    for l in &mut loaded {
+        crate::forecast::annotate_missing(&mut l.result, &cfg.forecast, cfg.forecast_again);
+    }
     let results: Vec<&Loaded> = loaded.iter().collect();
     for (path, renderer) in files {
         write_output(path, renderer.render(&results).as_bytes())?;

@@ -88,6 +88,7 @@ pub fn thread(
                 interval_ns: 1_000_000_000,
                 points,
             },
+            forecast: None,
         },
         t,
         h,
@@ -420,6 +421,7 @@ pub fn empty() -> RunResult {
             interval_ns: 1_000_000_000,
             points: Vec::new(),
         },
+        forecast: None,
     }];
     r.complete = false;
     r.end_reason = EndReason::Running;

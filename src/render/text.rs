@@ -127,6 +127,9 @@ pub fn summary(r: &RunResult) -> String {
     if let Some(limit) = r.thresholds.max_latency_ns {
         let _ = writeln!(s, "max-latency {} us: {}", us(limit), exceeded(r));
     }
+    for line in super::forecast::all_lines(r) {
+        let _ = writeln!(s, "{line}");
+    }
     for e in &r.explained {
         let _ = writeln!(s, "{}", printable(&explained_line(e)));
     }

@@ -7,6 +7,7 @@
 
 pub mod details;
 pub mod explained;
+pub mod forecast;
 pub mod model;
 pub mod schema;
 pub mod totals;
@@ -167,6 +168,14 @@ pub struct Thresholds {
     pub max_latency_ns: Option<u64>,
     #[serde(default)]
     pub max_latency_exceeded: bool,
+    /// `--max-forecast`: the bound on each thread's forecast (the upper
+    /// limit of its latency at its `exceedance`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("minimum" = 1))]
+    pub max_forecast_ns: Option<u64>,
+    /// A forecast was above `max_forecast_ns`, or withheld.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub max_forecast_exceeded: bool,
     #[serde(default)]
     #[schemars(extend("minimum" = 1))]
     pub break_threshold_ns: Option<u64>,
@@ -196,6 +205,10 @@ pub struct ThreadResult {
     pub summary: Summary,
     pub histogram: HistogramRecord,
     pub series: Series,
+    /// The tail beyond the run (docs/forecast.md); absent in files written
+    /// before forecasts, and when the series was not forecast.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forecast: Option<forecast::Forecast>,
 }
 
 /// Per-interval statistics over time. When a long run exceeds the point budget,

@@ -88,6 +88,9 @@ pub enum Get {
     Stolen,
     /// noise: the gaps above the threshold, every CPU's together.
     NoiseGaps,
+    /// The tail forecast at each file's exceedance: the highest of its
+    /// threads', `withheld` when one was withheld.
+    Forecast,
 }
 
 /// One column of `rtlat compare`.
@@ -120,6 +123,7 @@ const MAX: Column = col("max", "max_us", Get::Of(MAIN, Figure::Max));
 const P99: Column = col("p99", "p99_us", Get::Of(MAIN, Figure::P(99.0)));
 const LOST: Column = col("lost", "lost", Get::Lost);
 const DURATION: Column = col("duration", "duration_s", Get::Duration);
+const FORECAST: Column = col("forecast", "forecast_us", Get::Forecast);
 
 const TIMER_COLUMNS: &[Column] = &[
     MIN,
@@ -127,11 +131,12 @@ const TIMER_COLUMNS: &[Column] = &[
     MAX,
     P99,
     col("p99.99", "p99.99_us", Get::Of(MAIN, Figure::P(99.99))),
+    FORECAST,
     col("overruns", "overruns", Get::Of(MAIN, Figure::Overruns)),
     DURATION,
 ];
 
-const SWITCH_COLUMNS: &[Column] = &[MIN, AVG, MAX, P99, LOST, DURATION];
+const SWITCH_COLUMNS: &[Column] = &[MIN, AVG, MAX, P99, FORECAST, LOST, DURATION];
 
 const CRUNCHER_COLUMNS: &[Column] = &[
     col("ideal", "ideal_us", Get::Ideal),
@@ -178,6 +183,7 @@ const NOISE_COLUMNS: &[Column] = &[
     AVG,
     MAX,
     col("p99.99", "p99.99_us", Get::Of(MAIN, Figure::P(99.99))),
+    FORECAST,
     col("stolen", "stolen_us", Get::Stolen),
     col("noise gaps", "noise_gaps", Get::NoiseGaps),
     DURATION,

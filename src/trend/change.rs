@@ -223,6 +223,7 @@ mod tests {
                 p999_ns: None,
                 p99_ns: None,
                 p50_ns: None,
+                forecast: None,
             })
             .collect()
     }

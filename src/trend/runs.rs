@@ -50,6 +50,16 @@ pub struct RunPoint {
     pub p999_ns: Option<u64>,
     pub p99_ns: Option<u64>,
     pub p50_ns: Option<u64>,
+    /// The tail forecast the result holds for the series (the highest of its
+    /// threads'); `None` when it holds none.
+    pub forecast: Option<RunForecast>,
+}
+
+/// A run's forecast: the latency at its exceedance, or withheld.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunForecast {
+    Made(u64),
+    Withheld,
 }
 
 impl RunPoint {
@@ -114,7 +124,7 @@ impl Runs {
         let board = boards.of(path, r);
         let kernel = r.system.kernel_release.as_deref().unwrap_or("-");
         let kernel = crate::render::printable::printable_string(kernel);
-        let point = |s: &Summary| RunPoint {
+        let point = |s: &Summary, forecast| RunPoint {
             file: path.to_path_buf(),
             start: r.start_time_utc.clone(),
             at,
@@ -123,9 +133,11 @@ impl Runs {
             p999_ns: s.percentile(99.9),
             p99_ns: s.percentile(99.0),
             p50_ns: s.percentile(50.0),
+            forecast,
         };
-        let (name, _, main) = primary(r);
-        let mut add = |series: String, s: &Summary| {
+        let (name, threads, main) = primary(r);
+        let forecast = forecast_of(&threads);
+        let mut add = |series: String, s: &Summary, forecast| {
             if s.samples == 0 {
                 return;
             }
@@ -134,17 +146,31 @@ impl Runs {
                 benchmark: r.benchmark,
                 series,
             };
-            self.series.entry(key).or_default().push(point(s));
+            self.series.entry(key).or_default().push(point(s, forecast));
         };
-        add(name.clone(), &main);
+        add(name.clone(), &main, forecast);
         for level in levels(r) {
             if level != name {
                 if let Some(s) = level_summary(r, level) {
-                    add(level.to_string(), &s);
+                    add(level.to_string(), &s, None);
                 }
             }
         }
     }
+}
+
+/// The forecast the threads of a series hold: withheld if one was, else
+/// the highest latency; `None` when none holds one.
+fn forecast_of(threads: &[&crate::result::ThreadResult]) -> Option<RunForecast> {
+    let all: Vec<_> = threads.iter().filter_map(|t| t.forecast.as_ref()).collect();
+    if all.iter().any(|f| f.withheld.is_some()) {
+        return Some(RunForecast::Withheld);
+    }
+    all.iter()
+        .filter_map(|f| f.per_sample)
+        .map(|v| v.value_ns)
+        .max()
+        .map(RunForecast::Made)
 }
 
 /// The board a result was measured on: the board its suite directory names
@@ -180,5 +206,43 @@ impl Boards {
             .or_else(|| named(&r.label))
             .unwrap_or_else(|| "unknown board".into());
         crate::render::printable::printable_string(&board)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::forecast::{Forecast, ForecastValue};
+
+    fn with(value_ns: Option<u64>, withheld: bool) -> crate::result::ThreadResult {
+        let mut t = crate::render::testdata::empty().threads.remove(0);
+        t.forecast = Some(Forecast {
+            exceedance: 1e-9,
+            level: 0.95,
+            withheld: withheld.then(|| "why".into()),
+            per_sample: value_ns.map(|v| ForecastValue {
+                value_ns: v,
+                low_ns: v - 1,
+                high_ns: v + 1,
+            }),
+            per_hour: None,
+            max_within: None,
+            bound: None,
+            fit: None,
+            checks: Vec::new(),
+            spikes: None,
+        });
+        t
+    }
+
+    #[test]
+    fn a_series_forecast_is_its_highest_or_withheld_if_one_was() {
+        let (a, b) = (with(Some(50_000), false), with(Some(70_000), false));
+        assert_eq!(forecast_of(&[&a, &b]), Some(RunForecast::Made(70_000)));
+        let c = with(None, true);
+        assert_eq!(forecast_of(&[&a, &c]), Some(RunForecast::Withheld));
+        let mut none = with(None, false);
+        none.forecast = None;
+        assert_eq!(forecast_of(&[&none]), None);
     }
 }

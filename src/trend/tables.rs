@@ -3,14 +3,14 @@
 //! the one table renderer; CSV gives the rows of every board in one table.
 
 use super::change::Change;
-use super::runs::{RunFigure, RunPoint, SeriesKey};
+use super::runs::{RunFigure, RunForecast, RunPoint, SeriesKey};
 use super::Trend;
 use crate::render::compare::TableFormat;
 use crate::render::describe::UNKNOWN;
 use crate::render::table::{self, Align, Col};
 use crate::units::us;
 
-const HEAD: [&str; 9] = [
+const HEAD: [&str; 10] = [
     "series",
     "runs",
     "first",
@@ -20,6 +20,7 @@ const HEAD: [&str; 9] = [
     "typical p99",
     "last p99",
     "last vs typical",
+    "last forecast",
 ];
 
 /// `2026-01-05 10:00` of an RFC 3339 time.
@@ -70,6 +71,11 @@ fn row(key: &SeriesKey, runs: &[RunPoint]) -> Vec<String> {
         opt(typical),
         opt(last.get(RunFigure::P99)),
         versus(last.get(RunFigure::P99), typical),
+        match last.forecast {
+            Some(RunForecast::Made(ns)) => us(ns),
+            Some(RunForecast::Withheld) => "withheld".into(),
+            None => UNKNOWN.into(),
+        },
     ]
 }
 

@@ -697,7 +697,10 @@ fn summary_rows(text: &str) -> Vec<Vec<String>> {
             continue;
         }
         if in_table
-            && (line.starts_with("note:") || line.starts_with("details:") || line.is_empty())
+            && (["note:", "details:", "forecast ", "spikes "]
+                .iter()
+                .any(|p| line.starts_with(p))
+                || line.is_empty())
         {
             in_table = false;
         }

@@ -1,6 +1,7 @@
 //! SVG: a small deterministic writer ([`writer`]) and the plots of a report
 //! ([`plots`]); here, which plots a result and a comparison get.
 
+pub mod exceedance;
 pub(crate) mod math;
 pub mod plots;
 pub mod strip;
@@ -111,6 +112,12 @@ pub fn report_plots(l: &Loaded) -> Vec<Plot> {
         ));
     }
     plots.push(percentile_plot(&figure("by percentile", &series, left_out)));
+    plots.extend(exceedance::exceedance_plot(
+        r,
+        &series[..per_thread],
+        format!("{what} tail forecast — {}", l.label),
+        sub.clone(),
+    ));
     if !r.phases.is_empty() {
         let phase_series: Vec<Curve> = r
             .phases
