@@ -299,6 +299,13 @@ impl MeasureArgs {
 
     /// The engine's setup with a runtime chosen by the benchmark (e.g. a simulation's).
     pub fn setup_with(&self, rt: RtConfig) -> Result<Setup> {
+        // Exit 3, as the other options this build leaves out.
+        let asked = self.output.max_forecast.is_some() || self.output.forecast.given();
+        if asked && !cfg!(feature = "host-tools") {
+            return Err(Error::env(
+                "the tail forecast is in the full build (host-tools), not the board build: run rtlat report --max-forecast (or the forecast options) on the result file on a workstation",
+            ));
+        }
         let at = self.output.max_forecast.and_then(|m| m.1);
         let forecast = self.output.forecast.settings(at)?;
         Ok(Setup {

@@ -15,6 +15,7 @@ mod explain;
 mod explain_restore;
 mod explain_wakes;
 mod first_contact;
+#[cfg(feature = "host-tools")]
 mod forecast;
 mod harness;
 mod hostile_input;
