@@ -338,31 +338,44 @@ case!(
             .expect("rtlat runs");
         let pid = child.id();
         let _run = Reaped(child);
-        // The reader's own affinity, once it has started.
-        let mut allowed = None;
-        for _ in 0..60 {
-            std::thread::sleep(std::time::Duration::from_millis(50));
-            let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-                continue;
-            };
-            allowed = tasks.flatten().find_map(|t| {
+        // The reader's own affinity, once it has started: it confines
+        // itself when the run begins (before that the thread exists with
+        // the process's affinity, while memory is locked), and keeps it.
+        let online: Vec<usize> = (0..=cpu).collect();
+        let reader_cpus = || -> Option<(String, Vec<usize>)> {
+            let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+            tasks.flatten().find_map(|t| {
                 let comm = std::fs::read_to_string(t.path().join("comm")).ok()?;
                 let status = std::fs::read_to_string(t.path().join("status")).ok()?;
                 let list = status
                     .lines()
-                    .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))?;
-                (comm.trim() == "rtlat-explain").then(|| list.trim().to_string())
-            });
-            if allowed.is_some() {
+                    .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))?
+                    .trim()
+                    .to_string();
+                let cpus = rtlat::units::parse_cpu_list(&list, &online).ok()?;
+                (comm.trim() == "rtlat-explain").then_some((list, cpus))
+            })
+        };
+        let mut seen = None;
+        for _ in 0..60 {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            seen = reader_cpus();
+            if seen
+                .as_ref()
+                .is_some_and(|(_, c)| !c.is_empty() && !c.contains(&cpu))
+            {
                 break;
             }
         }
-        let allowed = allowed.expect("an rtlat-explain thread within 3 s");
-        let online: Vec<usize> = (0..=cpu).collect();
-        let cpus = rtlat::units::parse_cpu_list(&allowed, &online).expect("a CPU list");
+        let (allowed, cpus) = seen.expect("an rtlat-explain thread within 3 s");
         assert!(
             !cpus.is_empty() && !cpus.contains(&cpu),
             "the reader may run on {allowed}, the measuring CPU is {cpu}"
         );
+        // And it stays there.
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        if let Some((later, c)) = reader_cpus() {
+            assert!(!c.contains(&cpu), "the reader moved to {later}");
+        }
     }
 );
