@@ -110,9 +110,7 @@ impl Explain {
         if let Some(e) = refuse(&caps, Some(&dec)) {
             return Err(e);
         }
-        let virtualized = crate::sysinfo::SystemInfo::collect()
-            .virtualization
-            .is_some();
+        let virtualized = crate::sysinfo::virtualization().is_some();
         let limit = IdleLimit::of(std::path::Path::new("/"), cpus, virtualized);
         dec.idle_limit = Some(limit);
         let beside = session.is_some();

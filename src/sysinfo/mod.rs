@@ -194,6 +194,16 @@ pub fn online_cpus() -> Vec<usize> {
         })
 }
 
+/// The hypervisor this machine runs under, if any: what
+/// [`SystemInfo::collect`] records, read alone for a run's set-up.
+pub fn virtualization() -> Option<String> {
+    let root = Path::new("/");
+    let cpuinfo = parse_cpuinfo(&read(root, "proc/cpuinfo").unwrap_or_default());
+    let dt_model = read(root, "proc/device-tree/model")
+        .or_else(|| read(root, "sys/firmware/devicetree/base/model"));
+    detect_virtualization(root, &cpuinfo, dt_model.as_deref())
+}
+
 /// Whether the running kernel is PREEMPT_RT (`/sys/kernel/realtime`, else
 /// `uname -v`), read at once for choices a run makes by default.
 pub fn is_preempt_rt() -> bool {

@@ -168,8 +168,9 @@ fn measure<W: Waker>(
     let loops = plan.loops.unwrap_or(u64::MAX);
     while n < loops && next < end && !stop.is_set() {
         let now = w.wait_until(next);
-        if let (Some(own), Some(on)) = (plan.cpu, w.cpu()) {
-            if on != own {
+        if let Some(own) = plan.cpu {
+            // Unpinned threads (SCHED_DEADLINE) are not asked.
+            if let Some(on) = w.cpu().filter(|&on| on != own) {
                 let at_ns = now.saturating_sub(plan.start);
                 return Some(Early::Moved { to: on, at_ns });
             }
