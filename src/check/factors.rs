@@ -34,15 +34,55 @@ pub fn assess(sys: &SystemInfo, perms: &Permissions) -> Vec<Factor> {
         rt_scheduling(perms),
         mlock(perms),
         virtualization(sys),
+        emulation(sys),
         timer_migration(sys),
     ]
+}
+
+/// The architecture families whose hints differ.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Arch {
+    X86,
+    Arm64,
+    Arm32,
+    PowerPc,
+    Other,
+}
+
+/// The machine's architecture, from `uname -m`: the hints name what exists there.
+fn arch(sys: &SystemInfo) -> Arch {
+    let m = sys.machine.as_deref().unwrap_or("");
+    if m == "x86_64" || m.starts_with('i') && m.ends_with("86") {
+        Arch::X86
+    } else if m == "aarch64" || m == "arm64" {
+        Arch::Arm64
+    } else if m.starts_with("arm") {
+        Arch::Arm32
+    } else if m.starts_with("ppc") || m.starts_with("powerpc") {
+        Arch::PowerPc
+    } else {
+        Arch::Other
+    }
+}
+
+/// Where a PREEMPT_RT kernel for this machine comes from.
+fn rt_kernel(sys: &SystemInfo) -> &'static str {
+    match arch(sys) {
+        Arch::X86 => "most distributions ship one: Debian's linux-image-rt-amd64, RHEL's kernel-rt, Ubuntu's realtime kernel",
+        Arch::Arm64 => "Debian's linux-image-rt-arm64, or the board vendor's kernel built with it",
+        Arch::Arm32 => "Debian's linux-image-rt-armmp, or the board vendor's kernel built with it",
+        Arch::PowerPc => "no distribution ships one for 32-bit PowerPC: build the board's kernel with it",
+        Arch::Other => "your distribution's realtime kernel, or the kernel built with it",
+    }
 }
 
 fn preempt(sys: &SystemInfo, perms: &Permissions) -> Factor {
     use Verdict::*;
     const NAME: &str = "preempt model";
-    const FIX: &str =
-        "boot a PREEMPT_RT kernel (CONFIG_PREEMPT_RT=y; most distributions ship one as linux-image-rt / kernel-rt)";
+    let fix = format!(
+        "boot a PREEMPT_RT kernel (CONFIG_PREEMPT_RT=y; {})",
+        rt_kernel(sys)
+    );
     let model = sys.preempt_model.as_str();
     let release = sys.kernel_release.as_deref().unwrap_or("unknown release");
     let (verdict, detail) = match model {
@@ -80,9 +120,9 @@ fn preempt(sys: &SystemInfo, perms: &Permissions) -> Factor {
     match verdict {
         Good | Info => factor,
         _ if model.starts_with("PREEMPT_DYNAMIC") => {
-            factor.fix(format!("boot with preempt=full, or better: {FIX}"))
+            factor.fix(format!("boot with preempt=full, or better: {fix}"))
         }
-        _ => factor.fix(FIX),
+        _ => factor.fix(fix),
     }
 }
 
@@ -131,7 +171,7 @@ fn governor(sys: &SystemInfo) -> Factor {
         Factor::good(NAME, detail)
     } else {
         Factor::warn(NAME, format!("{detail}: frequency changes add latency"))
-            .fix("cpupower frequency-set -g performance")
+            .fix("echo performance | tee /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor (or cpupower frequency-set -g performance)")
     }
 }
 
@@ -247,9 +287,15 @@ fn clocksource(sys: &SystemInfo) -> Factor {
                  (check dmesg for why the kernel distrusted the TSC first)"
                     .to_string()
             } else {
-                "use hardware with a stable TSC or architected timer; see dmesg for why the kernel \
-                 chose this clocksource"
-                    .to_string()
+                let counter = match arch(sys) {
+                    Arch::X86 => "a stable TSC",
+                    Arch::Arm64 | Arch::Arm32 => "the ARM architected timer (arch_sys_counter)",
+                    Arch::PowerPc => "the timebase",
+                    Arch::Other => "a CPU-local counter",
+                };
+                format!(
+                    "use hardware with {counter}; see dmesg for why the kernel chose this clocksource"
+                )
             };
             Factor::warn(
                 NAME,
@@ -311,6 +357,21 @@ fn virtualization(sys: &SystemInfo) -> Factor {
     }
 }
 
+fn emulation(sys: &SystemInfo) -> Factor {
+    const NAME: &str = "emulation";
+    match &sys.emulation {
+        None => Factor::good(NAME, "none: this binary runs on a CPU of its architecture"),
+        Some(e) => Factor::warn(
+            NAME,
+            format!(
+                "running under {e}: latencies are the emulator's and the host's scheduler's, \
+                 and the other lines describe the host"
+            ),
+        )
+        .fix("run this binary on the board itself for figures of its CPU"),
+    }
+}
+
 fn timer_migration(sys: &SystemInfo) -> Factor {
     const NAME: &str = "timer migration";
     match sys.timer_migration {
@@ -325,7 +386,7 @@ fn timer_migration(sys: &SystemInfo) -> Factor {
 /// tracer gives the IRQ handler and a kernel thread; `timerlat_fd` (Linux
 /// 6.5) wakes rtlat's user threads by the same timer. A build without the
 /// kernel's trace (the board build) measures only user space.
-pub fn timer_contexts(caps: &Capabilities) -> Factor {
+pub fn timer_contexts(caps: &Capabilities, sys: &SystemInfo) -> Factor {
     const NAME: &str = "timer contexts";
     if !cfg!(feature = "kernel-trace") {
         return Factor::info(
@@ -333,7 +394,10 @@ pub fn timer_contexts(caps: &Capabilities) -> Factor {
             "user only in this build: timer --context and --split read the kernel's trace, which the board build leaves out (the kernel-trace feature)",
         );
     }
-    const FIX: &str = "boot a kernel with CONFIG_TIMERLAT_TRACER, e.g. a PREEMPT_RT distribution kernel (Debian's linux-image-rt-amd64)";
+    let fix = format!(
+        "boot a kernel with CONFIG_TIMERLAT_TRACER, e.g. a PREEMPT_RT kernel ({})",
+        rt_kernel(sys)
+    );
     let Some(root) = &caps.root else {
         return Factor::info(
             NAME,
@@ -354,7 +418,7 @@ pub fn timer_contexts(caps: &Capabilities) -> Factor {
                 root.display()
             ),
         )
-        .fix(FIX);
+        .fix(fix);
     }
     let detail = if caps.timerlat_fd {
         format!(
@@ -401,6 +465,7 @@ mod tests {
                 ("RT scheduling", Good),
                 ("memory locking", Good),
                 ("virtualization", Good),
+                ("emulation", Good),
                 ("timer migration", Info),
             ],
         );
@@ -509,7 +574,7 @@ mod tests {
         if !cfg!(feature = "kernel-trace") {
             // The board build measures user space only, whatever the kernel.
             let (_d, rt612) = tracefs("timerlat osnoise nop\n", true);
-            let f = timer_contexts(&rt612);
+            let f = timer_contexts(&rt612, &fixture("x86_64"));
             assert!(
                 f.detail.starts_with("user only in this build"),
                 "{}",
@@ -519,7 +584,7 @@ mod tests {
         }
         // Debian 12's generic 6.1: no timerlat tracer.
         let (_d, generic) = tracefs("blk function_graph function nop\n", false);
-        let f = timer_contexts(&generic);
+        let f = timer_contexts(&generic, &fixture("x86_64"));
         assert_eq!(f.verdict, Info);
         assert!(f.detail.starts_with("user only"), "{}", f.detail);
         assert!(f.detail.contains("CONFIG_TIMERLAT_TRACER"), "{}", f.detail);
@@ -531,11 +596,11 @@ mod tests {
             std::fs::create_dir_all(&d).unwrap();
             std::fs::write(d.join("enable"), "0").unwrap();
         }
-        let f = timer_contexts(&Capabilities::of(_d.path()));
+        let f = timer_contexts(&Capabilities::of(_d.path()), &fixture("x86_64"));
         assert!(f.detail.contains("timer --split splits"), "{}", f.detail);
         // Its PREEMPT_RT 6.1: timerlat, no timerlat_fd.
         let (_d, rt61) = tracefs("timerlat osnoise hwlat blk function nop\n", false);
-        let f = timer_contexts(&rt61);
+        let f = timer_contexts(&rt61, &fixture("x86_64"));
         assert_eq!(f.verdict, Good);
         assert!(
             f.detail.starts_with("irq, thread, and user"),
@@ -545,7 +610,7 @@ mod tests {
         assert!(f.detail.contains("no timerlat_fd"), "{}", f.detail);
         // 6.12 PREEMPT_RT: timerlat_fd too, so user by the same timer.
         let (_d, rt612) = tracefs("timerlat osnoise nop\n", true);
-        let f = timer_contexts(&rt612);
+        let f = timer_contexts(&rt612, &fixture("x86_64"));
         assert_eq!(f.verdict, Good);
         assert!(
             f.detail
@@ -555,17 +620,103 @@ mod tests {
         );
         // A name that merely contains "timerlat" is not the tracer.
         let (_d, odd) = tracefs("timerlat_x nop\n", false);
-        assert_eq!(timer_contexts(&odd).verdict, Info);
+        assert_eq!(timer_contexts(&odd, &fixture("x86_64")).verdict, Info);
         // No tracefs to read.
-        let f = timer_contexts(&Capabilities::default());
+        let f = timer_contexts(&Capabilities::default(), &fixture("x86_64"));
         assert_eq!(f.verdict, Info);
         assert!(f.detail.starts_with("unknown"), "{}", f.detail);
+    }
+
+    /// Every fix names what exists on the machine's architecture: no x86
+    /// kernel package or TSC on ARM and PowerPC, no ARM one on x86.
+    #[test]
+    fn the_hints_fit_the_architecture() {
+        let slow_clock = |name: &str, cs: &str| {
+            let mut s = fixture(name);
+            s.preempt_model = "VOLUNTARY".into();
+            s.clocksource = Some(cs.into());
+            s.available_clocksources = vec![cs.into()];
+            s
+        };
+        let (_d, generic) = {
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::write(dir.path().join("available_tracers"), "nop\n").unwrap();
+            let caps = Capabilities::of(dir.path());
+            (dir, caps)
+        };
+        let fixes = |sys: &SystemInfo| {
+            let mut f = assess(sys, &granted());
+            f.push(timer_contexts(&generic, sys));
+            f.iter()
+                .filter_map(|x| x.fix.clone())
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        for (name, cs, want, never) in [
+            (
+                "x86_64",
+                "hpet",
+                "linux-image-rt-amd64",
+                &["arm64", "armmp", "architected", "timebase"][..],
+            ),
+            (
+                "aarch64",
+                "jiffies",
+                "linux-image-rt-arm64",
+                &["amd64", "TSC", "tsc", "armmp"][..],
+            ),
+            (
+                "armv7",
+                "jiffies",
+                "linux-image-rt-armmp",
+                &["amd64", "TSC", "tsc", "arm64"][..],
+            ),
+            (
+                "ppc",
+                "jiffies",
+                "no distribution ships one for 32-bit PowerPC",
+                &["amd64", "TSC", "tsc", "arm64", "armmp"][..],
+            ),
+        ] {
+            let text = fixes(&slow_clock(name, cs));
+            assert!(text.contains(want), "{name}: {text}");
+            for n in never {
+                assert!(!text.contains(n), "{name}: {n} in {text}");
+            }
+        }
+        // The kernel responder's hint fits the build: the board build has
+        // no kmod/ beside it to add to DKMS.
+        let absent = super::super::responder::factor(&super::super::responder::Found::Absent);
+        let hint = absent.fix.unwrap_or_default();
+        assert_eq!(
+            hint.contains("dkms add kmod"),
+            cfg!(feature = "host-tools"),
+            "{hint}"
+        );
+    }
+
+    #[test]
+    fn emulation_is_named_with_its_evidence() {
+        let mut sys = fixture("armv7");
+        let f = assess(&sys, &granted());
+        assert_eq!(verdict(&f, "emulation"), Good);
+        sys.emulation = Some("qemu-user (binfmt_misc qemu-arm: /usr/bin/qemu-arm): a binary for arm on a kernel for x86_64".into());
+        let f = assess(&sys, &granted());
+        assert_fixes(&f);
+        let e = f.iter().find(|x| x.name == "emulation").unwrap();
+        assert_eq!(e.verdict, Warn);
+        assert!(
+            e.detail.contains("qemu-user (binfmt_misc qemu-arm"),
+            "{}",
+            e.detail
+        );
+        assert!(e.detail.contains("describe the host"), "{}", e.detail);
     }
 
     #[test]
     fn empty_system_still_yields_every_factor() {
         let f = assess(&SystemInfo::default(), &granted());
-        assert_eq!(f.len(), 12);
+        assert_eq!(f.len(), 13);
         assert_fixes(&f);
         assert_eq!(verdict(&f, "preempt model"), Verdict::Warn);
     }

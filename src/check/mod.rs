@@ -202,6 +202,7 @@ pub fn run(json: bool) -> crate::error::Result<Outcome> {
     factors.push(responder::factor(&responder::probe()));
     factors.push(factors::timer_contexts(
         &crate::sys::tracefs::Capabilities::probe(),
+        &system,
     ));
     let text = if json {
         let mut t = serde_json::to_string_pretty(&Report {

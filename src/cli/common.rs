@@ -82,7 +82,7 @@ pub struct OutputArgs {
     #[arg(long, value_name = "DURATION", value_parser = positive_duration)]
     pub max_latency: Option<u64>,
     /// Exit 1 if the tail forecast's upper limit of the latency exceeded with probability P per sample is above DURATION, or the forecast is withheld (P sets --exceedance)
-    #[arg(long, value_name = "DURATION[@P]", value_parser = max_forecast)]
+    #[arg(long, value_name = "DURATION[@P]", value_parser = max_forecast, hide = super::NO_HOST_TOOLS)]
     pub max_forecast: Option<(u64, Option<f64>)>,
     /// Serve live metrics for Prometheus at http://ADDR:PORT/metrics during the run (no default address)
     #[arg(long, value_name = "ADDR:PORT", value_parser = listen_addr)]
@@ -96,19 +96,19 @@ pub struct OutputArgs {
 #[derive(Debug, Args, Default)]
 pub struct ForecastArgs {
     /// Forecast the latency exceeded with probability P per sample, and per hour of running [default: 1e-9]
-    #[arg(long, value_name = "P", value_parser = probability)]
+    #[arg(long, hide = super::NO_HOST_TOOLS, value_name = "P", value_parser = probability)]
     pub exceedance: Option<f64>,
     /// Forecast against a latency bound: how much longer a run must be to show it holds at --confidence, and with --within the probability a run that long exceeds it
-    #[arg(long, value_name = "DURATION", value_parser = positive_duration)]
+    #[arg(long, hide = super::NO_HOST_TOOLS, value_name = "DURATION", value_parser = positive_duration)]
     pub bound: Option<u64>,
     /// Forecast the maximum of a run this long (and with --bound the probability it exceeds the bound)
-    #[arg(long, value_name = "DURATION", value_parser = positive_duration)]
+    #[arg(long, hide = super::NO_HOST_TOOLS, value_name = "DURATION", value_parser = positive_duration)]
     pub within: Option<u64>,
     /// The one-sided confidence at which --bound must be shown to hold [default: 0.95]
-    #[arg(long, value_name = "C", value_parser = probability)]
+    #[arg(long, hide = super::NO_HOST_TOOLS, value_name = "C", value_parser = probability)]
     pub confidence: Option<f64>,
     /// Samples above DURATION are spikes: their count, mean time between them, period [default: the median of the interval maxima + 3 robust standard deviations]
-    #[arg(long, value_name = "DURATION", value_parser = positive_duration)]
+    #[arg(long, hide = super::NO_HOST_TOOLS, value_name = "DURATION", value_parser = positive_duration)]
     pub spike_threshold: Option<u64>,
 }
 
@@ -221,7 +221,24 @@ impl RtArgs {
     }
 }
 
+/// Refuses the forecast options in a build without the forecast (the
+/// board build): exit 3, as the other options this build leaves out.
+pub fn refuse_forecast(asked: bool) -> Result<()> {
+    if asked && !cfg!(feature = "host-tools") {
+        return Err(Error::env(
+            "the tail forecast is in the full build (host-tools), not the board build: run rtlat report --max-forecast (or the forecast options) on the result file on a workstation",
+        ));
+    }
+    Ok(())
+}
+
 impl OutputArgs {
+    /// What the forecast at the end of the run forecasts.
+    pub fn forecast_settings(&self) -> Result<ForecastSettings> {
+        refuse_forecast(self.max_forecast.is_some() || self.forecast.given())?;
+        self.forecast.settings(self.max_forecast.and_then(|m| m.1))
+    }
+
     /// Where the run's output goes.
     pub fn output_config(&self) -> OutputConfig {
         // The result on stdout: no live lines (the rest of the text goes to stderr).
@@ -299,18 +316,9 @@ impl MeasureArgs {
 
     /// The engine's setup with a runtime chosen by the benchmark (e.g. a simulation's).
     pub fn setup_with(&self, rt: RtConfig) -> Result<Setup> {
-        // Exit 3, as the other options this build leaves out.
-        let asked = self.output.max_forecast.is_some() || self.output.forecast.given();
-        if asked && !cfg!(feature = "host-tools") {
-            return Err(Error::env(
-                "the tail forecast is in the full build (host-tools), not the board build: run rtlat report --max-forecast (or the forecast options) on the result file on a workstation",
-            ));
-        }
-        let at = self.output.max_forecast.and_then(|m| m.1);
-        let forecast = self.output.forecast.settings(at)?;
         Ok(Setup {
             rt,
-            forecast,
+            forecast: self.output.forecast_settings()?,
             output: self.output.output_config(),
             loads: self.load.plan()?,
         })
@@ -386,10 +394,10 @@ pub fn needs_kernel_trace(option: Option<&str>) -> Result<()> {
 #[derive(Debug, Args)]
 pub struct ExplainArgs {
     /// Explain the worst samples of each thread (and every --break-threshold hit): their latency split into idle exit, IRQs, softirqs, other threads, preemption off, hypervisor steal, from the kernel's standard trace events (root, tracefs)
-    #[arg(long)]
+    #[arg(long, hide = super::NO_KERNEL_TRACE)]
     pub explain: bool,
     /// How many of each thread's worst samples --explain explains
-    #[arg(long, value_name = "N", default_value_t = 10, requires = "explain", value_parser = clap::value_parser!(u64).range(1..=1000))]
+    #[arg(long, hide = super::NO_KERNEL_TRACE, value_name = "N", default_value_t = 10, requires = "explain", value_parser = clap::value_parser!(u64).range(1..=1000))]
     pub explain_worst: u64,
 }
 

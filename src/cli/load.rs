@@ -28,7 +28,7 @@ either key=value or a bare count, size, rate or period:
   kspin[:PERIOD][:len=LEN][:off=preempt|irqs][:N]
                              N workers [1] each have the kernel spin LEN [1ms] every PERIOD
                              [100ms] with preemption (or interrupts) off, through the rtlat
-                             responder module (kmod/): a known cause for --explain
+                             responder module (kmod/): a latency of known cause
 
 Sizes and rates: K, M, G (and KiB, MiB, GiB) are powers of 1024; KB, MB, GB are
 powers of 1000 (4MB/s is 4 000 000 bytes/s). Loads run at SCHED_OTHER in their own

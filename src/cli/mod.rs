@@ -68,7 +68,7 @@ pub struct Cli {
 #[allow(clippy::large_enum_variant)] // parsed once; boxing buys nothing
 pub enum Command {
     /// Wake-up latency of periodic real-time threads, one per CPU (what cyclictest measures)
-    #[command(after_help = timer::TIMER_EXAMPLES)]
+    #[command(after_help = for_this_build(timer::TIMER_EXAMPLES))]
     Timer(TimerArgs),
     /// Check what on this system helps or hurts real-time measurement
     #[command(after_help = "Example:\n  rtlat check\n  rtlat check --json > check.json")]
@@ -113,6 +113,83 @@ pub enum Command {
 /// build (`--no-default-features`) names them when asked for one.
 pub const HOST_TOOLS: &[&str] = &["suite", "compare", "trend", "import", "completions", "man"];
 
+/// The options (and `report --format` values) of the measuring subcommands
+/// and `report` that need the `host-tools` feature: a build without it
+/// keeps them, hidden from its help, to refuse them in one line that names
+/// the full build.
+pub const HOST_TOOLS_OPTIONS: &[&str] = &[
+    "--svg",
+    "--html",
+    "lava",
+    "--max-forecast",
+    "--exceedance",
+    "--bound",
+    "--within",
+    "--confidence",
+    "--spike-threshold",
+];
+
+/// The options that read the kernel's trace (feature `kernel-trace`): a
+/// build without it keeps them, hidden from its help, to refuse them with
+/// exit 3, as a kernel without the tracer is refused.
+pub const KERNEL_TRACE_OPTIONS: &[&str] = &[
+    "--context",
+    "--split",
+    "--explain",
+    "--explain-worst",
+    "--osnoise",
+    "--hwlat",
+];
+
+/// This build has no `host-tools`: its options are hidden (`hide = NO_HOST_TOOLS`).
+pub const NO_HOST_TOOLS: bool = !cfg!(feature = "host-tools");
+
+/// This build has no `kernel-trace`: its options are hidden.
+pub const NO_KERNEL_TRACE: bool = !cfg!(feature = "kernel-trace");
+
+/// The options this build refuses, which its help does not show.
+pub fn left_out() -> impl Iterator<Item = &'static str> {
+    let host: &[&str] = if NO_HOST_TOOLS {
+        HOST_TOOLS_OPTIONS
+    } else {
+        &[]
+    };
+    let trace: &[&str] = if NO_KERNEL_TRACE {
+        KERNEL_TRACE_OPTIONS
+    } else {
+        &[]
+    };
+    host.iter().chain(trace).copied()
+}
+
+/// The words of a help text as options and values are spelt: `--no-split`
+/// is one word, `--target-arg=--explain` two.
+pub fn help_words(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+        .filter(|w| !w.is_empty())
+}
+
+/// A subcommand's text after its options without the example lines that
+/// name an option this build leaves out ([`left_out`]), nor the lines that
+/// continue them (indented deeper than an example).
+pub fn for_this_build(text: &str) -> String {
+    let mut out = String::new();
+    let mut dropping = false;
+    for line in text.lines() {
+        let continues = line.starts_with("    ");
+        if !(continues && dropping) {
+            dropping = line.starts_with("  rtlat ")
+                && help_words(line).any(|w| left_out().any(|o| o == w));
+        }
+        if !dropping {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out.truncate(out.trim_end().len());
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,5 +213,94 @@ mod tests {
         ] {
             assert!(cmd.find_subcommand(name).is_some(), "{name}");
         }
+    }
+
+    /// `rtlat SUB... --help` as a user sees it, for every subcommand.
+    fn every_help() -> Vec<(String, String)> {
+        fn walk(cmd: &clap::Command, path: Vec<String>, out: &mut Vec<(String, String)>) {
+            for sub in cmd.get_subcommands() {
+                let mut path = path.clone();
+                path.push(sub.get_name().to_string());
+                let argv = std::iter::once("rtlat".to_string())
+                    .chain(path.iter().cloned())
+                    .chain(["--help".to_string()]);
+                let help = match Cli::command().try_get_matches_from(argv) {
+                    Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelp => e.to_string(),
+                    other => panic!("rtlat {path:?} --help: {other:?}"),
+                };
+                out.push((path.join(" "), help));
+                walk(sub, path, out);
+            }
+        }
+        let mut out = Vec::new();
+        walk(&Cli::command(), Vec::new(), &mut out);
+        out
+    }
+
+    /// The help of every subcommand names no option this build refuses;
+    /// the full build's names every one (the lists name real options).
+    #[test]
+    fn the_help_shows_only_what_this_build_does() {
+        let helps = every_help();
+        assert!(helps.len() > 10, "{} subcommands", helps.len());
+        let named = |o: &str| {
+            helps
+                .iter()
+                .filter(|(_, h)| help_words(h).any(|w| w == o))
+                .map(|(sub, _)| sub.as_str())
+                .collect::<Vec<_>>()
+        };
+        for o in left_out() {
+            assert!(named(o).is_empty(), "{o} in the help of {:?}", named(o));
+        }
+        let kept = |on: bool, list: &'static [&'static str]| list.iter().filter(move |_| on);
+        for o in kept(!NO_HOST_TOOLS, HOST_TOOLS_OPTIONS)
+            .chain(kept(!NO_KERNEL_TRACE, KERNEL_TRACE_OPTIONS))
+        {
+            assert!(!named(o).is_empty(), "{o} is in no help of the full build");
+        }
+    }
+
+    /// An option the build leaves out is still parsed, so that it is
+    /// refused in one line naming the build that has it (exit 3).
+    #[test]
+    fn a_left_out_option_is_refused_by_name() {
+        let cli = Cli::try_parse_from(["rtlat", "timer", "--split", "--duration", "1s"])
+            .expect("--split parses in every build");
+        let Command::Timer(args) = cli.command else {
+            panic!("not timer");
+        };
+        let refused = crate::bench::timer::TimerConfig::try_from(&args).err();
+        if NO_KERNEL_TRACE {
+            let e = refused.expect("the board build refuses --split");
+            assert_eq!(e.exit_code(), 3, "{}", e.message());
+            assert!(
+                e.message().contains("--features kernel-trace"),
+                "{}",
+                e.message()
+            );
+        }
+        let cli = Cli::try_parse_from(["rtlat", "report", "r.json", "--bound", "1ms"])
+            .expect("--bound parses in every build");
+        let Command::Report(args) = cli.command else {
+            panic!("not report");
+        };
+        let refused = crate::render::ReportConfig::try_from(&args).err();
+        assert_eq!(refused.is_some(), NO_HOST_TOOLS, "{refused:?}");
+        if let Some(e) = refused {
+            assert_eq!(e.exit_code(), 3, "{}", e.message());
+        }
+    }
+
+    #[test]
+    fn examples_naming_a_left_out_option_are_dropped_with_their_continuation() {
+        let text = "Examples:\n  rtlat a --x 1\n  rtlat b --explain\n                 why\n  rtlat c --no-split\n";
+        let shown = for_this_build(text);
+        assert!(
+            shown.contains("rtlat a --x 1") && shown.contains("--no-split"),
+            "{shown}"
+        );
+        assert_eq!(shown.contains("--explain"), !NO_KERNEL_TRACE, "{shown}");
+        assert_eq!(shown.contains("why"), !NO_KERNEL_TRACE, "{shown}");
     }
 }

@@ -234,9 +234,7 @@ fn common(
     loads: Option<LoadPlan>,
 ) -> Result<Common> {
     let output = &side.common.output;
-    let forecast = output
-        .forecast
-        .settings(output.max_forecast.and_then(|m| m.1))?;
+    let forecast = output.forecast_settings()?;
     Ok(Common {
         control,
         timestamps: side.timestamps.into(),

@@ -21,7 +21,10 @@ also the series cpuN/noise: their count, their sum (the stolen time, per
 interval in the live view and in total) and their lengths.
 The clock is the time-stamp counter (calibrated against CLOCK_MONOTONIC)
 where it is invariant, else clock_gettime(CLOCK_MONOTONIC).
+";
 
+/// The kernel tracers noise measures with instead (feature `kernel-trace`).
+const NOISE_TRACERS: &str = "
 With --osnoise the kernel's osnoise tracer measures instead (its osnoise/N
 threads spin on the CPUs, in rtlat's own tracefs instance): each noise above
 --threshold is a sample of cpuN/osnoise, and the per-period counters (runtime,
@@ -30,7 +33,9 @@ are added up per CPU in the details, as rtla osnoise top shows them. With
 --hwlat the hwlat tracer (top-level tracefs only) spins with interrupts off
 through the CPUs in turn: each gap above --threshold is a sample of hwlat.
 Every tracefs setting is restored at the end.
+";
 
+const NOISE_REST: &str = "
 A SCHED_FIFO loop takes its whole CPU: with RT throttling on
 (/proc/sys/kernel/sched_rt_runtime_us below its period) other tasks still
 get their share, counted as noise, and the result notes it. With throttling
@@ -42,6 +47,16 @@ Examples:
   rtlat noise --policy other --cpus 2-3 --duration 10s
   rtlat noise --cpus 1 --max-latency 50us    exit 1 if a gap was longer than 50 us
   rtlat noise --osnoise --duration 10s       the kernel's osnoise tracer's figures";
+
+/// What `rtlat noise --help` says after the options, for this build.
+fn noise_help() -> String {
+    let tracers = if super::NO_KERNEL_TRACE {
+        ""
+    } else {
+        NOISE_TRACERS
+    };
+    super::for_this_build(&format!("{NOISE_HELP}{tracers}{NOISE_REST}"))
+}
 
 /// The clock the busy loop reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -55,7 +70,7 @@ pub enum CounterArg {
 }
 
 #[derive(Debug, Args)]
-#[command(after_help = NOISE_HELP, mut_arg("loops", |a| a.help("Stop after N loops (gaps) per CPU")))]
+#[command(after_help = noise_help(), mut_arg("loops", |a| a.help("Stop after N loops (gaps) per CPU")))]
 pub struct NoiseArgs {
     /// CPUs to measure, e.g. `1,3-5`, or `all` [default: every online CPU but the first, or CPU 0 alone]
     #[arg(long)]
@@ -67,10 +82,10 @@ pub struct NoiseArgs {
     #[arg(long, value_enum, default_value = "auto")]
     pub counter: CounterArg,
     /// Measure with the kernel's osnoise tracer instead of rtlat's loop: series cpuN/osnoise, per-CPU counters in the details (CONFIG_OSNOISE_TRACER)
-    #[arg(long, conflicts_with = "hwlat")]
+    #[arg(long, hide = super::NO_KERNEL_TRACE, conflicts_with = "hwlat")]
     pub osnoise: bool,
     /// Measure with the kernel's hwlat tracer (interrupts off, hardware and firmware stalls) instead of rtlat's loop: series hwlat (CONFIG_HWLAT_TRACER)
-    #[arg(long)]
+    #[arg(long, hide = super::NO_KERNEL_TRACE)]
     pub hwlat: bool,
     #[command(flatten)]
     pub explain: super::common::ExplainArgs,

@@ -18,21 +18,22 @@ Examples:
 pub enum ReportFormatArg {
     /// The text summary
     Text,
+    #[value(hide = super::NO_HOST_TOOLS)]
     /// One `lava-test-case NAME --result pass|fail --measurement VALUE --units us` line per figure; a maximum above the run's --max-latency fails
     Lava,
 }
 
 #[derive(Debug, clap::Args)]
-#[command(after_help = REPORT_EXAMPLES)]
+#[command(after_help = super::for_this_build(REPORT_EXAMPLES))]
 pub struct ReportArgs {
     /// Result files (from --json of a benchmark, or from rtlat import)
     #[arg(required = true, value_name = "RESULT.json")]
     pub results: Vec<PathBuf>,
     /// Write the plots as one SVG file: latency histogram (log count axis), latency over time, latency by percentile
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", hide = super::NO_HOST_TOOLS)]
     pub svg: Option<PathBuf>,
     /// Write one self-contained HTML report: system, config, loads, summaries, every plot and the result data
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", hide = super::NO_HOST_TOOLS)]
     pub html: Option<PathBuf>,
     /// Do not print the text summary
     #[arg(long, short)]
@@ -50,6 +51,7 @@ impl TryFrom<&ReportArgs> for ReportConfig {
         if let (Some(svg), Some(html)) = (&a.svg, &a.html) {
             crate::outfile::refuse_same_output(&[("--svg", svg), ("--html", html)])?;
         }
+        super::common::refuse_forecast(a.forecast.given())?;
         Ok(ReportConfig {
             results: a.results.clone(),
             svg: a.svg.clone(),

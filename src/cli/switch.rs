@@ -74,7 +74,7 @@ pub enum PlacementArg {
 }
 
 #[derive(Debug, Args)]
-#[command(after_help = SWITCH_HELP, mut_arg("loops", |a| a.help("Stop after N wakes per pair")))]
+#[command(after_help = super::for_this_build(SWITCH_HELP), mut_arg("loops", |a| a.help("Stop after N wakes per pair")))]
 pub struct SwitchArgs {
     /// Wake mechanism
     #[arg(long, default_value = "futex", value_parser = via())]

@@ -66,13 +66,14 @@ pub struct TimerArgs {
     /// Measure in kernel contexts with the timerlat tracer instead: irq,thread (kernels with CONFIG_TIMERLAT_TRACER, e.g. PREEMPT_RT); user adds rtlat threads woken by the same timer through timerlat_fd (Linux 6.5)
     #[arg(
         long,
+        hide = super::NO_KERNEL_TRACE,
         value_name = "CONTEXTS",
         value_delimiter = ',',
         conflicts_with = "synthetic"
     )]
     pub context: Vec<ContextArg>,
     /// Split each sample into its IRQ part (timer expiry → hard handler) and its scheduling part (handler → thread running), as series cpuN/irq and cpuN/sched, from the kernel's hrtimer trace events (root, tracefs)
-    #[arg(long, conflicts_with_all = ["synthetic", "context", "explain"])]
+    #[arg(long, hide = super::NO_KERNEL_TRACE, conflicts_with_all = ["synthetic", "context", "explain"])]
     pub split: bool,
     #[command(flatten)]
     pub explain: ExplainArgs,

@@ -504,6 +504,9 @@ fn conclude(
 
 /// The result as it is written before the first sample.
 fn first_result(spec: &RunSpec) -> RunResult {
+    let system = SystemInfo::collect();
+    let mut notes = spec.notes.clone();
+    notes.extend(system.emulation_note());
     RunResult {
         schema: result::SCHEMA_NAME.into(),
         schema_version: result::SCHEMA_VERSION,
@@ -516,7 +519,7 @@ fn first_result(spec: &RunSpec) -> RunResult {
         complete: false,
         end_reason: EndReason::Running,
         config: spec.config.clone(),
-        system: SystemInfo::collect(),
+        system,
         tuning: spec.tuning.clone(),
         threads: Vec::new(),
         total: Default::default(),
@@ -527,7 +530,7 @@ fn first_result(spec: &RunSpec) -> RunResult {
             ..Default::default()
         },
         loads: spec.loads.clone(),
-        notes: spec.notes.clone(),
+        notes,
         measuring_cpu_time_ns: 0,
         phases: Vec::new(),
         details: spec.details.clone(),

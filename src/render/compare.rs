@@ -399,10 +399,40 @@ pub fn table(
 ) -> String {
     let tables = build_tables(rows, format, baseline);
     match format {
-        TableFormat::Text => render_each(&tables, render_text) + &culprits(rows, ""),
-        TableFormat::Markdown => render_each(&tables, render_markdown) + &culprits(rows, "- "),
+        TableFormat::Text => {
+            render_each(&tables, render_text) + &emulated(rows, "") + &culprits(rows, "")
+        }
+        TableFormat::Markdown => {
+            render_each(&tables, render_markdown) + &emulated(rows, "- ") + &culprits(rows, "- ")
+        }
         TableFormat::Csv => render_each(&tables, render_csv),
     }
+}
+
+/// What the mark of an emulated result means, with the emulator of each;
+/// empty when none ran under one.
+fn emulated(rows: &[&Loaded], bullet: &str) -> String {
+    use std::fmt::Write as _;
+    let marked: Vec<_> = rows
+        .iter()
+        .filter_map(|l| Some((l, l.result.system.emulation.as_deref()?)))
+        .collect();
+    if marked.is_empty() {
+        return String::new();
+    }
+    let mut s = format!(
+        "\n{}: measured under an emulator; its figures are the emulator's and its host's, not the hardware's:\n",
+        super::loaded::EMULATED.trim()
+    );
+    for (l, how) in marked {
+        let _ = writeln!(
+            s,
+            "{bullet}{}: {}",
+            l.label,
+            super::printable::printable(how)
+        );
+    }
+    s
 }
 
 /// The culprits of each result's explained worst cases (`--explain`), the

@@ -13,6 +13,9 @@ use std::path::{Path, PathBuf};
 /// histograms of at most 7424 buckets and 4096 series points per thread).
 pub const MAX_RESULT_BYTES: u64 = crate::input::MAX_INPUT_BYTES;
 
+/// The mark of a result measured under an emulator, after its label.
+pub const EMULATED: &str = " (emulated)";
+
 /// A result read from a file, checked, with the label readers show.
 #[derive(Debug, Clone)]
 pub struct Loaded {
@@ -23,13 +26,17 @@ pub struct Loaded {
 
 impl Loaded {
     /// A result with the label [`label_of`] gives it, marked when the run
-    /// did not finish (a file saved mid-run, or a killed run). The label's
-    /// control characters are escapes ([`super::printable`]): every
-    /// renderer shows it.
+    /// did not finish (a file saved mid-run, or a killed run) and when it
+    /// ran under an emulator (its figures are not the hardware's). The
+    /// label's control characters are escapes ([`super::printable`]):
+    /// every renderer shows it.
     pub fn new(path: PathBuf, result: RunResult) -> Loaded {
         let mut label = super::printable::printable_string(&label_of(&result, &path));
         if !result.complete {
             label.push_str(" (incomplete)");
+        }
+        if result.system.emulation.is_some() {
+            label.push_str(EMULATED);
         }
         Loaded {
             path,

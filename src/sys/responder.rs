@@ -276,7 +276,13 @@ impl Responder {
 }
 
 /// What to run to get the module, for the error of a missing device.
-pub const BUILD_HINT: &str = "install it with DKMS (dkms add kmod && dkms install rtlat-responder/1), or build it with scripts/kmod-build.sh and insmod the .ko it prints (docs/irq.md)";
+#[cfg(feature = "host-tools")]
+pub const BUILD_HINT: &str = "install it with DKMS from rtlat's source tree (dkms add kmod && dkms install rtlat-responder/1), or build it with scripts/kmod-build.sh and insmod the .ko it prints (docs/irq.md)";
+
+/// The board build runs where rtlat's source (kmod/) is not: the module is
+/// built elsewhere against the board's kernel.
+#[cfg(not(feature = "host-tools"))]
+pub const BUILD_HINT: &str = "build it from rtlat's source against this board's kernel (scripts/kmod-build.sh --kdir DIR, docs/irq.md), copy the .ko here and insmod it";
 
 /// The module's name for modprobe.
 const MODULE: &str = "rtlat_responder";

@@ -8,7 +8,7 @@
 //!
 //! Here the description and its assembly; `kernel`: command line and
 //! preemption model; `cpu`: CPU model, governors, idle states; `virt`:
-//! signs of a hypervisor.
+//! signs of a hypervisor; `emulation`: of a user-mode emulator (qemu-user).
 
 use std::fs;
 use std::path::Path;
@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::units::{format_cpu_list, parse_ranges};
 
 mod cpu;
+mod emulation;
 mod kernel;
 mod virt;
 
@@ -104,6 +105,12 @@ pub struct SystemInfo {
     pub virtualization: Option<String>,
     /// `/proc/sys/kernel/timer_migration`.
     pub timer_migration: Option<bool>,
+    /// The user-mode emulator this binary ran under and what showed it,
+    /// e.g. `qemu-user (binfmt_misc qemu-arm: …): a binary for arm on a
+    /// kernel for x86_64`; absent on a CPU of the binary's architecture. The
+    /// rest of the description is then the host's (uname's machine aside).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub emulation: Option<String>,
 }
 
 impl Default for SystemInfo {
@@ -135,6 +142,7 @@ impl Default for SystemInfo {
             sched_rt_period_us: None,
             virtualization: None,
             timer_migration: None,
+            emulation: None,
         }
     }
 }
@@ -156,7 +164,7 @@ impl SystemInfo {
             version: non_empty(u.version),
             machine: non_empty(u.machine),
         });
-        let mut info = collect(Path::new("/"), names);
+        let mut info = collect(Path::new("/"), names, Some(std::env::consts::ARCH));
         // CPUID names the hypervisor when DMI and sysfs do not (e.g. Firecracker).
         if matches!(
             info.virtualization.as_deref(),
@@ -178,7 +186,17 @@ impl SystemInfo {
     /// (a captured tree). The uname fields come from
     /// `proc/sys/kernel/{hostname,osrelease,version,arch}`.
     pub fn collect_from(root: &Path) -> SystemInfo {
-        collect(root, None)
+        collect(root, None, None)
+    }
+
+    /// The note a result carries when its figures are an emulator's.
+    pub fn emulation_note(&self) -> Option<String> {
+        let e = self.emulation.as_deref()?;
+        Some(format!(
+            "emulated: ran under {e}; the figures are the emulator's and the host's scheduler's, \
+             not those of {} hardware, and the system description is the host's",
+            self.machine.as_deref().unwrap_or("board")
+        ))
     }
 }
 
@@ -213,7 +231,9 @@ pub fn is_preempt_rt() -> bool {
     derive_preempt_model(realtime, version.as_deref(), None, None, None) == "PREEMPT_RT"
 }
 
-fn collect(root: &Path, names: Option<Names>) -> SystemInfo {
+/// The description of the system under `root`; `binary_arch`, the running
+/// binary's architecture, when it is the live system (to tell emulation).
+fn collect(root: &Path, names: Option<Names>, binary_arch: Option<&str>) -> SystemInfo {
     let names = names.unwrap_or_else(|| Names {
         hostname: read(root, "proc/sys/kernel/hostname"),
         release: read(root, "proc/sys/kernel/osrelease"),
@@ -305,6 +325,9 @@ fn collect(root: &Path, names: Option<Names>) -> SystemInfo {
             .and_then(|t| t.parse().ok()),
         virtualization: None,
         timer_migration: read(root, "proc/sys/kernel/timer_migration").and_then(|t| parse_bool(&t)),
+        emulation: binary_arch.and_then(|arch| {
+            emulation::detect_emulation(root, arch, &emulation::exe_head(root), &cpuinfo)
+        }),
     };
     info.virtualization = detect_virtualization(root, &cpuinfo, info.device_tree_model.as_deref());
     info.cmdline = cmdline;

@@ -8,6 +8,7 @@ mod coexist;
 mod cross;
 mod cruncher;
 mod deb;
+mod emulation;
 mod errors;
 mod evidence;
 mod explain;
