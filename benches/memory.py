@@ -46,8 +46,24 @@ resident, so the glibc build holds all of libc.so.6 (~1.4 MB), ld.so
 (~0.2 MB), libgcc_s (~0.1 MB) and glibc's heap (~0.5 MB, grown by the command
 line parser before the run) besides its own code; the static musl build maps
 only its own file and a small heap. Python 3.11 standard library only.
-Exit status: 0 after a complete comparison, 2 on bad usage or a missing
-prerequisite, 1 if a run failed.
+
+Page faults after the warm-up (--faults)
+----------------------------------------
+Memory is locked as it is touched (MCL_ONFAULT), so a page the measuring
+path first touches mid-run would fault there. With --faults, each case runs
+once per binary for --seconds (60 makes the acceptance run) and the script
+reads the minor faults (field 10 of /proc/PID/task/TID/stat) of every
+real-time thread of rtlat (the measuring threads: the only ones not
+SCHED_OTHER) once the warm-up is over (WARMUP_S after start) and again a
+second before the run ends, and prints
+
+    FAULTS timer rtlat threads=1 minor=0 major=0 (from +3s to +59s; target: 0)
+
+    sudo benches/memory.py --faults --seconds 60
+
+Exit status: 0 after a complete comparison (with --faults: and no fault
+after the warm-up), 2 on bad usage or a missing prerequisite, 1 if a run
+failed or a measuring thread faulted.
 """
 
 from __future__ import annotations
@@ -59,6 +75,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import NoReturn
 
@@ -106,6 +123,50 @@ def peak_kb(cmd: list[str], timeout: float) -> int:
         return int(out.read_text().split()[-1])
 
 
+WARMUP_S = 3.0
+
+
+def task_faults(pid: int) -> dict[int, tuple[int, int]]:
+    """(minor, major) faults of each thread of pid not under SCHED_OTHER."""
+    out = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            stat = Path(f"/proc/{pid}/task/{tid}/stat").read_text()
+        except OSError:
+            continue
+        # Fields after the command, whose parentheses may hold anything:
+        # field 3 is rest[0], so field n is rest[n - 3].
+        rest = stat[stat.rindex(")") + 2:].split()
+        if int(rest[41 - 3]) != 0:
+            out[int(tid)] = (int(rest[10 - 3]), int(rest[12 - 3]))
+    return out
+
+
+def faults_after_warmup(cmd: list[str], seconds: int) -> tuple[int, int, int]:
+    """Run cmd (a run of `seconds`) and return how many real-time threads it
+    had and their minor and major faults from WARMUP_S after start to a
+    second before its end (the threads' own set-up and end are outside)."""
+    p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        time.sleep(WARMUP_S)
+        first = task_faults(p.pid)
+        time.sleep(max(seconds - 1 - WARMUP_S, 0))
+        last = task_faults(p.pid)
+        _, err = p.communicate(timeout=seconds + 60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    if p.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} exited {p.returncode}: {err.decode(errors='replace')[-300:]}")
+    threads = sorted(set(first) & set(last))
+    if not threads:
+        raise RuntimeError(f"{' '.join(cmd)}: no real-time thread seen from +{WARMUP_S:.0f}s to the end")
+    minor = sum(last[t][0] - first[t][0] for t in threads)
+    major = sum(last[t][1] - first[t][1] for t in threads)
+    return len(threads), minor, major
+
+
 def label_binaries(binaries: list[Path]) -> list[str]:
     """Names for the report: "rtlat" for a glibc build, "rtlat-static" for a
     static one (`file` is not needed: the musl target's directory says it),
@@ -122,7 +183,12 @@ def main() -> int:
                     f"{STATIC_RTLAT} when it exists]")
     ap.add_argument("--pairs", type=positive, default=3, help="interleaved pairs per case [default: 3]")
     ap.add_argument("--seconds", type=positive, default=5, help="length of each run [default: 5]")
+    ap.add_argument("--faults", action="store_true",
+                    help="instead: each case once per binary, the measuring threads' page faults after the "
+                    "warm-up (use --seconds 60)")
     args = ap.parse_args()
+    if args.faults and args.seconds <= WARMUP_S + 1:
+        die(f"--faults needs --seconds above {WARMUP_S + 1:.0f}")
     if os.geteuid() != 0:
         die("must run as root (SCHED_FIFO and mlockall)")
     binaries = args.rtlat or [DEFAULT_RTLAT] + ([STATIC_RTLAT] if STATIC_RTLAT.is_file() else [])
@@ -149,6 +215,8 @@ def main() -> int:
                       "--quiet"],
          "cyclictest", cyclictest),
     ]
+    if args.faults:
+        return faults(cases, labels, binaries, args.seconds)
     print(f"# {args.pairs} interleaved pairs per case, {args.seconds} s per run, CPU 0; VmHWM = ru_maxrss (kB)")
     for label, b in zip(labels, binaries):
         print(f"# {label}: {b}")
@@ -185,6 +253,23 @@ def main() -> int:
             print(f"MEMORY {name} {label} {m:.0f} kB (max {max(mine)}) {anchor_name} {b:.0f} kB "
                   f"ratio={m / b:.2f} (targets: {', '.join(targets)})")
     return 1 if failed else 0
+
+
+def faults(cases: list, labels: list[str], binaries: list[Path], seconds: int) -> int:
+    """--faults: each case once per binary; 1 if a run failed or faulted."""
+    bad = False
+    for name, mine, _, _ in cases:
+        for label, b in zip(labels, binaries):
+            try:
+                n, minor, major = faults_after_warmup([str(b), *mine], seconds)
+            except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
+                print(f"FAULTS {name} {label} FAILED: {e}", flush=True)
+                bad = True
+                continue
+            bad |= minor + major > 0
+            print(f"FAULTS {name} {label} threads={n} minor={minor} major={major} "
+                  f"(from +{WARMUP_S:.0f}s to +{seconds - 1}s; target: 0)", flush=True)
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":
