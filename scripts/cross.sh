@@ -5,6 +5,7 @@
 #   scripts/cross.sh build     each binary once per target, checked and run
 #   scripts/cross.sh emulated  the armv7 and PowerPC test suites under qemu-user
 #   scripts/cross.sh           both
+#   scripts/cross.sh sizes     docs/boards.md's size table from the binaries of `build`
 #
 # build:
 #  - release binaries (Cargo.toml's shipped profile: fat LTO, one codegen unit,
@@ -15,7 +16,11 @@
 #    architecture and for being stripped; armv7 and PowerPC are held to size
 #    ceilings (the board builds to a small board's 2 MB);
 #  - aarch64 (under qemu) and the PowerPC board build run once, the latter
-#    refusing `import` and `timer --context`; the static x86_64 build runs with
+#    refusing `import` and `timer --context` and leaving them out of its help;
+#    docs/boards.md's qemu-user recipe runs with a load (a child process
+#    started through binfmt_misc) and its result is marked emulated; the
+#    size table of docs/boards.md is compared with the builds (`sizes`
+#    rewrites it); the static x86_64 build runs with
 #    real-time settings and is held to 4 MiB resident and to a flat RSS;
 #  - a PowerPC run's result file, read, reported and compared by the x86_64
 #    build ($CROSS_OUT/ppc.json; scripts/test.sh hands it to the test
@@ -47,8 +52,8 @@ PPC=powerpc-unknown-linux-gnu
 MUSL=x86_64-unknown-linux-musl
 
 what=${1:-all}
-case "$what" in build | emulated | all) ;; *)
-    echo "usage: scripts/cross.sh [build|emulated]" >&2
+case "$what" in build | emulated | sizes | all) ;; *)
+    echo "usage: scripts/cross.sh [build|emulated|sizes]" >&2
     exit 2
     ;;
 esac
@@ -140,6 +145,68 @@ check_size() { # binary, name, limit in bytes or "", what the limit is
     [ -z "$3" ] || [ "$size" -le "$3" ] || oversize="$oversize $2 $4 ($size > $3 bytes)"
 }
 
+# docs/boards.md's size table, between its markers, from the binaries
+# `build` made: the board build and the full build of armv7 and PowerPC.
+SIZES_DOC=docs/boards.md
+size_table() {
+    local t note
+    printf '| target (rustc %s) | board build | full build |\n|---|---:|---:|\n' \
+        "$(rustc --version | awk '{ print $2 }')"
+    for t in $ARMV7 $PPC; do
+        note=""
+        [ "$t" = "$PPC" ] && note=" (not PIE, no RELRO)"
+        # shellcheck disable=SC2016 # Markdown's backquotes
+        printf '| `%s`%s | %s | %s |\n' "$t" "$note" \
+            "$(wc -c <"$target_dir/$t/release/rtlat-board" | sed ':a;s/\B[0-9]\{3\}\>/ &/;ta')" \
+            "$(wc -c <"$target_dir/$t/release/rtlat" | sed ':a;s/\B[0-9]\{3\}\>/ &/;ta')"
+    done
+}
+# The document with `table` (a file) between the markers, on stdout.
+with_table() {
+    awk -v table="$1" '
+        /^<!-- \/sizes -->$/ { while ((getline line < table) > 0) print line; skip = 0 }
+        !skip { print }
+        /^<!-- sizes: / { skip = 1 }' "$SIZES_DOC"
+}
+sizes() {
+    local t
+    for t in $ARMV7 $PPC; do
+        if [ ! -f "$target_dir/$t/release/rtlat-board" ] || [ ! -f "$target_dir/$t/release/rtlat" ]; then
+            fail "no release builds of $t: run scripts/cross.sh build first"
+        fi
+    done
+    size_table >"$work/sizes.md"
+    with_table "$work/sizes.md" >"$work/boards.md"
+    cp "$work/boards.md" "$SIZES_DOC"
+    say "wrote the size table of $SIZES_DOC:"
+    sed 's/^/    /' "$work/sizes.md"
+}
+
+# docs/boards.md's qemu-user recipe (its `$ QEMU_LD_PREFIX=…` command, with
+# continuation lines), run as written from a scratch directory whose
+# target/ is this one: the run and the load host it starts (a child process,
+# through binfmt_misc) both work, and the result says it was emulated.
+boards_recipe() {
+    local dir=$work/recipe cmd
+    mkdir -p "$dir"
+    ln -s "$target_dir" "$dir/target"
+    cmd=$(awk '/^\$ QEMU_LD_PREFIX=/ { on = 1; sub(/^\$ /, "") }
+        on { print; if ($0 !~ /\\$/) exit }' docs/boards.md)
+    case "$cmd" in *--load*) ;; *) fail "docs/boards.md's qemu-user recipe has no --load: $cmd" ;; esac
+    (cd "$dir" && eval "$cmd") >"$dir/out.txt" 2>&1 ||
+        fail "docs/boards.md's qemu-user recipe failed: $(tail -n 5 "$dir/out.txt")"
+    python3 - "$dir/board.json" <<'PY' || fail "docs/boards.md's qemu-user recipe: $(cat "$dir/out.txt")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["complete"], "the run did not finish"
+loads = [l for l in r["loads"] if not l.get("declared")]
+assert loads and all(l.get("workers", 0) > 0 and l.get("achieved_rate", 0) > 0 and not l.get("failed") for l in loads), r["loads"]
+assert r["system"].get("emulation", "").startswith("qemu-user"), r["system"]
+assert any(n.startswith("emulated: ") for n in r["notes"]), r["notes"]
+PY
+    say "docs/boards.md's qemu-user recipe ran, with its load: $(grep -c '^load ' "$dir/out.txt") load line(s)"
+}
+
 build() {
     local t x86 board_ppc st pid hwm rss10 rss22
     # The static build first: the e2e lane boots it, and it measures here.
@@ -215,6 +282,13 @@ build() {
     board_ppc timer --context irq --duration 1s 2>"$work/board-context.err" || st=$?
     [ "$st" = 3 ] && grep -q "features kernel-trace" "$work/board-context.err" ||
         fail "the PowerPC board build's 'timer --context irq' exited $st: $(cat "$work/board-context.err")"
+    # Its help leaves out what it refuses (src/cli/mod.rs's unit test checks
+    # every subcommand in both builds; here the binary that ships).
+    board_ppc timer --help >"$work/board-help.txt"
+    board_ppc report --help >>"$work/board-help.txt"
+    ! grep -qwE -- '--context|--split|--explain|--svg|--bound|lava' "$work/board-help.txt" ||
+        fail "the PowerPC board build's help names what it refuses: $(grep -wE -- '--context|--split|--explain|--svg|--bound|lava' "$work/board-help.txt")"
+    boards_recipe
     step_done "aarch64 and PowerPC (qemu) ran"
 
     # The static x86_64 build measures with the real-time defaults where it may
@@ -270,6 +344,10 @@ in a one-CPU timer run; at most 4096 kB (benches/memory.py shows where it goes)"
     ready debs
     step_done "Debian packages of amd64, arm64 and armhf"
 
+    size_table >"$work/sizes.md"
+    with_table "$work/sizes.md" | cmp -s - "$SIZES_DOC" ||
+        say "docs/boards.md's size table is not these builds': scripts/cross.sh sizes rewrites it"
+
     [ -z "$oversize" ] ||
         fail "stripped release binaries too big:$oversize (Cargo.toml [profile.release] and [features]; docs/boards.md#build)"
 }
@@ -313,6 +391,7 @@ emulated() {
 case "$what" in
 build) build ;;
 emulated) emulated ;;
+sizes) sizes ;;
 all)
     build
     emulated
