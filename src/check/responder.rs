@@ -151,7 +151,11 @@ mod tests {
         // no rtlat source beside it, building against the board's kernel.
         let fix = absent.fix.as_deref().unwrap();
         assert!(fix.contains("scripts/kmod-build.sh"), "{fix}");
-        assert_eq!(fix.contains("dkms install"), cfg!(feature = "host-tools"), "{fix}");
+        assert_eq!(
+            fix.contains("dkms install"),
+            cfg!(feature = "host-tools"),
+            "{fix}"
+        );
         let inst = factor(&Found::Installed(PathBuf::from(
             "/lib/modules/6.1.0-57-amd64/updates/dkms/rtlat_responder.ko.xz",
         )));

@@ -18,6 +18,7 @@ pub mod load;
 pub mod meta;
 pub mod net;
 pub mod noise;
+#[cfg(feature = "host-tools")]
 pub mod report;
 #[cfg(feature = "host-tools")]
 pub mod suite;
@@ -36,6 +37,7 @@ pub use import::ImportArgs;
 pub use load::LoadArgs;
 pub use net::NetArgs;
 pub use noise::NoiseArgs;
+#[cfg(feature = "host-tools")]
 pub use report::ReportArgs;
 #[cfg(feature = "host-tools")]
 pub use suite::SuiteArgs;
@@ -89,6 +91,7 @@ pub enum Command {
     #[cfg(feature = "host-tools")]
     Suite(SuiteArgs),
     /// Text summary, SVG plots and a self-contained HTML report of result files
+    #[cfg(feature = "host-tools")]
     Report(ReportArgs),
     /// Compare result files side by side (text, Markdown, CSV); regression checks
     #[cfg(feature = "host-tools")]
@@ -111,16 +114,20 @@ pub enum Command {
 
 /// The subcommands only the full build has (feature `host-tools`); a board
 /// build (`--no-default-features`) names them when asked for one.
-pub const HOST_TOOLS: &[&str] = &["suite", "compare", "trend", "import", "completions", "man"];
+pub const HOST_TOOLS: &[&str] = &[
+    "suite",
+    "report",
+    "compare",
+    "trend",
+    "import",
+    "completions",
+    "man",
+];
 
-/// The options (and `report --format` values) of the measuring subcommands
-/// and `report` that need the `host-tools` feature: a build without it
-/// keeps them, hidden from its help, to refuse them in one line that names
-/// the full build.
+/// The options of the measuring subcommands that need the `host-tools`
+/// feature (the tail forecast): a build without it keeps them, hidden from
+/// its help, to refuse them in one line that names the full build.
 pub const HOST_TOOLS_OPTIONS: &[&str] = &[
-    "--svg",
-    "--html",
-    "lava",
     "--max-forecast",
     "--exceedance",
     "--bound",
@@ -280,12 +287,12 @@ mod tests {
                 e.message()
             );
         }
-        let cli = Cli::try_parse_from(["rtlat", "report", "r.json", "--bound", "1ms"])
+        let cli = Cli::try_parse_from(["rtlat", "timer", "--bound", "1ms", "--duration", "1s"])
             .expect("--bound parses in every build");
-        let Command::Report(args) = cli.command else {
-            panic!("not report");
+        let Command::Timer(args) = cli.command else {
+            panic!("not timer");
         };
-        let refused = crate::render::ReportConfig::try_from(&args).err();
+        let refused = crate::bench::timer::TimerConfig::try_from(&args).err();
         assert_eq!(refused.is_some(), NO_HOST_TOOLS, "{refused:?}");
         if let Some(e) = refused {
             assert_eq!(e.exit_code(), 3, "{}", e.message());
