@@ -15,6 +15,9 @@ const HEAD_BYTES: usize = 128;
 /// The emulator and what shows it, e.g. `qemu-user (binfmt_misc qemu-arm:
 /// /usr/libexec/qemu-binfmt/arm-binfmt-P): an arm binary on an x86_64
 /// kernel`; `None` when the binary runs on a CPU of its own architecture.
+/// The board build (no `host-tools`) tells by the kernel's architecture and
+/// the CPU only, without naming the interpreter: it leaves out reading
+/// binfmt_misc, which only a workstation running a board's binary needs.
 /// `binary_arch` is the architecture it was built for
 /// (`std::env::consts::ARCH`), `exe_head` the first bytes of its file.
 pub(super) fn detect_emulation(
@@ -35,7 +38,11 @@ pub(super) fn detect_emulation(
         )),
         _ => {}
     }
-    let interpreter = binfmt_interpreter(root, exe_head);
+    let interpreter = if cfg!(feature = "host-tools") {
+        binfmt_interpreter(root, exe_head)
+    } else {
+        None
+    };
     if signs.is_empty() && interpreter.is_none() {
         return None;
     }
@@ -221,10 +228,15 @@ mod tests {
         ]);
         let head = hex(ARMV7_PIE).unwrap();
         let e = detect_emulation(root.path(), "arm", &head, &x86_cpuinfo()).expect("emulated");
+        // The board build does not read binfmt_misc: the kernel tells.
+        let emulator = if cfg!(feature = "host-tools") {
+            "qemu-user (binfmt_misc qemu-arm: /usr/libexec/qemu-binfmt/arm-binfmt-P)"
+        } else {
+            "a user-mode emulator such as qemu-user"
+        };
         assert_eq!(
             e,
-            "qemu-user (binfmt_misc qemu-arm: /usr/libexec/qemu-binfmt/arm-binfmt-P): \
-             a binary for arm on a kernel for x86_64"
+            format!("{emulator}: a binary for arm on a kernel for x86_64")
         );
         // Started as `qemu-arm-static -L … rtlat`, with nothing registered:
         // the kernel still tells.
@@ -246,8 +258,13 @@ mod tests {
             ("proc/sys/kernel/arch", "aarch64\n"),
             ("proc/sys/fs/binfmt_misc/qemu-arm", QEMU_ARM),
         ]);
-        let e = detect_emulation(same.path(), "arm", &head, &[]).expect("emulated");
-        assert!(e.starts_with("qemu-user (binfmt_misc qemu-arm"), "{e}");
+        let e = detect_emulation(same.path(), "arm", &head, &[]);
+        if cfg!(feature = "host-tools") {
+            let e = e.expect("emulated");
+            assert!(e.starts_with("qemu-user (binfmt_misc qemu-arm"), "{e}");
+        } else {
+            assert_eq!(e, None, "the board build does not read binfmt_misc");
+        }
     }
 
     #[test]
