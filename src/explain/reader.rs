@@ -14,7 +14,7 @@ pub use super::details::ExplainDetails;
 use super::events::{Decoder, Ev};
 use super::steal::{Steal, TICK_NS};
 use super::timeline::Ring;
-use super::together::Witness;
+use super::together::{Due, Witness};
 use crate::result::totals::CpuTotals;
 use crate::result::Explained;
 use crate::stats::tap::Tap;
@@ -57,6 +57,9 @@ const PATIENCE_NS: u64 = 200_000_000;
 /// a stop of the whole machine from one CPU's, few enough that the cost
 /// does not grow with the machine.
 const WITNESSES: usize = 3;
+/// A busy loop's latest stalls kept per thread, at most, for the
+/// witnesses.
+const STALLS: usize = 4096;
 
 /// Where the earliest interval the threads on `cpu` may still explain
 /// begins: the first waiting, else the end of the last taken (`None`: no
@@ -90,6 +93,9 @@ struct Thread {
     frontier: u64,
     /// Its worst intervals explained, worst first.
     best: Vec<Explained>,
+    /// When every interval is attributed: its latest intervals (start,
+    /// end), its busy loop's stalls as a witness of other CPUs'.
+    stalls: Vec<(u64, u64)>,
 }
 
 pub(super) struct TraceReader {
@@ -185,21 +191,37 @@ impl TraceReader {
     }
 
     /// The rings heard as witnesses of the `ci`th CPU's intervals: up to
-    /// [`WITNESSES`] other CPUs with a periodic thread, the next ones in
-    /// order.
+    /// [`WITNESSES`] other CPUs with a periodic thread (or, when every
+    /// interval is attributed, a busy loop), the next ones in order.
     fn witnesses_of(&self, ci: usize) -> impl Iterator<Item = usize> + '_ {
         let n = self.cpus.len();
         (1..n)
             .map(move |k| (ci + k) % n)
-            .filter(|&j| self.gaps[j].is_some())
+            .filter(|&j| self.gaps[j].is_some() || self.every())
             .take(WITNESSES)
     }
 
-    /// Where the `i`th CPU's trace is wanted from as a witness: the start
-    /// of the earliest interval waiting on a CPU it witnesses, long enough
-    /// for its silence to say something.
+    /// What tells that the `j`th CPU did not run, for an interval of
+    /// `lat`: a gap of two periods, or its loop's stalls.
+    fn due_of(&self, j: usize, lat: u64) -> Option<Due<'_>> {
+        if let Some(g) = self.gaps[j] {
+            return (lat >= g).then_some(Due::Gap(g));
+        }
+        let cpu = self.cpus[j];
+        let k = self.watches.iter().position(|w| w.cpu == cpu)?;
+        Some(Due::Stalls(&self.threads[k].stalls))
+    }
+
+    /// Where the `i`th CPU's trace (and its loop's stalls) is wanted from
+    /// as a witness: the start of the earliest interval waiting on a CPU it
+    /// witnesses, long enough for its silence to say something.
     fn heard_from(&self, i: usize) -> Option<u64> {
-        let gap = self.gaps[i]?;
+        let gap = match self.gaps[i] {
+            Some(g) => g,
+            // A busy loop's stalls witness any interval.
+            None if self.every() => 0,
+            None => return None,
+        };
         (0..self.cpus.len())
             .filter(|&ci| ci != i && self.witnesses_of(ci).any(|j| j == i))
             .flat_map(|ci| {
@@ -473,6 +495,12 @@ impl TraceReader {
                 } else {
                     t.best.last().map_or(0, |b| b.latency_ns)
                 };
+                if total.is_some() {
+                    if t.stalls.len() == STALLS {
+                        t.stalls.drain(..STALLS / 2);
+                    }
+                    t.stalls.push((s, s + lat));
+                }
                 let wanted = total.is_some() || lat > floor || lat > threshold;
                 if wanted && t.waiting.len() < WAITING {
                     t.waiting.push_back((s, lat));
@@ -556,9 +584,9 @@ impl TraceReader {
         let witnesses: Vec<Witness> = self
             .witnesses_of(ci)
             .filter_map(|j| {
-                let gap_ns = self.gaps[j].filter(|&g| lat >= g)?;
+                let due = self.due_of(j, lat)?;
                 let (cpu, ring) = (self.cpus[j], &self.rings[j]);
-                Some(Witness { cpu, ring, gap_ns })
+                Some(Witness { cpu, ring, due })
             })
             .collect();
         let heard = (cpu, witnesses.as_slice());
@@ -601,6 +629,10 @@ impl TraceReader {
             .unwrap_or(0);
         while self.woken.front().is_some_and(|w| w.0 < keep_from) {
             self.woken.pop_front();
+        }
+        for t in &mut self.threads {
+            let old = t.stalls.partition_point(|&(_, e)| e < keep_from);
+            t.stalls.drain(..old);
         }
     }
 

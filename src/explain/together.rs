@@ -1,10 +1,11 @@
 //! Silence together: stretches of an interval in which neither its CPU nor
 //! any other measuring CPU recorded an event, although each of those had a
 //! thread due to run in it. A CPU whose own periodic thread records a
-//! wake-up every period cannot be quiet for two of them while it runs: when
-//! every measuring CPU is quiet at once, none of them ran (a virtual
-//! machine's host stopped them all), whatever task the interval's CPU was
-//! running when it went quiet.
+//! wake-up every period cannot be quiet for two of them while it runs, and
+//! a CPU whose busy loop (`noise`) stalled with nothing recorded did not
+//! run either: when every measuring CPU is quiet at once, none of them ran
+//! (a virtual machine's host stopped them all), whatever task the
+//! interval's CPU was running when it went quiet.
 
 use super::timeline::Ring;
 
@@ -12,9 +13,16 @@ use super::timeline::Ring;
 pub struct Witness<'a> {
     pub cpu: usize,
     pub ring: &'a Ring,
-    /// A gap in its events at least this long means it did not run: two
-    /// periods of its measuring thread.
-    pub gap_ns: u64,
+    pub due: Due<'a>,
+}
+
+/// What tells that a witness's silence means it did not run.
+pub enum Due<'a> {
+    /// A gap in its events at least this long: two periods of its
+    /// measuring thread.
+    Gap(u64),
+    /// Its busy loop's own stalls (start, end): a silence inside one.
+    Stalls(&'a [(u64, u64)]),
 }
 
 /// The stretches of [start, end) of at least `min_ns` in which `ring` and
@@ -45,9 +53,7 @@ pub fn silent_together(
                 // Not read over the stretch: says nothing.
                 continue;
             }
-            let longest = gaps(w.ring, a, b, w.gap_ns)
-                .into_iter()
-                .max_by_key(|&(x, y)| y - x);
+            let longest = quiet(w, a, b).max_by_key(|&(x, y)| y - x);
             common = match (common, longest) {
                 (Some((x, y)), Some((p, q))) if p.max(x) < q.min(y) => Some((p.max(x), q.min(y))),
                 _ => None,
@@ -68,6 +74,21 @@ pub fn silent_together(
     }
     cpus.sort_unstable();
     (found, cpus)
+}
+
+/// The stretches of [a, b) in which witness `w` did not run.
+fn quiet<'a>(w: &'a Witness, a: u64, b: u64) -> Box<dyn Iterator<Item = (u64, u64)> + 'a> {
+    match w.due {
+        Due::Gap(g) => Box::new(gaps(w.ring, a, b, g).into_iter()),
+        Due::Stalls(stalls) => {
+            Box::new(gaps(w.ring, a, b, 0).into_iter().flat_map(move |(x, y)| {
+                stalls
+                    .iter()
+                    .map(move |&(s, e)| (s.max(x), e.min(y)))
+                    .filter(|&(p, q)| p < q)
+            }))
+        }
+    }
 }
 
 /// The gaps between `ring`'s consecutive events (from the last one at or
@@ -167,7 +188,7 @@ mod tests {
         let heard = [Witness {
             cpu: 1,
             ring: &other,
-            gap_ns: 2_000_000,
+            due: Due::Gap(2_000_000),
         }];
         let parts = attribute_heard(&r, &dec, iv, 0, (0, &heard));
         // The witness was quiet from its last event (1.021 ms) to its next
@@ -202,7 +223,7 @@ mod tests {
         let heard = [Witness {
             cpu: 1,
             ring: &busy,
-            gap_ns: 2_000_000,
+            due: Due::Gap(2_000_000),
         }];
         let parts = attribute_heard(&r, &dec, iv, 0, (0, &heard));
         assert_eq!(of(&parts, "hypervisor"), 0, "{parts:?}");
@@ -224,12 +245,36 @@ mod tests {
             let heard = [Witness {
                 cpu: 1,
                 ring: w,
-                gap_ns,
+                due: Due::Gap(gap_ns),
             }];
             let parts = attribute_heard(&r, &dec, iv, 0, (0, &heard));
             assert_eq!(of(&parts, "hypervisor"), 0, "{parts:?}");
             assert_eq!(of(&parts, "irqs-off"), 11_500_000, "{parts:?}");
         }
+    }
+
+    #[test]
+    fn a_busy_loop_that_stalled_in_silence_is_a_witness() {
+        let (r, iv, dec) = quiet_cpu();
+        // A loop that records nothing while it runs: only its stalls say
+        // whether it ran.
+        let silent = ring(&[(0, sw(7, 120)), (20_000_000, Ev::IrqEntry(3))]);
+        let stalled = [(2_200_000, 13_900_000)];
+        let heard = [Witness {
+            cpu: 1,
+            ring: &silent,
+            due: Due::Stalls(&stalled),
+        }];
+        let parts = attribute_heard(&r, &dec, iv, 0, (0, &heard));
+        assert_eq!(of(&parts, "hypervisor"), 11_400_000, "{parts:?}");
+        // Its loop ran all along: it says nothing.
+        let heard = [Witness {
+            cpu: 1,
+            ring: &silent,
+            due: Due::Stalls(&[]),
+        }];
+        let parts = attribute_heard(&r, &dec, iv, 0, (0, &heard));
+        assert_eq!(of(&parts, "hypervisor"), 0, "{parts:?}");
     }
 
     #[test]
@@ -241,12 +286,12 @@ mod tests {
             Witness {
                 cpu: 1,
                 ring: &quiet,
-                gap_ns: 2_000_000,
+                due: Due::Gap(2_000_000),
             },
             Witness {
                 cpu: 2,
                 ring: &busy,
-                gap_ns: 2_000_000,
+                due: Due::Gap(2_000_000),
             },
         ];
         let parts = attribute_heard(&r, &dec, iv, 0, (0, &heard));
