@@ -321,6 +321,7 @@ pub fn histogram_plot(f: &HistogramFigure) -> Plot {
             dash: Dash::Solid,
             width: 1.3,
             points: pts,
+            dots: false,
         });
         keys.push(Key::series(
             name.clone(),
@@ -461,6 +462,7 @@ pub fn timeline_plot(r: &RunResult, title: String, subtitle: String) -> Plot {
                         Some((q.0, latency_value(v, log)))
                     })
                     .collect(),
+                dots: false,
             });
         }
         keys.push(Key::series(t.name.clone(), None, i));
@@ -588,6 +590,7 @@ pub fn percentile_plot(f: &HistogramFigure) -> Plot {
             dash: Dash::Solid,
             width: if merged_series { 2.0 } else { 1.3 },
             points: percentile_points(h, x_max, log, in_range),
+            dots: false,
         });
         if let Some(o) = c.overflow {
             let from = percentile_points(h, x_max, log, in_range)

@@ -69,13 +69,15 @@ pub struct Polyline {
     pub dash: Dash,
     pub width: f64,
     pub points: Vec<Option<(f64, f64)>>,
+    /// A dot at every point as well (one per run of a trend).
+    pub dots: bool,
 }
 
 /// One legend entry; `color: None` is drawn in grey (a style key or a remark).
 #[derive(Debug, Clone)]
 pub struct Key {
     pub text: String,
-    /// A second, smaller line (e.g. the series' maximum).
+    /// Smaller lines below, one per `\n` (e.g. the series' maximum).
     pub detail: Option<String>,
     pub color: Option<usize>,
     pub dash: Dash,
@@ -402,6 +404,9 @@ impl Plot {
                 n(series.width),
                 series.dash.attr()
             );
+            if series.dots {
+                self.dots(o, series);
+            }
         }
         if let Some(msg) = &self.empty {
             let at = ((LEFT + PLOT_RIGHT) / 2.0, (TOP + PLOT_BOTTOM) / 2.0);
@@ -424,7 +429,7 @@ impl Plot {
             };
             let entry = " font-size=\"11\" fill=\"#222222\"";
             text(o, (text_x, y + 4.0), entry, &truncate(&k.text, 24));
-            if let Some(d) = &k.detail {
+            for d in k.detail.iter().flat_map(|d| d.lines()) {
                 let detail = " font-size=\"10\" fill=\"#555555\"";
                 text(o, (text_x, y + 16.0), detail, &truncate(d, 26));
                 y += 12.0;
@@ -470,6 +475,21 @@ impl Plot {
         let (at, anchor) = if right { (x1, "end") } else { (x0, "start") };
         let label = format!(" font-size=\"10\" text-anchor=\"{anchor}\" fill=\"#8b1a1a\"");
         text(o, (at, label_y), &label, &truncate(&b.text, 80));
+    }
+
+    /// A dot in the line's colour at each of its points.
+    fn dots(&self, o: &mut String, line: &Polyline) {
+        let color = PALETTE[line.color % PALETTE.len()];
+        for (x, y) in line.points.iter().flatten() {
+            if x.is_finite() && y.is_finite() {
+                let _ = writeln!(
+                    o,
+                    "<circle cx=\"{}\" cy=\"{}\" r=\"2.5\" fill=\"{color}\"/>",
+                    n(self.px(*x)),
+                    n(self.py(*y))
+                );
+            }
+        }
     }
 
     /// SVG path data of a polyline, consecutive duplicate points dropped.
@@ -620,6 +640,7 @@ mod tests {
                 Some((5.0, f64::NAN)),
                 Some((5.0, 5.0)),
             ],
+            dots: false,
         };
         assert_eq!(p.path(&line), "M80.0,348.0 L760.0,78.0 M420.0,213.0");
     }
