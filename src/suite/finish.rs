@@ -14,9 +14,10 @@ use std::path::{Path, PathBuf};
 pub const REPORT: &str = "report.html";
 pub const SUMMARY: &str = "summary.md";
 
-/// The board of a suite directory: its done steps' results.
+/// The board of a suite directory: its done steps' results, named by the
+/// host name the board records (else the manifest's board: the target).
 pub fn board_of(dir: &Path, m: &Manifest) -> BoardResults {
-    let steps = m
+    let steps: Vec<(String, Option<Loaded>)> = m
         .steps
         .iter()
         .map(|s| {
@@ -26,10 +27,25 @@ pub fn board_of(dir: &Path, m: &Manifest) -> BoardResults {
             (s.step.name.clone(), l)
         })
         .collect();
-    BoardResults {
-        label: m.board.clone(),
-        steps,
-    }
+    let label = system_of(m, &steps)
+        .and_then(|s| s.hostname.as_deref())
+        .map(str::trim)
+        .filter(|h| !h.is_empty())
+        .map(crate::render::printable::printable_string)
+        .unwrap_or_else(|| m.board.clone());
+    BoardResults { label, steps }
+}
+
+/// The system a suite ran on: the manifest's, else its first result's.
+fn system_of<'a>(
+    m: &'a Manifest,
+    steps: &'a [(String, Option<Loaded>)],
+) -> Option<&'a crate::sysinfo::SystemInfo> {
+    m.system.as_ref().or_else(|| {
+        steps
+            .iter()
+            .find_map(|(_, l)| l.as_ref().map(|l| &l.result.system))
+    })
 }
 
 /// The suite directories under `dir`: itself when it holds a manifest, else
@@ -59,14 +75,42 @@ pub fn suite_dirs(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(dirs)
 }
 
-/// Every board of `dirs` (each a suite directory or a directory of them).
+/// Every board of `dirs` (each a suite directory or a directory of them),
+/// named by host name; boards that share one are told apart by
+/// architecture, board model, kernel, and at last their directory's name.
 pub fn boards_of(dirs: &[PathBuf]) -> Result<Vec<BoardResults>> {
     let mut boards = Vec::new();
+    let mut parts = Vec::new();
     for d in dirs {
         for sd in suite_dirs(d)? {
             let m = Manifest::read(&sd)?;
-            boards.push(board_of(&sd, &m));
+            let b = board_of(&sd, &m);
+            let sys = system_of(&m, &b.steps);
+            let field = |f: fn(&crate::sysinfo::SystemInfo) -> Option<&str>| {
+                sys.and_then(f)
+                    .map(str::trim)
+                    .filter(|v| !v.is_empty())
+                    .map(crate::render::printable::printable_string)
+            };
+            let dir = sd.file_name().map(|n| {
+                format!(
+                    "[{}]",
+                    crate::render::printable::printable_string(&n.to_string_lossy())
+                )
+            });
+            parts.push(vec![
+                Some(b.label.clone()),
+                field(|s| s.machine.as_deref()),
+                field(crate::sysinfo::SystemInfo::board_model).map(|m| format!("({m})")),
+                field(|s| s.kernel_release.as_deref()),
+                dir,
+            ]);
+            boards.push(b);
         }
+    }
+    let names = crate::render::names::distinct(&parts, &[0], &[1, 2, 3, 4]);
+    for (b, name) in boards.iter_mut().zip(names) {
+        b.label = name;
     }
     Ok(boards)
 }

@@ -3,6 +3,7 @@
 
 #[macro_use]
 mod case;
+mod boards;
 mod check;
 mod coexist;
 mod cross;
