@@ -52,14 +52,21 @@ impl XScale {
         }
     }
 
-    /// The axis for runs up to `t1`, of series up to `runs` long.
+    /// The axis for runs up to `t1`, of series up to `runs` long; `since`
+    /// is the first run's start (RFC 3339), to the second on a minute axis.
     fn axis(&self, t1: i64, runs: usize, since: &str) -> Axis {
         match self.unit {
-            Some((unit, name)) => linear_axis(
-                &format!("{name} since {since}"),
-                0.0,
-                (t1 - self.t0) as f64 / unit,
-            ),
+            Some((unit, name)) => {
+                let since = match (unit == MINUTE, since.get(..19)) {
+                    (true, Some(s)) => s.replacen('T', " ", 1),
+                    _ => tables::date(since),
+                };
+                linear_axis(
+                    &format!("{name} since {since}"),
+                    0.0,
+                    (t1 - self.t0) as f64 / unit,
+                )
+            }
             None => linear_axis("run of the series, in start order", 1.0, runs as f64),
         }
     }
@@ -88,7 +95,7 @@ fn figure_plot(t: &Trend, f: RunFigure, t0: i64, t1: i64) -> Plot {
         .unwrap_or("latency");
     let scale = XScale::new(t0, t1, t.by_run);
     let longest = drawn.iter().map(|(_, r)| r.len()).max().unwrap_or(1);
-    let x = scale.axis(t1, longest, &tables::date(&first_start(t)));
+    let x = scale.axis(t1, longest, &first_start(t));
     let y = latency_axis(
         &format!("{} {quantity}", f.name()),
         lo as i64,

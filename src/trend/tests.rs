@@ -357,7 +357,7 @@ fn the_time_axis_fits_the_span_with_a_dot_per_run() {
     assert_eq!(xs.len(), 12, "{svg}");
     xs.dedup();
     assert_eq!(xs.len(), 12, "{xs:?}");
-    assert!(svg.contains(">minutes since 2026-01-05 08:00<"), "{svg}");
+    assert!(svg.contains(">minutes since 2026-01-05 08:00:00<"), "{svg}");
     assert!(
         svg.contains(">40<") && !svg.contains(">days since"),
         "{svg}"

@@ -228,7 +228,7 @@ case!(
             "{text}"
         );
         let doc = std::fs::read_to_string(&svg).unwrap();
-        assert!(doc.contains(">minutes since 2026-01-05 08:00<"), "{doc}");
+        assert!(doc.contains(">minutes since 2026-01-05 08:00:00<"), "{doc}");
         let mut xs = first_plot_dots(&doc, "<g transform");
         assert_eq!(xs.len(), 36, "{xs:?}");
         xs.sort();
@@ -252,6 +252,6 @@ case!(
         xs.sort();
         xs.dedup();
         assert_eq!(xs.len(), 12, "{xs:?}");
-        assert!(plots.contains(">minutes since 2026-01-05 08:00<"));
+        assert!(plots.contains(">minutes since 2026-01-05 08:00:00<"));
     }
 );
