@@ -331,6 +331,18 @@ impl EndReason {
         }
     }
 
+    /// How the run ended, in words: `ran its whole duration`.
+    pub fn phrase(self) -> &'static str {
+        match self {
+            EndReason::Running => "did not finish (still running when saved, or killed)",
+            EndReason::Duration => "ran its whole duration",
+            EndReason::Loops => "took all its samples (--loops)",
+            EndReason::Signal => "stopped by a signal",
+            EndReason::Break => "stopped when a sample crossed --break",
+            EndReason::Error => "ended by an error",
+        }
+    }
+
     pub fn from_name(name: &str) -> Option<EndReason> {
         [
             EndReason::Running,

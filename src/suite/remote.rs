@@ -188,7 +188,14 @@ pub fn run_all(cfg: &SuiteConfig, stop: &StopFlag) -> Result<Outcome> {
         );
         let text = finish::summary(&title, &boards, &refs);
         crate::render::write_output(&cfg.out.join(finish::SUMMARY), text.as_bytes())?;
-        crate::outln!("{} in {}", finish::SUMMARY, cfg.out.display());
+        let page = finish::report(&title, &boards, &refs);
+        crate::render::write_output(&cfg.out.join(finish::REPORT), page.as_bytes())?;
+        crate::outln!(
+            "{} and {} in {}",
+            finish::SUMMARY,
+            finish::REPORT,
+            cfg.out.display()
+        );
     }
     let Some((last, others)) = troubles.split_last() else {
         return Ok(Outcome::Success);

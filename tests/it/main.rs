@@ -44,6 +44,7 @@ mod split;
 mod sshd;
 
 mod suite;
+mod suite_report;
 mod switch;
 mod timer;
 mod trend;
