@@ -428,3 +428,23 @@ pub fn empty() -> RunResult {
     r.start_time_utc = String::new();
     r
 }
+
+/// A timer result of `secs` seconds: 1 s intervals at 0..=`secs` s (the
+/// last one the samples taken just as the run ended), each of `ns`.
+pub fn over_time(secs: u64, ns: i64) -> RunResult {
+    let mut r = timer_many();
+    r.threads.truncate(1);
+    r.duration_ns = Some(secs * 1_000_000_000);
+    r.threads[0].series.points = (0..=secs)
+        .map(|i| crate::result::SeriesPoint {
+            t_ns: i * 1_000_000_000,
+            samples: 10,
+            min_ns: ns,
+            avg_ns: ns,
+            max_ns: ns,
+            overruns: 0,
+        })
+        .collect();
+    r.threads[0].series.interval_ns = 1_000_000_000;
+    r
+}

@@ -324,3 +324,15 @@ fn the_main_figure_of_kernel_contexts_is_the_level_closest_to_user_space() {
     // Only IRQ-context series: no level to prefer, every thread merged.
     assert_eq!(names(&r).len(), 4);
 }
+
+#[test]
+fn an_over_time_plot_reaches_its_data_and_stops_at_the_runs_end() {
+    // 15 ns minima (below a tenth of a µs) and a 2 ms spike: a log axis down
+    // to 0.01 µs; the samples taken as the 5 s run ended drawn at 5 s.
+    let mut r = testdata::over_time(5, 15);
+    r.threads[0].series.points[3].max_ns = 2_000_000;
+    r.total.avg_ns = 15;
+    let l = loaded("over-time", r);
+    let doc = svg::document(&svg::report_plots(&l));
+    snapshot("over-time.svg", &doc);
+}
