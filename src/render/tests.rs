@@ -336,3 +336,15 @@ fn an_over_time_plot_reaches_its_data_and_stops_at_the_runs_end() {
     let doc = svg::document(&svg::report_plots(&l));
     snapshot("over-time.svg", &doc);
 }
+
+#[test]
+fn a_net_plot_counts_packets_once() {
+    let r = testdata::net();
+    let packets = r.threads.iter().find(|t| t.name == "rtt").unwrap();
+    let want = format!("{} packets in ", packets.summary.samples);
+    assert!(r.total.samples > packets.summary.samples);
+    for p in svg::report_plots(&loaded("net", r.clone())) {
+        assert!(p.subtitle.contains(&want), "{}", p.subtitle);
+        assert!(!p.subtitle.contains("samples"), "{}", p.subtitle);
+    }
+}

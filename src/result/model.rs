@@ -236,6 +236,15 @@ impl Benchmark {
         }
     }
 
+    /// What its main series counts: a net run's every series measures the
+    /// same packets, so it counts packets, not five samples a packet.
+    pub fn counted(self) -> &'static str {
+        match self {
+            Benchmark::Net => "packets",
+            _ => "samples",
+        }
+    }
+
     /// The unit line of a table: `latencies in us`.
     pub fn unit_note(self) -> &'static str {
         match self {
