@@ -37,6 +37,7 @@ mod noise_explain;
 mod outputs;
 mod peer;
 mod report;
+mod report_reading;
 mod signals;
 #[path = "../support/snapshot.rs"]
 mod snapshot;

@@ -188,18 +188,20 @@ impl Curve {
         self.hist.samples.saturating_sub(beyond)
     }
 
-    /// The band's label: `≥ 100 µs: 9 samples beyond the tool's range`,
-    /// after the series' name when several series have one (`named`).
+    /// The band's label: `≥ 100 µs: 9 samples beyond the tool's range`
+    /// (`1 sample`), after the series' name when several series have one
+    /// (`named`).
     fn beyond_text(&self, o: &Overflow, named: bool) -> String {
         format!(
-            "{}≥ {} µs: {} samples beyond the tool's range",
+            "{}≥ {} µs: {} {} beyond the tool's range",
             if named {
                 format!("{}: ", self.name)
             } else {
                 String::new()
             },
             short_us(o.from_ns),
-            o.count
+            o.count,
+            if o.count == 1 { "sample" } else { "samples" }
         )
     }
 }
@@ -728,6 +730,22 @@ mod tests {
         );
         assert!(p.y.min <= 0.015f64.log10(), "{}", p.y.min);
         assert_eq!(latency_value(0, true), 0.001f64.log10());
+    }
+
+    #[test]
+    fn one_sample_beyond_the_range_is_one_sample() {
+        let c = Curve::new("a", Histogram::new(), None);
+        let o = |count| Overflow {
+            from_ns: 200_000,
+            count,
+        };
+        assert_eq!(
+            c.beyond_text(&o(1), true),
+            "a: ≥ 200 µs: 1 sample beyond the tool's range"
+        );
+        assert!(c
+            .beyond_text(&o(7), false)
+            .starts_with("≥ 200 µs: 7 samples "));
     }
 
     #[test]
