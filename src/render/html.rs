@@ -27,7 +27,9 @@ th{background:#f0f0f0}td.k,th.k{text-align:left}
 table.kv td{text-align:left}table.kv td:first-child{font-weight:bold;white-space:nowrap}
 pre{background:#f6f6f6;padding:8px;overflow:auto;font-size:12px}
 svg{display:block;margin:12px 0;max-width:100%;height:auto;border:1px solid #eee}
-.note{color:#a33}";
+.note{color:#a33}
+.legend span{margin-right:12px;font-size:13px;white-space:nowrap}
+.legend i{display:inline-block;width:11px;height:11px;margin-right:4px;vertical-align:middle}";
 
 /// One self-contained HTML page of results.
 pub struct HtmlReport;
@@ -471,7 +473,8 @@ fn explained_list(o: &mut String, r: &RunResult) {
     if r.explained.is_empty() {
         return;
     }
-    let _ = writeln!(o, "<h3>Worst cases explained</h3>\n<ul>");
+    let _ = writeln!(o, "<h3>Worst cases explained</h3>");
+    let _ = writeln!(o, "{}\n<ul>", super::svg::strip::legend(&r.explained));
     for e in &r.explained {
         let _ = writeln!(
             o,

@@ -348,3 +348,59 @@ fn a_net_plot_counts_packets_once() {
         assert!(!p.subtitle.contains("samples"), "{}", p.subtitle);
     }
 }
+
+#[test]
+fn explained_worst_cases_have_a_legend_of_their_colours() {
+    use crate::result::{Explained, Part};
+    let part = |kind: &str, name: &str, ns| Part {
+        kind: kind.into(),
+        name: name.into(),
+        ns,
+    };
+    let mut r = testdata::timer_phases();
+    r.explained = vec![
+        Explained {
+            thread: "cpu0".into(),
+            cpu: Some(0),
+            at_ns: 4_670_000_000,
+            latency_ns: 16_900_000,
+            parts: vec![
+                part("hypervisor", "hypervisor", 16_600_000),
+                part("irq", "virtio0-input", 200_000),
+                part("self", "own wake-up path", 100_000),
+            ],
+        },
+        Explained {
+            thread: "cpu1".into(),
+            cpu: Some(1),
+            at_ns: 1_250_000_000,
+            latency_ns: 80_000,
+            parts: vec![
+                part("thread", "hog <7>", 60_000),
+                part("irq", "eth0", 20_000),
+            ],
+        },
+    ];
+    let page = html::report(&[&loaded("explained", r)]);
+    assert!(!page.contains("http://"), "the page stays offline");
+    let from = page
+        .find("<h3>Worst cases explained</h3>")
+        .expect("section");
+    let to = from + page[from..].find("</ul>").expect("list") + "</ul>".len();
+    let section = &page[from..to];
+    // Every colour a strip uses is in the legend, with its kind's name.
+    let legend = &section[..section.find("<ul>").expect("list")];
+    for (kind, fill) in [
+        ("hypervisor", "#7f7f7f"),
+        ("irq", "#1f77b4"),
+        ("self", "#c7c7c7"),
+        ("thread", "#d62728"),
+    ] {
+        assert!(section.contains(&format!("fill=\"{fill}\"")), "{section}");
+        assert!(
+            legend.contains(&format!("background:{fill}\"></i>{kind}<")),
+            "{legend}"
+        );
+    }
+    snapshot("explained.html", section);
+}
