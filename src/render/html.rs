@@ -454,7 +454,9 @@ fn summaries(o: &mut String, r: &RunResult) {
         let prefs: Vec<(&str, &Summary)> = prows.iter().map(|(n, s)| (n.as_str(), *s)).collect();
         summary_table(o, "phase", &prefs);
     }
-    if !r.details.is_empty() {
+    if let Some(line) = super::describe::details_line(r) {
+        let _ = writeln!(o, "<h3>Details</h3>\n<p>{}</p>", escape(&line));
+    } else if !r.details.is_empty() {
         let _ = writeln!(o, "<h3>Details</h3>");
         let rows: Vec<(&str, String)> = r
             .details

@@ -1,6 +1,9 @@
 //! Deterministic results of every benchmark kind, built in code, for the
 //! snapshot tests of the exporters and plots (no clock, no machine).
 
+use crate::result::details::cruncher::CruncherDetails;
+use crate::result::details::switch::{PairDetails, SwitchDetails};
+use crate::result::details::Details;
 use crate::result::{
     Benchmark, EndReason, Phase, Policy, RunResult, Series, SeriesPoint, ThreadResult, Thresholds,
     Tool, Tuning,
@@ -328,8 +331,29 @@ pub fn switch() -> RunResult {
         5_000_000_000,
     );
     r.total.overruns = 3;
-    r.details.insert("lost".into(), 3.into());
-    r.details.insert("via".into(), "futex".into());
+    let pair = |name: &str, lost, late| PairDetails {
+        name: name.into(),
+        lost,
+        wakee_busy: lost - late,
+        waker_late: late,
+        unrecorded: 0,
+        rung: 5_000,
+    };
+    r.details = SwitchDetails {
+        via: "futex".into(),
+        processes: false,
+        lost: Some(3),
+        pairs: vec![pair("pair0", 1, 1), pair("pair1", 2, 0)],
+    }
+    .to_map();
+    for (k, v) in [
+        ("placement", json!("same")),
+        ("warm", json!(true)),
+        ("wakee_priority", json!(80)),
+        ("waker_priority", json!(79)),
+    ] {
+        r.config[k] = v;
+    }
     r
 }
 
@@ -350,9 +374,17 @@ pub fn cruncher() -> RunResult {
         20_000_000,
         10_000_000_000,
     );
-    r.details.insert("ideal_ns".into(), 10_004_000.into());
-    r.details.insert("stretch".into(), json!(1.1234));
-    r.details.insert("beyond_tolerance".into(), 6.into());
+    r.details = CruncherDetails {
+        ideal_ns: 10_004_000,
+        work_ns: 10_000_000,
+        iterations: 1_384_675,
+        calibration_runs: 20,
+        calibration_slowest_ns: 10_101_723,
+        tolerance: 0.05,
+        beyond_tolerance: Some(6),
+        stretch: Some(1.1234),
+    }
+    .to_map();
     r
 }
 

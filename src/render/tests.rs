@@ -404,3 +404,26 @@ fn explained_worst_cases_have_a_legend_of_their_colours() {
     }
     snapshot("explained.html", section);
 }
+
+#[test]
+fn report_says_the_details_line_of_the_live_run() {
+    for (name, r, want) in [
+        (
+            "switch",
+            testdata::switch(),
+            "switch: via futex between threads, same CPU, armed (warm), wakee priority 80, waker 79; lost wakes 3 (pair0 1, pair1 2): wakee busy 2, waker late 1\n",
+        ),
+        (
+            "cruncher",
+            testdata::cruncher(),
+            "cruncher: ideal 10004.000 us (fastest of 20 calibration runs of 1384675 iterations, slowest 10101.723 us); stretch 1.123; 6 of 500 runs beyond +5%\n",
+        ),
+    ] {
+        let l = loaded(name, r);
+        let report = text::report(&l);
+        assert!(report.ends_with(want), "{report}");
+        assert!(!report.contains("details:"), "{report}");
+        let page = html::report(&[&l]);
+        assert!(page.contains(&format!("<p>{}</p>", want.trim_end())), "{name}");
+    }
+}
