@@ -427,3 +427,21 @@ fn report_says_the_details_line_of_the_live_run() {
         assert!(page.contains(&format!("<p>{}</p>", want.trim_end())), "{name}");
     }
 }
+
+#[test]
+fn html_shows_a_results_figures_and_plots_before_the_runs_details() {
+    let l = loaded("timer-phases", testdata::timer_phases());
+    let page = html::report(&[&l]);
+    let at = |h: &str| {
+        page.find(&format!("<h3>{h}</h3>"))
+            .unwrap_or_else(|| panic!("no {h}"))
+    };
+    let first_plot = page.find("<svg ").expect("a plot");
+    assert!(at("Summary") < first_plot);
+    for details in ["Run", "System", "Tuning and configuration", "Load"] {
+        assert!(at(details) > first_plot, "{details} before the plots");
+    }
+    // How the run ended, in words; not an `end | duration` row.
+    assert!(page.contains("<tr><td>how it ended</td><td>ran its whole duration</td></tr>"));
+    assert!(!page.contains("<td>end</td>"));
+}
