@@ -420,6 +420,19 @@ case!(
             summary.contains(&format!("| {host} [root@{}] |", b.addr)),
             "{summary}"
         );
+        // The page of all boards: the by-board table, then the summary, above
+        // the first plot; each result under its board's and step's name.
+        let page = std::fs::read_to_string(out.join("report.html")).expect("report.html");
+        let first_plot = page.find("<svg ").expect("a plot");
+        let boards = page.find("<h2>Boards</h2>").expect("the by-board table");
+        let summary = page.find("<h2>Summary</h2>").expect("a summary");
+        assert!(boards < summary && summary < first_plot);
+        for board in [&a, &b] {
+            for step in ["cruncher", "switch", "timer", "timer-load"] {
+                let name = format!("{host} [root@{}]: {step}", board.addr);
+                assert!(page.contains(&format!("<h2>{name} — ")), "no {name}");
+            }
+        }
     }
 );
 
