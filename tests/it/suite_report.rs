@@ -43,6 +43,16 @@ case!(
             .expect("runs");
         let stderr = String::from_utf8_lossy(&run.stderr);
         assert!(run.status.success(), "{stderr}");
+        // The skipped step's reason is rtlat's line, said once: in its
+        // progress line, not echoed before it as well.
+        let said = format!("{}{stderr}", String::from_utf8_lossy(&run.stdout));
+        let m: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(out.join("suite.json")).expect("suite.json"),
+        )
+        .expect("json");
+        let why = m["steps"][0]["message"].as_str().expect("a reason");
+        assert!(why.starts_with("rtlat: "), "{why}");
+        assert_eq!(said.matches(why).count(), 1, "{said}");
         let page = std::fs::read_to_string(out.join("report.html")).expect("report.html");
         check(&page);
         let summary = std::fs::read_to_string(out.join("summary.md")).expect("summary.md");
