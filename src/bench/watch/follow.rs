@@ -1,0 +1,479 @@
+//! Each watched thread followed through its events: a wake-up
+//! (`sched_waking`) to the switch in is its wake-up latency; the expiry
+//! time of its own sleep's timer (`hrtimer_start`'s soft expiry, once
+//! `hrtimer_expire_entry` shows it fired) to the switch in is its timer
+//! lateness; its time on the CPU from the switch in to the switch out
+//! that blocks it (preemptions in between are not its end) is its run
+//! time; the time between two wake-ups its activation interval.
+
+use super::events::{comm_text, Happening};
+use super::select::Selection;
+use crate::explain::events::IdMap;
+use std::collections::HashMap;
+
+/// What a watched thread's activations give.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Quantity {
+    /// `sched_waking` to the switch in.
+    Wake,
+    /// Its own timer's expiry time to the switch in.
+    Timer,
+    /// Time on the CPU from the switch in to blocking.
+    Run,
+    /// From the previous wake-up to this one.
+    Interval,
+}
+
+/// Where the figures go.
+pub trait Figures {
+    /// Room for thread `tid` named `comm`: its slot, or `None` (no room).
+    fn admit(&mut self, tid: i32, comm: &str) -> Option<usize>;
+    /// A figure of the thread in `slot`, at `ts` (the trace's clock).
+    fn figure(&mut self, slot: usize, figure: Quantity, ts: u64, ns: u64);
+    /// The thread in `slot` ended at `ts`.
+    fn ended(&mut self, slot: usize, ts: u64);
+}
+
+/// One watched thread's state between its events.
+#[derive(Debug, Default)]
+struct Thread {
+    slot: usize,
+    /// Its first wake-up not yet followed by a switch in.
+    woken: Option<u64>,
+    /// On the CPU since.
+    running: Option<u64>,
+    /// Between a switch in after a wake-up and the switch out that blocks.
+    active: bool,
+    /// CPU time of the activation so far.
+    ran: u64,
+    last_wake: Option<u64>,
+    /// The sleep timer it started: (address, soft expiry).
+    armed: Option<(u64, u64)>,
+    /// The soft expiry of that timer once it fired.
+    due: Option<u64>,
+}
+
+/// Every watched thread, and the threads the selection does not take.
+pub struct Follow {
+    select: Selection,
+    /// The sleepers' timer callback; `None`: every timer a thread starts counts.
+    callback: Option<u64>,
+    threads: IdMap<Thread>,
+    /// Task ids seen and not taken (outside the selection, or no room).
+    refused: IdMap<()>,
+    /// Timer address → the thread that armed it.
+    armed_by: HashMap<u64, i32>,
+    pub lost_events: u64,
+}
+
+/// A task's state in `sched_switch`: blocked (any state bit of the low
+/// byte), not preempted (0, or the preemption mark above it).
+fn blocked(prev_state: u64) -> bool {
+    prev_state & 0xff != 0
+}
+
+impl Follow {
+    pub fn new(select: Selection, callback: Option<u64>) -> Follow {
+        Follow {
+            select,
+            callback,
+            threads: IdMap::default(),
+            refused: IdMap::default(),
+            armed_by: HashMap::new(),
+            lost_events: 0,
+        }
+    }
+
+    /// Follow thread `tid` from the start, in `slot`.
+    pub fn watch(&mut self, tid: i32, slot: usize) {
+        self.threads.insert(
+            tid,
+            Thread {
+                slot,
+                ..Thread::default()
+            },
+        );
+    }
+
+    /// Whether `tid` is followed, taking it when the selection admits a
+    /// thread named `comm` of priority `prio` and the sink has room.
+    fn followed(&mut self, tid: i32, comm: &[u8; 16], prio: i32, out: &mut impl Figures) -> bool {
+        if self.threads.contains_key(&tid) {
+            return true;
+        }
+        if tid <= 0 || self.refused.contains_key(&tid) {
+            return false;
+        }
+        let name = comm_text(comm);
+        match self
+            .select
+            .admits(&name, prio)
+            .then(|| out.admit(tid, &name))
+            .flatten()
+        {
+            Some(slot) => {
+                self.watch(tid, slot);
+                true
+            }
+            None => {
+                self.refused.insert(tid, ());
+                false
+            }
+        }
+    }
+
+    /// One event at `ts`, in time order.
+    pub fn event(&mut self, ts: u64, ev: Happening, out: &mut impl Figures) {
+        match ev {
+            Happening::Lost(n) => {
+                self.lost_events += n;
+                // What was between is unknown: no figure spans the gap.
+                for t in self.threads.values_mut() {
+                    *t = Thread {
+                        slot: t.slot,
+                        ..Thread::default()
+                    };
+                }
+                self.armed_by.clear();
+            }
+            Happening::Waking { pid, prio, comm } => {
+                if self.followed(pid, &comm, prio, out) {
+                    if let Some(t) = self.threads.get_mut(&pid) {
+                        if t.running.is_none() && t.woken.is_none() {
+                            t.woken = Some(ts);
+                        }
+                    }
+                }
+            }
+            Happening::Switch {
+                prev,
+                prev_state,
+                next,
+                next_prio,
+                next_comm,
+            } => {
+                if let Some(t) = self.threads.get_mut(&prev) {
+                    switch_out(t, ts, prev_state, out);
+                }
+                if self.followed(next, &next_comm, next_prio, out) {
+                    if let Some(t) = self.threads.get_mut(&next) {
+                        switch_in(t, ts, out);
+                    }
+                }
+            }
+            Happening::TimerStart {
+                pid,
+                timer,
+                function,
+                soft,
+            } => {
+                if self.callback.is_some_and(|f| f != function) {
+                    return;
+                }
+                if let Some(t) = self.threads.get_mut(&pid) {
+                    if let Some((old, _)) = t.armed.replace((timer, soft)) {
+                        self.armed_by.remove(&old);
+                    }
+                    self.armed_by.insert(timer, pid);
+                }
+            }
+            Happening::TimerExpire { timer } => {
+                if let Some(pid) = self.armed_by.remove(&timer) {
+                    if let Some(t) = self.threads.get_mut(&pid) {
+                        t.due = t.armed.take().map(|(_, soft)| soft);
+                    }
+                }
+            }
+            Happening::Exit { pid } => {
+                if let Some(t) = self.threads.remove(&pid) {
+                    if let Some((timer, _)) = t.armed {
+                        self.armed_by.remove(&timer);
+                    }
+                    out.ended(t.slot, ts);
+                }
+                // The id may be given to a new thread.
+                self.refused.remove(&pid);
+            }
+        }
+    }
+}
+
+fn switch_out(t: &mut Thread, ts: u64, prev_state: u64, out: &mut impl Figures) {
+    if let Some(since) = t.running.take() {
+        t.ran += ts.saturating_sub(since);
+    }
+    if blocked(prev_state) {
+        if t.active {
+            out.figure(t.slot, Quantity::Run, ts, t.ran);
+        }
+        t.active = false;
+        t.ran = 0;
+    }
+}
+
+fn switch_in(t: &mut Thread, ts: u64, out: &mut impl Figures) {
+    t.running = Some(ts);
+    let due = t.due.take();
+    let Some(w) = t.woken.take() else {
+        return;
+    };
+    out.figure(t.slot, Quantity::Wake, ts, ts.saturating_sub(w));
+    if let Some(d) = due.filter(|&d| d <= ts) {
+        out.figure(t.slot, Quantity::Timer, ts, ts - d);
+    }
+    if let Some(last) = t.last_wake.replace(w) {
+        out.figure(t.slot, Quantity::Interval, ts, w.saturating_sub(last));
+    }
+    // A thread seen first while it ran starts its activations here.
+    t.active = true;
+    t.ran = 0;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Default)]
+    struct Got {
+        figures: Vec<(usize, Quantity, u64, u64)>,
+        admitted: Vec<(i32, String)>,
+        ended: Vec<(usize, u64)>,
+        room: usize,
+    }
+
+    impl Figures for Got {
+        fn admit(&mut self, tid: i32, comm: &str) -> Option<usize> {
+            (self.admitted.len() < self.room).then(|| {
+                self.admitted.push((tid, comm.into()));
+                self.admitted.len()
+            })
+        }
+        fn figure(&mut self, slot: usize, figure: Quantity, ts: u64, ns: u64) {
+            self.figures.push((slot, figure, ts, ns));
+        }
+        fn ended(&mut self, slot: usize, ts: u64) {
+            self.ended.push((slot, ts));
+        }
+    }
+
+    fn comm(s: &str) -> [u8; 16] {
+        let mut c = [0u8; 16];
+        c[..s.len()].copy_from_slice(s.as_bytes());
+        c
+    }
+
+    fn switch(prev: i32, prev_state: u64, next: i32, next_prio: i32, name: &str) -> Happening {
+        Happening::Switch {
+            prev,
+            prev_state,
+            next,
+            next_prio,
+            next_comm: comm(name),
+        }
+    }
+
+    const SLEEPER: u64 = 0xf00;
+
+    /// One period of a thread sleeping on its own timer: it arms the timer
+    /// (expiry `due`), blocks, the timer fires 3 late, the wake-up follows
+    /// 1 later, it runs 4 after 2 more, is preempted for 10, runs 5 more.
+    fn period(f: &mut Follow, got: &mut Got, tid: i32, due: u64) {
+        f.event(
+            due - 500,
+            Happening::TimerStart {
+                pid: tid,
+                timer: 0xa,
+                function: SLEEPER,
+                soft: due,
+            },
+            got,
+        );
+        f.event(due - 499, switch(tid, 1, 0, 120, "swapper/0"), got);
+        f.event(due + 3, Happening::TimerExpire { timer: 0xa }, got);
+        f.event(
+            due + 4,
+            Happening::Waking {
+                pid: tid,
+                prio: 19,
+                comm: comm("app"),
+            },
+            got,
+        );
+        f.event(due + 6, switch(0, 0, tid, 19, "app"), got);
+        f.event(due + 8, switch(tid, 0x100, 77, 9, "hog"), got);
+        f.event(due + 18, switch(77, 1, tid, 19, "app"), got);
+        f.event(due + 21, switch(tid, 1, 0, 120, "swapper/0"), got);
+    }
+
+    #[test]
+    fn a_periodic_sleeper_gives_each_figure_once_per_period() {
+        let mut f = Follow::new(Selection::Pids(vec![5]), Some(SLEEPER));
+        let mut got = Got::default();
+        f.watch(5, 0);
+        period(&mut f, &mut got, 5, 1000);
+        period(&mut f, &mut got, 5, 2000);
+        use Quantity::*;
+        assert_eq!(
+            got.figures,
+            [
+                (0, Wake, 1006, 2),
+                (0, Timer, 1006, 6),
+                // Its first activation: run 2 before and 3 after the preemption.
+                (0, Run, 1021, 5),
+                (0, Wake, 2006, 2),
+                (0, Timer, 2006, 6),
+                (0, Interval, 2006, 1000),
+                (0, Run, 2021, 5),
+            ]
+        );
+        // The re-armed timer replaced the first: nothing left behind.
+        assert!(f.armed_by.is_empty());
+    }
+
+    #[test]
+    fn timers_of_other_callbacks_and_wake_ups_without_a_timer_give_no_lateness() {
+        let mut f = Follow::new(Selection::Pids(vec![5]), Some(SLEEPER));
+        let mut got = Got::default();
+        f.watch(5, 0);
+        // The tick's timer, started in the thread's context: not its sleep.
+        f.event(
+            10,
+            Happening::TimerStart {
+                pid: 5,
+                timer: 0xb,
+                function: 0x1,
+                soft: 20,
+            },
+            &mut got,
+        );
+        f.event(11, switch(5, 1, 0, 120, "swapper/0"), &mut got);
+        f.event(20, Happening::TimerExpire { timer: 0xb }, &mut got);
+        // Woken by another thread (a futex): a wake-up, no timer lateness.
+        f.event(
+            30,
+            Happening::Waking {
+                pid: 5,
+                prio: 19,
+                comm: comm("app"),
+            },
+            &mut got,
+        );
+        f.event(
+            30,
+            Happening::Waking {
+                pid: 5,
+                prio: 19,
+                comm: comm("app"),
+            },
+            &mut got,
+        );
+        f.event(37, switch(0, 0, 5, 19, "app"), &mut got);
+        assert_eq!(got.figures, [(0, Quantity::Wake, 37, 7)]);
+    }
+
+    #[test]
+    fn threads_are_admitted_by_the_selection_while_there_is_room_and_end() {
+        let mut f = Follow::new(Selection::RealTime, None);
+        let mut got = Got {
+            room: 1,
+            ..Got::default()
+        };
+        // Not real-time: refused, never asked again.
+        f.event(
+            1,
+            Happening::Waking {
+                pid: 8,
+                prio: 120,
+                comm: comm("other"),
+            },
+            &mut got,
+        );
+        f.event(
+            2,
+            Happening::Waking {
+                pid: 9,
+                prio: 49,
+                comm: comm("irq/9"),
+            },
+            &mut got,
+        );
+        f.event(
+            3,
+            Happening::Waking {
+                pid: 10,
+                prio: 10,
+                comm: comm("late"),
+            },
+            &mut got,
+        );
+        assert_eq!(got.admitted, [(9, "irq/9".to_string())]);
+        f.event(5, switch(0, 0, 9, 49, "irq/9"), &mut got);
+        assert_eq!(got.figures, [(1, Quantity::Wake, 5, 3)]);
+        f.event(6, Happening::Exit { pid: 9 }, &mut got);
+        f.event(7, Happening::Exit { pid: 10 }, &mut got);
+        assert_eq!(got.ended, [(1, 6)]);
+        // Without a sleeper callback known, any timer the thread starts counts.
+        let mut f = Follow::new(Selection::Comm("ap*".into()), None);
+        let mut got = Got {
+            room: 4,
+            ..Got::default()
+        };
+        f.event(
+            1,
+            Happening::Waking {
+                pid: 3,
+                prio: 120,
+                comm: comm("app"),
+            },
+            &mut got,
+        );
+        f.event(2, switch(0, 0, 3, 120, "app"), &mut got);
+        f.event(
+            3,
+            Happening::TimerStart {
+                pid: 3,
+                timer: 0xc,
+                function: 0x7,
+                soft: 10,
+            },
+            &mut got,
+        );
+        f.event(4, switch(3, 1, 0, 120, "swapper/0"), &mut got);
+        f.event(12, Happening::TimerExpire { timer: 0xc }, &mut got);
+        f.event(
+            13,
+            Happening::Waking {
+                pid: 3,
+                prio: 120,
+                comm: comm("app"),
+            },
+            &mut got,
+        );
+        f.event(15, switch(0, 0, 3, 120, "app"), &mut got);
+        assert!(
+            got.figures.contains(&(1, Quantity::Timer, 15, 5)),
+            "{:?}",
+            got.figures
+        );
+    }
+
+    #[test]
+    fn lost_events_break_every_figure_that_spans_them() {
+        let mut f = Follow::new(Selection::Pids(vec![5]), None);
+        let mut got = Got::default();
+        f.watch(5, 0);
+        f.event(
+            1,
+            Happening::Waking {
+                pid: 5,
+                prio: 19,
+                comm: comm("app"),
+            },
+            &mut got,
+        );
+        f.event(2, Happening::Lost(3), &mut got);
+        f.event(9, switch(0, 0, 5, 19, "app"), &mut got);
+        assert!(got.figures.is_empty());
+        assert_eq!(f.lost_events, 3);
+    }
+}

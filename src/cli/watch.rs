@@ -1,0 +1,61 @@
+//! `rtlat watch` options.
+
+use super::common::{positive_duration, LoadOpts, OutputArgs};
+use crate::bench::watch::select::{check_pattern, Selection};
+use crate::bench::watch::WatchConfig;
+use crate::engine::RtConfig;
+use crate::error::Error;
+use clap::Args;
+
+pub const WATCH_EXAMPLES: &str = "\
+Follows threads that are already running, from the kernel's sched and
+timer trace events (root, tracefs); nothing is injected into them. Per
+thread: comm:tid (wake-up latency: sched_waking to running),
+comm:tid/timer (its own sleep's expiry to running, what cyclictest reports
+of its thread), comm:tid/run (time on the CPU per activation) and
+comm:tid/interval (between wake-ups; the median is the detected period).
+Without --pid, threads that start during the run are watched too; a run
+that saw none of the selected threads ends with exit 3.
+
+Examples:
+  rtlat watch --duration 1m                       every SCHED_FIFO/RR/DEADLINE thread
+  rtlat watch --comm cyclictest --duration 60s --json w.json
+  rtlat watch --pid 4242 --max-latency 100us      exit 1 if a wake-up of 4242's threads took longer";
+
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// Watch these processes' threads (as they are at the start) or these threads, by id
+    #[arg(long, value_delimiter = ',', conflicts_with = "comm", value_parser = clap::value_parser!(i32).range(1..))]
+    pub pid: Vec<i32>,
+    /// Watch the threads whose name matches PATTERN (* any run, ? any one character), also those that start during the run [default: every real-time thread]
+    #[arg(long, value_name = "PATTERN")]
+    pub comm: Option<String>,
+    /// Stop after this long (e.g. 10s, 5m, 2h) [default: until interrupted]
+    #[arg(long, short, allow_hyphen_values = true, value_parser = positive_duration)]
+    pub duration: Option<u64>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    #[command(flatten)]
+    pub load: LoadOpts,
+}
+
+impl TryFrom<&WatchArgs> for WatchConfig {
+    type Error = Error;
+    fn try_from(a: &WatchArgs) -> Result<Self, Error> {
+        super::common::needs_kernel_trace(Some("rtlat watch"))?;
+        let select = match (&a.pid[..], &a.comm) {
+            ([], None) => Selection::RealTime,
+            ([], Some(g)) => {
+                check_pattern(g).map_err(Error::usage)?;
+                Selection::Comm(g.clone())
+            }
+            (p, _) => Selection::Pids(p.to_vec()),
+        };
+        Ok(WatchConfig {
+            select,
+            control: a.output.control(a.duration, None, None),
+            // The watch's own threads are ordinary ones: it measures others.
+            setup: a.output.setup(RtConfig::unprivileged(), &a.load)?,
+        })
+    }
+}
