@@ -19,12 +19,18 @@ use std::fmt::Write;
 pub fn settings(r: &RunResult) -> String {
     let t = &r.tuning;
     // Measuring threads (one entry of `affinity` each), not series.
-    let threads = if t.affinity.is_empty() {
+    let threads = if !r.benchmark.measures_own_threads() {
+        // A watched thread's other series are named after it: `NAME/…`.
+        r.threads.iter().filter(|t| !t.name.contains('/')).count()
+    } else if t.affinity.is_empty() {
         r.threads.len()
     } else {
         t.affinity.len()
     };
     let mut parts = vec![format!("{threads} thread(s)")];
+    if !r.benchmark.measures_own_threads() {
+        return parts.join(", ");
+    }
     parts.extend(period_of(r).map(|p| format!("period {p}")));
     parts.extend(policy_of(r));
     parts.extend(mlock_of(r).map(|m| format!("mlock {m}")));

@@ -292,6 +292,13 @@ impl Benchmark {
         }
     }
 
+    /// Whether the measured threads are rtlat's own, whose tuning (policy,
+    /// mlock, dma latency) the result's describes: not for watch, which
+    /// measures the user's threads from outside.
+    pub fn measures_own_threads(self) -> bool {
+        self != Benchmark::Watch
+    }
+
     /// Whether overruns count lost wakes (switch) when `details.lost` is absent.
     pub fn overruns_are_lost(self) -> bool {
         self == Benchmark::Switch

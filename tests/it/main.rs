@@ -47,3 +47,4 @@ mod switch;
 mod timer;
 mod trend;
 mod util;
+mod watch;

@@ -64,6 +64,9 @@ pub struct Follow {
     /// Timer address → the thread that armed it.
     armed_by: HashMap<u64, i32>,
     pub lost_events: u64,
+    /// Wake-ups after which the thread was seen running without its
+    /// switch in (the kernel's trace lacks a few on some machines).
+    pub switches_missing: u64,
 }
 
 /// A task's state in `sched_switch`: blocked (any state bit of the low
@@ -81,6 +84,7 @@ impl Follow {
             refused: IdMap::default(),
             armed_by: HashMap::new(),
             lost_events: 0,
+            switches_missing: 0,
         }
     }
 
@@ -170,18 +174,50 @@ impl Follow {
                 if self.callback.is_some_and(|f| f != function) {
                     return;
                 }
-                if let Some(t) = self.threads.get_mut(&pid) {
-                    if let Some((old, _)) = t.armed.replace((timer, soft)) {
-                        self.armed_by.remove(&old);
+                let Some(t) = self.threads.get_mut(&pid) else {
+                    return;
+                };
+                if t.running.is_none() {
+                    // The thread runs (it starts its timer) but its switch
+                    // in is not in the trace: that activation has no figure.
+                    if let Some(w) = t.woken.take() {
+                        self.switches_missing += 1;
+                        if let Some(last) = t.last_wake.replace(w) {
+                            out.figure(t.slot, Quantity::Interval, ts, w.saturating_sub(last));
+                        }
                     }
+                    t.running = Some(ts);
+                    t.active = false;
+                    t.due = None;
+                }
+                if let Some((old, _)) = t.armed.take() {
+                    self.armed_by.remove(&old);
+                }
+                if soft <= ts {
+                    // A sleep until a time already past returns at once:
+                    // it is as late as when it was asked for.
+                    out.figure(t.slot, Quantity::Timer, ts, ts - soft);
+                } else {
+                    t.armed = Some((timer, soft));
                     self.armed_by.insert(timer, pid);
                 }
             }
             Happening::TimerExpire { timer } => {
-                if let Some(pid) = self.armed_by.remove(&timer) {
-                    if let Some(t) = self.threads.get_mut(&pid) {
-                        t.due = t.armed.take().map(|(_, soft)| soft);
+                let Some(t) = self
+                    .armed_by
+                    .remove(&timer)
+                    .and_then(|pid| self.threads.get_mut(&pid))
+                else {
+                    return;
+                };
+                let soft = t.armed.take().map(|(_, soft)| soft);
+                match (soft, t.running) {
+                    // It fired before the thread blocked: the thread does
+                    // not sleep, and goes on from here.
+                    (Some(soft), Some(_)) => {
+                        out.figure(t.slot, Quantity::Timer, ts, ts.saturating_sub(soft));
                     }
+                    (soft, _) => t.due = soft,
                 }
             }
             Happening::Exit { pid } => {
@@ -452,6 +488,125 @@ mod tests {
         f.event(15, switch(0, 0, 3, 120, "app"), &mut got);
         assert!(
             got.figures.contains(&(1, Quantity::Timer, 15, 5)),
+            "{:?}",
+            got.figures
+        );
+    }
+
+    #[test]
+    fn a_sleep_that_does_not_block_is_as_late_as_its_timer_at_its_return() {
+        let mut f = Follow::new(Selection::Pids(vec![5]), Some(SLEEPER));
+        let mut got = Got::default();
+        f.watch(5, 0);
+        f.event(
+            1,
+            Happening::Waking {
+                pid: 5,
+                prio: 19,
+                comm: comm("app"),
+            },
+            &mut got,
+        );
+        f.event(2, switch(0, 0, 5, 19, "app"), &mut got);
+        // Late beyond its next period: it asks for a time already past.
+        f.event(
+            50,
+            Happening::TimerStart {
+                pid: 5,
+                timer: 0xa,
+                function: SLEEPER,
+                soft: 40,
+            },
+            &mut got,
+        );
+        // Its next sleep fires before it could block.
+        f.event(
+            60,
+            Happening::TimerStart {
+                pid: 5,
+                timer: 0xa,
+                function: SLEEPER,
+                soft: 61,
+            },
+            &mut got,
+        );
+        f.event(62, Happening::TimerExpire { timer: 0xa }, &mut got);
+        f.event(
+            62,
+            Happening::Waking {
+                pid: 5,
+                prio: 19,
+                comm: comm("app"),
+            },
+            &mut got,
+        );
+        assert_eq!(
+            got.figures,
+            [
+                (0, Quantity::Wake, 2, 1),
+                (0, Quantity::Timer, 50, 10),
+                (0, Quantity::Timer, 62, 1)
+            ]
+        );
+        assert!(f.armed_by.is_empty());
+    }
+
+    #[test]
+    fn a_switch_in_the_trace_lacks_is_counted_not_guessed() {
+        let mut f = Follow::new(Selection::Pids(vec![5]), Some(SLEEPER));
+        let mut got = Got::default();
+        f.watch(5, 0);
+        period(&mut f, &mut got, 5, 1000);
+        got.figures.clear();
+        // Woken at 2004; no switch in; seen starting its timer at 2010.
+        f.event(
+            1500,
+            Happening::TimerStart {
+                pid: 5,
+                timer: 0xa,
+                function: SLEEPER,
+                soft: 2000,
+            },
+            &mut got,
+        );
+        f.event(1501, switch(5, 1, 0, 120, "swapper/0"), &mut got);
+        f.event(2003, Happening::TimerExpire { timer: 0xa }, &mut got);
+        f.event(
+            2004,
+            Happening::Waking {
+                pid: 5,
+                prio: 19,
+                comm: comm("app"),
+            },
+            &mut got,
+        );
+        f.event(
+            2010,
+            Happening::TimerStart {
+                pid: 5,
+                timer: 0xa,
+                function: SLEEPER,
+                soft: 3000,
+            },
+            &mut got,
+        );
+        f.event(2011, switch(5, 1, 0, 120, "swapper/0"), &mut got);
+        assert_eq!(got.figures, [(0, Quantity::Interval, 2010, 1000)]);
+        assert_eq!(f.switches_missing, 1);
+        // The next period is whole again.
+        f.event(3003, Happening::TimerExpire { timer: 0xa }, &mut got);
+        f.event(
+            3004,
+            Happening::Waking {
+                pid: 5,
+                prio: 19,
+                comm: comm("app"),
+            },
+            &mut got,
+        );
+        f.event(3006, switch(0, 0, 5, 19, "app"), &mut got);
+        assert!(
+            got.figures.contains(&(0, Quantity::Timer, 3006, 6)),
             "{:?}",
             got.figures
         );

@@ -33,6 +33,8 @@ const LAST_READS_NS: u64 = 2_000_000_000;
 
 /// Watch the threads `cfg` selects until the run ends.
 pub fn run(cfg: &WatchConfig, command_line: Vec<String>) -> Result<Outcome> {
+    // A bad --pid is a usage error, whoever runs it.
+    let found = cfg.select.scan(Path::new("/proc"))?;
     let caps = Capabilities::probe_or_mount();
     let root = match (&caps.root, caps.hrtimer_events) {
         (None, _) => return Err(Error::env(
@@ -50,7 +52,6 @@ pub fn run(cfg: &WatchConfig, command_line: Vec<String>) -> Result<Outcome> {
             root.display()
         ))
     })?;
-    let found = cfg.select.scan(Path::new("/proc"))?;
     let callback =
         events::sleeper_callback(&std::fs::read_to_string("/proc/kallsyms").unwrap_or_default());
     let mut notes = Vec::new();
@@ -337,6 +338,7 @@ impl Tracer for Reader {
                 .collect(),
             unwatched_threads: self.sink.unwatched,
             lost_events: self.follow.lost_events,
+            switches_missing: self.follow.switches_missing,
             ..WatchFigures::default()
         };
         for &c in &self.cpus {
@@ -376,6 +378,12 @@ fn finisher(mut f: WatchFigures) -> Finish {
             result.notes.push(format!(
                 "{} more threads matched once the {RESERVE} series kept in reserve were in use: not watched; name them with --pid or --comm",
                 f.unwatched_threads
+            ));
+        }
+        if f.switches_missing > 0 {
+            result.notes.push(format!(
+                "{} wake-ups were followed by their thread running without its switch in the kernel's trace: those activations have no figure",
+                f.switches_missing
             ));
         }
         if f.lost_events > 0 {

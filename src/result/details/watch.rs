@@ -27,6 +27,11 @@ pub struct WatchFigures {
     /// Threads that matched once every series kept in reserve was in use.
     #[serde(default)]
     pub unwatched_threads: u64,
+    /// Wake-ups after which a thread was seen running without its switch
+    /// in: the kernel's trace lacks a few on some machines. Those
+    /// activations have no figure (none is guessed).
+    #[serde(default)]
+    pub switches_missing: u64,
     /// Lost-event notices of the trace buffers, and the per-CPU stats.
     #[serde(default)]
     pub lost_events: u64,
