@@ -59,3 +59,41 @@ impl TryFrom<&WatchArgs> for WatchConfig {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+
+    fn config(args: &[&str]) -> Result<WatchConfig, Error> {
+        let cli = Cli::try_parse_from([&["rtlat", "watch"], args].concat()).expect("parses");
+        let Command::Watch(a) = cli.command else {
+            panic!("not watch")
+        };
+        WatchConfig::try_from(&a)
+    }
+
+    /// The full build selects; the board build refuses with exit 3.
+    #[test]
+    fn the_selection_comes_from_the_options_and_the_board_build_refuses() {
+        let got = config(&["--comm", "cyclic*", "--duration", "2s"]);
+        if cfg!(feature = "kernel-trace") {
+            let c = got.expect("full build");
+            assert_eq!(c.select, Selection::Comm("cyclic*".into()));
+            assert_eq!(c.control.duration_ns, Some(2_000_000_000));
+            assert_eq!(
+                config(&["--pid", "3,4"]).expect("pids").select,
+                Selection::Pids(vec![3, 4])
+            );
+            assert_eq!(config(&[]).expect("default").select, Selection::RealTime);
+            let e = config(&["--comm", "a[b]"]).expect_err("a class");
+            assert_eq!(e.exit_code(), crate::error::exit::USAGE);
+        } else {
+            let e = got.expect_err("board build");
+            assert_eq!(e.exit_code(), crate::error::exit::ENVIRONMENT);
+            assert!(e.to_string().contains("rtlat watch"), "{e}");
+        }
+        assert!(Cli::try_parse_from(["rtlat", "watch", "--pid", "1", "--comm", "x"]).is_err());
+    }
+}

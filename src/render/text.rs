@@ -19,23 +19,49 @@ use std::fmt::Write;
 pub fn settings(r: &RunResult) -> String {
     let t = &r.tuning;
     // Measuring threads (one entry of `affinity` each), not series.
-    let threads = if !r.benchmark.measures_own_threads() {
-        // A watched thread's other series are named after it: `NAME/…`.
-        r.threads.iter().filter(|t| !t.name.contains('/')).count()
-    } else if t.affinity.is_empty() {
+    if !r.benchmark.measures_own_threads() {
+        return watched(r);
+    }
+    let threads = if t.affinity.is_empty() {
         r.threads.len()
     } else {
         t.affinity.len()
     };
     let mut parts = vec![format!("{threads} thread(s)")];
-    if !r.benchmark.measures_own_threads() {
-        return parts.join(", ");
-    }
     parts.extend(period_of(r).map(|p| format!("period {p}")));
     parts.extend(policy_of(r));
     parts.extend(mlock_of(r).map(|m| format!("mlock {m}")));
     parts.extend(dma_of(r).map(|d| format!("dma_latency {d}")));
     parts.join(", ")
+}
+
+/// What a watch follows: its selection (`comm cyclictest`, `pids 12, 13`,
+/// `realtime`) and, once known, how many threads.
+fn watched(r: &RunResult) -> String {
+    let selection = match r.config.get("select") {
+        Some(serde_json::Value::Object(m)) => m
+            .iter()
+            .map(|(k, v)| match v {
+                serde_json::Value::String(s) => format!("{k} {s}"),
+                serde_json::Value::Array(a) => format!(
+                    "{k} {}",
+                    a.iter()
+                        .map(|x| x.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                v => format!("{k} {v}"),
+            })
+            .collect::<Vec<_>>()
+            .join(", "),
+        Some(serde_json::Value::String(s)) => s.clone(),
+        _ => "threads".into(),
+    };
+    // A watched thread's other series are named after it: `NAME/…`.
+    match r.threads.iter().filter(|t| !t.name.contains('/')).count() {
+        0 => format!("watching {selection}"),
+        n => format!("watching {selection}: {n} thread(s)"),
+    }
 }
 
 /// The line printed when a run starts.

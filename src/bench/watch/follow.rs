@@ -4,7 +4,10 @@
 //! `hrtimer_expire_entry` shows it fired) to the switch in is its timer
 //! lateness; its time on the CPU from the switch in to the switch out
 //! that blocks it (preemptions in between are not its end) is its run
-//! time; the time between two wake-ups its activation interval.
+//! time; the time between two wake-ups its activation interval. A sleep
+//! that does not block (its time already past, or its timer fired first)
+//! is as late as the moment it returns. A wake-up after which the thread
+//! is seen running without its switch in is counted, with no figure.
 
 use super::events::{comm_text, Happening};
 use super::select::Selection;
