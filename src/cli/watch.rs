@@ -1,6 +1,6 @@
 //! `rtlat watch` options.
 
-use super::common::{positive_duration, LoadOpts, OutputArgs};
+use super::common::{positive_duration, ExplainArgs, LoadOpts, OutputArgs};
 use crate::bench::watch::select::{check_pattern, Selection};
 use crate::bench::watch::WatchConfig;
 use crate::engine::RtConfig;
@@ -14,13 +14,18 @@ thread: comm:tid (wake-up latency: sched_waking to running),
 comm:tid/timer (its own sleep's expiry to running, what cyclictest reports
 of its thread), comm:tid/run (time on the CPU per activation) and
 comm:tid/interval (between wake-ups; the median is the detected period).
-Without --pid, threads that start during the run are watched too; a run
-that saw none of the selected threads ends with exit 3.
+Overruns: a sleep until a time already past (the next activation came
+before this one ended), or an activation longer than --deadline (else
+--period). Who preempted each thread mid-activation is in the details;
+--explain names, for each thread's worst wake-ups, the task that held the
+CPU until it ran. Without --pid, threads that start during the run are
+watched too; a run that saw none of the selected threads ends with exit 3.
 
 Examples:
   rtlat watch --duration 1m                       every SCHED_FIFO/RR/DEADLINE thread
   rtlat watch --comm cyclictest --duration 60s --json w.json
-  rtlat watch --pid 4242 --max-latency 100us      exit 1 if a wake-up of 4242's threads took longer";
+  rtlat watch --pid 4242 --max-latency 100us      exit 1 if a wake-up of 4242's threads took longer
+  rtlat watch --comm motor* --period 2ms --explain --duration 10m";
 
 #[derive(Debug, Args)]
 pub struct WatchArgs {
@@ -33,6 +38,14 @@ pub struct WatchArgs {
     /// Stop after this long (e.g. 10s, 5m, 2h) [default: until interrupted]
     #[arg(long, short, allow_hyphen_values = true, value_parser = positive_duration)]
     pub duration: Option<u64>,
+    /// The watched threads' period (e.g. 2ms): an activation longer than this from its timer's expiry or wake-up overran, unless --deadline is given
+    #[arg(long, value_parser = positive_duration)]
+    pub period: Option<u64>,
+    /// An activation longer than this from its timer's expiry or wake-up overran
+    #[arg(long, value_parser = positive_duration)]
+    pub deadline: Option<u64>,
+    #[command(flatten)]
+    pub explain: ExplainArgs,
     #[command(flatten)]
     pub output: OutputArgs,
     #[command(flatten)]
@@ -53,6 +66,9 @@ impl TryFrom<&WatchArgs> for WatchConfig {
         };
         Ok(WatchConfig {
             select,
+            deadline_ns: a.deadline,
+            period_ns: a.period,
+            explain_worst: a.explain.worst(),
             control: a.output.control(a.duration, None, None),
             // The watch's own threads are ordinary ones: it measures others.
             setup: a.output.setup(RtConfig::unprivileged(), &a.load)?,

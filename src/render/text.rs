@@ -9,6 +9,7 @@ use super::describe::{
 use super::printable::printable;
 use super::table::{self, Col};
 use super::{Loaded, Render};
+use crate::result::details::Details;
 use crate::result::{RunResult, ThreadResult};
 use crate::stats::summary::{label, supported, Summary, PERCENTILES};
 use crate::units::{human_duration, secs, us};
@@ -164,6 +165,11 @@ pub fn summary(r: &RunResult) -> String {
     for line in super::forecast::all_lines(r) {
         let _ = writeln!(s, "{line}");
     }
+    if let Some(d) = crate::result::details::watch::WatchDetails::of(r) {
+        for t in &d.watch.threads {
+            let _ = writeln!(s, "{}", printable(&watched_line(t)));
+        }
+    }
     for e in &r.explained {
         let _ = writeln!(s, "{}", printable(&explained_line(e)));
     }
@@ -182,6 +188,35 @@ pub fn explained_line(e: &crate::result::Explained) -> String {
         e.thread,
         e.parts_line(4)
     )
+}
+
+/// `app:42: 2500 activations, period 2.0 ms (jitter 2.5 ms), 50 overruns,
+/// preempted 1.2 ms mid-activation, most by hog 7 FIFO 90 (4 times, 1.2 ms)`.
+pub fn watched_line(t: &crate::result::details::watch::WatchedThread) -> String {
+    use crate::result::explained::short;
+    let mut s = format!("{}: {} activations", t.name, t.activations);
+    if let Some(p) = t.period_ns {
+        let _ = write!(s, ", period {}", short(p));
+        if let Some(j) = t.jitter_ns {
+            let _ = write!(s, " (jitter {})", short(j));
+        }
+    }
+    let _ = write!(
+        s,
+        ", {} overruns, preempted {} mid-activation",
+        t.overruns,
+        short(t.preempted_ns)
+    );
+    if let Some(i) = t.interference.first() {
+        let _ = write!(
+            s,
+            ", most by {} ({} times, {})",
+            i.task,
+            i.times,
+            short(i.ns)
+        );
+    }
+    s
 }
 
 /// `EXCEEDED` or `ok`: the verdict on `--max-latency`.

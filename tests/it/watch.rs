@@ -271,3 +271,188 @@ fn watch_patterns_the_kernel_cannot_take_are_usage_errors() {
     let err = error_line(&out, 2, "a quote in --comm");
     assert!(err.contains("--comm"), "{err}");
 }
+
+/// The grid the application and its hog share: multiples of 2 ms on
+/// CLOCK_MONOTONIC, the clock of the trace.
+const PERIOD_NS: u64 = 2_000_000;
+
+fn clock_ns(clock: libc::clockid_t) -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid timespec for the kernel to fill.
+    unsafe { libc::clock_gettime(clock, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+fn now_ns() -> u64 {
+    clock_ns(libc::CLOCK_MONOTONIC)
+}
+
+/// Sleeps until `t` on CLOCK_MONOTONIC, as a periodic application does.
+fn sleep_until(t: u64) {
+    let ts = libc::timespec {
+        tv_sec: (t / 1_000_000_000) as libc::time_t,
+        tv_nsec: (t % 1_000_000_000) as libc::c_long,
+    };
+    // SAFETY: an absolute sleep on a valid timespec; EINTR sleeps again.
+    while unsafe {
+        libc::clock_nanosleep(
+            libc::CLOCK_MONOTONIC,
+            libc::TIMER_ABSTIME,
+            &ts,
+            std::ptr::null_mut(),
+        )
+    } == libc::EINTR
+    {}
+}
+
+/// The calling thread on CPU `cpu`, SCHED_FIFO `prio`.
+fn fifo_on(cpu: usize, prio: i32) {
+    // SAFETY: a zeroed cpu_set_t with one CPU set, and a sched_param, for
+    // the calling thread (0).
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        assert_eq!(
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set),
+            0
+        );
+        let p = libc::sched_param {
+            sched_priority: prio,
+        };
+        assert_eq!(libc::sched_setscheduler(0, libc::SCHED_FIFO, &p), 0);
+    }
+}
+
+/// A periodic application thread: every 2 ms on the grid, 0.5 ms of CPU
+/// time. It counts its overruns as a deadline monitor does: the next
+/// activation's time had come when this one ended.
+fn application(periods: u64) -> u64 {
+    fifo_on(1, 50);
+    let mut next = (now_ns() / PERIOD_NS + 2) * PERIOD_NS;
+    let end = next + periods * PERIOD_NS;
+    let mut overruns = 0;
+    while next < end {
+        sleep_until(next);
+        let cpu = clock_ns(libc::CLOCK_THREAD_CPUTIME_ID);
+        while clock_ns(libc::CLOCK_THREAD_CPUTIME_ID) - cpu < 500_000 {}
+        next += PERIOD_NS;
+        if now_ns() >= next {
+            overruns += 1;
+        }
+    }
+    overruns
+}
+
+/// A FIFO hog above the application on its CPU: every 50 ms it holds the
+/// CPU until 2.5 ms after one of the application's activations is due,
+/// from 0.3 ms before it (the application waits to be run) or from 0.2 ms
+/// after (the application is preempted mid-activation), in turn. Either
+/// way the application ends 0.5 ms or more after its next activation's
+/// time, and its catch-up activation 0.5 ms before the one after.
+fn hog(times: u64) {
+    fifo_on(1, 70);
+    let mut due = (now_ns() / PERIOD_NS + 50) * PERIOD_NS;
+    for k in 0..times {
+        due += 25 * PERIOD_NS;
+        sleep_until(if k % 2 == 0 {
+            due - 300_000
+        } else {
+            due + 200_000
+        });
+        while now_ns() < due + 2_500_000 {}
+    }
+}
+
+case!(
+    watch_finds_the_period_overruns_and_culprit_of_a_periodic_fifo_application,
+    [
+        Root,
+        Native(HOST_TRACE),
+        Cpus(2, "the application and its hog run on CPU 1"),
+        Machine(watch_events(), NO_EVENTS),
+        Measuring
+    ],
+    |t| {
+        let json = t.path("w.json");
+        let w = watch(
+            &t,
+            &[
+                "--comm",
+                "rtapp",
+                "--period",
+                "2ms",
+                "--explain",
+                "--duration",
+                "9s",
+            ],
+            &json,
+        );
+        std::thread::sleep(Duration::from_millis(1500));
+        // 5 s of 2 ms periods; 80 hogs over its 4 s in the middle.
+        let app = std::thread::Builder::new()
+            .name("rtapp".into())
+            .spawn(|| application(2500))
+            .expect("the application starts");
+        let hogs = 80;
+        std::thread::Builder::new()
+            .name("rthog".into())
+            .spawn(move || hog(hogs))
+            .expect("the hog starts")
+            .join()
+            .expect("the hog ends");
+        let counted = app.join().expect("the application ends");
+        ended_well(w);
+        assert_schema_valid(&json);
+        let r = load(&json);
+        let d = &r["details"]["watch"];
+        let th = d["threads"]
+            .as_array()
+            .and_then(|a| a.iter().find(|x| x["comm"] == "rtapp"))
+            .unwrap_or_else(|| panic!("the application's thread not watched: {d}"));
+        let name = th["name"].as_str().expect("name");
+        let period = n(&th["period_ns"]);
+        let overruns = n(&th["overruns"]);
+        eprintln!(
+            "application: period {period} ns, overruns {overruns} (it counted {counted}), {th}"
+        );
+        assert!(
+            period.abs_diff(PERIOD_NS) * 100 <= PERIOD_NS,
+            "period {period} ns, not 2 ms within 1 %"
+        );
+        // Each hog makes one overrun (other real-time load on the CPU may
+        // add some): the watch counts what the application counted.
+        assert!(counted >= hogs, "the application's own count {counted}");
+        assert_eq!(overruns, counted, "{th}");
+        // Half the hogs preempted it mid-activation.
+        let by = &th["interference"][0];
+        assert!(
+            by["task"].as_str().is_some_and(|s| s.starts_with("rthog ")),
+            "{th}"
+        );
+        assert!(n(&by["times"]) >= hogs / 2 * 9 / 10, "{by}");
+        assert!(n(&by["ns"]) >= n(&by["times"]) * 2_000_000, "{by}");
+        // Its 10 worst wake-ups name the hog.
+        let cases: Vec<&Value> = r["explained"]
+            .as_array()
+            .expect("explained cases")
+            .iter()
+            .filter(|c| c["thread"] == name)
+            .take(10)
+            .collect();
+        assert_eq!(cases.len(), 10, "{}", r["explained"]);
+        let named = cases
+            .iter()
+            .filter(|c| {
+                let top = &c["parts"][0];
+                top["kind"] == "thread"
+                    && top["name"]
+                        .as_str()
+                        .is_some_and(|s| s.starts_with("rthog "))
+            })
+            .count();
+        assert!(named >= 9, "{cases:?}");
+    }
+);

@@ -19,6 +19,15 @@ pub const EVENTS: [&str; 5] = [
 /// A task name as the kernel keeps it (NUL-padded).
 pub type Comm = [u8; 16];
 
+/// A task as `sched_switch` names it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tracked {
+    pub pid: i32,
+    /// The kernel's priority: below 100 real-time (99 - its RT priority).
+    pub prio: i32,
+    pub comm: Comm,
+}
+
 /// One decoded event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Happening {
@@ -28,11 +37,9 @@ pub enum Happening {
         comm: Comm,
     },
     Switch {
-        prev: i32,
+        prev: Tracked,
         prev_state: u64,
-        next: i32,
-        next_prio: i32,
-        next_comm: Comm,
+        next: Tracked,
     },
     Exit {
         pid: i32,
@@ -56,7 +63,7 @@ pub enum Happening {
 pub struct WatchLayout {
     pub page: Page,
     waking: (u16, [Field; 3]),
-    switch: (u16, [Field; 5]),
+    switch: (u16, [Field; 7]),
     exit: (u16, Field),
     start: (u16, [Field; 4]),
     expire: (u16, Field),
@@ -88,6 +95,8 @@ impl WatchLayout {
                 id(switch)?,
                 [
                     f(switch, "prev_pid")?,
+                    f(switch, "prev_prio")?,
+                    f(switch, "prev_comm")?,
                     f(switch, "prev_state")?,
                     f(switch, "next_pid")?,
                     f(switch, "next_prio")?,
@@ -131,13 +140,19 @@ impl WatchLayout {
                 comm: comm(c)?,
             }
         } else if ty == self.switch.0 {
-            let [prev, state, next, prio, c] = self.switch.1;
+            let [pp, pprio, pc, state, np, nprio, nc] = self.switch.1;
             Happening::Switch {
-                prev: int(prev)?,
+                prev: Tracked {
+                    pid: int(pp)?,
+                    prio: int(pprio)?,
+                    comm: comm(pc)?,
+                },
                 prev_state: g(state)?,
-                next: int(next)?,
-                next_prio: int(prio)?,
-                next_comm: comm(c)?,
+                next: Tracked {
+                    pid: int(np)?,
+                    prio: int(nprio)?,
+                    comm: comm(nc)?,
+                },
             }
         } else if ty == self.exit.0 {
             Happening::Exit {
@@ -261,7 +276,9 @@ mod tests {
 
         let mut b = vec![0u8; 64];
         put(&mut b, 0, &372u16.to_ne_bytes());
+        put(&mut b, 8, b"hog");
         put(&mut b, 24, &7i32.to_ne_bytes());
+        put(&mut b, 28, &9i32.to_ne_bytes());
         put(&mut b, 32, &1u64.to_ne_bytes());
         put(&mut b, 40, b"app");
         put(&mut b, 56, &8i32.to_ne_bytes());
@@ -269,11 +286,17 @@ mod tests {
         assert_eq!(
             ev(&b),
             Some(Happening::Switch {
-                prev: 7,
+                prev: Tracked {
+                    pid: 7,
+                    prio: 9,
+                    comm: *b"hog\0\0\0\0\0\0\0\0\0\0\0\0\0",
+                },
                 prev_state: 1,
-                next: 8,
-                next_prio: -1,
-                next_comm: *b"app\0\0\0\0\0\0\0\0\0\0\0\0\0",
+                next: Tracked {
+                    pid: 8,
+                    prio: -1,
+                    comm: *b"app\0\0\0\0\0\0\0\0\0\0\0\0\0",
+                },
             })
         );
 

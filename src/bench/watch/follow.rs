@@ -8,8 +8,15 @@
 //! that does not block (its time already past, or its timer fired first)
 //! is as late as the moment it returns. A wake-up after which the thread
 //! is seen running without its switch in is counted, with no figure.
+//!
+//! Besides the figures: the task that held the CPU when a late thread
+//! finally ran (the switch in names it), who preempted a thread in the
+//! middle of an activation and for how long, and the overruns: a sleep
+//! until a time already past (the next activation came before this one
+//! finished), or an activation longer than the declared limit
+//! (`--deadline`, else `--period`) from its timer's expiry or wake-up.
 
-use super::events::{comm_text, Happening};
+use super::events::{comm_text, Happening, Tracked};
 use super::select::Selection;
 use crate::explain::events::IdMap;
 use std::collections::HashMap;
@@ -33,6 +40,13 @@ pub trait Figures {
     fn admit(&mut self, tid: i32, comm: &str) -> Option<usize>;
     /// A figure of the thread in `slot`, at `ts` (the trace's clock).
     fn figure(&mut self, slot: usize, figure: Quantity, ts: u64, ns: u64);
+    /// The thread in `slot` ran at `ts` after waiting `ns` since its
+    /// wake-up; `by` held the CPU until then (pid 0: it was idle).
+    fn late(&mut self, slot: usize, ts: u64, ns: u64, by: &Tracked);
+    /// The thread in `slot` was preempted by `by` for `ns` mid-activation.
+    fn interfered(&mut self, slot: usize, by: &Tracked, ns: u64);
+    /// An activation of the thread in `slot` overran, seen at `ts`.
+    fn overrun(&mut self, slot: usize, ts: u64);
     /// The thread in `slot` ended at `ts`.
     fn ended(&mut self, slot: usize, ts: u64);
 }
@@ -54,6 +68,10 @@ struct Thread {
     armed: Option<(u64, u64)>,
     /// The soft expiry of that timer once it fired.
     due: Option<u64>,
+    /// When the current activation was due: its timer's expiry, else its wake-up.
+    start: Option<u64>,
+    /// Preempted mid-activation at, by.
+    preempted: Option<(u64, Tracked)>,
 }
 
 /// Every watched thread, and the threads the selection does not take.
@@ -62,7 +80,7 @@ pub struct Follow {
     /// The sleepers' timer callback; `None`: every timer a thread starts counts.
     callback: Option<u64>,
     threads: IdMap<Thread>,
-    /// Task ids seen and not taken (outside the selection, or no room).
+    /// Tracked ids seen and not taken (outside the selection, or no room).
     refused: IdMap<()>,
     /// Timer address → the thread that armed it.
     armed_by: HashMap<u64, i32>,
@@ -70,6 +88,8 @@ pub struct Follow {
     /// Wake-ups after which the thread was seen running without its
     /// switch in (the kernel's trace lacks a few on some machines).
     pub switches_missing: u64,
+    /// The longest an activation may take (`--deadline`, else `--period`).
+    pub limit: Option<u64>,
 }
 
 /// A task's state in `sched_switch`: blocked (any state bit of the low
@@ -88,6 +108,7 @@ impl Follow {
             armed_by: HashMap::new(),
             lost_events: 0,
             switches_missing: 0,
+            limit: None,
         }
     }
 
@@ -156,15 +177,13 @@ impl Follow {
                 prev,
                 prev_state,
                 next,
-                next_prio,
-                next_comm,
             } => {
-                if let Some(t) = self.threads.get_mut(&prev) {
-                    switch_out(t, ts, prev_state, out);
+                if let Some(t) = self.threads.get_mut(&prev.pid) {
+                    switch_out(t, ts, prev_state, &next, self.limit, out);
                 }
-                if self.followed(next, &next_comm, next_prio, out) {
-                    if let Some(t) = self.threads.get_mut(&next) {
-                        switch_in(t, ts, out);
+                if self.followed(next.pid, &next.comm, next.prio, out) {
+                    if let Some(t) = self.threads.get_mut(&next.pid) {
+                        switch_in(t, ts, &prev, out);
                     }
                 }
             }
@@ -200,6 +219,11 @@ impl Follow {
                     // A sleep until a time already past returns at once:
                     // it is as late as when it was asked for.
                     out.figure(t.slot, Quantity::Timer, ts, ts - soft);
+                    if t.active {
+                        // The next activation is here before this one ended.
+                        out.overrun(t.slot, ts);
+                        t.start = Some(soft);
+                    }
                 } else {
                     t.armed = Some((timer, soft));
                     self.armed_by.insert(timer, pid);
@@ -237,29 +261,50 @@ impl Follow {
     }
 }
 
-fn switch_out(t: &mut Thread, ts: u64, prev_state: u64, out: &mut impl Figures) {
+fn switch_out(
+    t: &mut Thread,
+    ts: u64,
+    prev_state: u64,
+    next: &Tracked,
+    limit: Option<u64>,
+    out: &mut impl Figures,
+) {
     if let Some(since) = t.running.take() {
         t.ran += ts.saturating_sub(since);
     }
     if blocked(prev_state) {
         if t.active {
             out.figure(t.slot, Quantity::Run, ts, t.ran);
+            if let (Some(limit), Some(start)) = (limit, t.start) {
+                if ts.saturating_sub(start) > limit {
+                    out.overrun(t.slot, ts);
+                }
+            }
         }
         t.active = false;
         t.ran = 0;
+        t.start = None;
+    } else if t.active {
+        t.preempted = Some((ts, *next));
     }
 }
 
-fn switch_in(t: &mut Thread, ts: u64, out: &mut impl Figures) {
+fn switch_in(t: &mut Thread, ts: u64, prev: &Tracked, out: &mut impl Figures) {
     t.running = Some(ts);
+    if let Some((since, by)) = t.preempted.take() {
+        out.interfered(t.slot, &by, ts.saturating_sub(since));
+    }
     let due = t.due.take();
     let Some(w) = t.woken.take() else {
         return;
     };
     out.figure(t.slot, Quantity::Wake, ts, ts.saturating_sub(w));
-    if let Some(d) = due.filter(|&d| d <= ts) {
+    out.late(t.slot, ts, ts.saturating_sub(w), prev);
+    let due = due.filter(|&d| d <= ts);
+    if let Some(d) = due {
         out.figure(t.slot, Quantity::Timer, ts, ts - d);
     }
+    t.start = Some(due.unwrap_or(w));
     if let Some(last) = t.last_wake.replace(w) {
         out.figure(t.slot, Quantity::Interval, ts, w.saturating_sub(last));
     }
@@ -277,6 +322,11 @@ mod tests {
         figures: Vec<(usize, Quantity, u64, u64)>,
         admitted: Vec<(i32, String)>,
         ended: Vec<(usize, u64)>,
+        /// (slot, wait, pid that held the CPU)
+        late: Vec<(usize, u64, i32)>,
+        /// (slot, pid that preempted, ns)
+        interfered: Vec<(usize, i32, u64)>,
+        overruns: Vec<(usize, u64)>,
         room: usize,
     }
 
@@ -290,6 +340,15 @@ mod tests {
         fn figure(&mut self, slot: usize, figure: Quantity, ts: u64, ns: u64) {
             self.figures.push((slot, figure, ts, ns));
         }
+        fn late(&mut self, slot: usize, _ts: u64, ns: u64, by: &Tracked) {
+            self.late.push((slot, ns, by.pid));
+        }
+        fn interfered(&mut self, slot: usize, by: &Tracked, ns: u64) {
+            self.interfered.push((slot, by.pid, ns));
+        }
+        fn overrun(&mut self, slot: usize, ts: u64) {
+            self.overruns.push((slot, ts));
+        }
         fn ended(&mut self, slot: usize, ts: u64) {
             self.ended.push((slot, ts));
         }
@@ -301,13 +360,21 @@ mod tests {
         c
     }
 
+    /// A switch from `prev` (whose name and priority no test reads back
+    /// but the culprit's) to `next` named `name`.
     fn switch(prev: i32, prev_state: u64, next: i32, next_prio: i32, name: &str) -> Happening {
         Happening::Switch {
-            prev,
+            prev: Tracked {
+                pid: prev,
+                prio: 9,
+                comm: comm("prev"),
+            },
             prev_state,
-            next,
-            next_prio,
-            next_comm: comm(name),
+            next: Tracked {
+                pid: next,
+                prio: next_prio,
+                comm: comm(name),
+            },
         }
     }
 
@@ -633,5 +700,47 @@ mod tests {
         f.event(9, switch(0, 0, 5, 19, "app"), &mut got);
         assert!(got.figures.is_empty());
         assert_eq!(f.lost_events, 3);
+    }
+
+    #[test]
+    fn culprits_preemptions_and_overruns_are_told() {
+        let mut f = Follow::new(Selection::Pids(vec![5]), Some(SLEEPER));
+        let mut got = Got::default();
+        f.watch(5, 0);
+        period(&mut f, &mut got, 5, 1000);
+        // Woken on an idle CPU; preempted by 77 for 10 mid-activation.
+        assert_eq!(got.late, [(0, 2, 0)]);
+        assert_eq!(got.interfered, [(0, 77, 10)]);
+        assert!(got.overruns.is_empty());
+        let start = |soft| Happening::TimerStart {
+            pid: 5,
+            timer: 0xa,
+            function: SLEEPER,
+            soft,
+        };
+        let waking = Happening::Waking {
+            pid: 5,
+            prio: 19,
+            comm: comm("app"),
+        };
+        // Its next wake-up waits for 88 until 2500; its next sleep, until
+        // 2400, is past when it asks: the next activation came first.
+        f.event(1500, start(2000), &mut got);
+        f.event(1501, switch(5, 1, 0, 120, "swapper/0"), &mut got);
+        f.event(2003, Happening::TimerExpire { timer: 0xa }, &mut got);
+        f.event(2004, waking, &mut got);
+        f.event(2500, switch(88, 0, 5, 19, "app"), &mut got);
+        f.event(2600, start(2400), &mut got);
+        f.event(2700, start(3000), &mut got);
+        f.event(2701, switch(5, 1, 0, 120, "swapper/0"), &mut got);
+        assert_eq!(got.late.last(), Some(&(0, 496, 88)));
+        assert_eq!(got.overruns, [(0, 2600)]);
+        // A declared limit of 300 from the expiry at 3000: passed at 3350.
+        f.limit = Some(300);
+        f.event(3003, Happening::TimerExpire { timer: 0xa }, &mut got);
+        f.event(3004, waking, &mut got);
+        f.event(3006, switch(0, 0, 5, 19, "app"), &mut got);
+        f.event(3350, switch(5, 1, 0, 120, "swapper/0"), &mut got);
+        assert_eq!(got.overruns, [(0, 2600), (0, 3350)]);
     }
 }

@@ -27,6 +27,15 @@ use serde::Serialize;
 #[derive(Debug, Clone, Serialize)]
 pub struct WatchConfig {
     pub select: Selection,
+    /// The longest an activation may take (`--deadline`), and the period
+    /// declared (`--period`), which is that limit when no deadline is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deadline_ns: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub period_ns: Option<u64>,
+    /// The worst wake-ups of each thread explained (`--explain`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explain_worst: Option<usize>,
     #[serde(flatten)]
     pub control: RunControl,
     #[serde(skip)]

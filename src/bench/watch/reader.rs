@@ -4,15 +4,17 @@
 //! CPU's pages in time order and follows the threads, their series, and
 //! what it writes into the result.
 
-use super::events::{self, Happening, WatchLayout, EVENTS};
+use super::events::{self, comm_text, Happening, Tracked, WatchLayout, EVENTS};
 use super::follow::{Figures, Follow, Quantity};
 use super::select::Candidate;
 use super::{WatchConfig, PARTS, RESERVE};
 use crate::engine::channel::LateName;
 use crate::engine::{Channel, RunSpec, StopFlag};
 use crate::error::{Error, Outcome, Result};
-use crate::result::details::watch::{WatchDetails, WatchFigures, WatchedThread};
+use crate::explain::attribute::policy_of;
+use crate::result::details::watch::{Preemptor, WatchDetails, WatchFigures, WatchedThread};
 use crate::result::details::Details;
+use crate::result::explained::{Explained, Part};
 use crate::result::{Benchmark, BreakEvent, RunResult};
 use crate::stats::recorder::{self, Recorder};
 use crate::sys::clock::Clock;
@@ -30,6 +32,8 @@ use std::time::Duration;
 const GRACE_NS: u64 = 100_000_000;
 /// The most it reads after the end, however busy the trace.
 const LAST_READS_NS: u64 = 2_000_000_000;
+/// The most tasks kept per thread as preempting it mid-activation.
+const INTERFERERS: usize = 8;
 
 /// Watch the threads `cfg` selects until the run ends.
 pub fn run(cfg: &WatchConfig, command_line: Vec<String>) -> Result<Outcome> {
@@ -58,7 +62,10 @@ pub fn run(cfg: &WatchConfig, command_line: Vec<String>) -> Result<Outcome> {
     let (session, inst, pipes) = trace_setup(cfg, &root, &found, callback, &mut notes)?;
     let interval = cfg.control.interval_ns;
     let reserve = if cfg.select.grows() { RESERVE } else { 0 };
-    let mut sink = Slots::default();
+    let mut sink = Slots {
+        worst: cfg.explain_worst.unwrap_or(0),
+        ..Slots::default()
+    };
     let mut channels = Vec::new();
     for k in 0..found.len() + reserve {
         channels.extend(sink.slot(found.get(k), interval));
@@ -72,6 +79,7 @@ pub fn run(cfg: &WatchConfig, command_line: Vec<String>) -> Result<Outcome> {
     )?;
     spec.notes = notes;
     let mut follow = Follow::new(cfg.select.clone(), callback);
+    follow.limit = cfg.deadline_ns.or(cfg.period_ns);
     for (k, c) in found.iter().enumerate() {
         follow.watch(c.tid, k);
     }
@@ -145,6 +153,10 @@ fn trace_setup(
 struct Slot {
     names: [LateName; 4],
     thread: WatchedThread,
+    /// Its worst wake-ups: (latency, wake-up after the start, who held the CPU).
+    worst: Vec<(u64, u64, Tracked)>,
+    /// Who preempted it mid-activation: (task, times, ns).
+    interferers: Vec<(Tracked, u64, u64)>,
 }
 
 /// The series of every watched thread and of the reserve.
@@ -155,6 +167,8 @@ struct Slots {
     recs: Vec<Recorder>,
     /// Slots in use.
     used: usize,
+    /// How many worst wake-ups each thread keeps (`--explain`).
+    worst: usize,
     /// The run's start on the trace's clock.
     start: u64,
     unwatched: u64,
@@ -178,6 +192,8 @@ impl Slots {
         let mut s = Slot {
             names,
             thread: WatchedThread::default(),
+            worst: Vec::with_capacity(self.worst),
+            interferers: Vec::with_capacity(INTERFERERS),
         };
         if let Some(t) = thread {
             name_slot(&mut s, t.tid, &t.comm);
@@ -228,6 +244,39 @@ impl Figures for Slots {
         }
         let at = ts.saturating_sub(self.start);
         self.recs[4 * slot + part].record(ns, at, 0);
+    }
+
+    fn late(&mut self, slot: usize, ts: u64, ns: u64, by: &Tracked) {
+        let at = ts.saturating_sub(ns).saturating_sub(self.start);
+        let (keep, w) = (self.worst, &mut self.slots[slot].worst);
+        if w.len() < keep {
+            w.push((ns, at, *by));
+        } else if let Some(least) = w.iter_mut().min_by_key(|c| c.0) {
+            if ns > least.0 {
+                *least = (ns, at, *by);
+            }
+        }
+    }
+
+    fn interfered(&mut self, slot: usize, by: &Tracked, ns: u64) {
+        let s = &mut self.slots[slot];
+        s.thread.preempted_ns += ns;
+        let list = &mut s.interferers;
+        if let Some(e) = list.iter_mut().find(|e| e.0.pid == by.pid) {
+            e.1 += 1;
+            e.2 += ns;
+        } else if list.len() < INTERFERERS {
+            list.push((*by, 1, ns));
+        } else if let Some(least) = list.iter_mut().min_by_key(|e| e.2) {
+            // Full: the task with the least time gives way to a longer one.
+            if ns > least.2 {
+                *least = (*by, 1, ns);
+            }
+        }
+    }
+
+    fn overrun(&mut self, slot: usize, _ts: u64) {
+        self.slots[slot].thread.overruns += 1;
     }
 
     fn ended(&mut self, slot: usize, ts: u64) {
@@ -334,7 +383,7 @@ impl Tracer for Reader {
             source: "sched:sched_waking, sched:sched_switch, sched:sched_process_exit, timer:hrtimer_start and timer:hrtimer_expire_entry events, the binary per-CPU trace_pipe_raw buffers of rtlat's tracefs instance".into(),
             threads: self.sink.slots[..self.sink.used]
                 .iter()
-                .map(|s| s.thread.clone())
+                .map(thread_figures)
                 .collect(),
             unwatched_threads: self.sink.unwatched,
             lost_events: self.follow.lost_events,
@@ -350,22 +399,83 @@ impl Tracer for Reader {
             f.restore_problems
                 .push(format!("reading trace_pipe_raw failed: {e}"));
         }
-        (None, finisher(f))
+        let cases = worst_cases(&self.sink.slots[..self.sink.used]);
+        (None, finisher(f, cases))
     }
+}
+
+/// `hog 4242 FIFO 90`; the idle task is `idle`.
+fn task_label(t: &Tracked) -> String {
+    match t.pid {
+        0 => "idle".into(),
+        pid => format!("{} {pid} {}", comm_text(&t.comm), policy_of(pid, t.prio)),
+    }
+}
+
+/// A slot's details, its interference named, most time first.
+fn thread_figures(s: &Slot) -> WatchedThread {
+    let mut t = s.thread.clone();
+    let mut by: Vec<&(Tracked, u64, u64)> = s.interferers.iter().collect();
+    by.sort_by_key(|e| std::cmp::Reverse(e.2));
+    t.interference = by
+        .into_iter()
+        .map(|&(ref task, times, ns)| Preemptor {
+            task: task_label(task),
+            times,
+            ns,
+        })
+        .collect();
+    t
+}
+
+/// Every thread's worst wake-ups as explained cases, worst first: the
+/// wait is the part of the task that held the CPU until the thread ran
+/// (of the tasks that ran in between, the trace's filter keeps the last).
+fn worst_cases(slots: &[Slot]) -> Vec<Explained> {
+    let mut cases: Vec<Explained> = slots
+        .iter()
+        .flat_map(|s| {
+            s.worst.iter().map(|&(ns, at, ref by)| {
+                let (kind, name) = match by.pid {
+                    0 => ("idle", "idle-state exit".to_string()),
+                    _ => ("thread", task_label(by)),
+                };
+                Explained {
+                    thread: s.thread.name.clone(),
+                    cpu: None,
+                    at_ns: at,
+                    latency_ns: ns,
+                    parts: vec![Part {
+                        kind: kind.into(),
+                        name,
+                        ns,
+                    }],
+                }
+            })
+        })
+        .collect();
+    cases.sort_by_key(|c| std::cmp::Reverse(c.latency_ns));
+    cases
 }
 
 /// At the end of the run: each thread's period (the median of its
 /// intervals), the notes of threads that ended, and the details.
-fn finisher(mut f: WatchFigures) -> Finish {
+fn finisher(mut f: WatchFigures, cases: Vec<Explained>) -> Finish {
     Box::new(move |result: &mut RunResult, problems: &[String]| {
         f.restore_problems.extend_from_slice(problems);
+        result.explained = cases;
         for t in &mut f.threads {
             let interval = format!("{}/interval", t.name);
-            t.period_ns = result
+            let summary = result
                 .threads
                 .iter()
                 .find(|r| r.name == interval)
-                .and_then(|r| r.summary.percentile(50.0));
+                .map(|r| &r.summary);
+            t.period_ns = summary.and_then(|s| s.percentile(50.0));
+            t.jitter_ns = summary.zip(t.period_ns).map(|(s, p)| {
+                let p = p as i64;
+                (s.max_ns - p).max(p - s.min_ns).max(0) as u64
+            });
             if let Some(at) = t.ended_at_ns {
                 result.notes.push(format!(
                     "{} ended {} after the start: its series close there",

@@ -61,6 +61,31 @@ pub struct WatchedThread {
     /// When it ended, ns after the start (`None`: it ran to the end).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ended_at_ns: Option<u64>,
+    /// The activations' jitter: the largest distance of an interval
+    /// between two wake-ups from the period.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jitter_ns: Option<u64>,
+    /// Activations that overran: the next one was due before it ended (a
+    /// sleep until a time already past), or it took longer than the
+    /// declared `--deadline` (else `--period`) from its timer's expiry or
+    /// its wake-up.
+    #[serde(default)]
+    pub overruns: u64,
+    /// Time it was preempted in the middle of its activations, in all.
+    #[serde(default)]
+    pub preempted_ns: u64,
+    /// Who preempted it mid-activation, most time first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub interference: Vec<Preemptor>,
+}
+
+/// A task that preempted a watched thread in the middle of its activations.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Preemptor {
+    /// `comm pid FIFO 90`.
+    pub task: String,
+    pub times: u64,
+    pub ns: u64,
 }
 
 #[cfg(test)]
@@ -79,7 +104,13 @@ mod tests {
                     activations: 3,
                     timer_wakes: 3,
                     period_ns: Some(1_000_000),
-                    ended_at_ns: None,
+                    overruns: 1,
+                    interference: vec![Preemptor {
+                        task: "hog 7 FIFO 90".into(),
+                        times: 1,
+                        ns: 2_500_000,
+                    }],
+                    ..WatchedThread::default()
                 }],
                 ..WatchFigures::default()
             },
