@@ -426,14 +426,18 @@ case!(
         // add some): the watch counts what the application counted.
         assert!(counted >= hogs, "the application's own count {counted}");
         assert_eq!(overruns, counted, "{th}");
-        // Half the hogs preempted it mid-activation.
-        let by = &th["interference"][0];
-        assert!(
-            by["task"].as_str().is_some_and(|s| s.starts_with("rthog ")),
-            "{th}"
-        );
-        assert!(n(&by["times"]) >= hogs / 2 * 9 / 10, "{by}");
-        assert!(n(&by["ns"]) >= n(&by["times"]) * 2_000_000, "{by}");
+        // Half the hogs preempted it mid-activation, each for 2.3 ms (as
+        // long as no task above the hog held the CPU first).
+        let by = th["interference"]
+            .as_array()
+            .and_then(|a| {
+                a.iter()
+                    .find(|x| x["task"].as_str().is_some_and(|s| s.starts_with("rthog ")))
+            })
+            .unwrap_or_else(|| panic!("the hog is no preemptor: {th}"));
+        let times = n(&by["times"]);
+        assert!((1..=hogs / 2).contains(&times), "{by}");
+        assert!(n(&by["ns"]) >= times * 2_000_000, "{by}");
         // Its 10 worst wake-ups name the hog.
         let cases: Vec<&Value> = r["explained"]
             .as_array()
@@ -453,6 +457,89 @@ case!(
                         .is_some_and(|s| s.starts_with("rthog "))
             })
             .count();
+        eprintln!("the hog held the CPU in {named} of the 10 worst wake-ups");
         assert!(named >= 9, "{cases:?}");
+    }
+);
+
+/// `perf sched timehist`'s scheduling delays (wake-up to running) of
+/// thread `tid`, in ns; its figures are in ms to the µs. Rows of 0 are
+/// runs perf saw without their wake-up.
+fn perf_delays(data: &Path, tid: &str) -> Vec<u64> {
+    let out = Command::new("perf")
+        .args(["sched", "timehist", "-t", tid, "-i"])
+        .arg(data)
+        .output()
+        .expect("perf sched timehist runs");
+    assert!(out.status.success(), "{out:?}");
+    let mut v: Vec<u64> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let ms: f64 = l.split_whitespace().nth(4)?.parse().ok()?;
+            Some((ms * 1e6).round() as u64)
+        })
+        .filter(|&ns| ns > 0)
+        .collect();
+    v.sort_unstable();
+    v
+}
+
+case!(
+    watch_wake_ups_agree_with_perf_sched_timehist,
+    [
+        Root,
+        Native(HOST_TRACE),
+        Program("cyclictest", "rt-tests"),
+        Program("perf", "linux-perf"),
+        Cpus(2, "cyclictest runs on CPU 1"),
+        Machine(watch_events(), NO_EVENTS),
+        Measuring
+    ],
+    |t| {
+        let json = t.path("w.json");
+        let data = t.path("perf.data");
+        let w = watch(&t, &["--comm", "cyclictest", "--duration", "14s"], &json);
+        std::thread::sleep(Duration::from_millis(1500));
+        // The same run under perf's own recording of the scheduler events.
+        let rec = Command::new("perf")
+            .args(["sched", "record", "-o"])
+            .arg(&data)
+            .args([
+                "--",
+                "cyclictest",
+                "-m",
+                "-p80",
+                "-i1000",
+                "-t1",
+                "-a1",
+                "-q",
+                "-D",
+                "10",
+            ])
+            .output()
+            .expect("perf sched record runs");
+        assert!(rec.status.success(), "{rec:?}");
+        ended_well(w);
+        let r = load(&json);
+        let (name, _) = busiest(&r, "/timer");
+        let wake = &r["threads"]
+            .as_array()
+            .and_then(|a| a.iter().find(|x| x["name"] == name))
+            .expect("wake-up series")["summary"];
+        let tid = name.rsplit(':').next().expect("comm:tid");
+        let perf = perf_delays(&data, tid);
+        assert!(perf.len() >= 5000, "{} perf rows for {tid}", perf.len());
+        let perf_p50 = perf[perf.len().div_ceil(2) - 1];
+        let ours = pct(wake, 50.0);
+        eprintln!(
+            "watch vs perf sched timehist for {name}: {} vs {} wake-ups, p50 {ours} ns vs {perf_p50} ns",
+            n(&wake["samples"]),
+            perf.len()
+        );
+        // perf's figures are rounded to the µs.
+        assert!(
+            ours.abs_diff(perf_p50) <= 2_000,
+            "p50 {ours} ns against perf's {perf_p50} ns"
+        );
     }
 );

@@ -253,9 +253,13 @@ impl Follow {
                         self.armed_by.remove(&timer);
                     }
                     out.ended(t.slot, ts);
+                    // Its events another CPU's pages bring later are not
+                    // a new thread's.
+                    self.refused.insert(pid, ());
+                } else {
+                    // The id may be given to a thread of the selection.
+                    self.refused.remove(&pid);
                 }
-                // The id may be given to a new thread.
-                self.refused.remove(&pid);
             }
         }
     }
@@ -518,6 +522,18 @@ mod tests {
         f.event(6, Happening::Exit { pid: 9 }, &mut got);
         f.event(7, Happening::Exit { pid: 10 }, &mut got);
         assert_eq!(got.ended, [(1, 6)]);
+        // An event of the ended thread read late does not take a new slot.
+        got.room = 2;
+        f.event(
+            8,
+            Happening::Waking {
+                pid: 9,
+                prio: 49,
+                comm: comm("irq/9"),
+            },
+            &mut got,
+        );
+        assert_eq!(got.admitted.len(), 1);
         // Without a sleeper callback known, any timer the thread starts counts.
         let mut f = Follow::new(Selection::Comm("ap*".into()), None);
         let mut got = Got {
