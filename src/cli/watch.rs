@@ -24,6 +24,7 @@ watched too; a run that saw none of the selected threads ends with exit 3.
 Examples:
   rtlat watch --duration 1m                       every SCHED_FIFO/RR/DEADLINE thread
   rtlat watch --comm cyclictest --duration 60s --json w.json
+  rtlat watch --cgroup /system.slice/plc.service --duration 1h
   rtlat watch --pid 4242 --max-latency 100us      exit 1 if a wake-up of 4242's threads took longer
   rtlat watch --comm motor* --period 2ms --explain --duration 10m";
 
@@ -32,6 +33,9 @@ pub struct WatchArgs {
     /// Watch these processes' threads (as they are at the start) or these threads, by id
     #[arg(long, value_delimiter = ',', conflicts_with = "comm", value_parser = clap::value_parser!(i32).range(1..))]
     pub pid: Vec<i32>,
+    /// Watch the threads in this cgroup (v2) at the start: its path as /proc/PID/cgroup shows it (e.g. /system.slice/app.service)
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["pid", "comm"])]
+    pub cgroup: Option<String>,
     /// Watch the threads whose name matches PATTERN (* any run, ? any one character), also those that start during the run [default: every real-time thread]
     #[arg(long, value_name = "PATTERN")]
     pub comm: Option<String>,
@@ -56,13 +60,14 @@ impl TryFrom<&WatchArgs> for WatchConfig {
     type Error = Error;
     fn try_from(a: &WatchArgs) -> Result<Self, Error> {
         super::common::needs_kernel_trace(Some("rtlat watch"))?;
-        let select = match (&a.pid[..], &a.comm) {
-            ([], None) => Selection::RealTime,
-            ([], Some(g)) => {
+        let select = match (&a.pid[..], &a.comm, &a.cgroup) {
+            (_, _, Some(g)) => Selection::Cgroup(g.clone()),
+            ([], None, None) => Selection::RealTime,
+            ([], Some(g), None) => {
                 check_pattern(g).map_err(Error::usage)?;
                 Selection::Comm(g.clone())
             }
-            (p, _) => Selection::Pids(p.to_vec()),
+            (p, _, None) => Selection::Pids(p.to_vec()),
         };
         Ok(WatchConfig {
             select,
@@ -103,6 +108,10 @@ mod tests {
                 Selection::Pids(vec![3, 4])
             );
             assert_eq!(config(&[]).expect("default").select, Selection::RealTime);
+            assert_eq!(
+                config(&["--cgroup", "/app.slice"]).expect("cgroup").select,
+                Selection::Cgroup("/app.slice".into())
+            );
             let e = config(&["--comm", "a[b]"]).expect_err("a class");
             assert_eq!(e.exit_code(), crate::error::exit::USAGE);
         } else {

@@ -543,3 +543,76 @@ case!(
         );
     }
 );
+
+/// A new cgroup (v2 where mounted, else v1's pids hierarchy) for this
+/// test, and the path `--cgroup` takes.
+fn new_cgroup(name: &str) -> Option<(std::path::PathBuf, String)> {
+    [
+        "/sys/fs/cgroup",
+        "/sys/fs/cgroup/unified",
+        "/sys/fs/cgroup/pids",
+    ]
+    .iter()
+    .map(Path::new)
+    .filter(|root| root.join("cgroup.procs").is_file())
+    .find_map(|root| {
+        let dir = root.join(name);
+        std::fs::create_dir(&dir).ok()?;
+        Some((dir, format!("/{name}")))
+    })
+}
+
+case!(
+    watch_follows_the_threads_of_a_cgroup,
+    [
+        Root,
+        Native(HOST_TRACE),
+        Cpus(2, "the application runs on CPU 1"),
+        Machine(watch_events(), NO_EVENTS),
+        Measuring
+    ],
+    |t| {
+        let app = t
+            .process()
+            .args([
+                "timer",
+                "--period",
+                "2ms",
+                "--cpus",
+                "1",
+                "--duration",
+                "6s",
+                "--quiet",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the application starts");
+        let name = format!("rtlat-watch-test-{}", std::process::id());
+        let (dir, path) = new_cgroup(&name).expect("a cgroup hierarchy to create one in");
+        std::fs::write(dir.join("cgroup.procs"), app.id().to_string()).expect("moved");
+        std::thread::sleep(Duration::from_millis(700));
+        let json = t.path("w.json");
+        let w = watch(&t, &["--cgroup", &path, "--duration", "3s"], &json);
+        ended_well(w);
+        let _ = app.wait_with_output();
+        let _ = std::fs::remove_dir(&dir);
+        let r = load(&json);
+        let d = &r["details"]["watch"];
+        assert_eq!(d["selection"], format!("cgroup {path}"));
+        let threads = d["threads"].as_array().expect("threads");
+        // Only the application's threads: its measuring thread among them.
+        assert!(
+            threads
+                .iter()
+                .all(|x| x["comm"].as_str().is_some_and(|c| c.starts_with("rtlat"))),
+            "{d}"
+        );
+        let th = threads
+            .iter()
+            .find(|x| x["comm"] == "rtlat-cpu1")
+            .unwrap_or_else(|| panic!("the measuring thread not watched: {d}"));
+        let period = n(&th["period_ns"]);
+        assert!(period.abs_diff(2_000_000) <= 20_000, "period {period} ns");
+    }
+);

@@ -1,5 +1,5 @@
-//! Which threads a watch follows: the selection (`--pid`, `--comm`, or
-//! every real-time thread), the threads of `/proc` it names at the start,
+//! Which threads a watch follows: the selection (`--pid`, `--comm`,
+//! `--cgroup`, or every real-time thread), the threads of `/proc` it names at the start,
 //! whether a thread first seen in the trace belongs to it, and the
 //! kernel's event filters that keep the rest out of the trace buffers.
 
@@ -16,9 +16,28 @@ pub enum Selection {
     /// Threads whose name matches this glob (`*` and `?`), also those that
     /// start during the run.
     Comm(String),
+    /// The threads in this cgroup at the start: its path as
+    /// `/proc/PID/cgroup` shows it, or its directory.
+    Cgroup(String),
     /// Every SCHED_FIFO, SCHED_RR and SCHED_DEADLINE thread, also those
     /// that start during the run.
     RealTime,
+}
+
+/// Where the cgroup hierarchies are mounted, and where a hybrid layout
+/// keeps cgroup v2.
+const CGROUP_ROOTS: [&str; 2] = ["/sys/fs/cgroup", "/sys/fs/cgroup/unified"];
+
+/// The file listing the thread ids of cgroup `path`: `cgroup.threads` (v2)
+/// or `tasks` (v1), of `path` itself when it is a cgroup's directory, else
+/// relative to the mount points. The first candidate when none exists.
+fn cgroup_threads(path: &str) -> std::path::PathBuf {
+    let rel = path.trim_start_matches('/');
+    let dirs = std::iter::once(Path::new(path).to_path_buf())
+        .chain(CGROUP_ROOTS.iter().map(|r| Path::new(r).join(rel)));
+    let mut files = dirs.flat_map(|d| [d.join("cgroup.threads"), d.join("tasks")]);
+    let first = Path::new(CGROUP_ROOTS[0]).join(rel).join("cgroup.threads");
+    files.find(|f| f.is_file()).unwrap_or(first)
 }
 
 /// A thread found in `/proc`.
@@ -41,20 +60,21 @@ impl Selection {
                 p.iter().map(i32::to_string).collect::<Vec<_>>().join(" ")
             ),
             Selection::Comm(g) => format!("comm {g}"),
+            Selection::Cgroup(g) => format!("cgroup {g}"),
             Selection::RealTime => "real-time".into(),
         }
     }
 
     /// Whether threads that start during the run can join.
     pub fn grows(&self) -> bool {
-        !matches!(self, Selection::Pids(_))
+        matches!(self, Selection::Comm(_) | Selection::RealTime)
     }
 
     /// Whether a thread first seen in the trace, named `comm` and of
     /// kernel priority `prio`, belongs to the selection.
     pub fn admits(&self, comm: &str, prio: i32) -> bool {
         match self {
-            Selection::Pids(_) => false,
+            Selection::Pids(_) | Selection::Cgroup(_) => false,
             Selection::Comm(g) => glob(g, comm),
             Selection::RealTime => prio < RT_PRIO,
         }
@@ -78,6 +98,27 @@ impl Selection {
                             out.push(c);
                         }
                     }
+                }
+            }
+            Selection::Cgroup(g) => {
+                let file = cgroup_threads(g);
+                let text = std::fs::read_to_string(&file).map_err(|e| {
+                    Error::usage(format!(
+                        "--cgroup {g}: {} cannot be read ({e}); give a cgroup's path as /proc/PID/cgroup shows it, such as /system.slice/app.service",
+                        file.display()
+                    ))
+                })?;
+                out.extend(text.lines().filter_map(|l| {
+                    let tid: i32 = l.trim().parse().ok()?;
+                    Some(Candidate {
+                        tid,
+                        comm: comm_of(proc, tid, tid)?,
+                    })
+                }));
+                if out.is_empty() {
+                    return Err(Error::env(format!(
+                        "--cgroup {g}: no thread is in it; start the application first"
+                    )));
                 }
             }
             _ => {
@@ -118,7 +159,7 @@ impl Selection {
         };
         let both = |a: String, b: String| format!("({a}) || ({b})");
         let (waking, switch, started, exit) = match self {
-            Selection::Pids(_) => (
+            Selection::Pids(_) | Selection::Cgroup(_) => (
                 any("pid", tids),
                 both(any("prev_pid", tids), any("next_pid", tids)),
                 Some(any("common_pid", tids)),
@@ -307,6 +348,31 @@ mod tests {
         let e = Selection::Pids(vec![99]).scan(d.path()).unwrap_err();
         assert_eq!(e.exit_code(), crate::error::exit::USAGE);
         assert!(e.to_string().contains("--pid 99"), "{e}");
+    }
+
+    #[test]
+    fn a_cgroup_selects_the_threads_it_holds_at_the_start() {
+        let d = fake_proc();
+        let cg = tempfile::tempdir().unwrap();
+        let threads = cg.path().join("cgroup.threads");
+        // 99 ended since the kernel listed it.
+        std::fs::write(&threads, "10\n20\n99\n").unwrap();
+        let sel = Selection::Cgroup(cg.path().display().to_string());
+        let got: Vec<i32> = sel.scan(d.path()).unwrap().iter().map(|c| c.tid).collect();
+        assert_eq!(got, [10, 20]);
+        assert!(!sel.grows() && !sel.admits("app", 0));
+        assert_eq!(sel.filters(&[10], None)[0].1, "pid == 10");
+        std::fs::write(&threads, "").unwrap();
+        let e = sel.scan(d.path()).unwrap_err();
+        assert_eq!(e.exit_code(), crate::error::exit::ENVIRONMENT);
+        let e = Selection::Cgroup("/no/such.slice".into())
+            .scan(d.path())
+            .unwrap_err();
+        assert_eq!(e.exit_code(), crate::error::exit::USAGE);
+        assert!(
+            e.to_string().contains("/sys/fs/cgroup/no/such.slice"),
+            "{e}"
+        );
     }
 
     #[test]
