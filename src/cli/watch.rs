@@ -18,22 +18,23 @@ Overruns: a sleep until a time already past (the next activation came
 before this one ended), or an activation longer than --deadline (else
 --period). Who preempted each thread mid-activation is in the details;
 --explain names, for each thread's worst wake-ups, the task that held the
-CPU until it ran. Without --pid, threads that start during the run are
-watched too; a run that saw none of the selected threads ends with exit 3.
+CPU until it ran. With --comm and by default, threads that start during
+the run are watched too; a run that saw none of the selected threads ends
+with exit 3.
 
 Examples:
   rtlat watch --duration 1m                       every SCHED_FIFO/RR/DEADLINE thread
   rtlat watch --comm cyclictest --duration 60s --json w.json
   rtlat watch --cgroup /system.slice/plc.service --duration 1h
   rtlat watch --pid 4242 --max-latency 100us      exit 1 if a wake-up of 4242's threads took longer
-  rtlat watch --comm motor* --period 2ms --explain --duration 10m";
+  rtlat watch --comm 'motor*' --period 2ms --explain --duration 10m";
 
 #[derive(Debug, Args)]
 pub struct WatchArgs {
     /// Watch these processes' threads (as they are at the start) or these threads, by id
     #[arg(long, value_delimiter = ',', conflicts_with = "comm", value_parser = clap::value_parser!(i32).range(1..))]
     pub pid: Vec<i32>,
-    /// Watch the threads in this cgroup (v2) at the start: its path as /proc/PID/cgroup shows it (e.g. /system.slice/app.service)
+    /// Watch the threads in this cgroup at the start: its path as /proc/PID/cgroup shows it (e.g. /system.slice/app.service)
     #[arg(long, value_name = "PATH", conflicts_with_all = ["pid", "comm"])]
     pub cgroup: Option<String>,
     /// Watch the threads whose name matches PATTERN (* any run, ? any one character), also those that start during the run [default: every real-time thread]
@@ -43,10 +44,10 @@ pub struct WatchArgs {
     #[arg(long, short, allow_hyphen_values = true, value_parser = positive_duration)]
     pub duration: Option<u64>,
     /// The watched threads' period (e.g. 2ms): an activation longer than this from its timer's expiry or wake-up overran, unless --deadline is given
-    #[arg(long, value_parser = positive_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = positive_duration)]
     pub period: Option<u64>,
     /// An activation longer than this from its timer's expiry or wake-up overran
-    #[arg(long, value_parser = positive_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = positive_duration)]
     pub deadline: Option<u64>,
     #[command(flatten)]
     pub explain: ExplainArgs,
