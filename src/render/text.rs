@@ -341,3 +341,35 @@ impl Render for TextReport {
         texts.join("\n")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::result::details::watch::{Preemptor, WatchedThread};
+
+    #[test]
+    fn a_watched_thread_is_one_line_with_its_main_preemptor() {
+        let mut t = WatchedThread {
+            name: "app:42".into(),
+            activations: 2500,
+            period_ns: Some(2_000_000),
+            jitter_ns: Some(2_500_000),
+            overruns: 50,
+            ..WatchedThread::default()
+        };
+        assert_eq!(
+            super::watched_line(&t),
+            "app:42: 2500 activations, period 2.0 ms (jitter 2.5 ms), 50 overruns, preempted 0 ns mid-activation"
+        );
+        t.preempted_ns = 1_200_000;
+        t.interference = vec![Preemptor {
+            task: "hog 7 FIFO 90".into(),
+            times: 4,
+            ns: 1_200_000,
+        }];
+        t.period_ns = None;
+        assert_eq!(
+            super::watched_line(&t),
+            "app:42: 2500 activations, 50 overruns, preempted 1.2 ms mid-activation, most by hog 7 FIFO 90 (4 times, 1.2 ms)"
+        );
+    }
+}

@@ -505,3 +505,71 @@ fn finisher(mut f: WatchFigures, cases: Vec<Explained>) -> Finish {
         result.details.extend(WatchDetails { watch: f }.to_map());
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task(pid: i32, name: &str) -> Tracked {
+        let mut comm = [0u8; 16];
+        comm[..name.len()].copy_from_slice(name.as_bytes());
+        Tracked {
+            pid,
+            prio: 120,
+            comm,
+        }
+    }
+
+    #[test]
+    fn each_thread_keeps_its_worst_wake_ups_and_its_preemptors() {
+        let mut sink = Slots {
+            worst: 2,
+            start: 1_000,
+            ..Slots::default()
+        };
+        sink.slots.push(Slot {
+            names: Default::default(),
+            thread: WatchedThread {
+                name: "app:5".into(),
+                ..WatchedThread::default()
+            },
+            worst: Vec::with_capacity(2),
+            interferers: Vec::new(),
+        });
+        sink.used = 1;
+        // Three wake-ups: the two longest stay, each with who held the CPU.
+        sink.late(0, 2_000, 300, &task(7, "hog"));
+        sink.late(0, 3_000, 100, &task(0, "swapper/1"));
+        sink.late(0, 4_000, 500, &task(8, "other"));
+        let cases = worst_cases(&sink.slots);
+        let got: Vec<(u64, u64, &str, &str)> = cases
+            .iter()
+            .map(|c| {
+                let p = &c.parts[0];
+                (c.latency_ns, c.at_ns, p.kind.as_str(), p.name.as_str())
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (500, 2_500, "thread", "other 8 nice 0"),
+                (300, 700, "thread", "hog 7 nice 0")
+            ]
+        );
+        assert!(cases.iter().all(|c| c.parts[0].ns == c.latency_ns));
+        // Preemptions add up per task, most time first.
+        sink.interfered(0, &task(7, "hog"), 40);
+        sink.interfered(0, &task(9, "irq/9"), 50);
+        sink.interfered(0, &task(7, "hog"), 20);
+        sink.overrun(0, 5_000);
+        let t = thread_figures(&sink.slots[0]);
+        assert_eq!((t.preempted_ns, t.overruns), (110, 1));
+        let by: Vec<(&str, u64, u64)> = t
+            .interference
+            .iter()
+            .map(|i| (i.task.as_str(), i.times, i.ns))
+            .collect();
+        assert_eq!(by, [("hog 7 nice 0", 2, 60), ("irq/9 9 nice 0", 1, 50)]);
+        assert_eq!(task_label(&task(0, "swapper/0")), "idle");
+    }
+}
