@@ -155,6 +155,8 @@ struct Slot {
     thread: WatchedThread,
     /// Its worst wake-ups: (latency, wake-up after the start, who held the CPU).
     worst: Vec<(u64, u64, Tracked)>,
+    /// The least of them once they are as many as kept.
+    floor: u64,
     /// Who preempted it mid-activation: (task, times, ns).
     interferers: Vec<(Tracked, u64, u64)>,
 }
@@ -193,6 +195,7 @@ impl Slots {
             names,
             thread: WatchedThread::default(),
             worst: Vec::with_capacity(self.worst),
+            floor: 0,
             interferers: Vec::with_capacity(INTERFERERS),
         };
         if let Some(t) = thread {
@@ -248,13 +251,20 @@ impl Figures for Slots {
 
     fn late(&mut self, slot: usize, ts: u64, ns: u64, by: &Tracked) {
         let at = ts.saturating_sub(ns).saturating_sub(self.start);
-        let (keep, w) = (self.worst, &mut self.slots[slot].worst);
-        if w.len() < keep {
-            w.push((ns, at, *by));
-        } else if let Some(least) = w.iter_mut().min_by_key(|c| c.0) {
-            if ns > least.0 {
+        let (keep, s) = (self.worst, &mut self.slots[slot]);
+        if s.worst.len() < keep {
+            s.worst.push((ns, at, *by));
+        } else if ns > s.floor {
+            // Full: the least of the kept gives way, and the next least
+            // is the floor a wake-up must pass.
+            if let Some(least) = s.worst.iter_mut().min_by_key(|c| c.0) {
                 *least = (ns, at, *by);
             }
+        } else {
+            return;
+        }
+        if s.worst.len() == keep {
+            s.floor = s.worst.iter().map(|c| c.0).min().unwrap_or(0);
         }
     }
 
@@ -534,6 +544,7 @@ mod tests {
                 ..WatchedThread::default()
             },
             worst: Vec::with_capacity(2),
+            floor: 0,
             interferers: Vec::new(),
         });
         sink.used = 1;
@@ -541,6 +552,8 @@ mod tests {
         sink.late(0, 2_000, 300, &task(7, "hog"));
         sink.late(0, 3_000, 100, &task(0, "swapper/1"));
         sink.late(0, 4_000, 500, &task(8, "other"));
+        // Not above the least kept (300): left out.
+        sink.late(0, 4_500, 300, &task(9, "late"));
         let cases = worst_cases(&sink.slots);
         let got: Vec<(u64, u64, &str, &str)> = cases
             .iter()
