@@ -402,7 +402,7 @@ fn policy_name(policy: Option<u32>) -> &'static str {
 
 /// `FIFO 90`, `RR 5`, `DEADLINE`, `nice 0` from the kernel priority, the
 /// policy from /proc when the task still lives.
-fn policy_of(pid: i32, prio: i32) -> String {
+pub fn policy_of(pid: i32, prio: i32) -> String {
     if prio < 0 {
         return "DEADLINE".into();
     }
