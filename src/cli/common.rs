@@ -392,7 +392,7 @@ fn dma_latency(s: &str) -> std::result::Result<DmaArg, String> {
 /// suite's optional step is skipped, not failed). `None`: nothing asked.
 pub fn needs_kernel_trace(option: Option<&str>) -> Result<()> {
     match option {
-        Some(o) if !cfg!(feature = "kernel-trace") => Err(Error::env(format!(
+        Some(o) if !crate::KERNEL_TRACE => Err(Error::env(format!(
             "{o} reads the kernel's trace, which this build leaves out (the board build); use the full build, or build with --features kernel-trace"
         ))),
         _ => Ok(()),

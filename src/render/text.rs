@@ -165,7 +165,13 @@ pub fn summary(r: &RunResult) -> String {
     for line in super::forecast::all_lines(r) {
         let _ = writeln!(s, "{line}");
     }
-    if let Some(d) = crate::result::details::watch::WatchDetails::of(r) {
+    // Only a build that reads the kernel's trace makes a watch (a board
+    // build leaves the reading of its details out).
+    let watched = crate::KERNEL_TRACE && r.benchmark == crate::result::Benchmark::Watch;
+    if let Some(d) = watched
+        .then(|| crate::result::details::watch::WatchDetails::of(r))
+        .flatten()
+    {
         for t in &d.watch.threads {
             let _ = writeln!(s, "{}", printable(&watched_line(t)));
         }

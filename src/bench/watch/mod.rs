@@ -10,11 +10,8 @@
 //! series from the start; with `--comm` and the default selection, threads
 //! that start during the run take series kept in reserve.
 
-#[cfg(feature = "kernel-trace")]
 mod events;
-#[cfg(feature = "kernel-trace")]
 mod follow;
-#[cfg(feature = "kernel-trace")]
 mod reader;
 pub mod select;
 
@@ -50,14 +47,5 @@ pub const RESERVE: usize = 16;
 
 /// Watch the selected threads until the run ends.
 pub fn run(cfg: &WatchConfig, command_line: Vec<String>) -> Result<Outcome> {
-    #[cfg(feature = "kernel-trace")]
-    return reader::run(cfg, command_line);
-    #[cfg(not(feature = "kernel-trace"))]
-    {
-        // The command line refuses it first; this is the same refusal.
-        let _ = (cfg, command_line);
-        Err(crate::error::Error::env(
-            "rtlat watch reads the kernel's trace, which this build leaves out (the board build); use the full build",
-        ))
-    }
+    reader::run(cfg, command_line)
 }
