@@ -1,8 +1,10 @@
 //! The trend drawn: one plot per figure (max, p99.9, p99, p50), one line
 //! per board and series, a point per run over the days, the kernel changes
-//! marked on the time axis; as an SVG document or inside an HTML page.
+//! marked on the time axis; as an SVG document or inside an HTML page. The
+//! max plot draws beside each series' maxima the tail forecast its runs
+//! hold (dashed; a gap where a run's was withheld or is absent).
 
-use super::runs::{RunFigure, RunPoint, SeriesKey};
+use super::runs::{RunFigure, RunForecast, RunPoint, SeriesKey};
 use super::{tables, Trend};
 use crate::render::html::STYLE;
 use crate::render::svg::plots::{latency_axis, latency_value, wants_log};
@@ -11,6 +13,14 @@ use crate::render::svg::{document, escape, Plot, MAX_SERIES};
 use std::fmt::Write;
 
 const DAY: f64 = 86_400.0;
+
+/// The forecast a run holds, if it holds one that was made.
+fn forecast_ns(p: &RunPoint) -> Option<u64> {
+    match p.forecast {
+        Some(RunForecast::Made(ns)) => Some(ns),
+        _ => None,
+    }
+}
 
 /// The plot of one figure over time.
 fn figure_plot(t: &Trend, f: RunFigure, t0: i64, t1: i64) -> Plot {
@@ -21,10 +31,12 @@ fn figure_plot(t: &Trend, f: RunFigure, t0: i64, t1: i64) -> Plot {
         .collect();
     let left_out = drawn.len().saturating_sub(MAX_SERIES);
     let drawn = &drawn[..drawn.len().min(MAX_SERIES)];
+    // A forecast is of the tail beyond the run: it goes beside the maximum.
+    let forecast = |p: &RunPoint| (f == RunFigure::Max).then(|| forecast_ns(p)).flatten();
     let values = || {
         drawn
             .iter()
-            .flat_map(|(_, r)| r.iter().filter_map(|p| p.get(f)))
+            .flat_map(|(_, r)| r.iter().flat_map(|p| [p.get(f), forecast(p)]).flatten())
     };
     let hi = values().max().unwrap_or(1000);
     let lo = values().min().unwrap_or(0);
@@ -70,6 +82,17 @@ fn figure_plot(t: &Trend, f: RunFigure, t0: i64, t1: i64) -> Plot {
             Some(format!("{} runs, worst {worst} µs", runs.len())),
             i,
         ));
+        if runs.iter().any(|p| forecast(p).is_some()) {
+            lines.push(Polyline {
+                color: i,
+                dash: Dash::Dashed,
+                width: 1.0,
+                points: runs
+                    .iter()
+                    .map(|p| forecast(p).map(|v| (day(p), latency_value(v as i64, log))))
+                    .collect(),
+            });
+        }
         for w in runs.windows(2) {
             if w[0].kernel != w[1].kernel {
                 markers.push(Marker {
@@ -93,6 +116,16 @@ fn figure_plot(t: &Trend, f: RunFigure, t0: i64, t1: i64) -> Plot {
     markers.sort_by(|a, b| a.x.total_cmp(&b.x));
     markers.dedup_by(|a, b| a.text == b.text && (a.x - b.x).abs() < 1.0);
     keys.extend(Key::not_drawn(left_out));
+    let runs_drawn = || drawn.iter().flat_map(|(_, r)| r.iter());
+    if runs_drawn().any(|p| forecast(p).is_some()) {
+        keys.push(Key::style("tail forecast per sample", Dash::Dashed));
+        let withheld = runs_drawn()
+            .filter(|p| p.forecast == Some(RunForecast::Withheld))
+            .count();
+        if withheld > 0 {
+            keys.push(Key::remark(format!("{withheld} forecasts withheld"), None));
+        }
+    }
     if !markers.is_empty() {
         keys.push(Key::remark(
             "| first run on a kernel,".into(),
