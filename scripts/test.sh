@@ -279,6 +279,8 @@ checks
 stage clippy run clippy sh -c 'cargo clippy --all-targets --locked -- -D warnings &&
     cargo clippy --all-targets --locked --no-default-features -- -D warnings &&
     cargo clippy --benches --locked --features replay -- -D warnings'
+# The board build's own unit tests: what it reads and skips of a result.
+stage board-unit run board-unit cargo test --lib --locked --no-default-features
 
 # The lanes. Each writes its log to a file, printed whole when it ends, and
 # marks in $work/ready what the others wait for.

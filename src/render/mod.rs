@@ -27,6 +27,7 @@ pub mod causes;
 pub mod compare;
 pub mod consistent;
 pub mod describe;
+#[cfg(feature = "host-tools")]
 pub mod forecast;
 #[cfg(feature = "host-tools")]
 pub mod html;
@@ -39,7 +40,7 @@ pub mod svg;
 pub mod table;
 pub mod text;
 
-#[cfg(all(test, feature = "host-tools"))]
+#[cfg(test)]
 pub(crate) mod testdata;
 #[cfg(all(test, feature = "host-tools"))]
 pub(crate) mod tests;

@@ -1,6 +1,9 @@
 //! Deterministic results of every benchmark kind, built in code, for the
 //! snapshot tests of the exporters and plots (no clock, no machine).
 
+// The board build's tests use a few of them.
+#![cfg_attr(not(feature = "host-tools"), allow(dead_code))]
+
 use crate::result::{
     Benchmark, EndReason, Phase, Policy, RunResult, Series, SeriesPoint, ThreadResult, Thresholds,
     Tool, Tuning,

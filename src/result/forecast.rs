@@ -2,7 +2,28 @@
 //! run, with the fit, every check and the spikes, or the reason it was
 //! withheld. Made by `crate::forecast`; docs/forecast.md explains it.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// A series' forecast as a result file has it. The board build neither
+/// makes nor shows forecasts: it passes the field by unread, and the parser
+/// of its many optional parts stays out of the board binary.
+pub(crate) fn read<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Forecast>, D::Error> {
+    #[cfg(feature = "host-tools")]
+    return Option::<Forecast>::deserialize(d);
+    #[cfg(not(feature = "host-tools"))]
+    return serde::de::IgnoredAny::deserialize(d).map(|_| None);
+}
+
+/// The field written: a board build never has a forecast to write.
+pub(crate) fn write<S: Serializer>(f: &Option<Forecast>, s: S) -> Result<S::Ok, S::Error> {
+    #[cfg(feature = "host-tools")]
+    return f.serialize(s);
+    #[cfg(not(feature = "host-tools"))]
+    return {
+        let _ = f;
+        s.serialize_none()
+    };
+}
 
 /// The forecast of one series.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -140,4 +161,48 @@ pub struct Periodicity {
     pub jitter_ns: u64,
     /// The share of the spikes on the grid (0–1).
     pub share: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::result::RunResult;
+    use serde_json::json;
+
+    /// A result whose first thread carries a withheld forecast.
+    fn with_forecast() -> serde_json::Value {
+        let mut v = serde_json::to_value(crate::render::testdata::timer_phases()).unwrap();
+        v["threads"][0]["forecast"] = json!({
+            "exceedance": 1e-6, "level": 0.95, "withheld": "a level shift halfway",
+            "checks": [], "spikes": null
+        });
+        v
+    }
+
+    #[test]
+    fn a_forecast_in_a_file_is_read_by_the_full_build_and_passed_by_on_a_board() {
+        let r: RunResult = serde_json::from_value(with_forecast()).unwrap();
+        let f = r.threads[0].forecast.as_ref();
+        if cfg!(feature = "host-tools") {
+            assert_eq!(
+                f.unwrap().withheld.as_deref(),
+                Some("a level shift halfway")
+            );
+            let back = serde_json::to_value(&r).unwrap();
+            assert_eq!(back["threads"][0]["forecast"]["level"], 0.95);
+        } else {
+            assert!(f.is_none());
+        }
+        // The rest of the thread is read alike in both builds.
+        let plain = crate::render::testdata::timer_phases();
+        assert_eq!(r.threads[0].summary.max_ns, plain.threads[0].summary.max_ns);
+        assert_eq!(r.threads.len(), plain.threads.len());
+    }
+
+    #[test]
+    fn a_malformed_forecast_is_refused_by_the_full_build() {
+        let mut v = with_forecast();
+        v["threads"][0]["forecast"]["level"] = json!("high");
+        let read = serde_json::from_value::<RunResult>(v);
+        assert_eq!(read.is_err(), cfg!(feature = "host-tools"));
+    }
 }

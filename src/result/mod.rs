@@ -207,7 +207,12 @@ pub struct ThreadResult {
     pub series: Series,
     /// The tail beyond the run (docs/forecast.md); absent in files written
     /// before forecasts, and when the series was not forecast.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "forecast::read",
+        serialize_with = "forecast::write"
+    )]
     pub forecast: Option<forecast::Forecast>,
 }
 
@@ -258,10 +263,14 @@ impl RunResult {
     pub fn load(path: &Path) -> Result<RunResult, String> {
         let text = crate::input::read_json_object(path, "an rtlat result")
             .map_err(|e| e.message().to_string())?;
-        let r: RunResult = serde_json::from_str(&text).map_err(|e| {
-            // JSON from another tool (cyclictest --json, jitterdebugger): say how to use it.
-            let foreign = serde_json::from_str::<serde_json::Value>(&text)
-                .is_ok_and(|v| v.get("schema").is_none());
+        // Parsed into a value first, then typed: every reader of result JSON
+        // goes through the one value deserializer, so its code is in the
+        // binary once (a board build's size).
+        let value: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| format!("{}: not an rtlat result ({e})", path.display()))?;
+        // JSON from another tool (cyclictest --json, jitterdebugger): say how to use it.
+        let foreign = value.get("schema").is_none();
+        let r: RunResult = serde_json::from_value(value).map_err(|e| {
             if foreign {
                 format!(
                     "{}: not an rtlat result (no \"schema\" field); if another tool wrote it, turn it into one with: rtlat import {} -o result.json",
