@@ -6,9 +6,10 @@
 //! renderers (`render`). All `unsafe` code lives in `sys`.
 //!
 //! The `host-tools` feature (default) adds what only a workstation needs:
-//! `import`, `suite`, and in `render` the SVG, HTML, LAVA and comparison
-//! output. Without it (`--no-default-features`) the board build measures and
-//! reports as text. The `kernel-trace` feature (default) adds the timer
+//! reading result files (`report`, `compare`, `trend`, `import`), `suite`,
+//! and in `render` the SVG, HTML, LAVA and comparison output. Without it
+//! (`--no-default-features`) the board build measures, prints each run's own
+//! summary and writes result files. The `kernel-trace` feature (default) adds the timer
 //! measurements read from the kernel's trace (`timer --context`, `--split`)
 //! and `--explain` (`explain`).
 

@@ -8,6 +8,7 @@ use rtlat::bench::timer::TimerConfig;
 use rtlat::cli::{Cli, Command};
 use rtlat::error::{exit, Error, Outcome};
 use rtlat::load::LoadCommand;
+#[cfg(feature = "host-tools")]
 use rtlat::render::ReportConfig;
 
 /// The static build's allocator (Cargo.toml says why): memory it maps stays
@@ -113,6 +114,7 @@ fn work() -> ! {
         #[cfg(feature = "host-tools")]
         Command::Compare(args) if args.by_board => rtlat::suite::BoardsConfig::try_from(&args)
             .and_then(|c| rtlat::suite::compare_boards(&c)),
+        #[cfg(feature = "host-tools")]
         Command::Report(args) => {
             ReportConfig::try_from(&args).and_then(|c| rtlat::render::run_report(&c))
         }

@@ -18,6 +18,7 @@ pub mod load;
 pub mod meta;
 pub mod net;
 pub mod noise;
+#[cfg(feature = "host-tools")]
 pub mod report;
 #[cfg(feature = "host-tools")]
 pub mod suite;
@@ -36,6 +37,7 @@ pub use import::ImportArgs;
 pub use load::LoadArgs;
 pub use net::NetArgs;
 pub use noise::NoiseArgs;
+#[cfg(feature = "host-tools")]
 pub use report::ReportArgs;
 #[cfg(feature = "host-tools")]
 pub use suite::SuiteArgs;
@@ -89,6 +91,7 @@ pub enum Command {
     #[cfg(feature = "host-tools")]
     Suite(SuiteArgs),
     /// Text summary, SVG plots and a self-contained HTML report of result files
+    #[cfg(feature = "host-tools")]
     Report(ReportArgs),
     /// Compare result files side by side (text, Markdown, CSV); regression checks
     #[cfg(feature = "host-tools")]
@@ -111,7 +114,15 @@ pub enum Command {
 
 /// The subcommands only the full build has (feature `host-tools`); a board
 /// build (`--no-default-features`) names them when asked for one.
-pub const HOST_TOOLS: &[&str] = &["suite", "compare", "trend", "import", "completions", "man"];
+pub const HOST_TOOLS: &[&str] = &[
+    "suite",
+    "report",
+    "compare",
+    "trend",
+    "import",
+    "completions",
+    "man",
+];
 
 #[cfg(test)]
 mod tests {
