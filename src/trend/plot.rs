@@ -56,7 +56,7 @@ fn figure_plot(t: &Trend, f: RunFigure, t0: i64, t1: i64) -> Plot {
         hi as i64,
         log,
     );
-    let day = |p: &RunPoint| (p.at - t0) as f64 / DAY;
+    let day = |p: &RunPoint| days(p, t0);
     let mut lines = Vec::new();
     let mut keys = Vec::new();
     let mut markers = Vec::new();
@@ -102,29 +102,12 @@ fn figure_plot(t: &Trend, f: RunFigure, t0: i64, t1: i64) -> Plot {
             }
         }
     }
-    for (k, runs, cs) in t.iter() {
-        for c in cs
-            .iter()
-            .filter(|c| c.worse && c.shifts.iter().any(|s| s.figure == f))
-        {
-            markers.push(Marker {
-                x: day(&runs[c.at]),
-                text: format!("{} worse", k.board),
-            });
-        }
-    }
+    markers.extend(worse_markers(t, f, t0));
     markers.sort_by(|a, b| a.x.total_cmp(&b.x));
     markers.dedup_by(|a, b| a.text == b.text && (a.x - b.x).abs() < 1.0);
     keys.extend(Key::not_drawn(left_out));
-    let runs_drawn = || drawn.iter().flat_map(|(_, r)| r.iter());
-    if runs_drawn().any(|p| forecast(p).is_some()) {
-        keys.push(Key::style("tail forecast per sample", Dash::Dashed));
-        let withheld = runs_drawn()
-            .filter(|p| p.forecast == Some(RunForecast::Withheld))
-            .count();
-        if withheld > 0 {
-            keys.push(Key::remark(format!("{withheld} forecasts withheld"), None));
-        }
+    if f == RunFigure::Max {
+        keys.extend(forecast_keys(drawn.iter().flat_map(|(_, r)| r.iter())));
     }
     if !markers.is_empty() {
         keys.push(Key::remark(
@@ -149,6 +132,41 @@ fn figure_plot(t: &Trend, f: RunFigure, t0: i64, t1: i64) -> Plot {
             .is_empty()
             .then(|| format!("no run has a {}", f.name())),
     }
+}
+
+/// The days from `t0` to a run's start.
+fn days(p: &RunPoint, t0: i64) -> f64 {
+    (p.at - t0) as f64 / DAY
+}
+
+/// The first run of each change to worse in figure `f`, marked on the time axis.
+fn worse_markers(t: &Trend, f: RunFigure, t0: i64) -> Vec<Marker> {
+    t.iter()
+        .flat_map(|(k, runs, cs)| {
+            cs.iter()
+                .filter(|c| c.worse && c.shifts.iter().any(|s| s.figure == f))
+                .map(move |c| Marker {
+                    x: days(&runs[c.at], t0),
+                    text: format!("{} worse", k.board),
+                })
+        })
+        .collect()
+}
+
+/// The legend of the forecasts of the runs drawn: their line, and how many
+/// were withheld; nothing when no run holds a forecast that was made.
+fn forecast_keys<'a>(runs: impl Iterator<Item = &'a RunPoint> + Clone) -> Vec<Key> {
+    let mut keys = Vec::new();
+    if runs.clone().any(|p| forecast_ns(p).is_some()) {
+        keys.push(Key::style("tail forecast per sample", Dash::Dashed));
+        let withheld = runs
+            .filter(|p| p.forecast == Some(RunForecast::Withheld))
+            .count();
+        if withheld > 0 {
+            keys.push(Key::remark(format!("{withheld} forecasts withheld"), None));
+        }
+    }
+    keys
 }
 
 fn first_start(t: &Trend) -> String {
