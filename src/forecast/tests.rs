@@ -142,6 +142,7 @@ fn the_maximum_of_nine_times_the_run_beside_a_hog_is_within_its_interval() {
         let m = super::predict::max_of(&c, 270_000.0, 0.95).expect("a maximum");
         inside += u32::from(m.low <= seen && seen <= m.high);
     }
+    eprintln!("the maximum within its interval in {inside} of 100 sets");
     assert!(inside >= 85, "{inside} of 100");
 }
 
