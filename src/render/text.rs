@@ -254,7 +254,9 @@ pub fn report(l: &Loaded) -> String {
     for line in super::describe::noise_lines(r) {
         let _ = writeln!(s, "{}", printable(&line));
     }
-    if !r.details.is_empty() {
+    if let Some(line) = super::describe::details_line(r) {
+        let _ = writeln!(s, "{}", printable(&line));
+    } else if !r.details.is_empty() {
         let items: Vec<String> = r
             .details
             .iter()

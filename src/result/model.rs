@@ -236,6 +236,15 @@ impl Benchmark {
         }
     }
 
+    /// What its main series counts: a net run's every series measures the
+    /// same packets, so it counts packets, not five samples a packet.
+    pub fn counted(self) -> &'static str {
+        match self {
+            Benchmark::Net => "packets",
+            _ => "samples",
+        }
+    }
+
     /// The unit line of a table: `latencies in us`.
     pub fn unit_note(self) -> &'static str {
         match self {
@@ -328,6 +337,18 @@ impl EndReason {
             EndReason::Signal => "signal",
             EndReason::Break => "break",
             EndReason::Error => "error",
+        }
+    }
+
+    /// How the run ended, in words: `ran its whole duration`.
+    pub fn phrase(self) -> &'static str {
+        match self {
+            EndReason::Running => "did not finish (still running when saved, or killed)",
+            EndReason::Duration => "ran its whole duration",
+            EndReason::Loops => "took all its samples (--loops)",
+            EndReason::Signal => "stopped by a signal",
+            EndReason::Break => "stopped when a sample crossed --break",
+            EndReason::Error => "ended by an error",
         }
     }
 

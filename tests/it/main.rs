@@ -3,6 +3,7 @@
 
 #[macro_use]
 mod case;
+mod boards;
 mod check;
 mod coexist;
 mod cross;
@@ -36,6 +37,7 @@ mod noise_explain;
 mod outputs;
 mod peer;
 mod report;
+mod report_reading;
 mod signals;
 #[path = "../support/snapshot.rs"]
 mod snapshot;
@@ -43,6 +45,7 @@ mod split;
 mod sshd;
 
 mod suite;
+mod suite_report;
 mod switch;
 mod timer;
 mod trend;
