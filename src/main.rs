@@ -104,6 +104,8 @@ fn work() -> ! {
         }
         Command::Irq(args) => rtlat::bench::irq::IrqConfig::try_from(&args)
             .and_then(|c| rtlat::bench::irq::run(&c, argv)),
+        Command::Watch(args) => rtlat::bench::watch::WatchConfig::try_from(&args)
+            .and_then(|c| rtlat::bench::watch::run(&c, argv)),
         Command::Load(args) => {
             LoadCommand::try_from(&args).and_then(|c| rtlat::load::run(&c, argv))
         }

@@ -11,3 +11,4 @@ pub mod split;
 pub mod switch;
 pub mod threads;
 pub mod timer;
+pub mod watch;

@@ -299,20 +299,37 @@ impl MeasureArgs {
 
     /// The engine's setup with a runtime chosen by the benchmark (e.g. a simulation's).
     pub fn setup_with(&self, rt: RtConfig) -> Result<Setup> {
+        self.output.setup(rt, &self.load)
+    }
+
+    /// The run control, with the benchmark's own end conditions.
+    pub fn control(
+        &self,
+        duration_ns: Option<u64>,
+        loops: Option<u64>,
+        break_threshold_ns: Option<u64>,
+    ) -> RunControl {
+        self.output.control(duration_ns, loops, break_threshold_ns)
+    }
+}
+
+impl OutputArgs {
+    /// The engine's setup: the runtime `rt`, these outputs and `load`'s loads.
+    pub fn setup(&self, rt: RtConfig, load: &LoadOpts) -> Result<Setup> {
         // Exit 3, as the other options this build leaves out.
-        let asked = self.output.max_forecast.is_some() || self.output.forecast.given();
+        let asked = self.max_forecast.is_some() || self.forecast.given();
         if asked && !cfg!(feature = "host-tools") {
             return Err(Error::env(
                 "the tail forecast is in the full build (host-tools), not the board build: run rtlat report --max-forecast (or the forecast options) on the result file on a workstation",
             ));
         }
-        let at = self.output.max_forecast.and_then(|m| m.1);
-        let forecast = self.output.forecast.settings(at)?;
+        let at = self.max_forecast.and_then(|m| m.1);
+        let forecast = self.forecast.settings(at)?;
         Ok(Setup {
             rt,
             forecast,
-            output: self.output.output_config(),
-            loads: self.load.plan()?,
+            output: self.output_config(),
+            loads: load.plan()?,
         })
     }
 
@@ -326,12 +343,12 @@ impl MeasureArgs {
         RunControl {
             duration_ns,
             loops,
-            max_latency_ns: self.output.max_latency,
-            max_forecast_ns: self.output.max_forecast.map(|m| m.0),
+            max_latency_ns: self.max_latency,
+            max_forecast_ns: self.max_forecast.map(|m| m.0),
             break_threshold_ns,
-            interval_ns: self.output.interval,
-            save_every_ns: self.output.save_every,
-            metrics_listen: self.output.metrics_listen,
+            interval_ns: self.interval,
+            save_every_ns: self.save_every,
+            metrics_listen: self.metrics_listen,
         }
     }
 }

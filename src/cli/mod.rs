@@ -26,6 +26,7 @@ pub mod switch;
 pub mod timer;
 #[cfg(feature = "host-tools")]
 pub mod trend;
+pub mod watch;
 
 pub use check::CheckArgs;
 pub use common::{positive_duration, DmaArg, LoadOpts, OutputArgs, PolicyArg, RtArgs};
@@ -45,6 +46,7 @@ pub use switch::SwitchArgs;
 pub use timer::{ClockArg, TimerArgs};
 #[cfg(feature = "host-tools")]
 pub use trend::TrendArgs;
+pub use watch::WatchArgs;
 
 const ABOUT: &str = "Real-time latency benchmarks for Linux: how late does this machine respond?";
 
@@ -85,6 +87,9 @@ pub enum Command {
     Net(NetArgs),
     /// External interrupt latency over GPIO or serial modem lines: loopback, target, host
     Irq(irq::IrqArgs),
+    /// The latency of real-time threads already running (your application's), from the kernel's trace
+    #[command(after_help = watch::WATCH_EXAMPLES)]
+    Watch(WatchArgs),
     /// Run the load generators on their own
     Load(LoadArgs),
     /// A battery of runs into one directory (resumable), here or on several boards over ssh
@@ -143,7 +148,8 @@ mod tests {
         }
         // The measuring subcommands and `report` are in every build.
         for name in [
-            "timer", "check", "switch", "cruncher", "noise", "net", "irq", "load", "report",
+            "timer", "check", "switch", "cruncher", "noise", "net", "irq", "watch", "load",
+            "report",
         ] {
             assert!(cmd.find_subcommand(name).is_some(), "{name}");
         }

@@ -36,6 +36,7 @@ fn thread_results<'a>(
     let mut totals = Totals::default();
     let threads = channels
         .iter()
+        .filter(|c| c.in_use())
         .map(|c| {
             let (t, h) = view(&c.collector);
             if c.in_total {
@@ -128,7 +129,7 @@ fn publish(
     elapsed_ns: u64,
 ) {
     if let Some(m) = metrics {
-        let series = channels.iter().map(|c| {
+        let series = channels.iter().filter(|c| c.in_use()).map(|c| {
             let col = &c.collector;
             let last_max = c.last.map(|iv| iv.max);
             (c.name.as_str(), col.totals(), col.histogram(), last_max)

@@ -402,7 +402,7 @@ fn policy_name(policy: Option<u32>) -> &'static str {
 
 /// `FIFO 90`, `RR 5`, `DEADLINE`, `nice 0` from the kernel priority, the
 /// policy from /proc when the task still lives.
-fn policy_of(pid: i32, prio: i32) -> String {
+pub fn policy_of(pid: i32, prio: i32) -> String {
     if prio < 0 {
         return "DEADLINE".into();
     }
@@ -416,18 +416,20 @@ fn policy_of(pid: i32, prio: i32) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn ring(evs: &[(u64, Ev)]) -> Ring {
-        let mut r = Ring::new(64);
+    /// A ring holding `evs`.
+    pub(in crate::explain) fn ring(evs: &[(u64, Ev)]) -> Ring {
+        let mut r = Ring::new(256);
         for &(t, e) in evs {
             r.push(t, e);
         }
         r
     }
 
-    fn sw(next: i32, next_prio: i32) -> Ev {
+    /// A switch to `next` at kernel priority `next_prio`.
+    pub(in crate::explain) fn sw(next: i32, next_prio: i32) -> Ev {
         Ev::Switch {
             prev: 0,
             prev_prio: 0,

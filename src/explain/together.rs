@@ -114,26 +114,10 @@ fn gaps(ring: &Ring, start: u64, end: u64, min_ns: u64) -> Vec<(u64, u64)> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::attribute::tests::{ring, sw};
     use super::super::attribute::{attribute_heard, Interval};
     use super::super::events::{Decoder, Ev, IdleLimit};
     use super::*;
-
-    fn ring(evs: &[(u64, Ev)]) -> Ring {
-        let mut r = Ring::new(256);
-        for &(t, e) in evs {
-            r.push(t, e);
-        }
-        r
-    }
-
-    fn sw(next: i32, next_prio: i32) -> Ev {
-        Ev::Switch {
-            prev: 0,
-            prev_prio: 0,
-            next,
-            next_prio,
-        }
-    }
 
     /// A CPU whose periodic thread (pid 6) wakes every 1 ms from 0 to
     /// 30 ms, except in [from, to).

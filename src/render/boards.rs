@@ -28,6 +28,7 @@ fn wanted(b: Benchmark) -> &'static [&'static str] {
         Benchmark::Net => &["rtt_min_us", "rtt_avg_us", "rtt_max_us", "lost"],
         Benchmark::Irq => &["irq_max_us", "user_max_us", "roundtrip_max_us", "missed"],
         Benchmark::Noise => &["max_us", "stolen_us", "noise_gaps"],
+        Benchmark::Watch => &["avg_us", "max_us", "p99_us", "duration_s"],
     }
 }
 

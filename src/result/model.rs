@@ -28,6 +28,7 @@ pub enum Benchmark {
     Net,
     Irq,
     Noise,
+    Watch,
 }
 
 /// The threads that make up a benchmark's main figure.
@@ -189,17 +190,20 @@ const NOISE_COLUMNS: &[Column] = &[
     DURATION,
 ];
 
+const WATCH_COLUMNS: &[Column] = &[MIN, AVG, MAX, P99, FORECAST, DURATION];
+
 impl Benchmark {
-    pub const ALL: [Benchmark; 6] = [
+    pub const ALL: [Benchmark; 7] = [
         Benchmark::Timer,
         Benchmark::Switch,
         Benchmark::Cruncher,
         Benchmark::Net,
         Benchmark::Irq,
         Benchmark::Noise,
+        Benchmark::Watch,
     ];
 
-    /// The subcommand and serde name: `timer`, `switch`, `cruncher`, `net`, `irq`.
+    /// The subcommand and serde name: `timer`, `switch`, `cruncher`, `net`, `irq`, `noise`, `watch`.
     pub fn name(self) -> &'static str {
         match self {
             Benchmark::Timer => "timer",
@@ -208,6 +212,7 @@ impl Benchmark {
             Benchmark::Net => "net",
             Benchmark::Irq => "irq",
             Benchmark::Noise => "noise",
+            Benchmark::Watch => "watch",
         }
     }
 
@@ -224,6 +229,7 @@ impl Benchmark {
             Benchmark::Net => "UDP latency",
             Benchmark::Irq => "Interrupt latency",
             Benchmark::Noise => "OS noise (busy-loop gaps)",
+            Benchmark::Watch => "Watched threads' wake-up latency",
         }
     }
 
@@ -278,6 +284,7 @@ impl Benchmark {
                 prefix: "cpu",
                 name: "all CPUs",
             },
+            Benchmark::Watch => MainSeries::All,
         }
     }
 
@@ -290,7 +297,15 @@ impl Benchmark {
             Benchmark::Net => NET_COLUMNS,
             Benchmark::Irq => IRQ_COLUMNS,
             Benchmark::Noise => NOISE_COLUMNS,
+            Benchmark::Watch => WATCH_COLUMNS,
         }
+    }
+
+    /// Whether the measured threads are rtlat's own, whose tuning (policy,
+    /// mlock, dma latency) the result's describes: not for watch, which
+    /// measures the user's threads from outside.
+    pub fn measures_own_threads(self) -> bool {
+        self != Benchmark::Watch
     }
 
     /// Whether overruns count lost wakes (switch) when `details.lost` is absent.

@@ -50,3 +50,4 @@ mod switch;
 mod timer;
 mod trend;
 mod util;
+mod watch;
