@@ -588,6 +588,11 @@ impl Report<'_> {
             (Some(_), Some(idle)) => self.mono_start + idle,
             _ => u64::MAX,
         };
+        // What the channels hold is what they held at the last tick: a file
+        // saved between ticks spans up to it, so that its samples over its
+        // duration give the run's sample rate (which the forecast of a longer
+        // run scales by).
+        let mut collected_ns = 0;
         while !crew.all_finished() {
             let now = sys::clock::now_ns(self.mono);
             if now >= load_at {
@@ -596,6 +601,7 @@ impl Report<'_> {
             }
             if now >= next_tick {
                 let elapsed = now.saturating_sub(self.mono_start);
+                collected_ns = elapsed;
                 let remaining = spec.control.duration_ns.map(|d| d.saturating_sub(elapsed));
                 let real = (!spec.synthetic).then_some(elapsed);
                 tick(self.channels, self.live, real, remaining, false);
@@ -606,7 +612,7 @@ impl Report<'_> {
                 next_tick += tick_ns * (1 + (now - next_tick) / tick_ns);
             }
             if now >= next_save {
-                self.result.duration_ns = Some(now.saturating_sub(self.mono_start));
+                self.result.duration_ns = Some(collected_ns);
                 fill_result(self.result, self.channels, spec.idle_first_ns());
                 if let Some(l) = self.loads.as_ref() {
                     self.result.loads = l.records();

@@ -1,9 +1,11 @@
 //! The trend drawn: one plot per figure (max, p99.9, p99, p50), one line
 //! per board, load and series, a dot per run over a time axis that fits the
 //! span (or by run index), the kernel changes and the first worse runs
-//! marked; as an SVG document or inside an HTML page.
+//! marked; as an SVG document or inside an HTML page. The max plot draws
+//! beside each series' maxima the tail forecast its runs hold (dashed; a
+//! gap where a run's was withheld or is absent).
 
-use super::runs::{RunFigure, RunPoint, SeriesKey};
+use super::runs::{RunFigure, RunForecast, RunPoint, SeriesKey};
 use super::{tables, Trend};
 use crate::render::html::STYLE;
 use crate::render::svg::plots::{latency_axis, latency_value, wants_log};
@@ -72,6 +74,14 @@ impl XScale {
     }
 }
 
+/// The forecast a run holds, if it holds one that was made.
+fn forecast_ns(p: &RunPoint) -> Option<u64> {
+    match p.forecast {
+        Some(RunForecast::Made(ns)) => Some(ns),
+        _ => None,
+    }
+}
+
 /// The plot of one figure over time.
 fn figure_plot(t: &Trend, f: RunFigure, t0: i64, t1: i64) -> Plot {
     let drawn: Vec<(&SeriesKey, &[RunPoint])> = t
@@ -81,10 +91,12 @@ fn figure_plot(t: &Trend, f: RunFigure, t0: i64, t1: i64) -> Plot {
         .collect();
     let left_out = drawn.len().saturating_sub(MAX_SERIES);
     let drawn = &drawn[..drawn.len().min(MAX_SERIES)];
+    // A forecast is of the tail beyond the run: it goes beside the maximum.
+    let forecast = |p: &RunPoint| (f == RunFigure::Max).then(|| forecast_ns(p)).flatten();
     let values = || {
         drawn
             .iter()
-            .flat_map(|(_, r)| r.iter().filter_map(|p| p.get(f)))
+            .flat_map(|(_, r)| r.iter().flat_map(|p| [p.get(f), forecast(p)]).flatten())
     };
     let hi = values().max().unwrap_or(1000);
     let lo = values().min().unwrap_or(0);
@@ -137,6 +149,9 @@ fn figure_plot(t: &Trend, f: RunFigure, t0: i64, t1: i64) -> Plot {
             )),
             i,
         ));
+        if f == RunFigure::Max {
+            lines.extend(forecast_line(i, runs, &scale, log));
+        }
         for (n, w) in runs.windows(2).enumerate() {
             if w[0].kernel != w[1].kernel {
                 markers.push(Marker {
@@ -146,22 +161,15 @@ fn figure_plot(t: &Trend, f: RunFigure, t0: i64, t1: i64) -> Plot {
             }
         }
     }
-    for (k, runs, cs) in t.iter() {
-        for c in cs
-            .iter()
-            .filter(|c| c.worse && c.shifts.iter().any(|s| s.figure == f))
-        {
-            markers.push(Marker {
-                x: scale.x(c.at, &runs[c.at]),
-                text: format!("{} worse", k.board),
-            });
-        }
-    }
+    markers.extend(worse_markers(t, f, &scale));
     markers.sort_by(|a, b| a.x.total_cmp(&b.x));
     // One marker for the same event of several series, a pixel or so apart.
     let near = (x.max - x.min) / 500.0;
     markers.dedup_by(|a, b| a.text == b.text && (a.x - b.x).abs() <= near);
     keys.extend(Key::not_drawn(left_out));
+    if f == RunFigure::Max {
+        keys.extend(forecast_keys(drawn.iter().flat_map(|(_, r)| r.iter())));
+    }
     if !markers.is_empty() {
         keys.push(Key::remark(
             "| first run on a kernel,".into(),
@@ -186,6 +194,54 @@ fn figure_plot(t: &Trend, f: RunFigure, t0: i64, t1: i64) -> Plot {
             .is_empty()
             .then(|| format!("no run has a {}", f.name())),
     }
+}
+
+/// The forecasts a series' runs hold, dashed in its colour `color`, with a
+/// gap where a run's was withheld or is absent; `None` when no run holds one.
+fn forecast_line(color: usize, runs: &[RunPoint], scale: &XScale, log: bool) -> Option<Polyline> {
+    runs.iter()
+        .any(|p| forecast_ns(p).is_some())
+        .then(|| Polyline {
+            color,
+            dash: Dash::Dashed,
+            width: 1.0,
+            points: runs
+                .iter()
+                .enumerate()
+                .map(|(n, p)| forecast_ns(p).map(|v| (scale.x(n, p), latency_value(v as i64, log))))
+                .collect(),
+            dots: false,
+        })
+}
+
+/// The first run of each change to worse in figure `f`, marked on the x axis.
+fn worse_markers(t: &Trend, f: RunFigure, scale: &XScale) -> Vec<Marker> {
+    t.iter()
+        .flat_map(|(k, runs, cs)| {
+            cs.iter()
+                .filter(|c| c.worse && c.shifts.iter().any(|s| s.figure == f))
+                .map(move |c| Marker {
+                    x: scale.x(c.at, &runs[c.at]),
+                    text: format!("{} worse", k.board),
+                })
+        })
+        .collect()
+}
+
+/// The legend of the forecasts of the runs drawn: their line, and how many
+/// were withheld; nothing when no run holds a forecast that was made.
+fn forecast_keys<'a>(runs: impl Iterator<Item = &'a RunPoint> + Clone) -> Vec<Key> {
+    let mut keys = Vec::new();
+    if runs.clone().any(|p| forecast_ns(p).is_some()) {
+        keys.push(Key::style("tail forecast per sample", Dash::Dashed));
+        let withheld = runs
+            .filter(|p| p.forecast == Some(RunForecast::Withheld))
+            .count();
+        if withheld > 0 {
+            keys.push(Key::remark(format!("{withheld} forecasts withheld"), None));
+        }
+    }
+    keys
 }
 
 fn first_start(t: &Trend) -> String {

@@ -258,26 +258,10 @@ fn field(r: &RunResult, path: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::forecast::{Forecast, ForecastValue};
 
     fn with(value_ns: Option<u64>, withheld: bool) -> crate::result::ThreadResult {
         let mut t = crate::render::testdata::empty().threads.remove(0);
-        t.forecast = Some(Forecast {
-            exceedance: 1e-9,
-            level: 0.95,
-            withheld: withheld.then(|| "why".into()),
-            per_sample: value_ns.map(|v| ForecastValue {
-                value_ns: v,
-                low_ns: v - 1,
-                high_ns: v + 1,
-            }),
-            per_hour: None,
-            max_within: None,
-            bound: None,
-            fit: None,
-            checks: Vec::new(),
-            spikes: None,
-        });
+        t.forecast = Some(super::super::tests::forecast(value_ns, withheld));
         t
     }
 

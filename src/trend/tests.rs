@@ -77,7 +77,38 @@ pub fn nightly(
     r
 }
 
-/// Write the 300 results into `dir`; `worse`: board-b ×1.4 from [`WORSE_FROM`] on.
+/// A forecast of `value_ns` per sample at 1e-9, or withheld.
+pub fn forecast(value_ns: Option<u64>, withheld: bool) -> crate::result::forecast::Forecast {
+    crate::result::forecast::Forecast {
+        exceedance: 1e-9,
+        level: 0.95,
+        withheld: withheld.then(|| "why".into()),
+        per_sample: value_ns.map(|v| crate::result::forecast::ForecastValue {
+            value_ns: v,
+            low_ns: v / 2,
+            high_ns: v * 2,
+        }),
+        per_hour: None,
+        max_within: None,
+        bound: None,
+        fit: None,
+        checks: Vec::new(),
+        spikes: None,
+    }
+}
+
+/// board-a's runs hold a forecast: three times the run's max, withheld in
+/// every tenth run from the sixth.
+fn forecast_of_run(day: usize, max_ns: u64) -> crate::result::forecast::Forecast {
+    if day % 10 == 5 {
+        forecast(None, true)
+    } else {
+        forecast(Some(3 * max_ns), false)
+    }
+}
+
+/// Write the 300 results into `dir`; `worse`: board-b ×1.4 from [`WORSE_FROM`] on;
+/// board-a's hold forecasts ([`forecast_of_run`]).
 pub fn write_nightlies(dir: &Path, seed: u64, worse: bool) {
     let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
     let template = testdata::timer_many();
@@ -104,7 +135,10 @@ pub fn write_nightlies(dir: &Path, seed: u64, worse: bool) {
             for i in (0..3).rev() {
                 figs[i] = figs[i].max(figs[i + 1]);
             }
-            let r = nightly(template.clone(), board, kernel, day, figs);
+            let mut r = nightly(template.clone(), board, kernel, day, figs);
+            if b == 0 {
+                r.threads[0].forecast = Some(forecast_of_run(day, figs[0]));
+            }
             let path = dir.join(format!("{board}/{day:03}.json"));
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(&path, serde_json::to_string(&r).unwrap()).unwrap();
@@ -252,9 +286,56 @@ fn text_markdown_csv_and_svg_snapshots() {
     );
     snapshot::snapshot("trend-csv", &super::tables::render(&t, TableFormat::Csv));
     snapshot::snapshot("trend-svg", &super::plot::svg(&t));
+    let svg = super::plot::svg(&t);
+    assert!(svg.contains("tail forecast per sample") && svg.contains("10 forecasts withheld"));
     let html = super::plot::html(&t);
     assert!(html.contains(&super::plot::plots(&t)[0].inline()));
     assert!(!html.contains("http://") && !html.contains("https://"));
+}
+
+#[test]
+fn the_max_plot_draws_each_runs_forecast_beside_its_max_with_gaps_where_withheld() {
+    use crate::render::svg::writer::Dash;
+    let d = tempfile::tempdir().unwrap();
+    write_nightlies(d.path(), 3, false);
+    let t = trend_of(d.path());
+    let plots = super::plot::plots(&t);
+    let dashed = |p: &crate::render::svg::Plot| {
+        p.lines
+            .iter()
+            .filter(|l| l.dash == Dash::Dashed)
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    // Only board-a (colour 0) holds forecasts, and only the max plot draws them.
+    let max = &plots[0];
+    assert_eq!(max.title, "max per run over time");
+    let lines = dashed(max);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(lines[0].color, 0);
+    let points = &lines[0].points;
+    assert_eq!(points.len(), RUNS);
+    for (day, p) in points.iter().enumerate() {
+        assert_eq!(p.is_none(), day % 10 == 5, "run {day}: {p:?}");
+    }
+    // Each point sits above its run's max (three times it), on the same day.
+    let solid = &max.lines[0].points;
+    for (f, m) in points
+        .iter()
+        .zip(solid)
+        .filter_map(|(f, m)| Some((f.as_ref()?, m.as_ref()?)))
+    {
+        assert_eq!(f.0, m.0);
+        assert!(f.1 > m.1, "{f:?} {m:?}");
+    }
+    // The axis reaches the highest forecast.
+    let top = points
+        .iter()
+        .flatten()
+        .map(|p| p.1)
+        .fold(f64::MIN, f64::max);
+    assert!(max.y.max >= top, "{} < {top}", max.y.max);
+    assert!(plots[1..].iter().all(|p| dashed(p).is_empty()));
 }
 
 /// Results of one host name: two labelled boards, one unlabelled, idle
