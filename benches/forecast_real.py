@@ -15,10 +15,16 @@ the run (`rtlat report EARLY --within REST`) is then compared with the
 maximum the rest of the run really had (the interval maxima of the final
 file after the cut):
 
-    run 1: forecast max of 4m30s 2010.9 us (1990.2 to 2071.5 us), observed 2003.1 us: inside
+    run 1: forecast max of 4m30s 2010.9 us (1990.2 us to 2071.5 us), observed 2003.1 us: inside
     FORECAST 4 of 5 runs inside the interval (target >= 4)
 
-A withheld forecast is counted as not inside, with its reason.
+A withheld forecast is counted as not inside, with its reason; an
+interval printed as ending `beyond 1000 s` has no upper end. With
+--explain the runs are made with `rtlat timer --explain`, and each line
+ends with what the worst sample of the rest was made of (the hog, other
+threads, preemption off in other tasks, the hypervisor), as `--explain`
+splits it; this tells a miss that the hog made from one that stalls
+beside it made.
 
 How to run
 ----------
@@ -27,6 +33,7 @@ As root (real-time scheduling), on a release build:
     sudo benches/forecast_real.py
     sudo benches/forecast_real.py --runs 1 --seconds 120 --cut 20
     sudo benches/forecast_real.py --no-hog
+    sudo benches/forecast_real.py --explain
     sudo benches/forecast_real.py --cpu 0 --keep /tmp/rtlat-forecast
     benches/forecast_real.py --evaluate /tmp/rtlat-forecast    # forecast the kept runs again
 
@@ -48,9 +55,19 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+# A latency as rtlat prints it: `2010.9 us`, or `beyond 1000 s` past its range.
+LAT = r"(\S+ us|beyond \S+ s)"
 LINE = re.compile(
-    r"forecast (\S+): the maximum of (\S+): (\S+) us \((\S+) us to (\S+) us\)"
+    rf"forecast (\S+): the maximum of (\S+): {LAT} \({LAT} to {LAT}\)"
 )
+
+
+def latency_us(text: str) -> float:
+    """A latency of LINE in us; one beyond the printed range is infinite
+    (it holds every maximum below it, and the bench asks no more)."""
+    if text.startswith("beyond"):
+        return float("inf")
+    return float(text.removesuffix(" us"))
 
 
 def hog(cpu: int, seconds: float, seed: int) -> subprocess.Popen:
@@ -89,7 +106,7 @@ def measure(a: argparse.Namespace, n: int, final: Path, early: Path) -> None:
     run = subprocess.Popen(
         [a.rtlat, "timer", "--cpus", str(a.cpu), "--priority", "80",
          "--duration", f"{a.seconds}s", "--quiet", "--json", str(final),
-         "--save-every", "1s"],
+         "--save-every", "1s"] + (["--explain"] if a.explain else []),
         stdout=subprocess.DEVNULL,
     )
     time.sleep(a.cut + 0.5)
@@ -115,19 +132,39 @@ def evaluate(a: argparse.Namespace, final: Path, early: Path) -> tuple[bool, str
     rest = [p["max_ns"] for p in r["threads"][0]["series"]["points"]
             if p["t_ns"] >= cut_ns and p["samples"] > 0]
     seen = max(rest) / 1000 if rest else float("nan")
+    cause = worst_cause(r, cut_ns, max(rest) if rest else 0)
     m = LINE.search(out)
     if not m:
         why = next((l for l in out.splitlines() if "WITHHELD" in l), "no forecast line")
-        return False, f"withheld ({why.strip()}), observed {seen:.1f} us"
-    value, low, high = (float(m.group(i)) for i in (3, 4, 5))
+        return False, f"withheld ({why.strip()}), observed {seen:.1f} us{cause}"
+    low, high = (latency_us(m.group(i)) for i in (4, 5))
     inside = low <= seen <= high
     above = sum(1 for v in rest if v / 1000 > high)
     return inside, (
-        f"forecast max of {m.group(2)} {value:.1f} us ({low:.1f} to {high:.1f} us), "
+        f"forecast max of {m.group(2)} {shown(m.group(3))} ({shown(m.group(4))} to "
+        f"{shown(m.group(5))}), "
         f"observed {seen:.1f} us (intervals of {interval // 1_000_000} ms): "
         f"{'inside' if inside else 'OUTSIDE'} ({above} of {len(rest)} intervals above it)"
         + f"; max of the first {cut_ns / 1e9:.0f} s {e['total']['max_ns'] / 1000:.1f} us"
+        + f" ({e['total']['samples'] / (cut_ns / 1e9):.0f} samples/s, the whole run"
+        + f" {r['total']['samples'] / (r['duration_ns'] / 1e9):.0f}){cause}"
     )
+
+
+def shown(text: str) -> str:
+    """A latency of LINE to 0.1 us, or as printed when beyond the range."""
+    return text if text.startswith("beyond") else f"{latency_us(text):.1f} us"
+
+
+def worst_cause(r: dict, cut_ns: int, worst_ns: int) -> str:
+    """What `--explain` found in the rest's worst sample, its three largest parts."""
+    found = [x for x in r.get("explained", [])
+             if x["at_ns"] >= cut_ns and x["latency_ns"] == worst_ns]
+    if not found:
+        return ""
+    parts = sorted(found[0]["parts"], key=lambda p: -p["ns"])[:3]
+    return "; its worst: " + ", ".join(
+        f"{p['kind']} {p['name']} {p['ns'] / 1000:.0f} us" for p in parts)
 
 
 def main() -> int:
@@ -138,6 +175,8 @@ def main() -> int:
     ap.add_argument("--cut", type=int, default=30)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--no-hog", action="store_true")
+    ap.add_argument("--explain", action="store_true",
+                    help="run with --explain: name what the rest's worst sample was made of")
     ap.add_argument("--keep", metavar="DIR", help="keep the result files in DIR")
     ap.add_argument("--evaluate", metavar="DIR",
                     help="measure nothing: forecast again from the files --keep left in DIR")

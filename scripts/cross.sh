@@ -273,13 +273,16 @@ build() {
         grep -q "not in this board build" "$work/board-$cmd.err" ||
             fail "the PowerPC board build's '$cmd' said: $(cat "$work/board-$cmd.err")"
     done
-    # timer --context/--split read the kernel's trace (the kernel-trace
-    # feature): refused with exit 3 (as on a kernel without the tracer) naming
-    # the feature, before anything is measured.
-    st=0
-    board_ppc timer --context irq --duration 1s 2>"$work/board-context.err" || st=$?
-    [ "$st" = 3 ] && grep -q "features kernel-trace" "$work/board-context.err" ||
-        fail "the PowerPC board build's 'timer --context irq' exited $st: $(cat "$work/board-context.err")"
+    # timer --context/--split and watch read the kernel's trace (the
+    # kernel-trace feature): refused with exit 3 (as on a kernel without the
+    # tracer) naming the feature, before anything is measured.
+    for args in "timer --context irq --duration 1s" "watch --duration 1s"; do
+        st=0
+        # shellcheck disable=SC2086
+        board_ppc $args 2>"$work/board-trace.err" || st=$?
+        [ "$st" = 3 ] && grep -q "features kernel-trace" "$work/board-trace.err" ||
+            fail "the PowerPC board build's '$args' exited $st: $(cat "$work/board-trace.err")"
+    done
     # Its help leaves out what it refuses (src/cli/mod.rs's unit test checks
     # every subcommand in both builds; here the binary that ships).
     board_ppc timer --help >"$work/board-help.txt"

@@ -34,6 +34,12 @@
 # more timerlat boot of Debian 12's 6.12 PREEMPT_RT kernel (timerlat_fd):
 # `--context irq,thread,user`, all three series, thread <= user per pair.
 # Both kernels of each boot run `timer --split` (>= 99 % of samples matched).
+# And one host-stall boot of the first flavour (two CPUs, multi-threaded TCG,
+# tests/fixtures/irq/guest-stall.sh): while the guest runs `timer --explain`
+# on both CPUs, this script stops QEMU (SIGSTOP/SIGCONT) for 20-30 ms every
+# 200-300 ms; of the explained cases over 10 ms, >= 90 % must be led by the
+# hypervisor part and none may give over 1 ms to an idle-state exit, the
+# thread's own path or interrupts off (tests/fixtures/irq/check-stall.py).
 # The 6.1 PREEMPT_RT boot also runs `net ping --spin off` (with and without
 # `--pace spin`) and sockperf's ping-pong over loopback, interleaved, and
 # prints their medians side by side (every request answered and measured).
@@ -41,8 +47,9 @@
 # Environment:
 #   RTLAT_E2E_PARTS     what runs: irq (the user-space GPIO scenarios), kmod
 #                       (the kernel responder; both in the GPIO boot), timerlat
-#                       (its own boot), small (the small board's boot)
-#                       ["irq kmod timerlat small"]
+#                       (its own boot), small (the small board's boot),
+#                       stall (the host-stall boot)
+#                       ["irq kmod timerlat small stall"]
 #   RTLAT_E2E_KMOD_EDGES edges per responder mode [200]
 #   RTLAT_E2E_CACHE     downloads and builds kept between runs [~/.cache/rtlat-e2e]
 #   RTLAT_E2E_FLAVOURS  kernel flavours to boot ["amd64 rt-amd64"]
@@ -72,7 +79,7 @@ KVER=6.1.192-3
 CACHE=${RTLAT_E2E_CACHE:-$HOME/.cache/rtlat-e2e}
 FLAVOURS=${RTLAT_E2E_FLAVOURS:-amd64 rt-amd64}
 EDGES=${RTLAT_E2E_EDGES:-120}
-PARTS=${RTLAT_E2E_PARTS:-irq kmod timerlat small}
+PARTS=${RTLAT_E2E_PARTS:-irq kmod timerlat small stall}
 KMOD_EDGES=${RTLAT_E2E_KMOD_EDGES:-200}
 # The least Debian's generic kernel boots with and runs both in, found by
 # trying in 4 MiB steps (docs/kernel-e2e.md): at 88 MiB it boots but the OOM
@@ -170,10 +177,17 @@ check_timerlat() {
 }
 # ---- end of timer --context ----
 
+# The host-stall boot's console log and the count of stops.
+check_stall() {
+    python3 "$REPO/tests/fixtures/irq/check-stall.py" "$OUT/console-stall.log" \
+        "$REPO/docs/result-schema.json" "$OUT" "$(cat "$OUT/stall-stops" 2> /dev/null || echo 0)"
+}
+
 if [ "${1:-}" = --check ]; then
     st=0
     case "${2:?--check FLAVOUR}" in
     tlat-*) { check "$2" && check_timerlat "${2#tlat-}"; } || st=1 ;;
+    stall) check_stall || st=1 ;;
     *)
         check "$2" || st=1
         if [ "$2" != small ] && has_part kmod; then check_responder "$2" || st=1; fi
@@ -342,9 +356,10 @@ boot() { # flavour name mem mode
         stage_rtla "$R"
         stage_sockperf "$R"
     fi
-    printf 'EDGES=%s\nPERIOD=%s\nSMALL=%s\nTLAT=%s\nPARTS="%s"\nKMOD_EDGES=%s\n' "$EDGES" "$PERIOD" \
+    [ "$mode" = stall ] && cp "$REPO/tests/fixtures/irq/guest-stall.sh" "$R/etc/stall.sh"
+    printf 'EDGES=%s\nPERIOD=%s\nSMALL=%s\nTLAT=%s\nSTALL=%s\nPARTS="%s"\nKMOD_EDGES=%s\n' "$EDGES" "$PERIOD" \
         "$([ "$mode" = small ] && echo 1 || echo 0)" "$([ "$mode" = tlat ] && echo 1 || echo 0)" \
-        "$PARTS" "$KMOD_EDGES" > "$R/etc/e2e.conf"
+        "$([ "$mode" = stall ] && echo 1 || echo 0)" "$PARTS" "$KMOD_EDGES" > "$R/etc/e2e.conf"
     printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/sh\n' > "$R/etc/passwd"
     printf 'root:x:0:\nnogroup:x:65534:\n' > "$R/etc/group"
     (cd "$R" && find . | cpio -o -H newc --quiet | gzip -1) > "$OUT/initrd-$name.cpio.gz"
@@ -352,6 +367,7 @@ boot() { # flavour name mem mode
     local cpu="-accel tcg -smp 1"
     # The timerlat boot: more CPUs, one of them busy (multi-threaded TCG).
     [ "$mode" = tlat ] && cpu="-accel tcg,thread=multi -cpu max -smp $TLAT_SMP"
+    [ "$mode" = stall ] && cpu="-accel tcg,thread=multi -cpu max -smp 2"
     local kernel="Linux $KABI-$f"
     [ "$f" = rt612 ] && kernel="Debian 12's 6.12 PREEMPT_RT kernel"
     log "$name: booting $kernel under qemu (${cpu#-accel }, $mem MiB)"
@@ -359,9 +375,33 @@ boot() { # flavour name mem mode
     t0=$(date +%s)
     timeout $BOOT_TIMEOUT qemu-system-x86_64 $cpu -m "$mem" -display none -monitor none \
         -serial stdio -serial null -no-reboot -kernel "$W/vmlinuz" -initrd "$OUT/initrd-$name.cpio.gz" \
-        -append "console=ttyS0 panic=-1 quiet loglevel=3 noirqdebug" < /dev/null > "$OUT/console-$name.log" 2>&1 || rc=$?
+        -append "console=ttyS0 panic=-1 quiet loglevel=3 noirqdebug" < /dev/null > "$OUT/console-$name.log" 2>&1 &
+    local qemu=$!
+    [ "$mode" = stall ] && stall_guest $qemu "$OUT/console-$name.log"
+    wait $qemu || rc=$?
     [ $rc = 124 ] && log "$name: the guest did not finish within ${BOOT_TIMEOUT}s"
     log "$name: guest done in $(($(date +%s) - t0))s (qemu rc=$rc)"
+}
+
+# The host-stall boot: once the guest says E2E-STALL-BEGIN, stop QEMU (every
+# thread of it: SIGSTOP stops the whole process) for 20-30 ms every 200-300
+# ms until it says E2E-STALL-END; the count goes to $OUT/stall-stops.
+stall_guest() { # pid of the `timeout` running qemu, console log
+    local n=0 q=""
+    until grep -q E2E-STALL-BEGIN "$2" 2> /dev/null; do
+        kill -0 "$1" 2> /dev/null || return 0
+        sleep 0.2
+    done
+    q=$(pgrep -P "$1" qemu-system) || return 0
+    while kill -0 "$q" 2> /dev/null && ! grep -q E2E-STALL-END "$2"; do
+        kill -STOP "$q"
+        sleep "0.0$((20 + RANDOM % 11))"
+        kill -CONT "$q"
+        n=$((n + 1))
+        sleep "0.$((200 + RANDOM % 101))"
+    done
+    echo $n > "$OUT/stall-stops"
+    log "stall: stopped the guest $n times"
 }
 
 status=0
@@ -379,6 +419,11 @@ done
 if has_part timerlat && [ "$RT612" = 1 ]; then
     boot rt612 tlat-rt612 512 tlat
     { check tlat-rt612 && check_timerlat rt612; } || status=1
+fi
+if has_part stall; then
+    set -- $FLAVOURS
+    boot "$1" stall 512 stall
+    check_stall || status=1
 fi
 if has_part small && [ "$SMALL_MEM" != 0 ]; then
     set -- $FLAVOURS

@@ -33,7 +33,7 @@
 # `attribution`: the integration tests that assert which cause leads the
 # worst cases (modules explain, explain_wakes and noise_explain of binary
 # it) or that a known source's share is found among the noise, alone on the
-# machine. Beside the lanes they would lose to other work on
+# machine, then the host-stall boot of scripts/gpio-e2e.sh (part `stall`). Beside the lanes they would lose to other work on
 # its CPUs (the compiler's preempt-off sections, QEMU guests), so the native
 # lane leaves them out.
 # Ends with a table of stage times and the tests passed, failed and skipped
@@ -327,7 +327,8 @@ lane_e2e() {
         say "the artifacts lane built no static binary: no e2e boots"
         return 1
     }
-    RTLAT_E2E_BIN="$cross_dir/x86_64-unknown-linux-musl/release/rtlat" stage e2e-boots run e2e scripts/gpio-e2e.sh
+    RTLAT_E2E_PARTS="irq kmod timerlat small" RTLAT_E2E_BIN="$cross_dir/x86_64-unknown-linux-musl/release/rtlat" \
+        stage e2e-boots run e2e scripts/gpio-e2e.sh
     RTLAT_LAVA_BIN="$cross_dir/x86_64-unknown-linux-musl/release/rtlat" stage lava-e2e run lava-e2e scripts/lava-e2e.sh
 }
 
@@ -385,6 +386,12 @@ done
 # one failure does not hide another.
 rc=0
 stage attribution tests attribution --profile ci --no-tests fail -E "$attribution" || rc=$?
+# The host-stall boot asserts which cause leads as well: a loaded host
+# preempts one virtual CPU's thread alone, which is no stop of the guest.
+if [ $e2e = true ] && [ -x "$cross_dir/x86_64-unknown-linux-musl/release/rtlat" ]; then
+    RTLAT_E2E_PARTS=stall RTLAT_E2E_BIN="$cross_dir/x86_64-unknown-linux-musl/release/rtlat" \
+        stage host-stall run host-stall scripts/gpio-e2e.sh || rc=$?
+fi
 [ -z "$failed" ] || {
     say "lanes that failed:$failed"
     exit 1

@@ -39,6 +39,10 @@ pub mod sys;
 pub mod sysinfo;
 #[cfg(feature = "kernel-trace")]
 pub mod trace;
+
+/// Whether this build reads the kernel's trace (the `kernel-trace`
+/// feature): what a board build says and checks when it does not.
+pub const KERNEL_TRACE: bool = cfg!(feature = "kernel-trace");
 #[cfg(feature = "host-tools")]
 pub mod trend;
 pub mod units;

@@ -64,8 +64,17 @@ fn work() -> ! {
             ErrorKind::DisplayHelp
             | ErrorKind::DisplayVersion
             | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
-            ErrorKind::InvalidSubcommand if host_tool(&e).is_some() => {
-                let name = host_tool(&e).unwrap_or_default();
+            ErrorKind::InvalidSubcommand if left_out(&e, rtlat::cli::TRACE_TOOLS).is_some() => {
+                let name = left_out(&e, rtlat::cli::TRACE_TOOLS).unwrap_or_default();
+                if let Err(e) =
+                    rtlat::cli::common::needs_kernel_trace(Some(&format!("rtlat {name}")))
+                {
+                    eprintln!("rtlat: {e}");
+                }
+                std::process::exit(exit::ENVIRONMENT);
+            }
+            ErrorKind::InvalidSubcommand if left_out(&e, rtlat::cli::HOST_TOOLS).is_some() => {
+                let name = left_out(&e, rtlat::cli::HOST_TOOLS).unwrap_or_default();
                 eprintln!(
                     "rtlat: '{name}' is not in this board build of rtlat (built without the \
                      host-tools feature): run it with the full build, e.g. on a workstation"
@@ -104,6 +113,9 @@ fn work() -> ! {
         }
         Command::Irq(args) => rtlat::bench::irq::IrqConfig::try_from(&args)
             .and_then(|c| rtlat::bench::irq::run(&c, argv)),
+        #[cfg(feature = "kernel-trace")]
+        Command::Watch(args) => rtlat::bench::watch::WatchConfig::try_from(&args)
+            .and_then(|c| rtlat::bench::watch::run(&c, argv)),
         Command::Load(args) => {
             LoadCommand::try_from(&args).and_then(|c| rtlat::load::run(&c, argv))
         }
@@ -203,13 +215,11 @@ fn not_utf8(args: &[std::ffi::OsString]) -> String {
     }
 }
 
-/// The subcommand asked for, when it is one only the full build has (a board
-/// build does not know it).
-fn host_tool(e: &clap::Error) -> Option<String> {
+/// The subcommand asked for, when it is one of `names`, which only the
+/// full build has (a board build does not know it).
+fn left_out(e: &clap::Error, names: &[&str]) -> Option<String> {
     match e.get(ContextKind::InvalidSubcommand)? {
-        clap::error::ContextValue::String(name)
-            if rtlat::cli::HOST_TOOLS.contains(&name.as_str()) =>
-        {
+        clap::error::ContextValue::String(name) if names.contains(&name.as_str()) => {
             Some(name.clone())
         }
         _ => None,

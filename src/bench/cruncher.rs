@@ -232,7 +232,10 @@ pub fn run(cfg: &CruncherConfig, argv: Vec<String>) -> Result<Outcome> {
     measuring_thread(cfg, &cal, measuring, Arc::clone(&beyond), &mut threads);
     spec.finish = Some(finisher(calibrated, beyond));
     let outcome = threads.execute(spec, CLOCK)?;
-    print_end(cfg, &cal, &outcome.result);
+    // The calibration and the stretch: as `report` says it.
+    if let Some(line) = crate::render::describe::details_line(&outcome.result) {
+        crate::outln!("{line}");
+    }
     Ok(outcome.outcome)
 }
 
@@ -322,22 +325,6 @@ fn finisher(calibrated: CruncherDetails, beyond: Arc<AtomicU32>) -> Finisher {
             ));
         }
     })
-}
-
-/// The line printed after the summary: the calibration and the stretch.
-fn print_end(cfg: &CruncherConfig, cal: &Calibration, r: &RunResult) {
-    let beyond = CruncherDetails::of(r).and_then(|d| d.beyond_tolerance);
-    crate::outln!(
-        "cruncher: ideal {} us (fastest of {} calibration runs of {} iterations, slowest {} us); stretch {:.3}; {} of {} runs beyond +{}%",
-        us(cal.ideal_ns),
-        cal.runs,
-        cal.iterations,
-        us(cal.slowest_ns),
-        stretch(r.total.max_ns.max(0) as u64, cal.ideal_ns),
-        beyond.unwrap_or(0),
-        r.total.samples,
-        cfg.tolerance * 100.0
-    );
 }
 
 /// Longest run over the ideal (0 without runs).

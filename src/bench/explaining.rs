@@ -89,7 +89,7 @@ impl Explaining {
         every_ns: Option<u64>,
         interval_ns: u64,
     ) -> (Option<Arc<Tap>>, Vec<Channel>) {
-        self.on.watch(name, cpu, room(every_ns), interval_ns)
+        self.on.watch(name, cpu, every_ns, interval_ns)
     }
 
     /// The run, with the readers beside the workers; tracefs restored
@@ -167,7 +167,7 @@ mod on {
             &mut self,
             name: &str,
             cpu: Option<usize>,
-            room: usize,
+            every_ns: Option<u64>,
             interval_ns: u64,
         ) -> (Option<Arc<Tap>>, Vec<Channel>) {
             if let Some((s, ..)) = self.split.as_mut() {
@@ -176,7 +176,7 @@ mod on {
                 return (Some(Arc::clone(&s.taps[i])), channels);
             }
             let tap = match (self.explain.as_mut(), cpu) {
-                (Some(e), Some(cpu)) => Some(e.watch(name, cpu, room)),
+                (Some(e), Some(cpu)) => Some(e.watch(name, cpu, super::room(every_ns), every_ns)),
                 _ => None,
             };
             (tap, Vec::new())
@@ -226,7 +226,7 @@ mod on {
             &mut self,
             _: &str,
             _: Option<usize>,
-            _: usize,
+            _: Option<u64>,
             _: u64,
         ) -> (Option<Arc<Tap>>, Vec<Channel>) {
             (None, Vec::new())

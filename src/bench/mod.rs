@@ -11,3 +11,5 @@ pub mod split;
 pub mod switch;
 pub mod threads;
 pub mod timer;
+#[cfg(feature = "kernel-trace")]
+pub mod watch;

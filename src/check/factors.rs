@@ -388,7 +388,7 @@ fn timer_migration(sys: &SystemInfo) -> Factor {
 /// kernel's trace (the board build) measures only user space.
 pub fn timer_contexts(caps: &Capabilities, sys: &SystemInfo) -> Factor {
     const NAME: &str = "timer contexts";
-    if !cfg!(feature = "kernel-trace") {
+    if !crate::KERNEL_TRACE {
         return Factor::info(
             NAME,
             "user only in this build: timer --context and --split read the kernel's trace, which the board build leaves out (the kernel-trace feature)",
@@ -571,7 +571,7 @@ mod tests {
 
     #[test]
     fn timer_contexts_follow_the_tracers() {
-        if !cfg!(feature = "kernel-trace") {
+        if !crate::KERNEL_TRACE {
             // The board build measures user space only, whatever the kernel.
             let (_d, rt612) = tracefs("timerlat osnoise nop\n", true);
             let f = timer_contexts(&rt612, &fixture("x86_64"));

@@ -316,11 +316,29 @@ impl MeasureArgs {
 
     /// The engine's setup with a runtime chosen by the benchmark (e.g. a simulation's).
     pub fn setup_with(&self, rt: RtConfig) -> Result<Setup> {
+        self.output.setup(rt, &self.load)
+    }
+
+    /// The run control, with the benchmark's own end conditions.
+    pub fn control(
+        &self,
+        duration_ns: Option<u64>,
+        loops: Option<u64>,
+        break_threshold_ns: Option<u64>,
+    ) -> RunControl {
+        self.output.control(duration_ns, loops, break_threshold_ns)
+    }
+}
+
+impl OutputArgs {
+    /// The engine's setup: the runtime `rt`, these outputs and `load`'s loads.
+    pub fn setup(&self, rt: RtConfig, load: &LoadOpts) -> Result<Setup> {
+        let forecast = self.forecast_settings()?;
         Ok(Setup {
             rt,
-            forecast: self.output.forecast_settings()?,
-            output: self.output.output_config(),
-            loads: self.load.plan()?,
+            forecast,
+            output: self.output_config(),
+            loads: load.plan()?,
         })
     }
 
@@ -334,12 +352,12 @@ impl MeasureArgs {
         RunControl {
             duration_ns,
             loops,
-            max_latency_ns: self.output.max_latency,
-            max_forecast_ns: self.output.max_forecast.map(|m| m.0),
+            max_latency_ns: self.max_latency,
+            max_forecast_ns: self.max_forecast.map(|m| m.0),
             break_threshold_ns,
-            interval_ns: self.output.interval,
-            save_every_ns: self.output.save_every,
-            metrics_listen: self.output.metrics_listen,
+            interval_ns: self.interval,
+            save_every_ns: self.save_every,
+            metrics_listen: self.metrics_listen,
         }
     }
 }
@@ -383,7 +401,7 @@ fn dma_latency(s: &str) -> std::result::Result<DmaArg, String> {
 /// suite's optional step is skipped, not failed). `None`: nothing asked.
 pub fn needs_kernel_trace(option: Option<&str>) -> Result<()> {
     match option {
-        Some(o) if !cfg!(feature = "kernel-trace") => Err(Error::env(format!(
+        Some(o) if !crate::KERNEL_TRACE => Err(Error::env(format!(
             "{o} reads the kernel's trace, which this build leaves out (the board build); use the full build, or build with --features kernel-trace"
         ))),
         _ => Ok(()),

@@ -6,7 +6,8 @@ use crate::suite::BoardsConfig;
 use std::path::PathBuf;
 
 const COMPARE_EXAMPLES: &str = "\
-One row per result; the label is the run's --label, else hostname + kernel release.
+One row per result; the label is the run's --label, else hostname + kernel release
+(and architecture, board model or file name where results would share a label).
 Columns follow the benchmark: timer min/avg/max/p99/p99.99/overruns/duration;
 switch min/avg/max/lost; net rtt/tx/rx; irq irq/user/round trip; cruncher
 ideal/max/stretch; noise min/avg/max/p99.99 gap, stolen, noise gaps. Latencies in us.

@@ -26,6 +26,8 @@ pub mod switch;
 pub mod timer;
 #[cfg(feature = "host-tools")]
 pub mod trend;
+#[cfg(feature = "kernel-trace")]
+pub mod watch;
 
 pub use check::CheckArgs;
 pub use common::{positive_duration, DmaArg, LoadOpts, OutputArgs, PolicyArg, RtArgs};
@@ -85,6 +87,10 @@ pub enum Command {
     Net(NetArgs),
     /// External interrupt latency over GPIO or serial modem lines: loopback, target, host
     Irq(irq::IrqArgs),
+    /// The latency of real-time threads already running (your application's), from the kernel's trace
+    #[cfg(feature = "kernel-trace")]
+    #[command(after_help = watch::WATCH_EXAMPLES)]
+    Watch(watch::WatchArgs),
     /// Run the load generators on their own
     Load(LoadArgs),
     /// A battery of runs into one directory (resumable), here or on several boards over ssh
@@ -197,6 +203,10 @@ pub fn for_this_build(text: &str) -> String {
     out
 }
 
+/// The subcommands that read the kernel's trace (feature `kernel-trace`);
+/// a board build refuses them as a kernel without the tracer would.
+pub const TRACE_TOOLS: &[&str] = &["watch"];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -214,9 +224,12 @@ mod tests {
             let built = cmd.find_subcommand(name).is_some();
             assert_eq!(built, cfg!(feature = "host-tools"), "{name}");
         }
-        // The measuring subcommands and `report` are in every build.
+        for name in TRACE_TOOLS {
+            assert_eq!(cmd.find_subcommand(name).is_some(), crate::KERNEL_TRACE);
+        }
+        // The measuring subcommands are in every build.
         for name in [
-            "timer", "check", "switch", "cruncher", "noise", "net", "irq", "load", "report",
+            "timer", "check", "switch", "cruncher", "noise", "net", "irq", "load",
         ] {
             assert!(cmd.find_subcommand(name).is_some(), "{name}");
         }

@@ -3,11 +3,12 @@
 use super::compare::{parse_margin, CompareFormatArg};
 use crate::error::Error;
 use crate::trend::change::Test;
+use crate::trend::runs::BoardFrom;
 use crate::trend::TrendConfig;
 use std::path::PathBuf;
 
 const TREND_EXAMPLES: &str = "\
-Results are grouped by board (the suite's board, else the hostname), benchmark and
+Results are grouped by board (the label, else the hostname), benchmark, load and
 series, and ordered by their start time. A change is a run from which a series is
 worse (or better) beyond its own run-to-run noise: a rank test (Mann-Whitney) over
 the runs before and after, on max, p99.9, p99 and p50 (docs/trend.md).
@@ -16,7 +17,9 @@ Examples:
   rtlat trend nightly/                                  every result under nightly/
   rtlat trend nightly/ --format markdown > trend.md
   rtlat trend nightly/ --svg trend.svg --html trend.html
-  rtlat trend nightly/ --fail-on-regression             exit 1 when a series got worse";
+  rtlat trend nightly/ --fail-on-regression             exit 1 when a series got worse
+  rtlat trend lab/ --board-from system.device_tree_model  boards named by their model
+  rtlat trend today/ --by-run --svg runs.svg            runs side by side, not over time";
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = TREND_EXAMPLES)]
@@ -39,6 +42,13 @@ pub struct TrendArgs {
     /// Exit 1 when a series got worse
     #[arg(long)]
     pub fail_on_regression: bool,
+    /// What names a run's board: label, host (the hostname it records), or a
+    /// field of the result file as a dotted path [default: the label, else the host]
+    #[arg(long, value_name = "label|host|FIELD", value_parser = BoardFrom::parse)]
+    pub board_from: Option<BoardFrom>,
+    /// Plot each series' runs by their index in start order, not over time
+    #[arg(long)]
+    pub by_run: bool,
 }
 
 impl TryFrom<&TrendArgs> for TrendConfig {
@@ -54,6 +64,8 @@ impl TryFrom<&TrendArgs> for TrendConfig {
                 ..Test::default()
             },
             fail_on_regression: a.fail_on_regression,
+            board_from: a.board_from.clone().unwrap_or_default(),
+            by_run: a.by_run,
         })
     }
 }

@@ -2,6 +2,11 @@
 //! recorder, its points over time and its latest interval.
 
 use crate::stats::{Collector, IntervalStats, SeriesBuilder, Summary};
+use std::sync::{Arc, Mutex};
+
+/// The name of a series known only once it is in use (a thread `watch`
+/// sees start during the run), given by whoever fills its recorder.
+pub type LateName = Arc<Mutex<Option<String>>>;
 
 /// One measured series: a thread (timer), a pair (switch), a metric (net).
 pub struct Channel {
@@ -15,6 +20,9 @@ pub struct Channel {
     /// of another quantity beside the main ones, e.g. a timer's IRQ-context
     /// latency beside its thread latency).
     pub in_total: bool,
+    /// Where the name comes from when it is not known at the start: until
+    /// it is given, the series is unused and left out of the result.
+    pub late: Option<LateName>,
 }
 
 impl Channel {
@@ -26,12 +34,28 @@ impl Channel {
             series: SeriesBuilder::new(interval_ns),
             in_total: true,
             last: None,
+            late: None,
         }
+    }
+
+    /// A series held in reserve, named through `late` once it is used.
+    pub fn reserved(late: LateName, collector: Collector, interval_ns: u64) -> Self {
+        let mut c = Channel::new(String::new(), None, collector, interval_ns);
+        c.late = Some(late);
+        c
+    }
+
+    /// Whether the series is in use: it has its name.
+    pub fn in_use(&self) -> bool {
+        !self.name.is_empty()
     }
 
     /// Drain the recorder; returns the intervals finished since the last call.
     pub fn collect(&mut self, scratch: &mut Vec<IntervalStats>) {
         scratch.clear();
+        if let Some(name) = self.late.as_ref().and_then(|l| l.lock().ok()?.clone()) {
+            self.name = name;
+        }
         self.collector.collect(scratch);
         for iv in scratch.iter() {
             self.series.push(iv);

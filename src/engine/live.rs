@@ -123,6 +123,7 @@ impl Live {
         }
         let rows: Vec<Row> = channels
             .iter()
+            .filter(|c| c.in_use())
             .map(|c| {
                 let t = c.collector.totals();
                 Row {

@@ -36,6 +36,7 @@ fn thread_results<'a>(
     let mut totals = Totals::default();
     let threads = channels
         .iter()
+        .filter(|c| c.in_use())
         .map(|c| {
             let (t, h) = view(&c.collector);
             if c.in_total {
@@ -128,7 +129,7 @@ fn publish(
     elapsed_ns: u64,
 ) {
     if let Some(m) = metrics {
-        let series = channels.iter().map(|c| {
+        let series = channels.iter().filter(|c| c.in_use()).map(|c| {
             let col = &c.collector;
             let last_max = c.last.map(|iv| iv.max);
             (c.name.as_str(), col.totals(), col.histogram(), last_max)
@@ -590,6 +591,11 @@ impl Report<'_> {
             (Some(_), Some(idle)) => self.mono_start + idle,
             _ => u64::MAX,
         };
+        // What the channels hold is what they held at the last tick: a file
+        // saved between ticks spans up to it, so that its samples over its
+        // duration give the run's sample rate (which the forecast of a longer
+        // run scales by).
+        let mut collected_ns = 0;
         while !crew.all_finished() {
             let now = sys::clock::now_ns(self.mono);
             if now >= load_at {
@@ -598,6 +604,7 @@ impl Report<'_> {
             }
             if now >= next_tick {
                 let elapsed = now.saturating_sub(self.mono_start);
+                collected_ns = elapsed;
                 let remaining = spec.control.duration_ns.map(|d| d.saturating_sub(elapsed));
                 let real = (!spec.synthetic).then_some(elapsed);
                 tick(self.channels, self.live, real, remaining, false);
@@ -608,7 +615,7 @@ impl Report<'_> {
                 next_tick += tick_ns * (1 + (now - next_tick) / tick_ns);
             }
             if now >= next_save {
-                self.result.duration_ns = Some(now.saturating_sub(self.mono_start));
+                self.result.duration_ns = Some(collected_ns);
                 fill_result(self.result, self.channels, spec.idle_first_ns());
                 if let Some(l) = self.loads.as_ref() {
                     self.result.loads = l.records();

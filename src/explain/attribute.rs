@@ -6,6 +6,7 @@
 
 use super::events::{softirq_name, Decoder, Ev};
 use super::timeline::{CpuState, Nest, Ring};
+use super::together::{silent_together, Witness};
 use crate::result::Part;
 use std::collections::HashMap;
 
@@ -35,6 +36,9 @@ enum Label {
     /// Idle far longer than any idle state takes to exit: the CPU did not
     /// run (a virtual CPU the host stopped) or nothing recorded it.
     Silent,
+    /// Nothing recorded here nor on the other measuring CPUs, whose own
+    /// threads were due: none of them ran.
+    Together,
     Unexplained,
 }
 
@@ -77,6 +81,20 @@ pub const NO_EVENT: &str = "unexplained (no event: idle far longer than an idle-
 /// The parts of `iv` from `ring`'s events, given `steal_ns` of hypervisor
 /// steal the CPU saw around it; largest first, adding up to its length.
 pub fn attribute(ring: &Ring, dec: &Decoder, iv: Interval, steal_ns: u64) -> Vec<Part> {
+    attribute_heard(ring, dec, iv, steal_ns, (0, &[]))
+}
+
+/// [`attribute`] with the other measuring CPUs' traces heard (`witnesses`)
+/// for the interval's CPU `cpu`: what none of them recorded while each had
+/// a thread due is no task's or handler's
+/// ([`super::together::silent_together`]).
+pub fn attribute_heard(
+    ring: &Ring,
+    dec: &Decoder,
+    iv: Interval,
+    steal_ns: u64,
+    (cpu, witnesses): (usize, &[Witness]),
+) -> Vec<Part> {
     if ring.full_to.is_some_and(|t| t >= iv.start) {
         // The events of the interval were pushed out before it was read:
         // the state the ring holds is of a later time.
@@ -87,6 +105,14 @@ pub fn attribute(ring: &Ring, dec: &Decoder, iv: Interval, steal_ns: u64) -> Vec
         }];
     }
     let mut segs = segments(ring, iv);
+    let (quiet, mut cpus) = silent_together(ring, (iv.start, iv.end), witnesses, SILENT_NS);
+    for &(a, b) in &quiet {
+        carve(&mut segs, a, b, Label::Together);
+    }
+    cpus.push(cpu);
+    cpus.sort_unstable();
+    cpus.dedup();
+    let together = crate::units::format_cpu_list(&cpus);
     carve_steal(&mut segs, steal_ns);
     if let Some(limit) = dec.idle_limit {
         for s in segs.iter_mut() {
@@ -104,7 +130,7 @@ pub fn attribute(ring: &Ring, dec: &Decoder, iv: Interval, steal_ns: u64) -> Vec
     let mut parts: Vec<Part> = sums
         .into_iter()
         .map(|(l, ns)| {
-            let (kind, name) = name_of(l, dec, &iv);
+            let (kind, name) = name_of(l, dec, &iv, &together);
             Part {
                 kind: kind.into(),
                 name,
@@ -308,7 +334,8 @@ fn carve_steal(segs: &mut Vec<(u64, u64, Label)>, mut steal_ns: u64) {
     }
 }
 
-fn name_of(l: Label, dec: &Decoder, iv: &Interval) -> (&'static str, String) {
+/// `together`: the CPUs silent together ([`Label::Together`]).
+fn name_of(l: Label, dec: &Decoder, iv: &Interval, together: &str) -> (&'static str, String) {
     let task = |pid: i32, prio: Option<i32>| {
         let mut s = format!("{} {pid}", dec.comm_of(pid));
         if let Some(p) = prio {
@@ -343,6 +370,16 @@ fn name_of(l: Label, dec: &Decoder, iv: &Interval) -> (&'static str, String) {
             true => ("hypervisor", UNACCOUNTED.into()),
             false => ("unexplained", NO_EVENT.into()),
         },
+        Label::Together => match dec.idle_limit.is_some_and(|l| l.virtualized) {
+            true => (
+                "hypervisor",
+                format!("hypervisor (unaccounted: CPUs {together} silent together)"),
+            ),
+            false => (
+                "unexplained",
+                format!("unexplained (no event: CPUs {together} silent together)"),
+            ),
+        },
         Label::Unexplained => ("unexplained", "unexplained".into()),
     }
 }
@@ -365,7 +402,7 @@ fn policy_name(policy: Option<u32>) -> &'static str {
 
 /// `FIFO 90`, `RR 5`, `DEADLINE`, `nice 0` from the kernel priority, the
 /// policy from /proc when the task still lives.
-fn policy_of(pid: i32, prio: i32) -> String {
+pub fn policy_of(pid: i32, prio: i32) -> String {
     if prio < 0 {
         return "DEADLINE".into();
     }
@@ -379,18 +416,20 @@ fn policy_of(pid: i32, prio: i32) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn ring(evs: &[(u64, Ev)]) -> Ring {
-        let mut r = Ring::new(64);
+    /// A ring holding `evs`.
+    pub(in crate::explain) fn ring(evs: &[(u64, Ev)]) -> Ring {
+        let mut r = Ring::new(256);
         for &(t, e) in evs {
             r.push(t, e);
         }
         r
     }
 
-    fn sw(next: i32, next_prio: i32) -> Ev {
+    /// A switch to `next` at kernel priority `next_prio`.
+    pub(in crate::explain) fn sw(next: i32, next_prio: i32) -> Ev {
         Ev::Switch {
             prev: 0,
             prev_prio: 0,

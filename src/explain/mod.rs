@@ -18,6 +18,7 @@ pub mod replay;
 pub mod setup;
 pub mod steal;
 pub mod timeline;
+pub mod together;
 
 pub use attribute::{attribute, Interval};
 pub use reader::ExplainDetails;

@@ -9,11 +9,12 @@
 //! read it all along. Memory is bounded: rings of a fixed number of
 //! events, trimmed to what a coming interval can still need.
 
-use super::attribute::{attribute, runtime_steal, Interval, OVERWRITTEN};
+use super::attribute::{attribute_heard, runtime_steal, Interval, OVERWRITTEN};
 pub use super::details::ExplainDetails;
 use super::events::{Decoder, Ev};
 use super::steal::{Steal, TICK_NS};
 use super::timeline::Ring;
+use super::together::{Due, Witness};
 use crate::result::totals::CpuTotals;
 use crate::result::Explained;
 use crate::stats::tap::Tap;
@@ -52,6 +53,13 @@ const PAGES: usize = 256;
 const MARGIN_NS: u64 = 100_000_000;
 /// How long an interval waits for the trace to pass its end.
 const PATIENCE_NS: u64 = 200_000_000;
+/// Other measuring CPUs heard on a long interval, at most: enough to tell
+/// a stop of the whole machine from one CPU's, few enough that the cost
+/// does not grow with the machine.
+const WITNESSES: usize = 3;
+/// A busy loop's latest stalls kept per thread, at most, for the
+/// witnesses.
+const STALLS: usize = 4096;
 
 /// Where the earliest interval the threads on `cpu` may still explain
 /// begins: the first waiting, else the end of the last taken (`None`: no
@@ -65,11 +73,13 @@ fn needed_from(watches: &[Watch], threads: &[Thread], cpu: usize) -> Option<u64>
         .min()
 }
 
-/// A measuring thread watched: its series name, CPU and tap.
+/// A measuring thread watched: its series name, CPU and tap, and its
+/// period when it has one (its CPU then records an event every period).
 pub(super) struct Watch {
     pub name: String,
     pub cpu: usize,
     pub tap: Arc<Tap>,
+    pub period_ns: Option<u64>,
 }
 
 /// One watched thread's progress in the reader.
@@ -83,6 +93,9 @@ struct Thread {
     frontier: u64,
     /// Its worst intervals explained, worst first.
     best: Vec<Explained>,
+    /// When every interval is attributed: its latest intervals (start,
+    /// end), its busy loop's stalls as a witness of other CPUs'.
+    stalls: Vec<(u64, u64)>,
 }
 
 pub(super) struct TraceReader {
@@ -117,6 +130,9 @@ pub(super) struct TraceReader {
     pub(super) totals: Vec<CpuTotals>,
     /// A page held while reading from a point on ([`window::read_from`]).
     held: Vec<u8>,
+    /// Per CPU (as `cpus`), the gap in its events that means it did not
+    /// run: two periods of its measuring thread (`None`: none periodic).
+    gaps: Vec<Option<u64>>,
 }
 
 impl TraceReader {
@@ -157,6 +173,76 @@ impl TraceReader {
             round_at: start,
             totals: Vec::new(),
             held: Vec::with_capacity(rustix::param::page_size()),
+            gaps: Vec::new(),
+        }
+        .with_gaps()
+    }
+
+    fn with_gaps(mut self) -> TraceReader {
+        self.gaps = self
+            .cpus
+            .iter()
+            .map(|&c| {
+                let periods = self.watches.iter().filter(|w| w.cpu == c);
+                periods.filter_map(|w| w.period_ns).max().map(|p| 2 * p)
+            })
+            .collect();
+        self
+    }
+
+    /// The rings heard as witnesses of the `ci`th CPU's intervals: up to
+    /// [`WITNESSES`] other CPUs with a periodic thread (or, when every
+    /// interval is attributed, a busy loop), the next ones in order.
+    fn witnesses_of(&self, ci: usize) -> impl Iterator<Item = usize> + '_ {
+        let n = self.cpus.len();
+        (1..n)
+            .map(move |k| (ci + k) % n)
+            .filter(|&j| self.gaps[j].is_some() || self.every())
+            .take(WITNESSES)
+    }
+
+    /// What tells that the `j`th CPU did not run, for an interval of
+    /// `lat`: a gap of two periods, or its loop's stalls.
+    fn due_of(&self, j: usize, lat: u64) -> Option<Due<'_>> {
+        if let Some(g) = self.gaps[j] {
+            return (lat >= g).then_some(Due::Gap(g));
+        }
+        let cpu = self.cpus[j];
+        let k = self.watches.iter().position(|w| w.cpu == cpu)?;
+        Some(Due::Stalls(&self.threads[k].stalls))
+    }
+
+    /// Where the `i`th CPU's trace (and its loop's stalls) is wanted from
+    /// as a witness: the start of the earliest interval waiting on a CPU it
+    /// witnesses, long enough for its silence to say something.
+    fn heard_from(&self, i: usize) -> Option<u64> {
+        let gap = match self.gaps[i] {
+            Some(g) => g,
+            // A busy loop's stalls witness any interval.
+            None if self.every() => 0,
+            None => return None,
+        };
+        (0..self.cpus.len())
+            .filter(|&ci| ci != i && self.witnesses_of(ci).any(|j| j == i))
+            .flat_map(|ci| {
+                let cpu = self.cpus[ci];
+                self.watches
+                    .iter()
+                    .zip(&self.threads)
+                    .filter(move |(w, _)| w.cpu == cpu)
+                    .filter_map(move |(_, t)| t.waiting.iter().find(|&&(_, lat)| lat >= gap))
+                    .map(|&(s, _)| s)
+            })
+            .min()
+    }
+
+    /// Where the `i`th CPU's events may still be needed from: its own
+    /// threads' intervals, or those it witnesses.
+    fn needed(&self, i: usize) -> Option<u64> {
+        let own = needed_from(&self.watches, &self.threads, self.cpus[i]);
+        match (own, self.heard_from(i)) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
         }
     }
 
@@ -228,7 +314,7 @@ impl TraceReader {
         if self.every() {
             return None;
         }
-        let first = needed_from(&self.watches, &self.threads, self.cpus[i])?;
+        let first = self.needed(i)?;
         let from = first.saturating_sub(MARGIN_NS);
         let reached = self.rings[i].span().is_some_and(|(_, last)| last >= from);
         (!reached).then_some(from)
@@ -244,7 +330,7 @@ impl TraceReader {
         let mut pairs = self.watches.iter().zip(&self.threads);
         let watched = self.watches.iter().any(|w| w.cpu == cpu);
         let waits = pairs.any(|(w, t)| (self.across || w.cpu == cpu) && !t.waiting.is_empty());
-        !self.every() && watched && !waits
+        !self.every() && watched && !waits && self.heard_from(i).is_none()
     }
 
     /// Every CPU's pages into its ring, from where it is wanted
@@ -409,6 +495,12 @@ impl TraceReader {
                 } else {
                     t.best.last().map_or(0, |b| b.latency_ns)
                 };
+                if total.is_some() {
+                    if t.stalls.len() == STALLS {
+                        t.stalls.drain(..STALLS / 2);
+                    }
+                    t.stalls.push((s, s + lat));
+                }
                 let wanted = total.is_some() || lat > floor || lat > threshold;
                 if wanted && t.waiting.len() < WAITING {
                     t.waiting.push_back((s, lat));
@@ -489,12 +581,21 @@ impl TraceReader {
             self.steal
                 .between(cpu, iv.start.saturating_sub(TICK_NS), iv.end + TICK_NS)
         });
+        let witnesses: Vec<Witness> = self
+            .witnesses_of(ci)
+            .filter_map(|j| {
+                let due = self.due_of(j, lat)?;
+                let (cpu, ring) = (self.cpus[j], &self.rings[j]);
+                Some(Witness { cpu, ring, due })
+            })
+            .collect();
+        let heard = (cpu, witnesses.as_slice());
         let case = Explained {
             thread: self.watches[k].name.clone(),
             cpu: Some(cpu),
             at_ns: s.saturating_sub(self.start),
             latency_ns: lat,
-            parts: attribute(&self.rings[ci], &self.dec, iv, steal),
+            parts: attribute_heard(&self.rings[ci], &self.dec, iv, steal, heard),
         };
         self.details.explained += 1;
         if case.parts.first().is_some_and(|p| p.name == OVERWRITTEN) {
@@ -516,9 +617,9 @@ impl TraceReader {
 
     /// Forget the events no coming interval can need.
     fn trim(&mut self) {
-        for (ci, ring) in self.rings.iter_mut().enumerate() {
-            let keep_from = needed_from(&self.watches, &self.threads, self.cpus[ci]).unwrap_or(0);
-            ring.trim_before(keep_from);
+        for ci in 0..self.rings.len() {
+            let keep_from = self.needed(ci).unwrap_or(0);
+            self.rings[ci].trim_before(keep_from);
         }
         let keep_from = self
             .threads
@@ -528,6 +629,10 @@ impl TraceReader {
             .unwrap_or(0);
         while self.woken.front().is_some_and(|w| w.0 < keep_from) {
             self.woken.pop_front();
+        }
+        for t in &mut self.threads {
+            let old = t.stalls.partition_point(|&(_, e)| e < keep_from);
+            t.stalls.drain(..old);
         }
     }
 

@@ -210,6 +210,7 @@ pub fn replay(root: &Path, machine: &Machine) -> std::io::Result<Report> {
             name: format!("cpu{cpu}"),
             cpu,
             tap: Arc::clone(tap),
+            period_ns: Some(period),
         })
         .collect();
     let cpus = (0..machine.cpus).collect();

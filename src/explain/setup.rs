@@ -221,13 +221,21 @@ impl Explain {
     }
 
     /// The tap of a measuring thread named `name` on `cpu`, room for
-    /// `capacity` intervals between the reader's rounds.
-    pub fn watch(&mut self, name: &str, cpu: usize, capacity: usize) -> Arc<Tap> {
+    /// `capacity` intervals between the reader's rounds; `period_ns` when
+    /// it wakes periodically.
+    pub fn watch(
+        &mut self,
+        name: &str,
+        cpu: usize,
+        capacity: usize,
+        period_ns: Option<u64>,
+    ) -> Arc<Tap> {
         let tap = Arc::new(Tap::new(capacity));
         self.watches.push(Watch {
             name: name.to_string(),
             cpu,
             tap: Arc::clone(&tap),
+            period_ns,
         });
         tap
     }

@@ -196,9 +196,10 @@ impl Ring {
         }
     }
 
-    /// Forget the events before `t` (folded into the base state).
+    /// Forget the events before `t` (folded into the base state), but the
+    /// newest of them: it tells since when nothing was recorded.
     pub fn trim_before(&mut self, t: u64) {
-        while self.events.front().is_some_and(|&(ts, _)| ts < t) {
+        while self.events.get(1).is_some_and(|&(ts, _)| ts < t) {
             self.drop_front();
         }
     }
@@ -252,8 +253,10 @@ mod tests {
         assert!(r.base.idle);
         assert_eq!(r.span(), Some((2, 3)));
         r.trim_before(3);
+        assert_eq!(r.span(), Some((2, 3)), "the newest before 3 stays");
+        r.trim_before(4);
         assert_eq!(r.base.top(), Some(Nest::Irq(5)));
-        assert_eq!(r.len(), 1);
+        assert_eq!(r.span(), Some((3, 3)));
     }
 
     #[test]

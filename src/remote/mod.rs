@@ -115,11 +115,15 @@ impl Ssh {
         for o in &self.options {
             c.arg("-o").arg(o);
         }
+        // LogLevel=ERROR: without ssh's "Connection to … closed." after a
+        // command on a terminal, so that a step's last line is rtlat's.
         c.args(["-o", "ConnectTimeout=10"]).args([
             "-o",
             "ServerAliveInterval=5",
             "-o",
             "ServerAliveCountMax=3",
+            "-o",
+            "LogLevel=ERROR",
         ]);
         if let Some(p) = self.target.port {
             c.arg("-p").arg(p.to_string());

@@ -28,6 +28,7 @@ fn wanted(b: Benchmark) -> &'static [&'static str] {
         Benchmark::Net => &["rtt_min_us", "rtt_avg_us", "rtt_max_us", "lost"],
         Benchmark::Irq => &["irq_max_us", "user_max_us", "roundtrip_max_us", "missed"],
         Benchmark::Noise => &["max_us", "stolen_us", "noise_gaps"],
+        Benchmark::Watch => &["avg_us", "max_us", "p99_us", "duration_s"],
     }
 }
 
@@ -137,10 +138,14 @@ fn rows(boards: &[BoardResults], format: TableFormat) -> Vec<Vec<String>> {
     let mut header = vec!["board".to_string()];
     for (g, cs) in &groups {
         for c in cs {
+            let name = g.name(false);
             header.push(if csv {
                 format!("{}_{}", g.name(true), c.csv)
+            } else if head(c).starts_with(&format!("{name} ")) {
+                // `noise gaps` of the step `noise`, not `noise noise gaps`.
+                head(c).to_string()
             } else {
-                format!("{} {}", g.name(false), head(c))
+                format!("{name} {}", head(c))
             });
         }
     }
@@ -164,6 +169,11 @@ fn rows(boards: &[BoardResults], format: TableFormat) -> Vec<Vec<String>> {
         out.push(row);
     }
     out
+}
+
+/// The header and one row per board, as text shows them.
+pub fn rows_of(boards: &[BoardResults]) -> Vec<Vec<String>> {
+    rows(boards, TableFormat::Text)
 }
 
 /// The by-board table in `format`; text and Markdown say the units.
@@ -251,6 +261,21 @@ mod tests {
         }
         assert!(!head.iter().any(|h| h.starts_with("klat_user")), "{t}");
         assert!(!head.contains(&"klat_min_us"), "{t}");
+    }
+
+    #[test]
+    fn a_column_named_after_its_step_is_not_said_twice() {
+        let mut r = crate::render::testdata::timer_many();
+        r.benchmark = Benchmark::Noise;
+        let boards = [BoardResults {
+            label: "vm".into(),
+            steps: vec![("noise".into(), Some(Loaded::new("r.json".into(), r)))],
+        }];
+        let t = table(&boards, TableFormat::Markdown);
+        let head = t.lines().next().unwrap();
+        assert!(head.contains("| noise gaps |"), "{t}");
+        assert!(head.contains("| noise max |"), "{t}");
+        assert!(!head.contains("noise noise"), "{t}");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! regression check against a baseline.
 
 use super::describe::{
-    duration_of, level_summary, loads_of, percentile_cell, primary, thread_of, us_signed,
+    duration_of, level_summary, loads_of, percentile_cell, primary, thread_of, us_signed, UNKNOWN,
 };
 use super::loaded::{load, load_all};
 use super::table::{self, Align, Col};
@@ -249,17 +249,45 @@ struct Table {
     benchmark: Benchmark,
     /// The header, then one row per result.
     rows: Vec<Vec<String>>,
+    /// How many columns of words lead (label, machine, load), left-aligned;
+    /// the figures after them are right-aligned.
+    left: usize,
 }
 
-/// Label and load are left-aligned, figures right-aligned.
-const LEFT_COLUMNS: usize = 2;
-
-fn align(c: usize) -> Align {
-    if c < LEFT_COLUMNS {
-        Align::Left
-    } else {
-        Align::Right
+impl Table {
+    fn align(&self, c: usize) -> Align {
+        if c < self.left {
+            Align::Left
+        } else {
+            Align::Right
+        }
     }
+}
+
+/// A column's head and its cell of a result.
+type MachineColumn = (&'static str, fn(&Loaded) -> String);
+
+/// What tells the machines of results apart beside their labels: the
+/// architecture and the board model, each a column when the results differ
+/// in it.
+fn machine_columns(group: &[&&Loaded]) -> Vec<MachineColumn> {
+    let columns: [MachineColumn; 2] = [
+        ("arch", |l| {
+            let m = l.result.system.machine.as_deref().unwrap_or(UNKNOWN);
+            super::printable::printable_string(m)
+        }),
+        ("board", |l| {
+            let m = l.result.system.board_model().unwrap_or(UNKNOWN);
+            super::printable::printable_string(m)
+        }),
+    ];
+    columns
+        .into_iter()
+        .filter(|(_, of)| {
+            let seen: std::collections::BTreeSet<String> = group.iter().map(|l| of(l)).collect();
+            seen.len() > 1
+        })
+        .collect()
 }
 
 fn build_tables(
@@ -273,7 +301,11 @@ fn build_tables(
         .into_iter()
         .map(|b| {
             let cols = b.compare_columns();
-            let mut head: Vec<String> = vec!["label".into(), "load".into()];
+            let group: Vec<&&Loaded> = rows.iter().filter(|l| l.result.benchmark == b).collect();
+            let machine = machine_columns(&group);
+            let mut head: Vec<String> = vec!["label".into()];
+            head.extend(machine.iter().map(|(h, _)| h.to_string()));
+            head.push("load".into());
             head.extend(
                 cols.iter()
                     .map(|c| if csv { c.csv } else { c.head }.to_string()),
@@ -286,14 +318,16 @@ fn build_tables(
                 });
             }
             let mut table = vec![head];
-            table.extend(rows.iter().filter(|l| l.result.benchmark == b).map(|l| {
-                let mut row = vec![l.label.clone(), loads_of(&l.result, false)];
+            table.extend(group.iter().map(|l| {
+                let mut row = vec![l.label.clone()];
+                row.extend(machine.iter().map(|(_, of)| of(l)));
+                row.push(loads_of(&l.result, false));
                 row.extend(
                     cols.iter()
                         .map(|c| cell(l, c.get, csv).unwrap_or_else(|| missing.clone())),
                 );
                 if let Some((m, base)) = delta {
-                    row.push(if std::ptr::eq(*l, base) {
+                    row.push(if std::ptr::eq(**l, base) {
                         if csv { "" } else { "baseline" }.to_string()
                     } else {
                         match (m.value(l), m.value(base)) {
@@ -315,6 +349,7 @@ fn build_tables(
             Table {
                 benchmark: b,
                 rows: table,
+                left: 2 + machine.len(),
             }
         })
         .collect()
@@ -356,7 +391,7 @@ fn heading(t: &Table, markdown: bool) -> String {
 fn render_text(t: &Table) -> String {
     let head = heading(t, false);
     let cols: Vec<Col> = (0..t.rows[0].len())
-        .map(|c| match align(c) {
+        .map(|c| match t.align(c) {
             Align::Left => Col::left(),
             Align::Right => Col::right(),
         })
@@ -366,7 +401,7 @@ fn render_text(t: &Table) -> String {
 
 fn render_markdown(t: &Table) -> String {
     let head = heading(t, true);
-    let aligns: Vec<Align> = (0..t.rows[0].len()).map(align).collect();
+    let aligns: Vec<Align> = (0..t.rows[0].len()).map(|c| t.align(c)).collect();
     head + &table::markdown(&aligns, &t.rows)
 }
 
@@ -548,6 +583,7 @@ pub fn run(args: &CompareConfig) -> Result<Outcome> {
         .transpose()?;
     let mut results = load_all(&args.results)?;
     let mut base = args.baseline.as_deref().map(load).transpose()?;
+    super::loaded::tell_apart(results.iter_mut().chain(base.as_mut()));
     for l in results.iter_mut().chain(base.as_mut()) {
         let settings = crate::forecast::ForecastSettings::default();
         crate::forecast::annotate_missing(&mut l.result, &settings, false);

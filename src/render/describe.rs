@@ -318,6 +318,73 @@ pub fn merged(threads: &[&ThreadResult]) -> Histogram {
     h
 }
 
+/// The line a switch or cruncher run prints after its summary, made from
+/// its result, so that `report` says what the live run said:
+/// `switch: via futex between threads, same CPU, armed (warm), …`,
+/// `cruncher: ideal 10013.772 us (fastest of 20 calibration runs …`.
+/// `None` for other benchmarks, or when the details are not the
+/// benchmark's record (a result written before it).
+pub fn details_line(r: &RunResult) -> Option<String> {
+    use crate::result::details::{cruncher::CruncherDetails, switch::SwitchDetails, Details};
+    use crate::result::Benchmark;
+    match r.benchmark {
+        Benchmark::Switch => {
+            let d = SwitchDetails::of(r)?;
+            let conf = |k: &str| r.config.get(k);
+            let mut how = vec![format!(
+                "via {} between {}",
+                d.via,
+                if d.processes {
+                    "a thread and a process"
+                } else {
+                    "threads"
+                }
+            )];
+            if let Some(p) = conf("placement").and_then(|v| v.as_str()) {
+                how.push(format!("{p} CPU"));
+            }
+            if let Some(warm) = conf("warm").and_then(|v| v.as_bool()) {
+                how.push(if warm { "armed (warm)" } else { "cold" }.into());
+            }
+            let prio = |k: &str| conf(k).and_then(|v| v.as_i64());
+            if let (Some(e), Some(w)) = (prio("wakee_priority"), prio("waker_priority")) {
+                how.push(format!("wakee priority {e}, waker {w}"));
+            }
+            let sum = |f: fn(&crate::result::details::switch::PairDetails) -> u64| -> u64 {
+                d.pairs.iter().map(f).sum()
+            };
+            let per_pair: Vec<String> = d
+                .pairs
+                .iter()
+                .map(|p| format!("{} {}", p.name, p.lost))
+                .collect();
+            Some(format!(
+                "switch: {}; lost wakes {} ({}): wakee busy {}, waker late {}",
+                how.join(", "),
+                sum(|p| p.lost),
+                per_pair.join(", "),
+                sum(|p| p.wakee_busy),
+                sum(|p| p.waker_late),
+            ))
+        }
+        Benchmark::Cruncher => {
+            let d = CruncherDetails::of(r)?;
+            Some(format!(
+                "cruncher: ideal {} us (fastest of {} calibration runs of {} iterations, slowest {} us); stretch {:.3}; {} of {} runs beyond +{}%",
+                us(d.ideal_ns),
+                d.calibration_runs,
+                d.iterations,
+                us(d.calibration_slowest_ns),
+                d.stretch.unwrap_or(0.0),
+                d.beyond_tolerance.unwrap_or(0),
+                r.total.samples,
+                d.tolerance * 100.0
+            ))
+        }
+        _ => None,
+    }
+}
+
 /// A noise result's stolen time per CPU, one line each:
 /// `noise: cpu1: 145.422 us stolen by 1060 gaps above 5.000 us (0.0485 %), …`.
 pub fn noise_lines(r: &RunResult) -> Vec<String> {

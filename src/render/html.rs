@@ -1,17 +1,17 @@
-//! One self-contained HTML report: the system, config, loads, summaries and
-//! every plot of each result (inline SVG), and each result's data embedded as
-//! JSON. No script, stylesheet, font or image is fetched: the page has no
+//! One self-contained HTML report: the summaries and every plot of each
+//! result (inline SVG), then its run, system (once per machine), config and
+//! loads, and its data embedded as JSON. No script, stylesheet, font or image is fetched: the page has no
 //! `http://` or `https://` reference at all.
 
 use super::describe::{
     detail_value, duration_of, extremes_of, load_name, loads_of, machine_of, percentile_of,
-    policy_of, us_or_unknown, UNKNOWN,
+    policy_of, primary, us_or_unknown, UNKNOWN,
 };
 use super::svg::{escape, has_series, report_plots};
 use super::text::{exceeded, max_at, shown_percentiles};
 use super::{Loaded, Render};
 use crate::load::human_rate;
-use crate::result::RunResult;
+use crate::result::{EndReason, RunResult};
 use crate::stats::summary::label as percentile_label;
 use crate::stats::Summary;
 use crate::units::{secs, us};
@@ -27,7 +27,9 @@ th{background:#f0f0f0}td.k,th.k{text-align:left}
 table.kv td{text-align:left}table.kv td:first-child{font-weight:bold;white-space:nowrap}
 pre{background:#f6f6f6;padding:8px;overflow:auto;font-size:12px}
 svg{display:block;margin:12px 0;max-width:100%;height:auto;border:1px solid #eee}
-.note{color:#a33}";
+.note{color:#a33}
+.legend span{margin-right:12px;font-size:13px;white-space:nowrap}
+.legend i{display:inline-block;width:11px;height:11px;margin-right:4px;vertical-align:middle}";
 
 /// One self-contained HTML page of results.
 pub struct HtmlReport;
@@ -38,13 +40,34 @@ impl Render for HtmlReport {
     }
 }
 
-/// The whole page.
+/// A result on a page, under its name (a suite step's, else its label).
+pub struct Entry<'a> {
+    pub name: String,
+    pub loaded: &'a Loaded,
+}
+
+/// The page of results named by their labels.
 pub fn report(results: &[&Loaded]) -> String {
-    let mut o = String::new();
     let title = match results {
         [one] => format!("rtlat report: {} ({})", one.label, one.result.benchmark),
         many => format!("rtlat report: {} results", many.len()),
     };
+    let entries: Vec<Entry> = results
+        .iter()
+        .map(|l| Entry {
+            name: l.label.clone(),
+            loaded: l,
+        })
+        .collect();
+    page(&title, ["", ""], &entries)
+}
+
+/// The whole page: `top[0]`, for several results a summary table linking
+/// to each, `top[1]` (a suite's by-board table and steps); then each
+/// result, its figures and plots before the details of the run and the
+/// system (the system once per machine).
+pub fn page(title: &str, top: [&str; 2], entries: &[Entry]) -> String {
+    let mut o = String::new();
     let _ = writeln!(o, "<!DOCTYPE html>");
     let _ = writeln!(o, "<html lang=\"en\">");
     let _ = writeln!(o, "<head>");
@@ -53,35 +76,96 @@ pub fn report(results: &[&Loaded]) -> String {
         o,
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
     );
-    let _ = writeln!(o, "<title>{}</title>", escape(&title));
+    let _ = writeln!(o, "<title>{}</title>", escape(title));
     let _ = writeln!(o, "<style>\n{STYLE}\n</style>");
     let _ = writeln!(o, "</head>");
     let _ = writeln!(o, "<body>");
-    let _ = writeln!(o, "<h1>{}</h1>", escape(&title));
+    let _ = writeln!(o, "<h1>{}</h1>", escape(title));
     let _ = writeln!(
         o,
         "<p>Made by rtlat {} from {} result file(s). Latencies in µs. Each result's data is embedded below as JSON (<code>script type=\"application/json\"</code>).</p>",
         env!("CARGO_PKG_VERSION"),
-        results.len()
+        entries.len()
     );
-    if results.len() > 1 {
-        let _ = writeln!(o, "<ul>");
-        for (i, l) in results.iter().enumerate() {
-            let _ = writeln!(
-                o,
-                "<li><a href=\"#result-{i}\">{}: {}</a></li>",
-                escape(&l.label),
-                l.result.benchmark
-            );
-        }
-        let _ = writeln!(o, "</ul>");
+    o.push_str(top[0]);
+    if entries.len() > 1 {
+        summary_of_all(&mut o, entries);
     }
-    for (i, l) in results.iter().enumerate() {
-        section(&mut o, i, l);
+    o.push_str(top[1]);
+    let mut machines: Vec<(String, usize)> = Vec::new();
+    for (i, e) in entries.iter().enumerate() {
+        let machine = machine_key(&e.loaded.result);
+        let shown = machines
+            .iter()
+            .find(|(m, _)| *m == machine)
+            .map(|(_, at)| *at);
+        if shown.is_none() {
+            machines.push((machine, i));
+        }
+        section(
+            &mut o,
+            i,
+            e,
+            shown.map(|at| (at, entries[at].name.as_str())),
+        );
     }
     let _ = writeln!(o, "</body>");
     let _ = writeln!(o, "</html>");
     o
+}
+
+/// What names a machine for the system table: host, architecture, board
+/// model and kernel.
+fn machine_key(r: &RunResult) -> String {
+    let s = &r.system;
+    format!(
+        "{:?} {:?} {:?} {:?} {:?}",
+        s.hostname,
+        s.machine,
+        s.board_model(),
+        s.kernel_release,
+        s.kernel_version
+    )
+}
+
+/// A table of cells, the header first; `left` columns set left.
+pub fn table(o: &mut String, left: usize, rows: &[Vec<String>]) {
+    let _ = writeln!(o, "<table>");
+    for (i, row) in rows.iter().enumerate() {
+        let cell = if i == 0 { "th" } else { "td" };
+        o.push_str("<tr>");
+        for (c, v) in row.iter().enumerate() {
+            let class = if c < left { " class=\"k\"" } else { "" };
+            let _ = write!(o, "<{cell}{class}>{}</{cell}>", escape(v));
+        }
+        o.push_str("</tr>\n");
+    }
+    let _ = writeln!(o, "</table>");
+}
+
+/// One row per result, each its main figure, its name a link to it.
+fn summary_of_all(o: &mut String, entries: &[Entry]) {
+    let _ = writeln!(o, "<h2>Summary</h2>\n<table>");
+    let _ = writeln!(
+        o,
+        "<tr><th class=\"k\">result</th><th class=\"k\">benchmark</th><th class=\"k\">load</th><th>samples</th><th>min</th><th>avg</th><th>max</th><th>p99</th><th>overruns</th></tr>"
+    );
+    for (i, e) in entries.iter().enumerate() {
+        let r = &e.loaded.result;
+        let (_, _, s) = primary(r);
+        let [min, avg, max] = extremes_of(&s);
+        let _ = writeln!(
+            o,
+            "<tr><td class=\"k\"><a href=\"#result-{i}\">{}</a></td><td class=\"k\">{}</td><td class=\"k\">{}</td><td>{}</td><td>{min}</td><td>{avg}</td><td>{max}</td><td>{}</td><td>{}</td></tr>",
+            escape(&e.name),
+            r.benchmark,
+            escape(&loads_of(r, false)),
+            s.samples,
+            escape(&percentile_of(&s, 99.0)),
+            s.overruns
+        );
+    }
+    let _ = writeln!(o, "</table>");
 }
 
 fn kv(o: &mut String, rows: &[(&str, String)]) {
@@ -99,34 +183,53 @@ fn opt(v: &Option<String>) -> String {
     v.clone().unwrap_or_default()
 }
 
-fn section(o: &mut String, i: usize, l: &Loaded) {
+/// A result: its figures and plots first, then the run, the system (or
+/// where it is shown: `system_at`), the tuning and the loads.
+fn section(o: &mut String, i: usize, e: &Entry, system_at: Option<(usize, &str)>) {
+    let l = e.loaded;
     let r = &l.result;
-    heading(o, i, l);
-    run_table(o, l);
-    system_table(o, r);
-    tuning_table(o, r);
-    loads_table(o, r);
+    heading(o, i, e);
     summaries(o, r);
     explained_list(o, r);
     notes_list(o, r);
     plots(o, l);
+    run_table(o, l);
+    match system_at {
+        Some((at, name)) => {
+            let _ = writeln!(
+                o,
+                "<h3>System</h3>\n<p>The machine of <a href=\"#result-{at}\">{}</a>.</p>",
+                escape(name)
+            );
+        }
+        None => system_table(o, r),
+    }
+    tuning_table(o, r);
+    loads_table(o, r);
     result_data(o, i, l);
     let _ = writeln!(o, "</section>");
 }
 
-/// The section's opening: its anchor, title, machine and load, and whether the run finished.
-fn heading(o: &mut String, i: usize, l: &Loaded) {
-    let r = &l.result;
+/// The section's opening: its anchor, name, the label when the name is
+/// another, machine and load, and whether the run finished.
+fn heading(o: &mut String, i: usize, e: &Entry) {
+    let (l, r) = (e.loaded, &e.loaded.result);
     let _ = writeln!(o, "<section id=\"result-{i}\">");
     let _ = writeln!(
         o,
         "<h2>{} — {}</h2>",
-        escape(&l.label),
+        escape(&e.name),
         escape(r.benchmark.title())
     );
+    let label = if e.name == l.label {
+        String::new()
+    } else {
+        format!("{} · ", l.label)
+    };
     let _ = writeln!(
         o,
-        "<p>{} · load: {}</p>",
+        "<p>{}{} · load: {}</p>",
+        escape(&label),
         escape(&machine_of(r)),
         escape(&loads_of(r, true))
     );
@@ -153,11 +256,15 @@ fn run_table(o: &mut String, l: &Loaded) {
             ("start (UTC)", r.start_time_utc.clone()),
             ("duration", duration_of(r).unwrap_or_else(|| UNKNOWN.into())),
             (
-                "end",
+                "how it ended",
                 format!(
                     "{}{}",
-                    r.end_reason,
-                    if r.complete { "" } else { " (incomplete)" }
+                    r.end_reason.phrase(),
+                    if r.complete || r.end_reason == EndReason::Running {
+                        ""
+                    } else {
+                        " (incomplete)"
+                    }
                 ),
             ),
         ],
@@ -196,6 +303,7 @@ fn system_table(o: &mut String, r: &RunResult) {
             ("CPU model", opt(&s.cpu_model)),
             ("hardware", opt(&s.hardware)),
             ("device tree model", opt(&s.device_tree_model)),
+            ("DMI product", opt(&s.dmi_product)),
             (
                 "CPUs",
                 if s.cpu_count > 0 {
@@ -346,7 +454,9 @@ fn summaries(o: &mut String, r: &RunResult) {
         let prefs: Vec<(&str, &Summary)> = prows.iter().map(|(n, s)| (n.as_str(), *s)).collect();
         summary_table(o, "phase", &prefs);
     }
-    if !r.details.is_empty() {
+    if let Some(line) = super::describe::details_line(r) {
+        let _ = writeln!(o, "<h3>Details</h3>\n<p>{}</p>", escape(&line));
+    } else if !r.details.is_empty() {
         let _ = writeln!(o, "<h3>Details</h3>");
         let rows: Vec<(&str, String)> = r
             .details
@@ -365,7 +475,8 @@ fn explained_list(o: &mut String, r: &RunResult) {
     if r.explained.is_empty() {
         return;
     }
-    let _ = writeln!(o, "<h3>Worst cases explained</h3>\n<ul>");
+    let _ = writeln!(o, "<h3>Worst cases explained</h3>");
+    let _ = writeln!(o, "{}\n<ul>", super::svg::strip::legend(&r.explained));
     for e in &r.explained {
         let _ = writeln!(
             o,

@@ -31,18 +31,68 @@ impl Loaded {
     /// label's control characters are escapes ([`super::printable`]):
     /// every renderer shows it.
     pub fn new(path: PathBuf, result: RunResult) -> Loaded {
-        let mut label = super::printable::printable_string(&label_of(&result, &path));
-        if !result.complete {
-            label.push_str(" (incomplete)");
-        }
-        if result.system.emulation.is_some() {
-            label.push_str(EMULATED);
-        }
-        Loaded {
+        let label = label_of(&result, &path);
+        let mut l = Loaded {
             path,
             result,
-            label,
+            label: String::new(),
+        };
+        l.set_label(&label);
+        l
+    }
+
+    fn set_label(&mut self, label: &str) {
+        self.label = super::printable::printable_string(label);
+        if !self.result.complete {
+            self.label.push_str(" (incomplete)");
         }
+        if self.result.system.emulation.is_some() {
+            self.label.push_str(EMULATED);
+        }
+    }
+}
+
+/// Give results without a `--label` names that tell them apart: host and
+/// kernel, and where those collide (boards often share a host name), the
+/// architecture, the board model and at last the file name, each only
+/// where it differs among the results that collide.
+pub fn tell_apart<'a>(all: impl IntoIterator<Item = &'a mut Loaded>) {
+    const HOST: usize = 0;
+    const KERNEL: usize = 3;
+    let parts = |l: &Loaded| {
+        let s = &l.result.system;
+        let named = |v: Option<&str>| v.map(str::trim).filter(|v| !v.is_empty()).map(String::from);
+        let file = l
+            .path
+            .file_stem()
+            .map(|f| format!("[{}]", f.to_string_lossy()));
+        vec![
+            named(s.hostname.as_deref()),
+            named(s.machine.as_deref()),
+            s.board_model().map(|m| format!("({m})")),
+            named(s.kernel_release.as_deref()),
+            file,
+        ]
+    };
+    // Results without host and kernel keep their file's name.
+    let mut named: Vec<(&mut Loaded, Vec<Option<String>>)> = all
+        .into_iter()
+        .filter(|l| {
+            l.result
+                .label
+                .as_deref()
+                .is_none_or(|s| s.trim().is_empty())
+        })
+        .map(|l| {
+            let p = parts(l);
+            (l, p)
+        })
+        .filter(|(_, p)| p[HOST].is_some() || p[KERNEL].is_some())
+        .collect();
+    let items: Vec<Vec<Option<String>>> = named.iter().map(|(_, p)| p.clone()).collect();
+    let names = super::names::distinct(&items, &[HOST, KERNEL], &[1, 2, 4]);
+    for ((l, _), name) in named.iter_mut().zip(names) {
+        l.set_label(&name);
     }
 }
 
@@ -72,9 +122,12 @@ pub fn load(path: &Path) -> Result<Loaded> {
     Ok(Loaded::new(path.to_path_buf(), result))
 }
 
-/// Load several files, failing on the first bad one.
+/// Load several files, failing on the first bad one; their labels tell
+/// them apart ([`tell_apart`]).
 pub fn load_all(paths: &[PathBuf]) -> Result<Vec<Loaded>> {
-    paths.iter().map(|p| load(p)).collect()
+    let mut all: Vec<Loaded> = paths.iter().map(|p| load(p)).collect::<Result<_>>()?;
+    tell_apart(&mut all);
+    Ok(all)
 }
 
 /// Keep a message on one line and short (serde errors may quote input).

@@ -35,6 +35,7 @@ pub mod html;
 #[cfg(feature = "host-tools")]
 pub mod lava;
 pub mod loaded;
+pub mod names;
 pub mod printable;
 #[cfg(feature = "host-tools")]
 mod report;

@@ -4,6 +4,9 @@
 // The board build's tests use a few of them.
 #![cfg_attr(not(feature = "host-tools"), allow(dead_code))]
 
+use crate::result::details::cruncher::CruncherDetails;
+use crate::result::details::switch::{PairDetails, SwitchDetails};
+use crate::result::details::Details;
 use crate::result::{
     Benchmark, EndReason, Phase, Policy, RunResult, Series, SeriesPoint, ThreadResult, Thresholds,
     Tool, Tuning,
@@ -331,8 +334,29 @@ pub fn switch() -> RunResult {
         5_000_000_000,
     );
     r.total.overruns = 3;
-    r.details.insert("lost".into(), 3.into());
-    r.details.insert("via".into(), "futex".into());
+    let pair = |name: &str, lost, late| PairDetails {
+        name: name.into(),
+        lost,
+        wakee_busy: lost - late,
+        waker_late: late,
+        unrecorded: 0,
+        rung: 5_000,
+    };
+    r.details = SwitchDetails {
+        via: "futex".into(),
+        processes: false,
+        lost: Some(3),
+        pairs: vec![pair("pair0", 1, 1), pair("pair1", 2, 0)],
+    }
+    .to_map();
+    for (k, v) in [
+        ("placement", json!("same")),
+        ("warm", json!(true)),
+        ("wakee_priority", json!(80)),
+        ("waker_priority", json!(79)),
+    ] {
+        r.config[k] = v;
+    }
     r
 }
 
@@ -353,9 +377,17 @@ pub fn cruncher() -> RunResult {
         20_000_000,
         10_000_000_000,
     );
-    r.details.insert("ideal_ns".into(), 10_004_000.into());
-    r.details.insert("stretch".into(), json!(1.1234));
-    r.details.insert("beyond_tolerance".into(), 6.into());
+    r.details = CruncherDetails {
+        ideal_ns: 10_004_000,
+        work_ns: 10_000_000,
+        iterations: 1_384_675,
+        calibration_runs: 20,
+        calibration_slowest_ns: 10_101_723,
+        tolerance: 0.05,
+        beyond_tolerance: Some(6),
+        stretch: Some(1.1234),
+    }
+    .to_map();
     r
 }
 
@@ -429,5 +461,25 @@ pub fn empty() -> RunResult {
     r.complete = false;
     r.end_reason = EndReason::Running;
     r.start_time_utc = String::new();
+    r
+}
+
+/// A timer result of `secs` seconds: 1 s intervals at 0..=`secs` s (the
+/// last one the samples taken just as the run ended), each of `ns`.
+pub fn over_time(secs: u64, ns: i64) -> RunResult {
+    let mut r = timer_many();
+    r.threads.truncate(1);
+    r.duration_ns = Some(secs * 1_000_000_000);
+    r.threads[0].series.points = (0..=secs)
+        .map(|i| crate::result::SeriesPoint {
+            t_ns: i * 1_000_000_000,
+            samples: 10,
+            min_ns: ns,
+            avg_ns: ns,
+            max_ns: ns,
+            overruns: 0,
+        })
+        .collect();
+    r.threads[0].series.interval_ns = 1_000_000_000;
     r
 }

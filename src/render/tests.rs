@@ -324,3 +324,124 @@ fn the_main_figure_of_kernel_contexts_is_the_level_closest_to_user_space() {
     // Only IRQ-context series: no level to prefer, every thread merged.
     assert_eq!(names(&r).len(), 4);
 }
+
+#[test]
+fn an_over_time_plot_reaches_its_data_and_stops_at_the_runs_end() {
+    // 15 ns minima (below a tenth of a µs) and a 2 ms spike: a log axis down
+    // to 0.01 µs; the samples taken as the 5 s run ended drawn at 5 s.
+    let mut r = testdata::over_time(5, 15);
+    r.threads[0].series.points[3].max_ns = 2_000_000;
+    r.total.avg_ns = 15;
+    let l = loaded("over-time", r);
+    let doc = svg::document(&svg::report_plots(&l));
+    snapshot("over-time.svg", &doc);
+}
+
+#[test]
+fn a_net_plot_counts_packets_once() {
+    let r = testdata::net();
+    let packets = r.threads.iter().find(|t| t.name == "rtt").unwrap();
+    let want = format!("{} packets in ", packets.summary.samples);
+    assert!(r.total.samples > packets.summary.samples);
+    for p in svg::report_plots(&loaded("net", r.clone())) {
+        assert!(p.subtitle.contains(&want), "{}", p.subtitle);
+        assert!(!p.subtitle.contains("samples"), "{}", p.subtitle);
+    }
+}
+
+#[test]
+fn explained_worst_cases_have_a_legend_of_their_colours() {
+    use crate::result::{Explained, Part};
+    let part = |kind: &str, name: &str, ns| Part {
+        kind: kind.into(),
+        name: name.into(),
+        ns,
+    };
+    let mut r = testdata::timer_phases();
+    r.explained = vec![
+        Explained {
+            thread: "cpu0".into(),
+            cpu: Some(0),
+            at_ns: 4_670_000_000,
+            latency_ns: 16_900_000,
+            parts: vec![
+                part("hypervisor", "hypervisor", 16_600_000),
+                part("irq", "virtio0-input", 200_000),
+                part("self", "own wake-up path", 100_000),
+            ],
+        },
+        Explained {
+            thread: "cpu1".into(),
+            cpu: Some(1),
+            at_ns: 1_250_000_000,
+            latency_ns: 80_000,
+            parts: vec![
+                part("thread", "hog <7>", 60_000),
+                part("irq", "eth0", 20_000),
+            ],
+        },
+    ];
+    let page = html::report(&[&loaded("explained", r)]);
+    assert!(!page.contains("http://"), "the page stays offline");
+    let from = page
+        .find("<h3>Worst cases explained</h3>")
+        .expect("section");
+    let to = from + page[from..].find("</ul>").expect("list") + "</ul>".len();
+    let section = &page[from..to];
+    // Every colour a strip uses is in the legend, with its kind's name.
+    let legend = &section[..section.find("<ul>").expect("list")];
+    for (kind, fill) in [
+        ("hypervisor", "#7f7f7f"),
+        ("irq", "#1f77b4"),
+        ("self", "#c7c7c7"),
+        ("thread", "#d62728"),
+    ] {
+        assert!(section.contains(&format!("fill=\"{fill}\"")), "{section}");
+        assert!(
+            legend.contains(&format!("background:{fill}\"></i>{kind}<")),
+            "{legend}"
+        );
+    }
+    snapshot("explained.html", section);
+}
+
+#[test]
+fn report_says_the_details_line_of_the_live_run() {
+    for (name, r, want) in [
+        (
+            "switch",
+            testdata::switch(),
+            "switch: via futex between threads, same CPU, armed (warm), wakee priority 80, waker 79; lost wakes 3 (pair0 1, pair1 2): wakee busy 2, waker late 1\n",
+        ),
+        (
+            "cruncher",
+            testdata::cruncher(),
+            "cruncher: ideal 10004.000 us (fastest of 20 calibration runs of 1384675 iterations, slowest 10101.723 us); stretch 1.123; 6 of 500 runs beyond +5%\n",
+        ),
+    ] {
+        let l = loaded(name, r);
+        let report = text::report(&l);
+        assert!(report.ends_with(want), "{report}");
+        assert!(!report.contains("details:"), "{report}");
+        let page = html::report(&[&l]);
+        assert!(page.contains(&format!("<p>{}</p>", want.trim_end())), "{name}");
+    }
+}
+
+#[test]
+fn html_shows_a_results_figures_and_plots_before_the_runs_details() {
+    let l = loaded("timer-phases", testdata::timer_phases());
+    let page = html::report(&[&l]);
+    let at = |h: &str| {
+        page.find(&format!("<h3>{h}</h3>"))
+            .unwrap_or_else(|| panic!("no {h}"))
+    };
+    let first_plot = page.find("<svg ").expect("a plot");
+    assert!(at("Summary") < first_plot);
+    for details in ["Run", "System", "Tuning and configuration", "Load"] {
+        assert!(at(details) > first_plot, "{details} before the plots");
+    }
+    // How the run ended, in words; not an `end | duration` row.
+    assert!(page.contains("<tr><td>how it ended</td><td>ran its whole duration</td></tr>"));
+    assert!(!page.contains("<td>end</td>"));
+}

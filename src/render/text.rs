@@ -9,6 +9,7 @@ use super::describe::{
 use super::printable::printable;
 use super::table::{self, Col};
 use super::{Loaded, Render};
+use crate::result::details::Details;
 use crate::result::{RunResult, ThreadResult};
 use crate::stats::summary::{label, supported, Summary, PERCENTILES};
 use crate::units::{human_duration, secs, us};
@@ -19,6 +20,9 @@ use std::fmt::Write;
 pub fn settings(r: &RunResult) -> String {
     let t = &r.tuning;
     // Measuring threads (one entry of `affinity` each), not series.
+    if !r.benchmark.measures_own_threads() {
+        return watched(r);
+    }
     let threads = if t.affinity.is_empty() {
         r.threads.len()
     } else {
@@ -30,6 +34,35 @@ pub fn settings(r: &RunResult) -> String {
     parts.extend(mlock_of(r).map(|m| format!("mlock {m}")));
     parts.extend(dma_of(r).map(|d| format!("dma_latency {d}")));
     parts.join(", ")
+}
+
+/// What a watch follows: its selection (`comm cyclictest`, `pids 12, 13`,
+/// `realtime`) and, once known, how many threads.
+fn watched(r: &RunResult) -> String {
+    let selection = match r.config.get("select") {
+        Some(serde_json::Value::Object(m)) => m
+            .iter()
+            .map(|(k, v)| match v {
+                serde_json::Value::String(s) => format!("{k} {s}"),
+                serde_json::Value::Array(a) => format!(
+                    "{k} {}",
+                    a.iter()
+                        .map(|x| x.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                v => format!("{k} {v}"),
+            })
+            .collect::<Vec<_>>()
+            .join(", "),
+        Some(serde_json::Value::String(s)) => s.clone(),
+        _ => "threads".into(),
+    };
+    // A watched thread's other series are named after it: `NAME/…`.
+    match r.threads.iter().filter(|t| !t.name.contains('/')).count() {
+        0 => format!("watching {selection}"),
+        n => format!("watching {selection}: {n} thread(s)"),
+    }
 }
 
 /// The line printed when a run starts.
@@ -132,6 +165,17 @@ pub fn summary(r: &RunResult) -> String {
     for line in super::forecast::all_lines(r) {
         let _ = writeln!(s, "{line}");
     }
+    // Only a build that reads the kernel's trace makes a watch (a board
+    // build leaves the reading of its details out).
+    let watched = crate::KERNEL_TRACE && r.benchmark == crate::result::Benchmark::Watch;
+    if let Some(d) = watched
+        .then(|| crate::result::details::watch::WatchDetails::of(r))
+        .flatten()
+    {
+        for t in &d.watch.threads {
+            let _ = writeln!(s, "{}", printable(&watched_line(t)));
+        }
+    }
     for e in &r.explained {
         let _ = writeln!(s, "{}", printable(&explained_line(e)));
     }
@@ -150,6 +194,35 @@ pub fn explained_line(e: &crate::result::Explained) -> String {
         e.thread,
         e.parts_line(4)
     )
+}
+
+/// `app:42: 2500 activations, period 2.0 ms (jitter 2.5 ms), 50 overruns,
+/// preempted 1.2 ms mid-activation, most by hog 7 FIFO 90 (4 times, 1.2 ms)`.
+pub fn watched_line(t: &crate::result::details::watch::WatchedThread) -> String {
+    use crate::result::explained::short;
+    let mut s = format!("{}: {} activations", t.name, t.activations);
+    if let Some(p) = t.period_ns {
+        let _ = write!(s, ", period {}", short(p));
+        if let Some(j) = t.jitter_ns {
+            let _ = write!(s, " (jitter {})", short(j));
+        }
+    }
+    let _ = write!(
+        s,
+        ", {} overruns, preempted {} mid-activation",
+        t.overruns,
+        short(t.preempted_ns)
+    );
+    if let Some(i) = t.interference.first() {
+        let _ = write!(
+            s,
+            ", most by {} ({} times, {})",
+            i.task,
+            i.times,
+            short(i.ns)
+        );
+    }
+    s
 }
 
 /// `EXCEEDED` or `ok`: the verdict on `--max-latency`.
@@ -254,7 +327,9 @@ pub fn report(l: &Loaded) -> String {
     for line in super::describe::noise_lines(r) {
         let _ = writeln!(s, "{}", printable(&line));
     }
-    if !r.details.is_empty() {
+    if let Some(line) = super::describe::details_line(r) {
+        let _ = writeln!(s, "{}", printable(&line));
+    } else if !r.details.is_empty() {
         let items: Vec<String> = r
             .details
             .iter()
@@ -272,5 +347,37 @@ impl Render for TextReport {
     fn render(&self, results: &[&Loaded]) -> String {
         let texts: Vec<String> = results.iter().map(|l| report(l)).collect();
         texts.join("\n")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::result::details::watch::{Preemptor, WatchedThread};
+
+    #[test]
+    fn a_watched_thread_is_one_line_with_its_main_preemptor() {
+        let mut t = WatchedThread {
+            name: "app:42".into(),
+            activations: 2500,
+            period_ns: Some(2_000_000),
+            jitter_ns: Some(2_500_000),
+            overruns: 50,
+            ..WatchedThread::default()
+        };
+        assert_eq!(
+            super::watched_line(&t),
+            "app:42: 2500 activations, period 2.0 ms (jitter 2.5 ms), 50 overruns, preempted 0 ns mid-activation"
+        );
+        t.preempted_ns = 1_200_000;
+        t.interference = vec![Preemptor {
+            task: "hog 7 FIFO 90".into(),
+            times: 4,
+            ns: 1_200_000,
+        }];
+        t.period_ns = None;
+        assert_eq!(
+            super::watched_line(&t),
+            "app:42: 2500 activations, 50 overruns, preempted 1.2 ms mid-activation, most by hog 7 FIFO 90 (4 times, 1.2 ms)"
+        );
     }
 }

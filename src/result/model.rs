@@ -28,6 +28,7 @@ pub enum Benchmark {
     Net,
     Irq,
     Noise,
+    Watch,
 }
 
 /// The threads that make up a benchmark's main figure.
@@ -189,17 +190,20 @@ const NOISE_COLUMNS: &[Column] = &[
     DURATION,
 ];
 
+const WATCH_COLUMNS: &[Column] = &[MIN, AVG, MAX, P99, FORECAST, DURATION];
+
 impl Benchmark {
-    pub const ALL: [Benchmark; 6] = [
+    pub const ALL: [Benchmark; 7] = [
         Benchmark::Timer,
         Benchmark::Switch,
         Benchmark::Cruncher,
         Benchmark::Net,
         Benchmark::Irq,
         Benchmark::Noise,
+        Benchmark::Watch,
     ];
 
-    /// The subcommand and serde name: `timer`, `switch`, `cruncher`, `net`, `irq`.
+    /// The subcommand and serde name: `timer`, `switch`, `cruncher`, `net`, `irq`, `noise`, `watch`.
     pub fn name(self) -> &'static str {
         match self {
             Benchmark::Timer => "timer",
@@ -208,6 +212,7 @@ impl Benchmark {
             Benchmark::Net => "net",
             Benchmark::Irq => "irq",
             Benchmark::Noise => "noise",
+            Benchmark::Watch => "watch",
         }
     }
 
@@ -224,6 +229,7 @@ impl Benchmark {
             Benchmark::Net => "UDP latency",
             Benchmark::Irq => "Interrupt latency",
             Benchmark::Noise => "OS noise (busy-loop gaps)",
+            Benchmark::Watch => "Watched threads' wake-up latency",
         }
     }
 
@@ -233,6 +239,15 @@ impl Benchmark {
             Benchmark::Cruncher => "computation time",
             Benchmark::Noise => "loop gap",
             _ => "latency",
+        }
+    }
+
+    /// What its main series counts: a net run's every series measures the
+    /// same packets, so it counts packets, not five samples a packet.
+    pub fn counted(self) -> &'static str {
+        match self {
+            Benchmark::Net => "packets",
+            _ => "samples",
         }
     }
 
@@ -269,6 +284,7 @@ impl Benchmark {
                 prefix: "cpu",
                 name: "all CPUs",
             },
+            Benchmark::Watch => MainSeries::All,
         }
     }
 
@@ -281,7 +297,15 @@ impl Benchmark {
             Benchmark::Net => NET_COLUMNS,
             Benchmark::Irq => IRQ_COLUMNS,
             Benchmark::Noise => NOISE_COLUMNS,
+            Benchmark::Watch => WATCH_COLUMNS,
         }
+    }
+
+    /// Whether the measured threads are rtlat's own, whose tuning (policy,
+    /// mlock, dma latency) the result's describes: not for watch, which
+    /// measures the user's threads from outside.
+    pub fn measures_own_threads(self) -> bool {
+        self != Benchmark::Watch
     }
 
     /// Whether overruns count lost wakes (switch) when `details.lost` is absent.
@@ -328,6 +352,18 @@ impl EndReason {
             EndReason::Signal => "signal",
             EndReason::Break => "break",
             EndReason::Error => "error",
+        }
+    }
+
+    /// How the run ended, in words: `ran its whole duration`.
+    pub fn phrase(self) -> &'static str {
+        match self {
+            EndReason::Running => "did not finish (still running when saved, or killed)",
+            EndReason::Duration => "ran its whole duration",
+            EndReason::Loops => "took all its samples (--loops)",
+            EndReason::Signal => "stopped by a signal",
+            EndReason::Break => "stopped when a sample crossed --break",
+            EndReason::Error => "ended by an error",
         }
     }
 

@@ -16,25 +16,34 @@ const POLL: Duration = Duration::from_millis(100);
 /// Progress ticks this often.
 const TICK: Duration = Duration::from_secs(1);
 
-/// Reads a child's stderr on a thread: each line echoed with `prefix`, the
-/// last one kept (the child's one-line error, if it failed).
+/// Reads a child's stderr on a thread: each line echoed with `prefix` but
+/// the last, which is returned (the child's one-line error, if it failed,
+/// then said once, as the step's reason; else given to [`echo`]).
 pub fn watch_stderr(
     stderr: impl Read + Send + 'static,
     prefix: String,
 ) -> std::thread::JoinHandle<Option<String>> {
     std::thread::spawn(move || {
-        let mut last = None;
+        let mut held: Option<String> = None;
         for line in BufReader::new(stderr).lines() {
             let Ok(line) = line else { break };
             let line = line.trim_end().to_string();
             if line.is_empty() {
                 continue;
             }
-            eprintln!("{prefix}{line}");
-            last = Some(line);
+            if let Some(before) = held.replace(line) {
+                eprintln!("{prefix}{before}");
+            }
         }
-        last
+        held
     })
+}
+
+/// Echo a line [`watch_stderr`] held back that is not a step's reason.
+pub fn echo(prefix: &str, line: Option<&str>) {
+    if let Some(l) = line {
+        eprintln!("{prefix}{l}");
+    }
 }
 
 /// Wait for `child`, ticking; SIGINT to it once `stop` is set.
@@ -106,12 +115,13 @@ impl Executor for Local {
                 }
             }
         };
-        let errors = child
-            .stderr
-            .take()
-            .map(|e| watch_stderr(e, format!("  {}: ", step.name)));
+        let prefix = format!("  {}: ", step.name);
+        let errors = child.stderr.take().map(|e| watch_stderr(e, prefix.clone()));
         let code = wait(&mut child, stop, tick);
         let message = errors.and_then(|h| h.join().ok().flatten());
+        if code == Some(0) {
+            echo(&prefix, message.as_deref());
+        }
         StepRun {
             code,
             message: message.filter(|_| code != Some(0)),

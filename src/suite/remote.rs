@@ -1,7 +1,7 @@
 //! The suite on targets over ssh ([`crate::remote`]): each step run there
 //! into a scratch directory and fetched as it ends.
 
-use super::local::{wait, watch_stderr};
+use super::local::{echo, wait, watch_stderr};
 use super::manifest::Manifest;
 use super::plan::Step;
 use super::runner::{Executor, Job, ProgressLines, StepRun};
@@ -78,18 +78,25 @@ impl Executor for Remote {
         let prefix = format!("  {} {}: ", self.ssh.target.dir_name(), job.step.name);
         let outs = [
             child.stdout.take().map(|o| watch_stderr(o, prefix.clone())),
-            child.stderr.take().map(|e| watch_stderr(e, prefix)),
+            child.stderr.take().map(|e| watch_stderr(e, prefix.clone())),
         ];
         let code = wait(&mut child, job.stop, job.tick);
-        let said: Vec<String> = outs
-            .into_iter()
-            .flatten()
-            .filter_map(|h| h.join().ok().flatten())
-            .collect();
+        let [out, err] = outs.map(|h| h.and_then(|h| h.join().ok().flatten()));
+        // Through the terminal come rtlat's own lines; ssh's come on its
+        // stderr: the reason is rtlat's last line, ssh's only when rtlat said
+        // nothing (it could not be started).
+        let (reason, other) = match (out, err) {
+            (Some(o), e) => (Some(o), e),
+            (None, e) => (e, None),
+        };
+        echo(&prefix, other.as_deref());
+        if code == Some(0) {
+            echo(&prefix, reason.as_deref());
+        }
         let fetched = self.fetch(job.step, job.local);
         let mut run = StepRun {
             code,
-            message: said.last().cloned().filter(|_| code != Some(0)),
+            message: reason.filter(|_| code != Some(0)),
             unreachable: false,
         };
         if code != Some(0) {
@@ -181,7 +188,14 @@ pub fn run_all(cfg: &SuiteConfig, stop: &StopFlag) -> Result<Outcome> {
         );
         let text = finish::summary(&title, &boards, &refs);
         crate::render::write_output(&cfg.out.join(finish::SUMMARY), text.as_bytes())?;
-        crate::outln!("{} in {}", finish::SUMMARY, cfg.out.display());
+        let page = finish::report(&title, &boards, &refs);
+        crate::render::write_output(&cfg.out.join(finish::REPORT), page.as_bytes())?;
+        crate::outln!(
+            "{} and {} in {}",
+            finish::SUMMARY,
+            finish::REPORT,
+            cfg.out.display()
+        );
     }
     let Some((last, others)) = troubles.split_last() else {
         return Ok(Outcome::Success);

@@ -80,6 +80,10 @@ pub struct SystemInfo {
     pub online_cpus: Option<String>,
     /// `/proc/device-tree/model`.
     pub device_tree_model: Option<String>,
+    /// The DMI product name, `/sys/class/dmi/id/product_name` (PCs and
+    /// servers; boards have a device-tree model instead).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dmi_product: Option<String>,
     /// CPUs isolated from the scheduler: `/sys/devices/system/cpu/isolated`,
     /// or else the CPUs of the `isolcpus=` boot parameter.
     pub isolcpus: Option<String>,
@@ -128,6 +132,7 @@ impl Default for SystemInfo {
             cpu_count: 0,
             online_cpus: None,
             device_tree_model: None,
+            dmi_product: None,
             isolcpus: None,
             isolcpus_cmdline: None,
             nohz_full: None,
@@ -197,6 +202,15 @@ impl SystemInfo {
              not those of {} hardware, and the system description is the host's",
             self.machine.as_deref().unwrap_or("board")
         ))
+    }
+
+    /// What board the machine is: its device-tree model, else its DMI
+    /// product name, else the `Hardware` line of a 32-bit ARM kernel.
+    pub fn board_model(&self) -> Option<&str> {
+        [&self.device_tree_model, &self.dmi_product, &self.hardware]
+            .into_iter()
+            .filter_map(|m| m.as_deref().map(str::trim))
+            .find(|m| !m.is_empty())
     }
 }
 
@@ -309,6 +323,7 @@ fn collect(root: &Path, names: Option<Names>, binary_arch: Option<&str>) -> Syst
         cpu_count,
         online_cpus: online,
         device_tree_model,
+        dmi_product: read(root, "sys/class/dmi/id/product_name"),
         isolcpus,
         isolcpus_cmdline,
         nohz_full,

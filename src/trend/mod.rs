@@ -13,7 +13,7 @@ pub mod walk;
 use crate::error::{Outcome, Result};
 use crate::render::compare::TableFormat;
 use change::{Change, Test};
-use runs::{RunPoint, Runs, SeriesKey};
+use runs::{BoardFrom, RunPoint, Runs, SeriesKey};
 use std::path::PathBuf;
 
 /// A validated `rtlat trend`.
@@ -25,6 +25,10 @@ pub struct TrendConfig {
     pub html: Option<PathBuf>,
     pub test: Test,
     pub fail_on_regression: bool,
+    /// What names a run's board.
+    pub board_from: BoardFrom,
+    /// Plot the runs by their index in start order, not over time.
+    pub by_run: bool,
 }
 
 /// Every series with its runs in start order and its changes.
@@ -33,6 +37,8 @@ pub struct Trend {
     pub runs: Runs,
     pub changes: Vec<Vec<Change>>,
     pub test: Test,
+    /// The plots' x axis: each series' runs by index, not over time.
+    pub by_run: bool,
 }
 
 impl Trend {
@@ -46,6 +52,7 @@ impl Trend {
             runs,
             changes,
             test,
+            by_run: false,
         }
     }
 
@@ -85,7 +92,7 @@ pub fn run(cfg: &TrendConfig) -> Result<Outcome> {
         .map(|p| crate::outfile::checked(p))
         .collect::<Result<_>>()?;
     let files = walk::files(&cfg.paths)?;
-    let runs = Runs::read(&files);
+    let runs = Runs::read(&files, &cfg.board_from);
     if runs.series.is_empty() {
         let why = runs
             .first_skipped
@@ -110,7 +117,10 @@ pub fn run(cfg: &TrendConfig) -> Result<Outcome> {
             runs.undated
         );
     }
-    let trend = Trend::new(runs, cfg.test);
+    let trend = Trend {
+        by_run: cfg.by_run,
+        ..Trend::new(runs, cfg.test)
+    };
     if let Some(p) = &cfg.svg {
         crate::render::write_output(p, plot::svg(&trend).as_bytes())?;
     }

@@ -1,13 +1,13 @@
 //! Each result reduced to what a trend needs, one [`RunPoint`] per series:
-//! its board, start, kernel and the figures drawn and tested (maximum,
+//! its board, load, start, kernel and the figures drawn and tested (maximum,
 //! p50/p99/p99.9). The result itself, histograms and all, is dropped once
 //! read: thousands of results take a few hundred bytes each.
 
 use super::walk::TrendFile;
-use crate::render::describe::{level_summary, levels, primary};
+use crate::render::describe::{level_summary, levels, loads_of, primary};
 use crate::result::{Benchmark, RunResult};
 use crate::stats::Summary;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The figures of a run that a trend follows, in ns.
@@ -73,13 +73,30 @@ impl RunPoint {
     }
 }
 
-/// What a series follows: a board's benchmark, and which of its figures
-/// (the main one, or a kernel-context level of it).
+/// What a series follows: a board's benchmark under one load (or idle),
+/// and which of its figures (the main one, or a kernel-context level of it).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct SeriesKey {
     pub board: String,
     pub benchmark: Benchmark,
+    /// [`IDLE`], or the loads that ran beside the measurement.
+    pub load: String,
     pub series: String,
+}
+
+/// The load of a series whose runs had none.
+pub const IDLE: &str = "idle";
+
+impl SeriesKey {
+    /// `timer all CPUs`, and ` under LOAD` when the runs had one.
+    pub fn name(&self) -> String {
+        let load = if self.load == IDLE {
+            String::new()
+        } else {
+            format!(" under {}", self.load)
+        };
+        format!("{} {}{load}", self.benchmark, self.series)
+    }
 }
 
 /// The runs of every series, each in start order.
@@ -94,13 +111,13 @@ pub struct Runs {
 }
 
 impl Runs {
-    /// Read `files` one at a time; what is not a result is counted.
-    pub fn read(files: &[TrendFile]) -> Runs {
+    /// Read `files` one at a time, each run on the board `board` names;
+    /// what is not a result is counted.
+    pub fn read(files: &[TrendFile], board: &BoardFrom) -> Runs {
         let mut runs = Runs::default();
-        let mut boards = Boards::default();
         for f in files {
             match crate::render::load(&f.path) {
-                Ok(l) => runs.add(&f.path, &l.result, &mut boards),
+                Ok(l) => runs.add(&f.path, &l.result, board),
                 Err(e) => {
                     runs.skipped += 1;
                     if runs.first_skipped.is_none() {
@@ -116,12 +133,17 @@ impl Runs {
     }
 
     /// Add a result's series.
-    pub fn add(&mut self, path: &Path, r: &RunResult, boards: &mut Boards) {
+    pub fn add(&mut self, path: &Path, r: &RunResult, board: &BoardFrom) {
         let Some(at) = crate::import::dates::parse_rfc3339_utc(&r.start_time_utc) else {
             self.undated += 1;
             return;
         };
-        let board = boards.of(path, r);
+        let board = board.of(r);
+        let load = if r.loads.is_empty() {
+            IDLE.to_string()
+        } else {
+            crate::render::printable::printable_string(&loads_of(r, false))
+        };
         let kernel = r.system.kernel_release.as_deref().unwrap_or("-");
         let kernel = crate::render::printable::printable_string(kernel);
         let point = |s: &Summary, forecast| RunPoint {
@@ -144,6 +166,7 @@ impl Runs {
             let key = SeriesKey {
                 board: board.clone(),
                 benchmark: r.benchmark,
+                load: load.clone(),
                 series,
             };
             self.series.entry(key).or_default().push(point(s, forecast));
@@ -173,65 +196,72 @@ fn forecast_of(threads: &[&crate::result::ThreadResult]) -> Option<RunForecast> 
         .map(RunForecast::Made)
 }
 
-/// The board a result was measured on: the board its suite directory names
-/// (`suite.json`, as `compare --by-board` shows it), else the hostname it
-/// records, else its label.
-#[derive(Debug, Default)]
-pub struct Boards {
-    suites: HashMap<PathBuf, Option<String>>,
+/// Which board a result was measured on.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum BoardFrom {
+    /// Its label when it has one, else the host name it records (boards
+    /// often share a host name; `--label` tells them apart).
+    #[default]
+    LabelElseHost,
+    Label,
+    Host,
+    /// A field of the result file, as a dotted path (`system.device_tree_model`).
+    Field(String),
 }
 
-impl Boards {
-    pub fn of(&mut self, path: &Path, r: &RunResult) -> String {
-        let dir = path.parent().unwrap_or(Path::new("")).to_path_buf();
-        let suite = self
-            .suites
-            .entry(dir)
-            .or_insert_with_key(|d| {
-                d.join(crate::suite::manifest::FILE)
-                    .is_file()
-                    .then(|| crate::suite::manifest::Manifest::read(d).ok())
-                    .flatten()
-                    .map(|m| m.board)
-            })
-            .clone();
-        let named = |s: &Option<String>| {
-            s.as_deref()
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .map(String::from)
+impl BoardFrom {
+    /// `label`, `host`, or a dotted path into the result file.
+    pub fn parse(s: &str) -> Result<BoardFrom, String> {
+        match s {
+            "label" => Ok(BoardFrom::Label),
+            "host" => Ok(BoardFrom::Host),
+            f if !f.is_empty() && f.split('.').all(|p| !p.is_empty()) => {
+                Ok(BoardFrom::Field(f.into()))
+            }
+            _ => Err(format!(
+                "'{s}' names no board: give label, host, or a field of the result file as a dotted path (system.device_tree_model)"
+            )),
+        }
+    }
+
+    /// The board's name (control characters as escapes); a result without
+    /// what is asked for goes under `no label`, `no host name`, `no FIELD`.
+    pub fn of(&self, r: &RunResult) -> String {
+        let named = |s: Option<&str>| s.map(str::trim).filter(|s| !s.is_empty()).map(String::from);
+        let label = || named(r.label.as_deref());
+        let host = || named(r.system.hostname.as_deref());
+        let board = match self {
+            BoardFrom::LabelElseHost => label()
+                .or_else(host)
+                .unwrap_or_else(|| "unknown board".into()),
+            BoardFrom::Label => label().unwrap_or_else(|| "no label".into()),
+            BoardFrom::Host => host().unwrap_or_else(|| "no host name".into()),
+            BoardFrom::Field(f) => field(r, f).unwrap_or_else(|| format!("no {f}")),
         };
-        let board = suite
-            .or_else(|| named(&r.system.hostname))
-            .or_else(|| named(&r.label))
-            .unwrap_or_else(|| "unknown board".into());
         crate::render::printable::printable_string(&board)
+    }
+}
+
+/// The value at a dotted path of the result file: a string as it is, a
+/// number or a boolean as JSON writes it; `None` when absent, null or an
+/// object or array.
+fn field(r: &RunResult, path: &str) -> Option<String> {
+    let v = serde_json::to_value(r).ok()?;
+    let v = path.split('.').try_fold(&v, |v, part| v.get(part))?;
+    match v {
+        serde_json::Value::String(s) => Some(s.trim().to_string()).filter(|s| !s.is_empty()),
+        serde_json::Value::Number(_) | serde_json::Value::Bool(_) => Some(v.to_string()),
+        _ => None,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::forecast::{Forecast, ForecastValue};
 
     fn with(value_ns: Option<u64>, withheld: bool) -> crate::result::ThreadResult {
         let mut t = crate::render::testdata::empty().threads.remove(0);
-        t.forecast = Some(Forecast {
-            exceedance: 1e-9,
-            level: 0.95,
-            withheld: withheld.then(|| "why".into()),
-            per_sample: value_ns.map(|v| ForecastValue {
-                value_ns: v,
-                low_ns: v - 1,
-                high_ns: v + 1,
-            }),
-            per_hour: None,
-            max_within: None,
-            bound: None,
-            fit: None,
-            checks: Vec::new(),
-            spikes: None,
-        });
+        t.forecast = Some(super::super::tests::forecast(value_ns, withheld));
         t
     }
 

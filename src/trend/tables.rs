@@ -10,8 +10,9 @@ use crate::render::describe::UNKNOWN;
 use crate::render::table::{self, Align, Col};
 use crate::units::us;
 
-const HEAD: [&str; 10] = [
+const HEAD: [&str; 11] = [
     "series",
+    "load",
     "runs",
     "first",
     "last",
@@ -63,6 +64,7 @@ fn row(key: &SeriesKey, runs: &[RunPoint]) -> Vec<String> {
     let opt = |v: Option<u64>| v.map(us).unwrap_or_else(|| UNKNOWN.into());
     vec![
         format!("{} {}", key.benchmark, key.series),
+        key.load.clone(),
         runs.len().to_string(),
         date(&first.start),
         date(&last.start),
@@ -79,15 +81,14 @@ fn row(key: &SeriesKey, runs: &[RunPoint]) -> Vec<String> {
     ]
 }
 
+/// Whether column `c` holds words (series, load, kernels), set left.
+pub fn left(c: usize) -> bool {
+    matches!(HEAD.get(c), Some(&("series" | "load" | "kernels")))
+}
+
 fn aligns() -> Vec<Align> {
     (0..HEAD.len())
-        .map(|c| {
-            if c == 0 || c == 4 {
-                Align::Left
-            } else {
-                Align::Right
-            }
-        })
+        .map(|c| if left(c) { Align::Left } else { Align::Right })
         .collect()
 }
 
@@ -114,10 +115,9 @@ pub fn change_line(key: &SeriesKey, runs: &[RunPoint], c: &Change) -> String {
         .map(|g| format!("; explained: {g}"))
         .unwrap_or_default();
     format!(
-        "{}: {} {}: {} from run {} of {}, {} ({}, kernel {}{}): {}{explained}",
+        "{}: {}: {} from run {} of {}, {} ({}, kernel {}{}): {}{explained}",
         key.board,
-        key.benchmark,
-        key.series,
+        key.name(),
         if c.worse { "worse" } else { "better" },
         c.at + 1,
         runs.len(),

@@ -9,7 +9,7 @@
 //! figure is log-normal with that spread around the board's level.
 
 use super::change::Test;
-use super::runs::Runs;
+use super::runs::{BoardFrom, Runs};
 use super::{walk, Trend};
 use crate::render::svg::math::pow10;
 use crate::render::testdata;
@@ -77,7 +77,38 @@ pub fn nightly(
     r
 }
 
-/// Write the 300 results into `dir`; `worse`: board-b ×1.4 from [`WORSE_FROM`] on.
+/// A forecast of `value_ns` per sample at 1e-9, or withheld.
+pub fn forecast(value_ns: Option<u64>, withheld: bool) -> crate::result::forecast::Forecast {
+    crate::result::forecast::Forecast {
+        exceedance: 1e-9,
+        level: 0.95,
+        withheld: withheld.then(|| "why".into()),
+        per_sample: value_ns.map(|v| crate::result::forecast::ForecastValue {
+            value_ns: v,
+            low_ns: v / 2,
+            high_ns: v * 2,
+        }),
+        per_hour: None,
+        max_within: None,
+        bound: None,
+        fit: None,
+        checks: Vec::new(),
+        spikes: None,
+    }
+}
+
+/// board-a's runs hold a forecast: three times the run's max, withheld in
+/// every tenth run from the sixth.
+fn forecast_of_run(day: usize, max_ns: u64) -> crate::result::forecast::Forecast {
+    if day % 10 == 5 {
+        forecast(None, true)
+    } else {
+        forecast(Some(3 * max_ns), false)
+    }
+}
+
+/// Write the 300 results into `dir`; `worse`: board-b ×1.4 from [`WORSE_FROM`] on;
+/// board-a's hold forecasts ([`forecast_of_run`]).
 pub fn write_nightlies(dir: &Path, seed: u64, worse: bool) {
     let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
     let template = testdata::timer_many();
@@ -104,7 +135,10 @@ pub fn write_nightlies(dir: &Path, seed: u64, worse: bool) {
             for i in (0..3).rev() {
                 figs[i] = figs[i].max(figs[i + 1]);
             }
-            let r = nightly(template.clone(), board, kernel, day, figs);
+            let mut r = nightly(template.clone(), board, kernel, day, figs);
+            if b == 0 {
+                r.threads[0].forecast = Some(forecast_of_run(day, figs[0]));
+            }
             let path = dir.join(format!("{board}/{day:03}.json"));
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(&path, serde_json::to_string(&r).unwrap()).unwrap();
@@ -114,7 +148,7 @@ pub fn write_nightlies(dir: &Path, seed: u64, worse: bool) {
 
 fn trend_of(dir: &Path) -> Trend {
     let files = walk::files(&[dir.to_path_buf()]).unwrap();
-    let runs = Runs::read(&files);
+    let runs = Runs::read(&files, &BoardFrom::default());
     assert_eq!((runs.skipped, runs.first_skipped.clone()), (0, None));
     Trend::new(runs, Test::default())
 }
@@ -252,42 +286,174 @@ fn text_markdown_csv_and_svg_snapshots() {
     );
     snapshot::snapshot("trend-csv", &super::tables::render(&t, TableFormat::Csv));
     snapshot::snapshot("trend-svg", &super::plot::svg(&t));
+    let svg = super::plot::svg(&t);
+    assert!(svg.contains("tail forecast per sample") && svg.contains("10 forecasts withheld"));
     let html = super::plot::html(&t);
     assert!(html.contains(&super::plot::plots(&t)[0].inline()));
     assert!(!html.contains("http://") && !html.contains("https://"));
 }
 
 #[test]
-fn a_suite_directory_names_the_board_else_the_hostname_does() {
+fn the_max_plot_draws_each_runs_forecast_beside_its_max_with_gaps_where_withheld() {
+    use crate::render::svg::writer::Dash;
+    let d = tempfile::tempdir().unwrap();
+    write_nightlies(d.path(), 3, false);
+    let t = trend_of(d.path());
+    let plots = super::plot::plots(&t);
+    let dashed = |p: &crate::render::svg::Plot| {
+        p.lines
+            .iter()
+            .filter(|l| l.dash == Dash::Dashed)
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    // Only board-a (colour 0) holds forecasts, and only the max plot draws them.
+    let max = &plots[0];
+    assert_eq!(max.title, "max per run over time");
+    let lines = dashed(max);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(lines[0].color, 0);
+    let points = &lines[0].points;
+    assert_eq!(points.len(), RUNS);
+    for (day, p) in points.iter().enumerate() {
+        assert_eq!(p.is_none(), day % 10 == 5, "run {day}: {p:?}");
+    }
+    // Each point sits above its run's max (three times it), on the same day.
+    let solid = &max.lines[0].points;
+    for (f, m) in points
+        .iter()
+        .zip(solid)
+        .filter_map(|(f, m)| Some((f.as_ref()?, m.as_ref()?)))
+    {
+        assert_eq!(f.0, m.0);
+        assert!(f.1 > m.1, "{f:?} {m:?}");
+    }
+    // The axis reaches the highest forecast.
+    let top = points
+        .iter()
+        .flatten()
+        .map(|p| p.1)
+        .fold(f64::MIN, f64::max);
+    assert!(max.y.max >= top, "{} < {top}", max.y.max);
+    assert!(plots[1..].iter().all(|p| dashed(p).is_empty()));
+}
+
+/// Results of one host name: two labelled boards, one unlabelled, idle
+/// and under a load; then what `--board-from` names instead.
+#[test]
+fn boards_are_the_label_else_the_host_and_a_load_is_a_series_of_its_own() {
     let d = tempfile::tempdir().unwrap();
     let template = testdata::timer_many();
-    let suite = d.path().join("lab/rpi4");
-    std::fs::create_dir_all(&suite).unwrap();
-    let manifest = serde_json::json!({
-        "schema": crate::suite::manifest::SCHEMA, "schema_version": 1,
-        "tool": {"name": "rtlat", "version": "0.1.0"},
-        "suite": "quick", "board": "lab-rpi4", "steps": []
-    });
-    std::fs::write(suite.join("suite.json"), manifest.to_string()).unwrap();
     let figs = [90_000, 40_000, 20_000, 10_000];
-    for (dir, day) in [(&suite, 0), (&d.path().to_path_buf(), 1)] {
-        let r = nightly(template.clone(), "pi", "6.6.21-rt26", day, figs);
-        std::fs::write(
-            dir.join(format!("{day}.json")),
-            serde_json::to_string(&r).unwrap(),
-        )
-        .unwrap();
+    let runs = [
+        (Some("board-y"), false),
+        (Some("board-z"), false),
+        (Some("board-z"), true),
+        (None, false),
+    ];
+    for (day, (label, loaded)) in runs.into_iter().enumerate() {
+        let mut r = nightly(template.clone(), "pi", "6.6.21-rt26", day, figs);
+        r.label = label.map(String::from);
+        r.system.device_tree_model = Some(format!("Model {}", day % 2));
+        if loaded {
+            r.loads = vec![serde_json::json!({"spec": "hackbench"})];
+        }
+        let path = d.path().join(format!("{day}.json"));
+        std::fs::write(path, serde_json::to_string(&r).unwrap()).unwrap();
     }
     // Not results: counted, not fatal.
     std::fs::write(d.path().join("other.json"), "{\"cpu\": {}}").unwrap();
     let files = walk::files(&[d.path().to_path_buf()]).unwrap();
-    let runs = Runs::read(&files);
-    let boards: Vec<&str> = runs.series.keys().map(|k| k.board.as_str()).collect();
-    assert_eq!(boards, ["lab-rpi4", "pi"]);
-    assert_eq!(runs.skipped, 1);
-    assert!(runs
-        .first_skipped
-        .as_deref()
-        .unwrap()
-        .contains("other.json"));
+    let keyed = |from: &BoardFrom| {
+        let runs = Runs::read(&files, from);
+        assert_eq!(runs.skipped, 1);
+        assert!(runs.first_skipped.unwrap().contains("other.json"));
+        runs.series
+            .keys()
+            .map(|k| format!("{}/{}", k.board, k.load))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        keyed(&BoardFrom::default()),
+        [
+            "board-y/idle",
+            "board-z/hackbench",
+            "board-z/idle",
+            "pi/idle"
+        ]
+    );
+    assert_eq!(keyed(&BoardFrom::Host), ["pi/hackbench", "pi/idle"]);
+    assert_eq!(
+        keyed(&BoardFrom::Label),
+        [
+            "board-y/idle",
+            "board-z/hackbench",
+            "board-z/idle",
+            "no label/idle"
+        ]
+    );
+    let model = BoardFrom::parse("system.device_tree_model").unwrap();
+    assert_eq!(
+        keyed(&model),
+        ["Model 0/hackbench", "Model 0/idle", "Model 1/idle"]
+    );
+    let missing = BoardFrom::parse("system.nothing").unwrap();
+    assert_eq!(
+        keyed(&missing),
+        ["no system.nothing/hackbench", "no system.nothing/idle"]
+    );
+    assert!(BoardFrom::parse("system..x").is_err() && BoardFrom::parse("").is_err());
+}
+
+/// Runs `minutes` apart from `t0`, board-a's, as a trend.
+fn runs_at(minutes: &[u64]) -> Trend {
+    let d = tempfile::tempdir().unwrap();
+    let template = testdata::timer_many();
+    for (i, m) in minutes.iter().enumerate() {
+        let figs = [90_000 + i as u64 * 1000, 40_000, 20_000, 10_000];
+        let mut r = nightly(template.clone(), "board-a", "6.6.21-rt26", 0, figs);
+        r.start_time_utc = crate::result::rfc3339_utc(1_767_600_000 + m * 60, 0);
+        let path = d.path().join(format!("{i:02}.json"));
+        std::fs::write(path, serde_json::to_string(&r).unwrap()).unwrap();
+    }
+    trend_of(d.path())
+}
+
+/// The x of every dot of the first plot, in the SVG's pixels.
+fn dots(svg: &str) -> Vec<String> {
+    let first = svg.split("<g transform").nth(1).unwrap();
+    first
+        .split("<circle cx=\"")
+        .skip(1)
+        .map(|c| c.split('"').next().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn the_time_axis_fits_the_span_with_a_dot_per_run() {
+    // Twelve runs within 40 minutes: twelve dots apart, on a minute axis.
+    let minutes: Vec<u64> = (0..12).map(|i| i * 40 / 11).collect();
+    let svg = super::plot::svg(&runs_at(&minutes));
+    let mut xs = dots(&svg);
+    assert_eq!(xs.len(), 12, "{svg}");
+    xs.dedup();
+    assert_eq!(xs.len(), 12, "{xs:?}");
+    assert!(svg.contains(">minutes since 2026-01-05 08:00:00<"), "{svg}");
+    assert!(
+        svg.contains(">40<") && !svg.contains(">days since"),
+        "{svg}"
+    );
+    // Hours, days and months as the span grows; by run index on request.
+    let axis = |minutes: &[u64], by_run| {
+        let mut t = runs_at(minutes);
+        t.by_run = by_run;
+        let p = &super::plot::plots(&t)[0];
+        // The axis reaches the last run at its next round tick.
+        let unit = p.x.label.split(' ').next().unwrap().to_string();
+        (unit, p.x.max)
+    };
+    assert_eq!(axis(&[0, 600], false), ("hours".into(), 10.0));
+    assert_eq!(axis(&[0, 14 * 1440], false), ("days".into(), 15.0));
+    assert_eq!(axis(&[0, 400 * 1440], false), ("months".into(), 15.0));
+    assert_eq!(axis(&[0, 1, 400 * 1440], true), ("run".into(), 3.0));
 }

@@ -166,9 +166,9 @@ case!(
             .find(|l| l.starts_with("timer "))
             .expect("a row");
         let cells: Vec<&str> = row.split_whitespace().collect();
-        // series (2 words), runs, first and last (date and time each).
-        assert_eq!(cells[3], "2", "{text}");
-        assert_eq!((cells[4], cells[6]), ("2019-03-01", "2019-03-02"), "{text}");
+        // series (2 words), load, runs, first and last (date and time each).
+        assert_eq!(cells[4], "2", "{text}");
+        assert_eq!((cells[5], cells[7]), ("2019-03-01", "2019-03-02"), "{text}");
         assert!(text.starts_with("old-board\n"), "{text}");
         let out = t
             .rtlat()

@@ -3,6 +3,7 @@
 
 #[macro_use]
 mod case;
+mod boards;
 mod check;
 mod coexist;
 mod cross;
@@ -37,6 +38,7 @@ mod noise_explain;
 mod outputs;
 mod peer;
 mod report;
+mod report_reading;
 mod signals;
 #[path = "../support/snapshot.rs"]
 mod snapshot;
@@ -44,7 +46,9 @@ mod split;
 mod sshd;
 
 mod suite;
+mod suite_report;
 mod switch;
 mod timer;
 mod trend;
 mod util;
+mod watch;

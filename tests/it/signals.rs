@@ -92,3 +92,38 @@ case!(
         assert_eq!(names, ["k.json"], "{names:?}");
     }
 );
+
+case!(
+    a_file_saved_during_a_run_spans_the_samples_it_holds,
+    [
+        Native("an emulated run keeps no pace with the clock"),
+        Measuring
+    ],
+    |t| {
+        // Saved every second, collected a quarter second after each second:
+        // the file on disk at 2.6 s was saved at 2 s with what was collected
+        // at 1.25 s. Its samples over its duration are the run's rate (the
+        // forecast of a longer run scales by it), within what late wake-ups
+        // cost.
+        let json = t.path("m.json");
+        let mut child = Command::new(bin())
+            .args(["timer", "--period", "1ms", "--duration", "4s"])
+            .args(["--save-every", "1s", "--quiet", "--json"])
+            .arg(&json)
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("spawn rtlat");
+        std::thread::sleep(Duration::from_millis(2600));
+        let early = load(&json);
+        assert_eq!(child.wait().expect("wait").code(), Some(0));
+        let rate = |r: &serde_json::Value| {
+            let d = r["duration_ns"].as_u64().expect("duration") as f64;
+            r["total"]["samples"].as_u64().expect("samples") as f64 / (d / 1e9)
+        };
+        let (mid, whole) = (rate(&early), rate(&load(&json)));
+        assert!(
+            (mid / whole - 1.0).abs() < 0.15,
+            "{mid:.0} samples per second in the file saved during the run, {whole:.0} in the whole run"
+        );
+    }
+);

@@ -255,6 +255,54 @@ case!(
     }
 );
 
+case!(
+    over_ssh_a_skipped_step_records_rtlats_reason_not_sshs,
+    [Root, Native(SSH_BOARDS), Provided(sshd(), SSHD)],
+    |t| {
+        let keys = Keys::new();
+        let board = Board::new(&keys);
+        let toml = t.path("lacking.toml");
+        std::fs::write(&toml, lacking(true)).expect("write");
+        let out = t.path("o");
+        let c = remote_suite(&toml, &out, &keys, &[&board]);
+        // ssh as users run it: its own "Connection to … closed." not hidden.
+        let args: Vec<String> = c
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let mut c = Command::new(bin());
+        for (i, a) in args.iter().enumerate() {
+            let hiding = a == "LogLevel=ERROR";
+            let before_hiding = args.get(i + 1).is_some_and(|n| n == "LogLevel=ERROR");
+            if !hiding && !before_hiding {
+                c.arg(a);
+            }
+        }
+        let run = c.stdin(Stdio::null()).output().expect("runs");
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&run.stdout),
+            String::from_utf8_lossy(&run.stderr),
+        );
+        assert!(run.status.success(), "{stdout}\n{stderr}");
+        let d = out.join(format!("root@{}", board.addr));
+        let m = manifest(&d);
+        let step = &m["steps"][0];
+        assert_eq!(step["state"], "skipped", "{m}");
+        let why = step["message"].as_str().unwrap_or("");
+        assert!(
+            why.starts_with("rtlat: ") && why.contains("no GPIO chip"),
+            "{m}"
+        );
+        assert!(!stderr.contains("Connection to"), "{stderr}");
+        // Said once: in the progress line, not echoed before it as well.
+        let said = format!("{stdout}{stderr}").matches(why).count();
+        assert_eq!(said, 1, "{stdout}\n{stderr}");
+        let summary = std::fs::read_to_string(d.join("summary.md")).expect("summary.md");
+        assert!(summary.contains(&format!("skipped: {why}")), "{summary}");
+        assert!(!summary.contains("no-chip.json"), "{summary}");
+    }
+);
+
 case!(bad_suites_give_one_line_and_exit_2, [], |t| {
     let out = t.path("o");
     let bad = |args: &[&str], want: &str| {
@@ -355,13 +403,36 @@ case!(
         let rows: Vec<&str> = table.lines().collect();
         assert_eq!(rows.len(), 3, "{table}");
         assert!(rows[0].starts_with("board,cruncher_ideal_us,cruncher_stretch,switch_min_us"));
-        assert!(rows[1].starts_with(&format!("root@{},", a.addr)), "{table}");
-        assert!(rows[2].starts_with(&format!("root@{},", b.addr)), "{table}");
+        // Rows named by the host name the boards record (here one for both,
+        // the namespaces share it), told apart by their directories.
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname").expect("hostname");
+        let host = host.trim();
+        assert!(
+            rows[1].starts_with(&format!("{host} [root@{}],", a.addr)),
+            "{table}"
+        );
+        assert!(
+            rows[2].starts_with(&format!("{host} [root@{}],", b.addr)),
+            "{table}"
+        );
         let summary = std::fs::read_to_string(out.join("summary.md")).expect("summary.md");
         assert!(
-            summary.contains(&format!("| root@{} |", b.addr)),
+            summary.contains(&format!("| {host} [root@{}] |", b.addr)),
             "{summary}"
         );
+        // The page of all boards: the by-board table, then the summary, above
+        // the first plot; each result under its board's and step's name.
+        let page = std::fs::read_to_string(out.join("report.html")).expect("report.html");
+        let first_plot = page.find("<svg ").expect("a plot");
+        let boards = page.find("<h2>Boards</h2>").expect("the by-board table");
+        let summary = page.find("<h2>Summary</h2>").expect("a summary");
+        assert!(boards < summary && summary < first_plot);
+        for board in [&a, &b] {
+            for step in ["cruncher", "switch", "timer", "timer-load"] {
+                let name = format!("{host} [root@{}]: {step}", board.addr);
+                assert!(page.contains(&format!("<h2>{name} — ")), "no {name}");
+            }
+        }
     }
 );
 

@@ -168,9 +168,90 @@ case!(three_thousand_results_make_one_trend, [], |t| {
     assert_eq!(rows.len(), 3, "{text}");
     assert!(
         rows.iter()
-            .all(|r| r.split_whitespace().nth(3) == Some("1000")),
+            .all(|r| r.split_whitespace().nth(4) == Some("1000")),
         "{text}"
     );
     assert!(text.contains("no change beyond run-to-run noise"), "{text}");
     assert!(std::fs::read_to_string(&svg).unwrap().contains("1000 runs"));
 });
+
+/// The x of every dot of the first plot (`<svg` or `<g`) in `doc`.
+fn first_plot_dots(doc: &str, plot: &str) -> Vec<String> {
+    let first = doc.split(plot).nth(1).expect("a plot");
+    let first = first.split("</svg>").next().unwrap();
+    let first = first.split("</g>").next().unwrap();
+    first
+        .split("<circle cx=\"")
+        .skip(1)
+        .map(|c| c.split('"').next().unwrap().to_string())
+        .collect()
+}
+
+case!(
+    trend_of_an_afternoon_shows_each_run_per_board_and_load,
+    [],
+    |t| {
+        // One host name, two labelled boards; board-y idle and under a load,
+        // twelve runs each within 40 minutes.
+        let t0 = 1_767_600_000u64;
+        for (board, load) in [("board-y", false), ("board-y", true), ("board-z", false)] {
+            for run in 0..12u64 {
+                let mut r = nightly("pi", "6.6.21-rt26", 0, 10_000, 30_000, 90_000 + run * 500);
+                r["label"] = json!(board);
+                r["start_time_utc"] = json!(rtlat::result::rfc3339_utc(t0 + run * 218, 0));
+                if load {
+                    r["loads"] = json!([{"spec": "hackbench"}]);
+                }
+                let name = format!("{board}-{load}-{run:02}.json");
+                std::fs::write(t.path(name), r.to_string()).unwrap();
+            }
+        }
+        let (svg, html) = (t.path("t.svg"), t.path("t.html"));
+        let out = trend(&t)
+            .arg("--svg")
+            .arg(&svg)
+            .arg("--html")
+            .arg(&html)
+            .output()
+            .unwrap();
+        assert_exit(&out, 0, "out");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("timer ")).collect();
+        assert_eq!(rows.len(), 3, "{text}");
+        assert!(
+            text.starts_with("board-y\n") && text.contains("\nboard-z\n"),
+            "{text}"
+        );
+        assert!(
+            rows.iter().any(|r| r.contains(" hackbench "))
+                && rows.iter().filter(|r| r.contains(" idle ")).count() == 2,
+            "{text}"
+        );
+        let doc = std::fs::read_to_string(&svg).unwrap();
+        assert!(doc.contains(">minutes since 2026-01-05 08:00:00<"), "{doc}");
+        let mut xs = first_plot_dots(&doc, "<g transform");
+        assert_eq!(xs.len(), 36, "{xs:?}");
+        xs.sort();
+        xs.dedup();
+        assert_eq!(xs.len(), 12, "{xs:?}");
+        if !need(Need::Program("chromium", "chromium")) {
+            return;
+        }
+        let dom = crate::report::headless_chromium(&t.path("profile"))
+            .arg("--dump-dom")
+            .arg(format!("file://{}", html.display()))
+            .output()
+            .expect("chromium runs");
+        let dom = String::from_utf8_lossy(&dom.stdout);
+        // As the browser parsed the page: the tables above the first plot,
+        // twelve distinct x positions among its 36 dots.
+        let (tables, plots) = dom.split_once("<svg ").expect("a plot");
+        assert_eq!(tables.matches("<table>").count(), 2, "{dom}");
+        let mut xs = first_plot_dots(&format!("<svg {plots}"), "<svg ");
+        assert_eq!(xs.len(), 36, "{xs:?}");
+        xs.sort();
+        xs.dedup();
+        assert_eq!(xs.len(), 12, "{xs:?}");
+        assert!(plots.contains(">minutes since 2026-01-05 08:00:00<"));
+    }
+);

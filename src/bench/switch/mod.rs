@@ -127,7 +127,10 @@ pub fn run(cfg: &SwitchConfig, argv: Vec<String>) -> Result<Outcome> {
     let outcome = threads.execute(spec, CLOCK);
     reap(&mut children, outcome.is_ok());
     let outcome = outcome?;
-    print_lost(cfg, &SwitchDetails::of(&outcome.result).unwrap_or_default());
+    // What was measured and what was lost, and why: as `report` says it.
+    if let Some(line) = crate::render::describe::details_line(&outcome.result) {
+        crate::outln!("{line}");
+    }
     Ok(outcome.outcome)
 }
 
@@ -226,33 +229,4 @@ fn finisher(
             }
         }
     })
-}
-
-/// One line after the summary: what was measured and what was lost, and why.
-fn print_lost(cfg: &SwitchConfig, d: &SwitchDetails) {
-    let sum = |f: fn(&PairDetails) -> u64| -> u64 { d.pairs.iter().map(f).sum() };
-    let per_pair: Vec<String> = d
-        .pairs
-        .iter()
-        .map(|p| format!("{} {}", p.name, p.lost))
-        .collect();
-    let prio = match (cfg.wakee_priority, cfg.waker_priority) {
-        (Some(e), Some(w)) => format!(", wakee priority {e}, waker {w}"),
-        _ => String::new(),
-    };
-    crate::outln!(
-        "switch: via {} between {}, {} CPU, {}{prio}; lost wakes {} ({}): wakee busy {}, waker late {}",
-        cfg.via.name(),
-        if cfg.processes {
-            "a thread and a process"
-        } else {
-            "threads"
-        },
-        cfg.placement.name(),
-        if cfg.warm { "armed (warm)" } else { "cold" },
-        sum(|p| p.lost),
-        per_pair.join(", "),
-        sum(|p| p.wakee_busy),
-        sum(|p| p.waker_late),
-    );
 }

@@ -64,6 +64,7 @@ pub fn exceedance_plot(
             dash: Dash::Solid,
             width: 1.3,
             points: obs,
+            dots: false,
         });
         let Some(f) = t.forecast.as_ref().filter(|f| f.withheld.is_none()) else {
             keys.push(Key::series(
@@ -97,6 +98,7 @@ pub fn exceedance_plot(
                 dash,
                 width,
                 points: pts,
+                dots: false,
             });
         }
         let detail = f.per_sample.map(|v| {

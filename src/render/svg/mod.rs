@@ -46,9 +46,13 @@ fn settings_of(r: &RunResult) -> String {
     if let Some(p) = period_of(r) {
         parts.push(format!("period {p}"));
     }
+    // The main series' count: a series per measure of one event (net's
+    // round trip, transmit, receive …) counts each event once.
+    let (_, _, main) = primary(r);
+    let counted = format!("{} {}", main.samples, r.benchmark.counted());
     parts.push(match duration_of(r) {
-        Some(d) => format!("{} samples in {d}", r.total.samples),
-        None => format!("{} samples", r.total.samples),
+        Some(d) => format!("{counted} in {d}"),
+        None => counted,
     });
     if let Some(src) = r.config.get("imported_from").and_then(|v| v.as_str()) {
         parts.push(format!("imported from {src}"));

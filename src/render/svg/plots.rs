@@ -188,18 +188,20 @@ impl Curve {
         self.hist.samples.saturating_sub(beyond)
     }
 
-    /// The band's label: `≥ 100 µs: 9 samples beyond the tool's range`,
-    /// after the series' name when several series have one (`named`).
+    /// The band's label: `≥ 100 µs: 9 samples beyond the tool's range`
+    /// (`1 sample`), after the series' name when several series have one
+    /// (`named`).
     fn beyond_text(&self, o: &Overflow, named: bool) -> String {
         format!(
-            "{}≥ {} µs: {} samples beyond the tool's range",
+            "{}≥ {} µs: {} {} beyond the tool's range",
             if named {
                 format!("{}: ", self.name)
             } else {
                 String::new()
             },
             short_us(o.from_ns),
-            o.count
+            o.count,
+            if o.count == 1 { "sample" } else { "samples" }
         )
     }
 }
@@ -321,6 +323,7 @@ pub fn histogram_plot(f: &HistogramFigure) -> Plot {
             dash: Dash::Solid,
             width: 1.3,
             points: pts,
+            dots: false,
         });
         keys.push(Key::series(
             name.clone(),
@@ -359,8 +362,8 @@ pub(crate) fn wants_log(reference_ns: u64, hi_ns: u64) -> bool {
 /// minimum (a tool's anticipation) on a linear axis.
 pub(crate) fn latency_axis(quantity: &str, lo_ns: i64, hi_ns: i64, log: bool) -> Axis {
     if log && lo_ns >= 0 {
-        let lo = (us_i(lo_ns).max(0.1)).lg();
-        let hi = us_i(hi_ns).max(0.1).lg();
+        let lo = log_us(lo_ns);
+        let hi = log_us(hi_ns);
         log_axis(&format!("{quantity} in µs (log scale)"), lo, hi, decade)
     } else {
         let from = if lo_ns < 0 || lo_ns > hi_ns / 2 {
@@ -380,9 +383,15 @@ fn us_i(ns: i64) -> f64 {
     ns as f64 / 1000.0
 }
 
+/// The log of a latency in µs; nothing is below a nanosecond (a zero sits
+/// on the axis floor there), so that the axis reaches every value.
+fn log_us(ns: i64) -> f64 {
+    us_i(ns.max(1)).lg()
+}
+
 pub(crate) fn latency_value(ns: i64, log: bool) -> f64 {
     if log {
-        us_i(ns).max(0.1).lg()
+        log_us(ns)
     } else {
         us_i(ns)
     }
@@ -391,11 +400,14 @@ pub(crate) fn latency_value(ns: i64, log: bool) -> f64 {
 /// A point of the over-time plot: time in s, then min, avg and max in ns.
 type TimePoint = (f64, i64, i64, i64);
 
-/// Series points merged so that at most `MAX_POINTS` remain (min of mins, max of maxima, weighted mean).
-fn decimated(t: &ThreadResult) -> Vec<TimePoint> {
+/// Series points merged so that at most `MAX_POINTS` remain (min of mins,
+/// max of maxima, weighted mean), each at the middle of the time it covers:
+/// its intervals, the last one cut at the run's end `end_ns` when known (a
+/// 5 s run's samples taken just as it ended are not drawn at 5.5 s).
+fn decimated(t: &ThreadResult, end_ns: Option<u64>) -> Vec<TimePoint> {
     let pts: Vec<_> = t.series.points.iter().filter(|p| p.samples > 0).collect();
     let group = pts.len().div_ceil(MAX_POINTS).max(1);
-    let half = t.series.interval_ns / 2;
+    let interval = t.series.interval_ns;
     pts.chunks(group)
         .map(|c| {
             let samples: i128 = c.iter().map(|p| i128::from(p.samples)).sum();
@@ -407,7 +419,11 @@ fn decimated(t: &ThreadResult) -> Vec<TimePoint> {
             let max = c.iter().map(|p| p.max_ns).max().unwrap_or(0);
             let first = c.first().map(|p| p.t_ns).unwrap_or(0);
             let last = c.last().map(|p| p.t_ns).unwrap_or(0);
-            let mid = (first / 2 + last / 2).saturating_add(half);
+            let mut end = last.saturating_add(interval);
+            if let Some(e) = end_ns {
+                end = end.min(e.max(first));
+            }
+            let mid = first / 2 + end / 2;
             (mid as f64 / 1e9, min, avg, max)
         })
         .collect()
@@ -418,7 +434,7 @@ pub fn timeline_plot(r: &RunResult, title: String, subtitle: String) -> Plot {
     let (threads, left_out) = drawn(&r.threads);
     let series: Vec<(&ThreadResult, Vec<TimePoint>)> = threads
         .iter()
-        .map(|t| (*t, decimated(t)))
+        .map(|t| (*t, decimated(t, r.duration_ns)))
         .filter(|(_, p)| !p.is_empty())
         .collect();
     let hi = series
@@ -461,6 +477,7 @@ pub fn timeline_plot(r: &RunResult, title: String, subtitle: String) -> Plot {
                         Some((q.0, latency_value(v, log)))
                     })
                     .collect(),
+                dots: false,
             });
         }
         keys.push(Key::series(t.name.clone(), None, i));
@@ -588,6 +605,7 @@ pub fn percentile_plot(f: &HistogramFigure) -> Plot {
             dash: Dash::Solid,
             width: if merged_series { 2.0 } else { 1.3 },
             points: percentile_points(h, x_max, log, in_range),
+            dots: false,
         });
         if let Some(o) = c.overflow {
             let from = percentile_points(h, x_max, log, in_range)
@@ -678,6 +696,56 @@ mod tests {
         let xs: Vec<f64> = far.lines[0].points.iter().flatten().map(|p| p.0).collect();
         assert!(xs.windows(2).all(|w| w[0] <= w[1]));
         assert!(xs[0] > 1.2 && *xs.last().unwrap() < 4.5);
+    }
+
+    #[test]
+    fn no_point_over_time_lies_past_the_runs_end() {
+        let p = timeline_plot(
+            &crate::render::testdata::over_time(5, 20_000),
+            "t".into(),
+            "s".into(),
+        );
+        let xs: Vec<f64> = p.lines[0].points.iter().flatten().map(|q| q.0).collect();
+        assert_eq!(xs.len(), 6);
+        assert!(xs.iter().all(|x| *x <= 5.0), "{xs:?}");
+        assert!(
+            (xs[0] - 0.5).abs() < 1e-9 && (xs[5] - 5.0).abs() < 1e-9,
+            "{xs:?}"
+        );
+        assert!(p.x.max <= 5.0 + 1e-9, "{}", p.x.max);
+    }
+
+    #[test]
+    fn values_below_a_tenth_of_a_microsecond_are_not_clamped() {
+        let mut r = crate::render::testdata::over_time(5, 15);
+        r.threads[0].series.points[3].max_ns = 2_000_000;
+        r.total.avg_ns = 15;
+        let p = timeline_plot(&r, "t".into(), "s".into());
+        assert!(p.y.label.contains("log"), "{}", p.y.label);
+        // 15 ns: lg(0.015 µs), below the old 0.1 µs floor, with the axis under it.
+        let ys: Vec<f64> = p.lines[2].points.iter().flatten().map(|q| q.1).collect();
+        assert!(
+            ys.iter().all(|y| (y - 0.015f64.log10()).abs() < 1e-9),
+            "{ys:?}"
+        );
+        assert!(p.y.min <= 0.015f64.log10(), "{}", p.y.min);
+        assert_eq!(latency_value(0, true), 0.001f64.log10());
+    }
+
+    #[test]
+    fn one_sample_beyond_the_range_is_one_sample() {
+        let c = Curve::new("a", Histogram::new(), None);
+        let o = |count| Overflow {
+            from_ns: 200_000,
+            count,
+        };
+        assert_eq!(
+            c.beyond_text(&o(1), true),
+            "a: ≥ 200 µs: 1 sample beyond the tool's range"
+        );
+        assert!(c
+            .beyond_text(&o(7), false)
+            .starts_with("≥ 200 µs: 7 samples "));
     }
 
     #[test]

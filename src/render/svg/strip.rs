@@ -27,10 +27,11 @@ fn colour(kind: &str) -> &'static str {
     }
 }
 
-/// An inline SVG of `e`'s parts.
+/// An SVG of `e`'s parts, inline in HTML (no namespace: the page names
+/// no URL).
 pub fn strip(e: &Explained) -> String {
     let mut s = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{HEIGHT}\" role=\"img\"><title>{}</title>",
+        "<svg width=\"{WIDTH}\" height=\"{HEIGHT}\" role=\"img\"><title>{}</title>",
         escape(&format!("{} on {}", short(e.latency_ns), e.thread))
     );
     let total = e.latency_ns.max(1) as f64;
@@ -46,6 +47,28 @@ pub fn strip(e: &Explained) -> String {
         x += w;
     }
     s.push_str("</svg>");
+    s
+}
+
+/// The legend of the strips of `explained`: a swatch and the name of each
+/// kind of part they show, in the order first met.
+pub fn legend(explained: &[Explained]) -> String {
+    let mut kinds: Vec<&str> = Vec::new();
+    for p in explained.iter().flat_map(|e| &e.parts) {
+        if !kinds.contains(&p.kind.as_str()) {
+            kinds.push(&p.kind);
+        }
+    }
+    let mut s = String::from("<p class=\"legend\">");
+    for k in kinds {
+        let _ = write!(
+            s,
+            "<span><i style=\"background:{}\"></i>{}</span> ",
+            colour(k),
+            escape(k)
+        );
+    }
+    s.push_str("</p>");
     s
 }
 
@@ -75,5 +98,31 @@ mod tests {
             "{svg}"
         );
         assert!(svg.contains("thread hog &lt;1&gt; 3.0 us"), "{svg}");
+    }
+
+    #[test]
+    fn the_legend_names_each_kind_once_in_its_colour() {
+        let part = |kind: &str, ns| Part {
+            kind: kind.into(),
+            name: "x".into(),
+            ns,
+        };
+        let e = |parts| Explained {
+            thread: "cpu1".into(),
+            cpu: Some(1),
+            at_ns: 0,
+            latency_ns: 4000,
+            parts,
+        };
+        let l = legend(&[
+            e(vec![part("thread", 3000), part("irq", 1000)]),
+            e(vec![part("irq", 3000), part("softirq", 1000)]),
+        ]);
+        assert_eq!(
+            l,
+            "<p class=\"legend\"><span><i style=\"background:#d62728\"></i>thread</span> \
+             <span><i style=\"background:#1f77b4\"></i>irq</span> \
+             <span><i style=\"background:#9467bd\"></i>softirq</span> </p>"
+        );
     }
 }

@@ -69,13 +69,15 @@ pub struct Polyline {
     pub dash: Dash,
     pub width: f64,
     pub points: Vec<Option<(f64, f64)>>,
+    /// A dot at every point as well (one per run of a trend).
+    pub dots: bool,
 }
 
 /// One legend entry; `color: None` is drawn in grey (a style key or a remark).
 #[derive(Debug, Clone)]
 pub struct Key {
     pub text: String,
-    /// A second, smaller line (e.g. the series' maximum).
+    /// Smaller lines below, one per `\n` (e.g. the series' maximum).
     pub detail: Option<String>,
     pub color: Option<usize>,
     pub dash: Dash,
@@ -292,6 +294,9 @@ pub fn decade(k: i32) -> String {
     }
 }
 
+/// The height of a line of band labels.
+const BAND_LINE: f64 = 13.0;
+
 /// A `<text>` at `(x, y)`; `attrs` (each with a leading space) follow the position.
 fn text(o: &mut String, (x, y): (f64, f64), attrs: &str, content: &str) {
     let _ = writeln!(
@@ -384,11 +389,16 @@ impl Plot {
             .iter()
             .map(|b| self.py(b.y.1))
             .fold(PLOT_BOTTOM, f64::min);
+        // Every band before any label, so that no band covers another's
+        // label; each label on a white halo, legible over the hatching.
+        for b in &self.bands {
+            self.band(o, b);
+        }
         let count = self.bands.len();
         for (row, b) in self.bands.iter().enumerate() {
-            let up = 12.0 * (count - 1 - row) as f64;
-            let label_y = (top - 4.0 - up).max(TOP + 10.0 + 12.0 * row as f64);
-            self.band(o, b, label_y);
+            let up = BAND_LINE * (count - 1 - row) as f64;
+            let label_y = (top - 4.0 - up).max(TOP + 10.0 + BAND_LINE * row as f64);
+            self.band_label(o, b, label_y);
         }
         for series in &self.lines {
             let d = self.path(series);
@@ -402,6 +412,9 @@ impl Plot {
                 n(series.width),
                 series.dash.attr()
             );
+            if series.dots {
+                self.dots(o, series);
+            }
         }
         if let Some(msg) = &self.empty {
             let at = ((LEFT + PLOT_RIGHT) / 2.0, (TOP + PLOT_BOTTOM) / 2.0);
@@ -424,7 +437,7 @@ impl Plot {
             };
             let entry = " font-size=\"11\" fill=\"#222222\"";
             text(o, (text_x, y + 4.0), entry, &truncate(&k.text, 24));
-            if let Some(d) = &k.detail {
+            for d in k.detail.iter().flat_map(|d| d.lines()) {
                 let detail = " font-size=\"10\" fill=\"#555555\"";
                 text(o, (text_x, y + 16.0), detail, &truncate(d, 26));
                 y += 12.0;
@@ -433,16 +446,21 @@ impl Plot {
         }
     }
 
-    /// A band: a light fill, 45° hatch lines in the series' colour, a dashed
-    /// outline, and its label at height `label_y`.
-    fn band(&self, o: &mut String, b: &Band, label_y: f64) {
-        let (x0, x1) = (self.px(b.x.0), self.px(b.x.1).max(self.px(b.x.0) + 4.0));
+    /// Where a band is drawn, in pixels: left and right.
+    fn band_x(&self, b: &Band) -> (f64, f64) {
+        (self.px(b.x.0), self.px(b.x.1).max(self.px(b.x.0) + 4.0))
+    }
+
+    /// A band: a light fill, 45° hatch lines in the series' colour and a
+    /// dashed outline.
+    fn band(&self, o: &mut String, b: &Band) {
+        let (x0, x1) = self.band_x(b);
         let (y0, y1) = (self.py(b.y.1), self.py(b.y.0));
         let (w, h) = (x1 - x0, (y1 - y0).max(2.0));
         let color = PALETTE[b.color % PALETTE.len()];
         let _ = writeln!(
             o,
-            "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#fbe3d6\" stroke=\"{color}\" stroke-dasharray=\"3 2\"/>",
+            "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#fbe3d6\" fill-opacity=\"0.5\" stroke=\"{color}\" stroke-dasharray=\"3 2\"/>",
             n(x0),
             n(y0),
             n(w),
@@ -466,10 +484,33 @@ impl Plot {
                 hatch.trim_end()
             );
         }
+    }
+
+    /// A band's label at height `label_y`, from its left edge, or ending at
+    /// its right one when that is in the right half.
+    fn band_label(&self, o: &mut String, b: &Band, label_y: f64) {
+        let (x0, x1) = self.band_x(b);
         let right = x1 > (LEFT + PLOT_RIGHT) / 2.0;
         let (at, anchor) = if right { (x1, "end") } else { (x0, "start") };
-        let label = format!(" font-size=\"10\" text-anchor=\"{anchor}\" fill=\"#8b1a1a\"");
+        let label = format!(
+            " font-size=\"10\" text-anchor=\"{anchor}\" fill=\"#8b1a1a\" stroke=\"#ffffff\" stroke-width=\"3\" paint-order=\"stroke\""
+        );
         text(o, (at, label_y), &label, &truncate(&b.text, 80));
+    }
+
+    /// A dot in the line's colour at each of its points.
+    fn dots(&self, o: &mut String, line: &Polyline) {
+        let color = PALETTE[line.color % PALETTE.len()];
+        for (x, y) in line.points.iter().flatten() {
+            if x.is_finite() && y.is_finite() {
+                let _ = writeln!(
+                    o,
+                    "<circle cx=\"{}\" cy=\"{}\" r=\"2.5\" fill=\"{color}\"/>",
+                    n(self.px(*x)),
+                    n(self.py(*y))
+                );
+            }
+        }
     }
 
     /// SVG path data of a polyline, consecutive duplicate points dropped.
@@ -596,6 +637,41 @@ mod tests {
     }
 
     #[test]
+    fn band_labels_lie_over_every_band_on_a_halo_a_line_apart() {
+        let band = |x: f64, y: f64, text: &str| Band {
+            x: (x, 10.0),
+            y: (0.0, y),
+            color: 0,
+            text: text.into(),
+        };
+        let p = Plot {
+            title: "t".into(),
+            subtitle: "s".into(),
+            x: linear_axis("x", 0.0, 10.0),
+            y: linear_axis("y", 0.0, 10.0),
+            lines: Vec::new(),
+            keys: Vec::new(),
+            markers: Vec::new(),
+            bands: vec![band(4.0, 9.0, "first"), band(5.0, 9.5, "second")],
+            empty: None,
+        };
+        let svg = p.inline();
+        let last_band = svg.rfind("fill=\"#fbe3d6\"").unwrap();
+        let labels: Vec<usize> = ["first", "second"]
+            .iter()
+            .map(|t| svg.find(&format!(">{t}</text>")).unwrap())
+            .collect();
+        assert!(labels.iter().all(|at| *at > last_band), "{svg}");
+        let y_of = |at: usize| {
+            let line = &svg[svg[..at].rfind('\n').unwrap()..at];
+            let y = line.split("y=\"").nth(1).unwrap();
+            y[..y.find('"').unwrap()].parse::<f64>().unwrap()
+        };
+        assert!(y_of(labels[1]) - y_of(labels[0]) >= 13.0, "{svg}");
+        assert_eq!(svg.matches("paint-order=\"stroke\"").count(), 2, "{svg}");
+    }
+
+    #[test]
     fn paths_skip_duplicates_and_break_on_none() {
         let p = Plot {
             title: "t".into(),
@@ -620,6 +696,7 @@ mod tests {
                 Some((5.0, f64::NAN)),
                 Some((5.0, 5.0)),
             ],
+            dots: false,
         };
         assert_eq!(p.path(&line), "M80.0,348.0 L760.0,78.0 M420.0,213.0");
     }

@@ -9,6 +9,7 @@ pub mod irq;
 pub mod net;
 pub mod noise;
 pub mod switch;
+pub mod watch;
 
 use super::RunResult;
 use serde::de::DeserializeOwned;

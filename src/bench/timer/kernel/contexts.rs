@@ -241,7 +241,12 @@ fn watch(e: &mut Explain, cfg: &TimerConfig, user: bool) -> Vec<Option<Arc<Tap>>
     let mut taps = Vec::new();
     for &cpu in &cfg.cpus {
         for &ctx in levels(user) {
-            let tap = e.watch(&format!("cpu{cpu}/{}", ctx.name()), cpu, room);
+            let tap = e.watch(
+                &format!("cpu{cpu}/{}", ctx.name()),
+                cpu,
+                room,
+                Some(cfg.period_ns),
+            );
             if ctx == Ctx::Thread && !user {
                 if let Some(pid) = kernel_thread(&format!("timerlat/{cpu}")) {
                     tap.set_writer(pid);
