@@ -23,7 +23,7 @@ use crate::sys::tracefs::Capabilities;
 use crate::trace::instance::{self, tracefs_error};
 use crate::trace::ringpage::{self as raw, Field, Item, Page};
 use crate::trace::tracefs::{self, RawPipes, Session};
-use crate::trace::{Finish, Pages, Round, Tracer, Tracing};
+use crate::trace::{Finish, Round, Tracer, Tracing};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
@@ -421,28 +421,16 @@ impl Reader {
     /// Every CPU's waiting pages into `events`, a few per CPU per round.
     fn read_pages(&mut self) {
         self.events.clear();
-        for i in 0..self.pipes.len() {
-            for _ in 0..64 {
-                match self.pipes.read(i) {
-                    Ok(Some((_, page))) => {
-                        let (format, events) = (&self.format, &mut self.events);
-                        raw::walk_page(&format.page, page, |item| {
-                            let ts = match item {
-                                Item::Event { ts_ns, .. } => ts_ns,
-                                Item::Lost(_) => 0,
-                            };
-                            if let Some(ev) = decode(format, item) {
-                                events.push((ts, ev));
-                            }
-                        });
-                    }
-                    Ok(None) => break,
-                    Err(e) => {
-                        self.read_error = Some(e.to_string());
-                        break;
-                    }
-                }
-            }
+        let format = &self.format;
+        let got = crate::trace::read_pages(
+            &mut self.pipes,
+            &format.page,
+            64,
+            |item| decode(format, item),
+            &mut self.events,
+        );
+        if let Err(e) = got {
+            self.read_error = Some(e.to_string());
         }
     }
 }

@@ -29,6 +29,35 @@ pub trait Pages: Send {
     fn read(&mut self, i: usize) -> std::io::Result<Option<(usize, &[u8])>>;
 }
 
+/// Up to `per_cpu` waiting pages of each CPU of `pipes`, every item that
+/// `decode` keeps pushed onto `out` with its time (0 for a record of lost
+/// events); the first read error ends it.
+pub fn read_pages<E>(
+    pipes: &mut dyn Pages,
+    page: &ringpage::Page,
+    per_cpu: usize,
+    mut decode: impl FnMut(ringpage::Item<'_>) -> Option<E>,
+    out: &mut Vec<(u64, E)>,
+) -> std::io::Result<()> {
+    for i in 0..pipes.len() {
+        for _ in 0..per_cpu {
+            let Some((_, buf)) = pipes.read(i)? else {
+                break;
+            };
+            ringpage::walk_page(page, buf, |item| {
+                let ts = match item {
+                    ringpage::Item::Event { ts_ns, .. } => ts_ns,
+                    ringpage::Item::Lost(_) => 0,
+                };
+                if let Some(ev) = decode(item) {
+                    out.push((ts, ev));
+                }
+            });
+        }
+    }
+    Ok(())
+}
+
 /// What one round of a reader did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Round {

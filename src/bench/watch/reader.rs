@@ -21,7 +21,6 @@ use crate::sys::clock::Clock;
 use crate::sys::sched::{self, Sched};
 use crate::sys::tracefs::Capabilities;
 use crate::trace::instance::{self, tracefs_error};
-use crate::trace::ringpage::{self as raw, Item};
 use crate::trace::tracefs::{self, RawPipes, Session};
 use crate::trace::{Finish, Pages, Round, Tracer, Tracing};
 use std::path::{Path, PathBuf};
@@ -318,28 +317,16 @@ impl Reader {
     /// Every CPU's waiting pages into `events`, a few per CPU per round.
     fn read_pages(&mut self) {
         self.events.clear();
-        for i in 0..self.pipes.len() {
-            for _ in 0..64 {
-                match self.pipes.read(i) {
-                    Ok(Some((_, page))) => {
-                        let (layout, events) = (&self.layout, &mut self.events);
-                        raw::walk_page(&layout.page, page, |item| {
-                            let ts = match item {
-                                Item::Event { ts_ns, .. } => ts_ns,
-                                Item::Lost(_) => 0,
-                            };
-                            if let Some(ev) = layout.decode(&item) {
-                                events.push((ts, ev));
-                            }
-                        });
-                    }
-                    Ok(None) => break,
-                    Err(e) => {
-                        self.read_error = Some(e.to_string());
-                        break;
-                    }
-                }
-            }
+        let layout = &self.layout;
+        let got = crate::trace::read_pages(
+            &mut self.pipes,
+            &layout.page,
+            64,
+            |item| layout.decode(&item),
+            &mut self.events,
+        );
+        if let Err(e) = got {
+            self.read_error = Some(e.to_string());
         }
     }
 }
