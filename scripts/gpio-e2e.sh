@@ -38,8 +38,9 @@
 # tests/fixtures/irq/guest-stall.sh): while the guest runs `timer --explain`
 # on both CPUs, this script stops QEMU (SIGSTOP/SIGCONT) for 20-30 ms every
 # 200-300 ms; of the explained cases over 10 ms, >= 90 % must be led by the
-# hypervisor part and none may give over 1 ms to an idle-state exit, the
-# thread's own path or interrupts off (tests/fixtures/irq/check-stall.py).
+# hypervisor part and at most 10 % may give a stop's time to an idle-state
+# exit, the thread's own path or interrupts off
+# (tests/fixtures/irq/check-stall.py).
 # The 6.1 PREEMPT_RT boot also runs `net ping --spin off` (with and without
 # `--pace spin`) and sockperf's ping-pong over loopback, interleaved, and
 # prints their medians side by side (every request answered and measured).
