@@ -188,6 +188,17 @@ case!(
             .spawn()
             .expect("the application starts");
         std::thread::sleep(Duration::from_millis(700));
+        // Its measuring thread, by id: other tests may run threads of the
+        // same name at the same time.
+        let tid = std::fs::read_dir(format!("/proc/{}/task", app.id()))
+            .expect("the application's tasks")
+            .flatten()
+            .find(|e| {
+                std::fs::read_to_string(e.path().join("comm"))
+                    .is_ok_and(|c| c.trim() == "rtlat-cpu1")
+            })
+            .and_then(|e| e.file_name().to_str()?.parse::<u64>().ok())
+            .expect("the application's measuring thread");
         let json = t.path("w.json");
         // Every real-time thread: the application's is one of them.
         let w = watch(&t, &["--duration", "7s"], &json);
@@ -199,7 +210,7 @@ case!(
         let d = &r["details"]["watch"];
         let th = d["threads"]
             .as_array()
-            .and_then(|a| a.iter().find(|x| x["comm"] == "rtlat-cpu1"))
+            .and_then(|a| a.iter().find(|x| x["tid"] == tid))
             .unwrap_or_else(|| panic!("the application's thread not watched: {d}"));
         let period = n(&th["period_ns"]);
         assert!(
@@ -423,9 +434,15 @@ case!(
             "period {period} ns, not 2 ms within 1 %"
         );
         // Each hog makes one overrun (other real-time load on the CPU may
-        // add some): the watch counts what the application counted.
+        // add some): the watch counts what the application counted, but
+        // for one activation at most that ended within the few microseconds
+        // between the application's reading of the clock and the kernel's
+        // arming of its timer (seen on a loaded machine).
         assert!(counted >= hogs, "the application's own count {counted}");
-        assert_eq!(overruns, counted, "{th}");
+        assert!(
+            overruns.abs_diff(counted) <= 1,
+            "{overruns} against {counted}: {th}"
+        );
         // Half the hogs preempted it mid-activation, each for 2.3 ms (as
         // long as no task above the hog held the CPU first).
         let by = th["interference"]
