@@ -443,8 +443,10 @@ case!(
             overruns.abs_diff(counted) <= 1,
             "{overruns} against {counted}: {th}"
         );
-        // Half the hogs preempted it mid-activation, each for 2.3 ms (as
-        // long as no task above the hog held the CPU first).
+        // Half the hogs come mid-activation and preempt it, each for 2.3 ms
+        // (as long as no task above the hog held the CPU first); one meant
+        // to come before an activation preempts it too when the activation
+        // was late (a loaded machine).
         let by = th["interference"]
             .as_array()
             .and_then(|a| {
@@ -453,7 +455,7 @@ case!(
             })
             .unwrap_or_else(|| panic!("the hog is no preemptor: {th}"));
         let times = n(&by["times"]);
-        assert!((1..=hogs / 2).contains(&times), "{by}");
+        assert!((hogs / 2 - hogs / 10..=hogs).contains(&times), "{by}");
         assert!(n(&by["ns"]) >= times * 2_000_000, "{by}");
         // Its 10 worst wake-ups name the hog.
         let cases: Vec<&Value> = r["explained"]
