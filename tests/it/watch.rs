@@ -83,6 +83,26 @@ fn watch(t: &crate::case::Case, args: &[&str], json: &Path) -> std::process::Chi
         .expect("rtlat watch starts")
 }
 
+/// rtlat's own timer thread as the watched application: SCHED_FIFO, 2 ms,
+/// on CPU 1, for `duration`.
+fn timer_on_cpu1(t: &crate::case::Case, duration: &str) -> std::process::Child {
+    t.process()
+        .args([
+            "timer",
+            "--period",
+            "2ms",
+            "--cpus",
+            "1",
+            "--duration",
+            duration,
+            "--quiet",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the application starts")
+}
+
 fn ended_well(child: std::process::Child) {
     let out = child.wait_with_output().expect("watch ends");
     let err = String::from_utf8_lossy(&out.stderr);
@@ -171,22 +191,7 @@ case!(
     ],
     |t| {
         // The application: rtlat's own timer thread, SCHED_FIFO, 2 ms.
-        let app = t
-            .process()
-            .args([
-                "timer",
-                "--period",
-                "2ms",
-                "--cpus",
-                "1",
-                "--duration",
-                "5s",
-                "--quiet",
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("the application starts");
+        let app = timer_on_cpu1(&t, "5s");
         std::thread::sleep(Duration::from_millis(700));
         // Its measuring thread, by id: other tests may run threads of the
         // same name at the same time.
@@ -591,22 +596,7 @@ case!(
         Measuring
     ],
     |t| {
-        let app = t
-            .process()
-            .args([
-                "timer",
-                "--period",
-                "2ms",
-                "--cpus",
-                "1",
-                "--duration",
-                "6s",
-                "--quiet",
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("the application starts");
+        let app = timer_on_cpu1(&t, "6s");
         let name = format!("rtlat-watch-test-{}", std::process::id());
         let (dir, path) = new_cgroup(&name).expect("a cgroup hierarchy to create one in");
         std::fs::write(dir.join("cgroup.procs"), app.id().to_string()).expect("moved");
