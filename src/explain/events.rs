@@ -149,6 +149,8 @@ pub struct Decoder {
     pub irqs: IdMap<String>,
     /// Task id → comm, from switches and wake-ups.
     pub comms: IdMap<String>,
+    /// Task id → kernel priority, from the same.
+    prios: IdMap<i32>,
     /// The events enabled (relative to `events/`), and those missing here.
     pub enabled: Vec<String>,
     pub missing: Vec<String>,
@@ -347,19 +349,25 @@ impl Decoder {
                     next: int(f[2])?,
                     next_prio: int(f[3])?,
                 };
-                if let Ev::Switch { prev, next, .. } = ev {
+                if let Ev::Switch {
+                    prev,
+                    prev_prio,
+                    next,
+                    next_prio,
+                } = ev
+                {
                     self.comm(prev, data, f[4]);
                     self.comm(next, data, f[5]);
+                    self.prio(prev, prev_prio);
+                    self.prio(next, next_prio);
                 }
                 ev
             }
             Kind::Wakeup { pid, prio, comm } => {
-                let pid = int(pid)?;
+                let (pid, prio) = (int(pid)?, int(prio)?);
                 self.comm(pid, data, comm);
-                Ev::Wakeup {
-                    pid,
-                    prio: int(prio)?,
-                }
+                self.prio(pid, prio);
+                Ev::Wakeup { pid, prio }
             }
             Kind::Idle { state } => Ev::Idle(g(state)? as u32),
             Kind::Nmi { delta } => Ev::Nmi(g(delta)?.min(i64::MAX as u64)),
@@ -380,6 +388,19 @@ impl Decoder {
             self.comms.clear();
         }
         self.comms.insert(pid, s.to_string());
+    }
+
+    fn prio(&mut self, pid: i32, prio: i32) {
+        if self.prios.len() >= COMMS {
+            self.prios.clear();
+        }
+        self.prios.insert(pid, prio);
+    }
+
+    /// The kernel priority task `pid` last had in a switch or wake-up
+    /// (that of a task of normal priority when none was seen).
+    pub fn prio_of(&self, pid: i32) -> i32 {
+        self.prios.get(&pid).copied().unwrap_or(120)
     }
 
     /// The comm of task `pid` (`swapper` for the idle task).

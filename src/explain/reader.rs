@@ -19,7 +19,7 @@ use crate::result::totals::CpuTotals;
 use crate::result::Explained;
 use crate::stats::tap::Tap;
 use crate::stats::tap::TapReader;
-use crate::trace::ringpage::{walk_page, Item};
+use crate::trace::ringpage::{self, walk_page, Item};
 use crate::trace::window::{self, From};
 use crate::trace::Pages;
 use crate::trace::Round;
@@ -384,7 +384,13 @@ impl TraceReader {
                                 }
                                 _ => {}
                             }
-                            ring.push(ts, ev);
+                            match item {
+                                Item::Event { data, .. } => match ringpage::task_of(data) {
+                                    Some(task) => ring.push_by(ts, task, ev, |p| dec.prio_of(p)),
+                                    None => ring.push(ts, ev),
+                                },
+                                Item::Lost(_) => ring.push(ts, ev),
+                            }
                         }
                     });
                 },

@@ -93,6 +93,8 @@ impl CpuState {
 #[derive(Debug)]
 pub struct Ring {
     pub base: CpuState,
+    /// The state after the newest event.
+    now: CpuState,
     events: VecDeque<(u64, Ev)>,
     cap: usize,
     /// A fault put in on purpose ([`FAULT`]): every other event of a kind
@@ -105,6 +107,9 @@ pub struct Ring {
     /// The newest event pushed out because the ring was full: an interval
     /// that began before it lost its events (its reader fell behind).
     pub full_to: Option<u64>,
+    /// Switches the trace did not record, put in from the task that
+    /// recorded the next event ([`Ring::push_by`]).
+    pub inferred: u64,
 }
 
 /// `RTLAT_FAULT=drop-switches` (or `drop-softirqs`) makes every ring drop
@@ -147,12 +152,14 @@ impl Ring {
     pub fn new(cap: usize) -> Ring {
         Ring {
             base: CpuState::default(),
+            now: CpuState::default(),
             events: VecDeque::with_capacity(cap),
             cap: cap.max(1),
             fault: Fault::from_env(),
             seen: 0,
             whole: true,
             full_to: None,
+            inferred: 0,
         }
     }
 
@@ -171,7 +178,39 @@ impl Ring {
     pub fn forget(&mut self) {
         self.events.clear();
         self.base = CpuState::default();
+        self.now = CpuState::default();
         self.whole = false;
+    }
+
+    /// `ev`, recorded at `ts` while `task` ran (the event's own record of
+    /// the running task). Where the state says another task runs, a switch
+    /// went unrecorded (some kernels leave out the switches of tasks they
+    /// hide, and a lost event loses one): it is put in, with the task's
+    /// priority from `prio_of`, at the newest event, since any event after
+    /// that switch would carry the new task — the moment a woken task of
+    /// higher priority takes the CPU, which is how such a switch mostly
+    /// comes. A ring with its switches dropped on purpose ([`FAULT`])
+    /// stays broken.
+    pub fn push_by(&mut self, ts: u64, task: i32, ev: Ev, prio_of: impl FnOnce(i32) -> i32) {
+        let missed = self.now.known
+            && task != self.now.task
+            && self.fault != Fault::DropSwitches
+            && !matches!(ev, Ev::Lost(_));
+        if missed {
+            let at = self.events.back().map_or(ts, |&(t, _)| t);
+            let (prev, prev_prio) = (self.now.task, self.now.prio);
+            self.push(
+                at,
+                Ev::Switch {
+                    prev,
+                    prev_prio,
+                    next: task,
+                    next_prio: prio_of(task),
+                },
+            );
+            self.inferred += 1;
+        }
+        self.push(ts, ev);
     }
 
     pub fn push(&mut self, ts: u64, ev: Ev) {
@@ -187,6 +226,7 @@ impl Ring {
             }
             self.drop_front();
         }
+        self.now.apply(ev);
         self.events.push_back((ts, ev));
     }
 
@@ -257,6 +297,46 @@ mod tests {
         r.trim_before(4);
         assert_eq!(r.base.top(), Some(Nest::Irq(5)));
         assert_eq!(r.span(), Some((3, 3)));
+    }
+
+    #[test]
+    fn a_switch_the_trace_left_out_is_put_in_from_the_next_events_task() {
+        let sw = |prev, next, next_prio| Ev::Switch {
+            prev,
+            prev_prio: 120,
+            next,
+            next_prio,
+        };
+        let prio = |p| if p == 77 { 9 } else { 120 };
+        let mut r = Ring::new(16);
+        // Before any switch the running task is unknown: nothing is put in.
+        r.push_by(1, 5, Ev::IrqEntry(3), prio);
+        r.push_by(2, 5, Ev::IrqExit(3), prio);
+        r.push_by(10, 0, sw(0, 105, 110), prio);
+        // 105's own events (and its switch out) are not recorded; the hog
+        // it woke records a timer tick.
+        r.push_by(12, 105, Ev::Wakeup { pid: 77, prio: 9 }, prio);
+        r.push_by(30, 77, Ev::VectorEntry(236), prio);
+        r.push_by(40, 77, sw(77, 0, 120), prio);
+        assert_eq!(r.inferred, 1);
+        let switches: Vec<(u64, i32, i32)> = r
+            .events()
+            .filter_map(|&(t, e)| match e {
+                Ev::Switch {
+                    next, next_prio, ..
+                } => Some((t, next, next_prio)),
+                _ => None,
+            })
+            .collect();
+        // At the newest event before the hog's first: the wake-up.
+        assert_eq!(switches, [(10, 105, 110), (12, 77, 9), (40, 0, 120)]);
+        // Lost events carry no task; a ring broken on purpose stays so.
+        r.push_by(50, 3, Ev::Lost(4), prio);
+        assert_eq!(r.inferred, 1);
+        let mut broken = Ring::with_fault(16, Fault::DropSwitches);
+        broken.push_by(10, 0, sw(0, 105, 110), prio);
+        broken.push_by(30, 77, Ev::VectorEntry(236), prio);
+        assert_eq!(broken.inferred, 0);
     }
 
     #[test]

@@ -100,6 +100,12 @@ pub fn type_of(ev: &[u8]) -> Option<u16> {
     get(ev, 0, 2).map(|t| t as u16)
 }
 
+/// The task that was running when the event was recorded (`common_pid`,
+/// after the type, flags and preempt count of every event's header).
+pub fn task_of(ev: &[u8]) -> Option<i32> {
+    get(ev, 4, 4).map(|p| p as u32 as i32)
+}
+
 /// The time a page begins at (its header's timestamp, the base of its
 /// first event's delta), read without walking its events.
 pub fn page_time(fmt: &Page, page: &[u8]) -> Option<u64> {

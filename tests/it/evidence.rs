@@ -214,7 +214,7 @@ pub fn judge(
         let lat = c["latency_ns"].as_u64().expect("latency_ns");
         let ran = covered(spans, at, at + lat);
         let parts = c["parts"].as_array().expect("parts");
-        if parts.len() == 1 && parts[0]["name"] == "trace overwritten" {
+        if overwritten(parts) {
             v.overwritten += 1;
             continue;
         }
@@ -283,4 +283,9 @@ pub fn assert_verdict(v: &Verdict, floor: usize, of: usize, what: &str) {
         "{what} covered only {} of the {of} worst cases (at least {floor} expected): the load did not make the worst cases",
         v.covered
     );
+}
+
+/// Whether a case's parts say its events were gone before it was read.
+pub fn overwritten(parts: &[Value]) -> bool {
+    parts.len() == 1 && parts[0]["name"] == "trace overwritten"
 }
