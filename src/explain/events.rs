@@ -129,8 +129,11 @@ pub const OPTIONAL: &[&str] = &[
     "irq/softirq_exit",
     "power/cpu_idle",
     "nmi/nmi_handler",
-    "sched/sched_stat_runtime",
+    RUNTIME,
 ];
+
+/// The scheduler's accounting of a task's time on the CPU.
+pub const RUNTIME: &str = "sched/sched_stat_runtime";
 
 /// Every task comm seen, bounded: cleared when it grows past this.
 const COMMS: usize = 1024;

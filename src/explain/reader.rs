@@ -11,7 +11,7 @@
 
 use super::attribute::{attribute_heard, runtime_steal, Interval, OVERWRITTEN};
 pub use super::details::ExplainDetails;
-use super::events::{Decoder, Ev};
+use super::events::{Decoder, Ev, RUNTIME};
 use super::steal::{Steal, TICK_NS};
 use super::timeline::Ring;
 use super::together::{Due, Witness};
@@ -104,6 +104,11 @@ pub(super) struct TraceReader {
     cpus: Vec<usize>,
     rings: Vec<Ring>,
     steal: Steal,
+    /// The scheduler's accounting is traced: it gives an interval's steal
+    /// ([`runtime_steal`]), and /proc/stat, whose generation costs the
+    /// reader more than anything else it does in a quiet round, is read
+    /// once.
+    by_runtime: bool,
     watches: Vec<Watch>,
     threads: Vec<Thread>,
     breaks: Vec<Explained>,
@@ -153,6 +158,7 @@ impl TraceReader {
         TraceReader {
             rings: cpus.iter().map(|_| Ring::new(RING_EVENTS)).collect(),
             steal: Steal::new(&cpus),
+            by_runtime: dec.enabled.iter().any(|e| e == RUNTIME),
             threads: watches.iter().map(|_| Thread::default()).collect(),
             pipes,
             dec,
@@ -263,7 +269,9 @@ impl TraceReader {
         } else {
             (false, 0)
         };
-        self.steal.sample(now);
+        if !self.by_runtime {
+            self.steal.sample(now);
+        }
         self.explain_ready(now);
         self.trim();
         if self.read_error.is_some() {
@@ -297,6 +305,8 @@ impl TraceReader {
     pub(super) fn started(&mut self, start: u64) {
         self.start = start;
         self.round_at = start;
+        // Whether the machine counts steal at all, said in the result.
+        self.steal.sample(start);
         self.details.monotonic_start_ns = start;
     }
 
