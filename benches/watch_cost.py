@@ -161,7 +161,7 @@ def main() -> int:
                 avg, p99 = run(kind, a.rtlat, a.cpu, a.seconds, tmp)
                 got[kind].append((avg, p99))
                 print(f"run {k} {kind:8} avg {avg:.1f} us p99 {p99:.1f} us", flush=True)
-        for i, name in enumerate(["avg", "p99"]):
+        for i, name in enumerate(["avg", "p99"] if a.pairs > 0 else []):
             plain = statistics.mean(x[i] for x in got["plain"])
             watched = statistics.mean(x[i] for x in got["watched"])
             spread = max(x[i] for x in got["plain"]) - min(x[i] for x in got["plain"])

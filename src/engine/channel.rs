@@ -8,6 +8,10 @@ use std::sync::{Arc, Mutex};
 /// sees start during the run), given by whoever fills its recorder.
 pub type LateName = Arc<Mutex<Option<String>>>;
 
+/// The highest latency of a series and what held it up (its culprit),
+/// given by whoever knows it as the run goes (the metrics show it).
+pub type MaxBy = Arc<Mutex<Option<(u64, String)>>>;
+
 /// One measured series: a thread (timer), a pair (switch), a metric (net).
 pub struct Channel {
     pub name: String,
@@ -23,6 +27,8 @@ pub struct Channel {
     /// Where the name comes from when it is not known at the start: until
     /// it is given, the series is unused and left out of the result.
     pub late: Option<LateName>,
+    /// The culprit of the series' maximum, where the benchmark knows it.
+    pub max_by: Option<MaxBy>,
 }
 
 impl Channel {
@@ -35,6 +41,7 @@ impl Channel {
             in_total: true,
             last: None,
             late: None,
+            max_by: None,
         }
     }
 
@@ -43,6 +50,11 @@ impl Channel {
         let mut c = Channel::new(String::new(), None, collector, interval_ns);
         c.late = Some(late);
         c
+    }
+
+    /// The culprit of the maximum so far with that maximum, if known.
+    pub fn max_culprit(&self) -> Option<(u64, String)> {
+        self.max_by.as_ref()?.lock().ok()?.clone()
     }
 
     /// Whether the series is in use: it has its name.

@@ -132,7 +132,14 @@ fn publish(
         let series = channels.iter().filter(|c| c.in_use()).map(|c| {
             let col = &c.collector;
             let last_max = c.last.map(|iv| iv.max);
-            (c.name.as_str(), col.totals(), col.histogram(), last_max)
+            let max_by = c.max_culprit();
+            (
+                c.name.as_str(),
+                col.totals(),
+                col.histogram(),
+                last_max,
+                max_by,
+            )
         });
         m.publish(series, loads, elapsed_ns);
     }

@@ -29,9 +29,31 @@ const TICK: Duration = Duration::from_millis(100);
 /// Connections accepted per loop turn, so a flood cannot starve the others.
 const ACCEPTS_PER_TURN: usize = 64;
 
-/// What the server answers: the body for `GET /metrics`.
+/// What the server answers: the body for `GET /metrics`, in OpenMetrics
+/// when `open` (the client asked for it), else Prometheus' text format.
 pub trait MetricsSource {
-    fn metrics(&self) -> String;
+    fn metrics(&self, open: bool) -> String;
+}
+
+/// OpenMetrics' media type, as a client's `Accept` names it.
+const OPEN_METRICS: &str = "application/openmetrics-text";
+
+/// Whether the request's `Accept` header asks for OpenMetrics (a client
+/// that takes both lists it; a quality of 0 refuses it).
+fn wants_open_metrics(request: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(request);
+    text.lines()
+        .skip(1)
+        .filter_map(|l| l.split_once(':'))
+        .filter(|(name, _)| name.trim().eq_ignore_ascii_case("accept"))
+        .flat_map(|(_, v)| v.split(','))
+        .any(|range| {
+            let mut params = range.split(';').map(str::trim);
+            params.next() == Some(OPEN_METRICS)
+                && params
+                    .filter_map(|p| p.strip_prefix("q="))
+                    .all(|q| q.parse::<f32>().is_ok_and(|q| q > 0.0))
+        })
 }
 
 struct Conn {
@@ -120,11 +142,19 @@ fn respond(request: &[u8], app: &dyn MetricsSource) -> Vec<u8> {
     let target = words.next().unwrap_or_default();
     let path = target.split(|&b| b == b'?').next().unwrap_or_default();
     let (status, kind, body) = if method == b"GET" && path == b"/metrics" {
-        (
-            "200 OK",
-            "text/plain; version=0.0.4; charset=utf-8",
-            app.metrics(),
-        )
+        if wants_open_metrics(request) {
+            (
+                "200 OK",
+                "application/openmetrics-text; version=1.0.0; charset=utf-8",
+                app.metrics(true),
+            )
+        } else {
+            (
+                "200 OK",
+                "text/plain; version=0.0.4; charset=utf-8",
+                app.metrics(false),
+            )
+        }
     } else {
         (
             "404 Not Found",
@@ -237,9 +267,33 @@ mod tests {
 
     struct Fixed;
     impl MetricsSource for Fixed {
-        fn metrics(&self) -> String {
-            "m 1\n".into()
+        fn metrics(&self, open: bool) -> String {
+            if open {
+                "m 1\n# EOF\n".into()
+            } else {
+                "m 1\n".into()
+            }
         }
+    }
+
+    #[test]
+    fn open_metrics_is_served_to_who_asks_for_it() {
+        let asked = |accept: &str| {
+            let req = format!("GET /metrics HTTP/1.1\r\nHost: a\r\nAccept: {accept}\r\n\r\n");
+            let r = String::from_utf8(respond(req.as_bytes(), &Fixed)).unwrap();
+            (
+                r.contains("Content-Type: application/openmetrics-text; version=1.0.0"),
+                r.ends_with("# EOF\n"),
+            )
+        };
+        // Prometheus' own scrape header.
+        assert_eq!(
+            asked("application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"),
+            (true, true)
+        );
+        assert_eq!(asked("text/plain;version=0.0.4"), (false, false));
+        assert_eq!(asked("application/openmetrics-text;q=0"), (false, false));
+        assert_eq!(asked("*/*"), (false, false));
     }
 
     #[test]

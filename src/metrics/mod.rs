@@ -20,6 +20,9 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use text::{LoadRate, SeriesSnapshot, Snapshot};
 
+/// A series' maximum and its culprit, as the endpoint shows it.
+type MaxBy = Option<(u64, String)>;
+
 /// Stack of the endpoint's thread (locked under mlockall, so kept small).
 const STACK: usize = 128 * 1024;
 
@@ -31,9 +34,9 @@ struct Shared {
 }
 
 impl http::MetricsSource for Shared {
-    fn metrics(&self) -> String {
+    fn metrics(&self, open: bool) -> String {
         let snap = Arc::clone(&self.snapshot.lock().unwrap_or_else(|e| e.into_inner()));
-        text::render(&self.info, &snap)
+        text::render(&self.info, &snap, open)
     }
 }
 
@@ -102,20 +105,22 @@ impl Server {
         })
     }
 
-    /// Replace the served state: every series' collected statistics and the
-    /// maximum of its latest finished interval, the loads' records (`name`, `achieved_rate`, `rate_unit`), the time since
-    /// the start.
+    /// Replace the served state: every series' collected statistics, the
+    /// maximum of its latest finished interval and the culprit of its
+    /// maximum where known, the loads' records (`name`, `achieved_rate`,
+    /// `rate_unit`), the time since the start.
     pub fn publish<'a>(
         &self,
-        series: impl IntoIterator<Item = (&'a str, &'a Totals, &'a Histogram, Option<u64>)>,
+        series: impl IntoIterator<Item = (&'a str, &'a Totals, &'a Histogram, Option<u64>, MaxBy)>,
         loads: &[serde_json::Value],
         elapsed_ns: u64,
     ) {
         let snap = Snapshot {
             series: series
                 .into_iter()
-                .map(|(name, t, h, last)| SeriesSnapshot {
+                .map(|(name, t, h, last, max_by)| SeriesSnapshot {
                     interval_max_ns: last,
+                    max_by,
                     ..SeriesSnapshot::new(name, t, h)
                 })
                 .collect(),

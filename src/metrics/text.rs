@@ -1,5 +1,7 @@
-//! The Prometheus text exposition format (version 0.0.4, which OpenMetrics
-//! parsers also read) of a run's latest snapshot.
+//! The Prometheus text exposition format (version 0.0.4) of a run's latest
+//! snapshot, or OpenMetrics 1.0 for a client that asks for it: the same
+//! families, with each series' maximum as an exemplar on its bucket,
+//! carrying the maximum's culprit where the benchmark knows it.
 
 use crate::stats::histogram::{lower_bound, upper_bound};
 use crate::stats::recorder::Totals;
@@ -27,6 +29,8 @@ pub struct SeriesSnapshot {
     pub max_ns: u64,
     /// The maximum of the latest finished interval (`--interval`), if one finished.
     pub interval_max_ns: Option<u64>,
+    /// The highest latency whose culprit is known, and that culprit.
+    pub max_by: Option<(u64, String)>,
 }
 
 impl SeriesSnapshot {
@@ -61,6 +65,7 @@ impl SeriesSnapshot {
             overruns: totals.overruns,
             max_ns: totals.max,
             interval_max_ns: None,
+            max_by: None,
         }
     }
 }
@@ -107,8 +112,73 @@ type Family = (
     fn(&SeriesSnapshot) -> String,
 );
 
-/// The whole exposition: the info metric, then each family over every series.
-pub fn render(info: &[(&str, String)], snap: &Snapshot) -> String {
+/// An exemplar's label set holds at most 128 characters.
+const EXEMPLAR_CHARS: usize = 128 - "culprit".len();
+
+/// ` # {culprit="…"} SECONDS`: the exemplar of the bucket bounded by
+/// `le_ns` (`None`: +Inf) when the series' known maximum falls in it.
+fn exemplar(s: &SeriesSnapshot, below_ns: u64, le_ns: Option<u64>) -> String {
+    match &s.max_by {
+        Some((ns, who)) if *ns > below_ns && le_ns.is_none_or(|le| *ns <= le) => {
+            let who: String = who.chars().take(EXEMPLAR_CHARS).collect();
+            format!(" # {{culprit=\"{}\"}} {}", escape(&who), secs(*ns))
+        }
+        _ => String::new(),
+    }
+}
+
+/// `rtlat_latency_seconds`, a histogram per series; each series' known
+/// maximum an exemplar on its bucket when `open`.
+fn histograms(out: &mut String, snap: &Snapshot, open: bool) {
+    header(
+        out,
+        "rtlat_latency_seconds",
+        "histogram",
+        "Latency per series, from rtlat's lossless histogram.",
+    );
+    for s in &snap.series {
+        let name = escape(&s.name);
+        let mut cumulative = 0;
+        let mut below = 0;
+        let example = |below, le| {
+            if open {
+                exemplar(s, below, le)
+            } else {
+                String::new()
+            }
+        };
+        for (b, n) in BOUNDS_NS.iter().zip(&s.buckets) {
+            cumulative += n;
+            let _ = writeln!(
+                out,
+                "rtlat_latency_seconds_bucket{{series=\"{name}\",le=\"{}\"}} {cumulative}{}",
+                secs(*b),
+                example(below, Some(*b))
+            );
+            below = *b;
+        }
+        let _ = writeln!(
+            out,
+            "rtlat_latency_seconds_bucket{{series=\"{name}\",le=\"+Inf\"}} {}{}",
+            s.count,
+            example(below, None)
+        );
+        let _ = writeln!(
+            out,
+            "rtlat_latency_seconds_sum{{series=\"{name}\"}} {}",
+            secs(s.sum_ns)
+        );
+        let _ = writeln!(
+            out,
+            "rtlat_latency_seconds_count{{series=\"{name}\"}} {}",
+            s.count
+        );
+    }
+}
+
+/// The whole exposition: the info metric, then each family over every
+/// series; OpenMetrics when `open`.
+pub fn render(info: &[(&str, String)], snap: &Snapshot, open: bool) -> String {
     let mut out = String::with_capacity(1024 + snap.series.len() * 2048);
     header(
         &mut out,
@@ -129,39 +199,7 @@ pub fn render(info: &[(&str, String)], snap: &Snapshot) -> String {
     );
     let _ = writeln!(out, "rtlat_elapsed_seconds {}", secs(snap.elapsed_ns));
 
-    header(
-        &mut out,
-        "rtlat_latency_seconds",
-        "histogram",
-        "Latency per series, from rtlat's lossless histogram.",
-    );
-    for s in &snap.series {
-        let name = escape(&s.name);
-        let mut cumulative = 0;
-        for (b, n) in BOUNDS_NS.iter().zip(&s.buckets) {
-            cumulative += n;
-            let _ = writeln!(
-                out,
-                "rtlat_latency_seconds_bucket{{series=\"{name}\",le=\"{}\"}} {cumulative}",
-                secs(*b)
-            );
-        }
-        let _ = writeln!(
-            out,
-            "rtlat_latency_seconds_bucket{{series=\"{name}\",le=\"+Inf\"}} {}",
-            s.count
-        );
-        let _ = writeln!(
-            out,
-            "rtlat_latency_seconds_sum{{series=\"{name}\"}} {}",
-            secs(s.sum_ns)
-        );
-        let _ = writeln!(
-            out,
-            "rtlat_latency_seconds_count{{series=\"{name}\"}} {}",
-            s.count
-        );
-    }
+    histograms(&mut out, snap, open);
     let families: [Family; 3] = [
         (
             "rtlat_samples_total",
@@ -183,7 +221,12 @@ pub fn render(info: &[(&str, String)], snap: &Snapshot) -> String {
         ),
     ];
     for (family, kind, help, value) in families {
-        header(&mut out, family, kind, help);
+        // OpenMetrics names a counter's family without its samples' suffix.
+        let typed = match (open, family.strip_suffix("_total")) {
+            (true, Some(stem)) => stem,
+            _ => family,
+        };
+        header(&mut out, typed, kind, help);
         for s in &snap.series {
             let _ = writeln!(
                 out,
@@ -225,6 +268,9 @@ pub fn render(info: &[(&str, String)], snap: &Snapshot) -> String {
                 l.rate
             );
         }
+    }
+    if open {
+        out.push_str("# EOF\n");
     }
     out
 }
@@ -302,7 +348,7 @@ mod tests {
             }],
             elapsed_ns: 2_000_000_000,
         };
-        let text = render(&[("host", "b\"1".into())], &snap);
+        let text = render(&[("host", "b\"1".into())], &snap, false);
         assert!(text.contains("rtlat_info{host=\"b\\\"1\"} 1\n"), "{text}");
         assert!(text.contains("rtlat_latency_seconds_bucket{series=\"cpu0\",le=\"0.000001\"} 0\n"));
         assert!(text.contains("rtlat_latency_seconds_bucket{series=\"cpu0\",le=\"0.000002\"} 1\n"));
@@ -320,7 +366,39 @@ mod tests {
         );
         let mut later = snap.clone();
         later.series[0].interval_max_ns = Some(2_500);
-        let text = render(&[], &later);
+        let text = render(&[], &later, false);
         assert!(text.contains("rtlat_latency_interval_max_seconds{series=\"cpu0\"} 0.0000025\n"));
+        assert!(!text.contains(" # {") && !text.contains("# EOF"), "{text}");
+    }
+
+    #[test]
+    fn open_metrics_carries_the_culprit_of_the_maximum_on_its_bucket() {
+        let mut snap = Snapshot {
+            series: vec![series(&[1_500, 3_000, 4_200])],
+            ..Snapshot::default()
+        };
+        snap.series[0].max_by = Some((4_200, "rthog 77 \"FIFO\" 90".into()));
+        let text = render(&[], &snap, true);
+        let with: Vec<&str> = text.lines().filter(|l| l.contains(" # {")).collect();
+        assert_eq!(
+            with,
+            ["rtlat_latency_seconds_bucket{series=\"cpu0\",le=\"0.000005\"} 3 # {culprit=\"rthog 77 \\\"FIFO\\\" 90\"} 0.0000042"]
+        );
+        assert!(text.ends_with("\n# EOF\n"), "{text}");
+        // A counter's family is named without the suffix its samples carry.
+        assert!(text.contains("# TYPE rtlat_samples counter\n"), "{text}");
+        assert!(
+            text.contains("\nrtlat_samples_total{series=\"cpu0\"} 3\n"),
+            "{text}"
+        );
+        // Above every bound: on +Inf; a long culprit is cut to the limit.
+        snap.series[0].max_by = Some((20_000_000, "x".repeat(300)));
+        let text = render(&[], &snap, true);
+        let line = text.lines().find(|l| l.contains(" # {")).unwrap();
+        assert!(
+            line.starts_with("rtlat_latency_seconds_bucket{series=\"cpu0\",le=\"+Inf\"}"),
+            "{line}"
+        );
+        assert_eq!(line.matches('x').count(), EXEMPLAR_CHARS);
     }
 }

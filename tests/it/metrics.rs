@@ -30,9 +30,14 @@ fn free_port() -> u16 {
 
 /// One HTTP/1.0 GET: the status code and the body (None: no answer).
 fn http_get(addr: SocketAddr, target: &str) -> Option<(u16, String)> {
+    http_get_with(addr, target, "")
+}
+
+/// [`http_get`] with more header lines (each ending in CRLF).
+fn http_get_with(addr: SocketAddr, target: &str, headers: &str) -> Option<(u16, String)> {
     let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(2)).ok()?;
     s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-    write!(s, "GET {target} HTTP/1.0\r\nHost: {addr}\r\n\r\n").ok()?;
+    write!(s, "GET {target} HTTP/1.0\r\nHost: {addr}\r\n{headers}\r\n").ok()?;
     let mut raw = Vec::new();
     s.read_to_end(&mut raw).ok()?;
     let text = String::from_utf8_lossy(&raw).into_owned();
@@ -543,5 +548,78 @@ case!(
         assert!(scrapes >= 20, "{scrapes} scrapes");
         drop(idle);
         util::send_signal(run.0.id(), "INT");
+    }
+);
+
+case!(
+    a_watch_serves_the_culprit_of_each_threads_maximum_as_an_exemplar,
+    [
+        Root,
+        Native(util::HOST_TRACE),
+        Cpus(2, "the application and its hog run on CPU 1"),
+        Machine(crate::watch::watch_events(), crate::watch::NO_EVENTS),
+        Measuring
+    ],
+    |t| {
+        use crate::watch::{fifo_on, now_ns, sleep_until};
+        let port = free_port();
+        let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+        let _w = Reaped(
+            t.process()
+                .args(["watch", "--comm", "rtmax", "--duration", "10s", "--quiet"])
+                .args(["--metrics-listen", &addr.to_string()])
+                .stdout(Stdio::null())
+                .spawn()
+                .unwrap(),
+        );
+        wait_for_metrics(addr);
+        // A 1 ms periodic thread, and a hog above it that holds their CPU
+        // for 50 ms once: longer than anything else here delays it.
+        let app = std::thread::Builder::new()
+            .name("rtmax".into())
+            .spawn(|| {
+                fifo_on(1, 50);
+                let mut next = now_ns() + 1_000_000;
+                for _ in 0..3000 {
+                    sleep_until(next);
+                    next += 1_000_000;
+                }
+            })
+            .unwrap();
+        std::thread::Builder::new()
+            .name("rtmaxhog".into())
+            .spawn(|| {
+                fifo_on(1, 70);
+                sleep_until(now_ns() + 1_000_000_000);
+                let end = now_ns() + 50_000_000;
+                while now_ns() < end {}
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        app.join().unwrap();
+        // The endpoint is refreshed once per interval (1 s).
+        std::thread::sleep(Duration::from_millis(1500));
+        let accept =
+            "Accept: application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5\r\n";
+        let (status, body) = http_get_with(addr, "/metrics", accept).expect("an answer");
+        assert_eq!(status, 200, "{body}");
+        assert!(body.ends_with("# EOF\n"), "{body}");
+        let line = body
+            .lines()
+            .find(|l| {
+                l.starts_with("rtlat_latency_seconds_bucket{series=\"rtmax:") && l.contains(" # {")
+            })
+            .unwrap_or_else(|| panic!("no exemplar on the application's series: {body}"));
+        let (_, exemplar) = line.split_once(" # {culprit=\"").expect("a culprit");
+        assert!(exemplar.starts_with("rtmaxhog "), "{line}");
+        let secs: f64 = exemplar.rsplit(' ').next().unwrap().parse().unwrap();
+        assert!(secs >= 0.045, "{line}");
+        // Without asking for OpenMetrics: the text format, no exemplar.
+        let (_, plain) = http_get(addr, "/metrics").expect("an answer");
+        assert!(
+            !plain.contains(" # {") && !plain.contains("# EOF"),
+            "{plain}"
+        );
     }
 );

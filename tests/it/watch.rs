@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 /// Whether tracefs has the events a watch records, mounting it as rtlat would.
-fn watch_events() -> bool {
+pub(crate) fn watch_events() -> bool {
     let root = Path::new("/sys/kernel/tracing");
     if !root.join("events").is_dir() {
         let _ = Command::new("mount")
@@ -22,7 +22,7 @@ fn watch_events() -> bool {
         .all(|e| root.join("events").join(e).join("format").exists())
 }
 
-const NO_EVENTS: &str = "this kernel has no tracefs with sched_waking and hrtimer_start";
+pub(crate) const NO_EVENTS: &str = "this kernel has no tracefs with sched_waking and hrtimer_start";
 
 /// The time from the thread's switch in to cyclictest's own reading of
 /// the clock in user space, which its figure holds and the trace's does
@@ -302,12 +302,12 @@ fn clock_ns(clock: libc::clockid_t) -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
-fn now_ns() -> u64 {
+pub(crate) fn now_ns() -> u64 {
     clock_ns(libc::CLOCK_MONOTONIC)
 }
 
 /// Sleeps until `t` on CLOCK_MONOTONIC, as a periodic application does.
-fn sleep_until(t: u64) {
+pub(crate) fn sleep_until(t: u64) {
     let ts = libc::timespec {
         tv_sec: (t / 1_000_000_000) as libc::time_t,
         tv_nsec: (t % 1_000_000_000) as libc::c_long,
@@ -325,7 +325,7 @@ fn sleep_until(t: u64) {
 }
 
 /// The calling thread on CPU `cpu`, SCHED_FIFO `prio`.
-fn fifo_on(cpu: usize, prio: i32) {
+pub(crate) fn fifo_on(cpu: usize, prio: i32) {
     // SAFETY: a zeroed cpu_set_t with one CPU set, and a sched_param, for
     // the calling thread (0).
     unsafe {

@@ -8,7 +8,7 @@ use super::events::{self, comm_text, Happening, Tracked, WatchLayout, EVENTS};
 use super::follow::{Figures, Follow, Quantity};
 use super::select::Candidate;
 use super::{WatchConfig, PARTS, RESERVE};
-use crate::engine::channel::LateName;
+use crate::engine::channel::{LateName, MaxBy};
 use crate::engine::{Channel, RunSpec, StopFlag};
 use crate::error::{Error, Outcome, Result};
 use crate::explain::attribute::policy_of;
@@ -158,6 +158,9 @@ struct Slot {
     floor: u64,
     /// Who preempted it mid-activation: (task, times, ns).
     interferers: Vec<(Tracked, u64, u64)>,
+    /// Its longest wake-up and who held the CPU through it, for the
+    /// metrics' exemplar.
+    max_by: MaxBy,
 }
 
 /// The series of every watched thread and of the reserve.
@@ -179,6 +182,7 @@ impl Slots {
     /// A slot for `thread` (`None`: held in reserve) and its channels.
     fn slot(&mut self, thread: Option<&Candidate>, interval: u64) -> Vec<Channel> {
         let names: [LateName; 4] = Default::default();
+        let max_by = MaxBy::default();
         let mut channels = Vec::new();
         for (part, late) in PARTS.iter().zip(&names) {
             let (rec, col) = recorder::pair(interval);
@@ -188,6 +192,10 @@ impl Slots {
                 None => Channel::reserved(Arc::clone(late), col, interval),
             };
             c.in_total = part.is_empty();
+            if c.in_total {
+                // The wake-up series: `late` gives the culprit of each.
+                c.max_by = Some(Arc::clone(&max_by));
+            }
             channels.push(c);
         }
         let mut s = Slot {
@@ -196,6 +204,7 @@ impl Slots {
             worst: Vec::with_capacity(self.worst),
             floor: 0,
             interferers: Vec::with_capacity(INTERFERERS),
+            max_by,
         };
         if let Some(t) = thread {
             name_slot(&mut s, t.tid, &t.comm);
@@ -251,6 +260,11 @@ impl Figures for Slots {
     fn late(&mut self, slot: usize, ts: u64, ns: u64, by: &Tracked) {
         let at = ts.saturating_sub(ns).saturating_sub(self.start);
         let (keep, s) = (self.worst, &mut self.slots[slot]);
+        if let Ok(mut max) = s.max_by.lock() {
+            if max.as_ref().is_none_or(|m| ns > m.0) {
+                *max = Some((ns, task_label(by)));
+            }
+        }
         if s.worst.len() < keep {
             s.worst.push((ns, at, *by));
         } else if ns > s.floor {
@@ -533,6 +547,7 @@ mod tests {
             worst: Vec::with_capacity(2),
             floor: 0,
             interferers: Vec::new(),
+            max_by: MaxBy::default(),
         });
         sink.used = 1;
         // Three wake-ups: the two longest stay, each with who held the CPU.
@@ -541,6 +556,9 @@ mod tests {
         sink.late(0, 4_000, 500, &task(8, "other"));
         // Not above the least kept (300): left out.
         sink.late(0, 4_500, 300, &task(9, "late"));
+        // The maximum's culprit, for the metrics.
+        let max = sink.slots[0].max_by.lock().unwrap().clone();
+        assert_eq!(max, Some((500, "other 8 nice 0".to_string())));
         let cases = worst_cases(&sink.slots);
         let got: Vec<(u64, u64, &str, &str)> = cases
             .iter()
