@@ -330,16 +330,6 @@ fn import_text(dir: &Path, file: &Path, extra: &[&str]) -> std::process::Output 
         .expect("runs")
 }
 
-fn notes(r: &Value) -> String {
-    r["notes"]
-        .as_array()
-        .expect("notes")
-        .iter()
-        .filter_map(Value::as_str)
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 /// Cut positions through a text: inside lines and exactly at line ends, from the header to the last byte.
 fn cuts(text: &[u8]) -> Vec<usize> {
     let mut at: Vec<usize> = (1..10).map(|i| text.len() * i / 10).collect();

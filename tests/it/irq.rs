@@ -29,15 +29,6 @@ fn sim(dir: &Path, role: &str, extra: &[&str]) -> (std::process::Output, Value) 
     (out, r)
 }
 
-fn names(r: &Value) -> Vec<String> {
-    r["threads"]
-        .as_array()
-        .expect("threads")
-        .iter()
-        .map(|t| t["name"].as_str().expect("name").to_owned())
-        .collect()
-}
-
 fn u(v: &Value) -> u64 {
     v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
 }
@@ -79,7 +70,7 @@ case!(
         assert_eq!(r["benchmark"], "irq");
         assert_eq!(r["complete"], true);
         assert_eq!(r["end_reason"], "loops");
-        assert_eq!(names(&r), ["irq", "user", "wake"]);
+        assert_eq!(series_names(&r), ["irq", "user", "wake"]);
         assert_result_consistent(&r);
         for t in r["threads"].as_array().expect("threads") {
             assert_eq!(t["summary"]["samples"], 2000, "{}", t["name"]);
@@ -229,7 +220,7 @@ case!(
     |t| {
         let (out, r) = sim(t.dir(), "target", &["--count", "1000", "--period", "200us"]);
         assert_eq!(out.status.code(), Some(0), "{:?}", stderr_lines(&out));
-        assert_eq!(names(&r), ["kernel_to_user", "user_to_reply"]);
+        assert_eq!(series_names(&r), ["kernel_to_user", "user_to_reply"]);
         assert_result_consistent(&r);
         for t in r["threads"].as_array().expect("threads") {
             assert_eq!(t["summary"]["samples"], 1000);
@@ -259,7 +250,7 @@ case!(sim_host_measures_every_round_trip, [], |t| {
         ],
     );
     assert_eq!(out.status.code(), Some(0), "{:?}", stderr_lines(&out));
-    assert_eq!(names(&r), ["roundtrip"]);
+    assert_eq!(series_names(&r), ["roundtrip"]);
     let s = &thread(&r, "roundtrip")["summary"];
     assert_eq!(s["samples"], 1000);
     // The kernel timestamp of the reply is exactly 50 us after the write began.

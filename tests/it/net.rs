@@ -223,13 +223,10 @@ fn assert_ping_result(r: &Value, json: &Path) {
     assert_eq!(r["config"]["role"], "ping");
     assert_eq!(r["complete"], true);
     assert_eq!(r["details"]["timestamping"], "software");
-    let names: Vec<&str> = r["threads"]
-        .as_array()
-        .expect("threads")
-        .iter()
-        .map(|t| t["name"].as_str().expect("name"))
-        .collect();
-    assert_eq!(names, ["rtt", "tx", "rx", "server_rx", "turnaround"]);
+    assert_eq!(
+        series_names(r),
+        ["rtt", "tx", "rx", "server_rx", "turnaround"]
+    );
     for t in r["threads"].as_array().expect("threads") {
         if u(&t["summary"], "samples") > 0 {
             assert_summary_invariants(&t["summary"]);
@@ -642,115 +639,56 @@ case!(
     [Native(NO_TIMESTAMPING)],
     |t| {
         // One case (--load nosuch:1) is checked only after the sockets are set up.
-        let cases: &[&[&str]] = &[
-            &["net", "ping", "127.0.0.1:7357", "--rate", "0"],
-            &["net", "ping", "127.0.0.1:7357", "--rate", "0/s"],
-            &["net", "ping", "127.0.0.1:7357", "--rate", "fast"],
-            &["net", "ping", "127.0.0.1:7357", "--rate", "5000000/s"],
-            &["net", "ping", "127.0.0.1:7357", "--period", "0"],
-            &["net", "ping", "127.0.0.1:7357", "--size", "10"],
-            &["net", "ping", "127.0.0.1:7357", "--size", "70000"],
-            &["net", "ping", "127.0.0.1:7357", "--count", "0"],
-            &["net", "ping", "127.0.0.1:7357", "--bulk", "4Mb/s"],
-            &["net", "ping", "127.0.0.1:7357", "--bulk", "0MB/s"],
-            &[
-                "net",
-                "ping",
-                "127.0.0.1:7357",
-                "--bulk-target",
-                "127.0.0.1:9",
-            ],
-            &[
-                "net",
-                "ping",
-                "127.0.0.1:7357",
-                "--rate",
-                "1k/s",
-                "--period",
-                "1ms",
-            ],
-            &["net", "ping", "127.0.0.1:7357", "--load", "nosuch:1"],
-            &["net", "ping", "127.0.0.1:7357", "--bind", "fd00::1"],
-            &["net", "ping", "127.0.0.1"],
-            &["net", "ping", "127.0.0.1:0"],
-            &["net", "ping", "127.0.0.1:99999"],
-            &["net", "ping", "::1:7357"],
-            &["net", "ping"],
-            &["net", "serve", "--listen", "127.0.0.1:65535"],
-            &["net", "serve", "--max-size", "20"],
-            &["net", "serve", "--listen", "nonsense"],
-            &["net", "ping", "127.0.0.1:7357", "--busy-poll", "0"],
-            &["net", "ping", "127.0.0.1:7357", "--busy-poll", "-5"],
-            &["net", "ping", "127.0.0.1:7357", "--busy-poll", "soon"],
-            &["net", "ping", "127.0.0.1:7357", "--busy-poll", "2000000"],
-            &["net", "ping", "127.0.0.1:7", "--echo", "--bulk", "1MB/s"],
-            &["net", "ping", "127.0.0.1:7357", "--spin", "0"],
-            &["net", "ping", "127.0.0.1:7357", "--spin", "soon"],
-            &["net", "ping", "127.0.0.1:7357", "--spin", "offf"],
-            &[
-                "net",
-                "ping",
-                "127.0.0.1:7357",
-                "--spin",
-                "20us",
-                "--overlap",
-            ],
-            &[
-                "net",
-                "ping",
-                "127.0.0.1:7357",
-                "--spin",
-                "5us",
-                "--period",
-                "20us",
-            ],
-            &[
-                "net",
-                "ping",
-                "127.0.0.1:7357",
-                "--spin",
-                "2ms",
-                "--period",
-                "1ms",
-            ],
-            &[
-                "net",
-                "ping",
-                "127.0.0.1:7357",
-                "--no-split",
-                "--timestamps",
-                "hardware",
-            ],
+        let ping = |args: &[&'static str]| [&["net", "ping", "127.0.0.1:7357"][..], args].concat();
+        let cases: Vec<Vec<&str>> = vec![
+            ping(&["--rate", "0"]),
+            ping(&["--rate", "0/s"]),
+            ping(&["--rate", "fast"]),
+            ping(&["--rate", "5000000/s"]),
+            ping(&["--period", "0"]),
+            ping(&["--size", "10"]),
+            ping(&["--size", "70000"]),
+            ping(&["--count", "0"]),
+            ping(&["--bulk", "4Mb/s"]),
+            ping(&["--bulk", "0MB/s"]),
+            ping(&["--bulk-target", "127.0.0.1:9"]),
+            ping(&["--rate", "1k/s", "--period", "1ms"]),
+            ping(&["--load", "nosuch:1"]),
+            ping(&["--bind", "fd00::1"]),
+            vec!["net", "ping", "127.0.0.1"],
+            vec!["net", "ping", "127.0.0.1:0"],
+            vec!["net", "ping", "127.0.0.1:99999"],
+            vec!["net", "ping", "::1:7357"],
+            vec!["net", "ping"],
+            vec!["net", "serve", "--listen", "127.0.0.1:65535"],
+            vec!["net", "serve", "--max-size", "20"],
+            vec!["net", "serve", "--listen", "nonsense"],
+            ping(&["--busy-poll", "0"]),
+            ping(&["--busy-poll", "-5"]),
+            ping(&["--busy-poll", "soon"]),
+            ping(&["--busy-poll", "2000000"]),
+            vec!["net", "ping", "127.0.0.1:7", "--echo", "--bulk", "1MB/s"],
+            ping(&["--spin", "0"]),
+            ping(&["--spin", "soon"]),
+            ping(&["--spin", "offf"]),
+            ping(&["--spin", "20us", "--overlap"]),
+            ping(&["--spin", "5us", "--period", "20us"]),
+            ping(&["--spin", "2ms", "--period", "1ms"]),
+            ping(&["--no-split", "--timestamps", "hardware"]),
         ];
-        assert_usage_errors(cases);
+        assert_usage_errors(&cases.iter().map(Vec::as_slice).collect::<Vec<_>>());
         let msg =
             |args: &[&str]| stderr_lines(&t.rtlat().args(args).output().expect("runs")).join("");
-        let m = msg(&["net", "ping", "127.0.0.1:7357", "--size", "10"]);
+        let m = msg(&ping(&["--size", "10"]));
         assert!(m.contains("--size 10") && m.contains("48"), "{m}");
-        let m = msg(&["net", "ping", "127.0.0.1:7357", "--rate", "0"]);
+        let m = msg(&ping(&["--rate", "0"]));
         assert!(m.contains("--rate") && m.contains("above zero"), "{m}");
-        let m = msg(&[
-            "net",
-            "ping",
-            "127.0.0.1:7357",
-            "--spin",
-            "2ms",
-            "--period",
-            "1ms",
-        ]);
+        let m = msg(&ping(&["--spin", "2ms", "--period", "1ms"]));
         assert!(
             m.contains("--spin 2ms") && m.contains("at most the period"),
             "{m}"
         );
-        let m = msg(&[
-            "net",
-            "ping",
-            "127.0.0.1:7357",
-            "--spin",
-            "5us",
-            "--period",
-            "20us",
-        ]);
+        let m = msg(&ping(&["--spin", "5us", "--period", "20us"]));
         assert!(m.contains("one-thread path") && m.contains("50us"), "{m}");
     }
 );
@@ -761,25 +699,22 @@ case!(
     |t| {
         let held = UdpSocket::bind("127.0.0.1:0").expect("bind");
         let port = held.local_addr().expect("addr").port();
+        // `net serve --listen LISTEN`'s one error line (exit 2).
+        let refused = |listen: &str| {
+            let out = t
+                .rtlat()
+                .args(["net", "serve", "--listen", listen])
+                .args(UNPRIVILEGED)
+                .output()
+                .expect("runs");
+            error_line(&out, 2, listen)
+        };
         // The reflector's port in use.
         let listen = format!("127.0.0.1:{port}");
-        let out = t
-            .rtlat()
-            .args(["net", "serve", "--listen", &listen])
-            .args(UNPRIVILEGED)
-            .output()
-            .expect("runs");
-        let line = error_line(&out, 2, &listen);
+        let line = refused(&listen);
         assert!(line.contains(&listen) && line.contains("in use"), "{line}");
         // The bulk sink's port (the next one) in use.
-        let listen = format!("127.0.0.1:{}", port - 1);
-        let out = t
-            .rtlat()
-            .args(["net", "serve", "--listen", &listen])
-            .args(UNPRIVILEGED)
-            .output()
-            .expect("runs");
-        let line = error_line(&out, 2, &listen);
+        let line = refused(&format!("127.0.0.1:{}", port - 1));
         assert!(line.contains("in use"), "{line}");
     }
 );
@@ -823,26 +758,6 @@ case!(
         }
     }
 );
-
-/// The result's series names, in order.
-fn series_names(r: &Value) -> Vec<&str> {
-    r["threads"]
-        .as_array()
-        .expect("threads")
-        .iter()
-        .map(|t| t["name"].as_str().expect("name"))
-        .collect()
-}
-
-fn notes(r: &Value) -> String {
-    r["notes"]
-        .as_array()
-        .expect("notes")
-        .iter()
-        .filter_map(|n| n.as_str())
-        .collect::<Vec<_>>()
-        .join("\n")
-}
 
 /// A process the test started, killed (by its pid) on drop.
 struct Killed(Child);

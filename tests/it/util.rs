@@ -378,6 +378,27 @@ pub fn thread<'a>(r: &'a Value, name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no series {name} in {:?}", r["threads"]))
 }
 
+/// The names of result `r`'s series (threads), in order.
+pub fn series_names(r: &Value) -> Vec<&str> {
+    r["threads"]
+        .as_array()
+        .expect("threads")
+        .iter()
+        .map(|t| t["name"].as_str().expect("name"))
+        .collect()
+}
+
+/// Result `r`'s notes, one a line.
+pub fn notes(r: &Value) -> String {
+    r["notes"]
+        .as_array()
+        .expect("notes")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// The consistency of a whole result: the summary invariants of its total
 /// and of every thread, and every thread's histogram and series.
 pub fn assert_result_consistent(r: &Value) {
