@@ -217,6 +217,22 @@ fn show(out: &Output) -> String {
     )
 }
 
+/// `net ping TO ARGS` on loopback, unprivileged and quiet, its result in
+/// `json`: the run must exit 0; the result.
+fn loopback_ping(t: &Case, to: &str, args: &[&str], json: &Path) -> Value {
+    let out = t
+        .rtlat()
+        .args(["net", "ping", to])
+        .args(args)
+        .args(UNPRIVILEGED)
+        .args(["--quiet", "--json"])
+        .arg(json)
+        .output()
+        .expect("ping runs");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    load(json)
+}
+
 /// The checks every complete ping result passes.
 fn assert_ping_result(r: &Value, json: &Path) {
     assert_eq!(r["benchmark"], "net");
@@ -572,16 +588,8 @@ case!(
         );
         // A real ping loses nothing.
         let pj = t.path("ping.json");
-        let out = t
-            .rtlat()
-            .args(["net", "ping", &to, "--rate", "5000/s", "--count", "1000"])
-            .args(UNPRIVILEGED)
-            .args(["--quiet", "--json"])
-            .arg(&pj)
-            .output()
-            .expect("ping runs");
-        assert_eq!(out.status.code(), Some(0), "{}", show(&out));
-        assert_eq!(u(&load(&pj)["details"], "lost"), 0);
+        let r = loopback_ping(&t, &to, &["--rate", "5000/s", "--count", "1000"], &pj);
+        assert_eq!(u(&r["details"], "lost"), 0);
         valid += 1000;
 
         let (code, _) = server.stop(2);
@@ -609,24 +617,8 @@ case!(
         cmd.args(serve_args("[::1]:0", &sj, &UNPRIVILEGED));
         let server = Server::spawn(&mut cmd);
         assert!(server.addr.starts_with("[::1]:"), "{}", server.addr);
-        let out = t
-            .rtlat()
-            .args([
-                "net",
-                "ping",
-                &server.addr,
-                "--period",
-                "500us",
-                "--count",
-                "500",
-            ])
-            .args(UNPRIVILEGED)
-            .args(["--quiet", "--json"])
-            .arg(&pj)
-            .output()
-            .expect("ping runs");
-        assert_eq!(out.status.code(), Some(0), "{}", show(&out));
-        let r = load(&pj);
+        let args = ["--period", "500us", "--count", "500"];
+        let r = loopback_ping(&t, &server.addr, &args, &pj);
         assert_ping_result(&r, &pj);
         assert_eq!(r["tuning"]["policy"], "other");
         assert_eq!(u(&r["details"], "answered"), 500);
