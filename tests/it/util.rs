@@ -409,22 +409,24 @@ pub fn assert_result_consistent(r: &Value) {
     }
 }
 
-/// A short deterministic timer run (synthetic samples, no privilege needed)
-/// writing its result to `dest`.
-pub fn synthetic_timer(dest: &Path) -> Command {
+/// `rtlat timer --synthetic SEED --cpus 0 --loops LOOPS`: a deterministic
+/// run of synthetic samples on CPU 0, which needs no privilege.
+pub fn synthetic_on_cpu0(seed: u64, loops: u64) -> Command {
     let mut c = rtlat();
-    c.args([
-        "timer",
-        "--synthetic",
-        "1",
+    c.args(["timer", "--synthetic", &seed.to_string()]).args([
         "--cpus",
         "0",
         "--loops",
-        "1000",
-        "--quiet",
-        "--json",
-    ])
-    .arg(dest);
+        &loops.to_string(),
+    ]);
+    c
+}
+
+/// A short deterministic timer run (synthetic samples, no privilege needed)
+/// writing its result to `dest`.
+pub fn synthetic_timer(dest: &Path) -> Command {
+    let mut c = synthetic_on_cpu0(1, 1000);
+    c.args(["--quiet", "--json"]).arg(dest);
     c
 }
 
