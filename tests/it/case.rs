@@ -9,8 +9,8 @@
 //! ```
 //!
 //! The list holds [`Need`] variants (written without `Need::`); in its
-//! place may stand a constant array of them, for the needs a module's tests
-//! share. Each is checked with [`need`], in order, before anything else:
+//! place may stand an array of them, constant or made by a function, for
+//! the needs a module's tests share. Each is checked with [`need`], in order, before anything else:
 //! the first one missing skips the test, logged with its reason.
 //! `Measuring` takes the measuring turn ([`measuring`]) once the others are
 //! met, held until the test ends.
@@ -37,7 +37,7 @@ macro_rules! case {
             $body
         }
     };
-    ($name:ident, $needs:path, |$t:ident| $body:block) => {
+    ($name:ident, $needs:expr, |$t:ident| $body:block) => {
         #[test]
         fn $name() {
             let Some($t) = $crate::case::Case::start(&$needs) else {

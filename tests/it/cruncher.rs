@@ -100,7 +100,7 @@ fn cruncher_bad_inputs_give_one_line_and_exit_2() {
 fn cruncher_run(dest: &std::path::Path, runs: &str) -> std::process::Child {
     std::process::Command::new(bin())
         .args(["cruncher", "--work", "100ms", "--calibration-runs", runs])
-        .args(["--policy", "other", "--no-mlock", "--dma-latency", "off"])
+        .args(UNPRIVILEGED)
         .arg("--json")
         .arg(dest)
         .stdout(std::process::Stdio::piped())

@@ -12,13 +12,7 @@ case!(
     |t| {
         let emulated = emulator().is_some();
         let (out, r) = t.run_json(
-            t.rtlat().args([
-                "timer",
-                "--policy",
-                "other",
-                "--no-mlock",
-                "--dma-latency",
-                "off",
+            t.rtlat().arg("timer").args(UNPRIVILEGED).args([
                 "--cpus",
                 "0",
                 "--duration",

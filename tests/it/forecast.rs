@@ -94,21 +94,12 @@ fn the_fit_agrees_with_scipy_genpareto_within_5_percent() {
 /// result written first; without the option the same run exits 0.
 #[test]
 fn max_forecast_exits_1_when_the_forecast_cannot_show_the_limit() {
-    use crate::util::{rtlat, run_json};
+    use crate::util::{run_json, synthetic_on_cpu0};
     let dir = tempfile::tempdir().expect("tempdir");
     let json = dir.path().join("run.json");
     let run = |extra: &[&str], code| {
-        let mut cmd = rtlat();
-        cmd.args([
-            "timer",
-            "--synthetic",
-            "7",
-            "--cpus",
-            "0",
-            "--loops",
-            "2000",
-        ])
-        .args(extra);
+        let mut cmd = synthetic_on_cpu0(7, 2000);
+        cmd.args(extra);
         run_json(&mut cmd, &json, code)
     };
     let (out, r) = run(&["--max-forecast", "1ms@1e-6"], 1);

@@ -224,16 +224,10 @@ case!(
         // SAFETY: `c` is a valid path.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
         let mut long = t.rtlat();
-        long.args([
-            "timer",
-            "--policy",
-            "other",
-            "--no-mlock",
-            "--dma-latency",
-            "off",
-        ])
-        .args(["--duration", "60s", "--json"])
-        .arg(&fifo);
+        long.arg("timer")
+            .args(UNPRIVILEGED)
+            .args(["--duration", "60s", "--json"])
+            .arg(&fifo);
         assert_refused("timer", long, 2, "FIFO");
         assert!(std::os::unix::fs::FileTypeExt::is_fifo(
             &std::fs::symlink_metadata(&fifo).unwrap().file_type()

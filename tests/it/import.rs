@@ -13,6 +13,8 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
+/// Every fixture of a format: (format, file, benchmark, threads).
+#[rustfmt::skip]
 const IMPORTS: [(&str, &str, &str, usize); 19] = [
     ("cyclictest-json", "cyclictest-hist.json", "timer", 2),
     ("cyclictest-json", "cyclictest.json", "timer", 2),
@@ -20,23 +22,13 @@ const IMPORTS: [(&str, &str, &str, usize); 19] = [
     ("cyclictest-hist", "cyclictest-hist.txt", "timer", 2),
     ("cyclictest-hist", "cyclictest-hist-status.txt", "timer", 2),
     ("cyclictest-status", "cyclictest-q.txt", "timer", 2),
-    (
-        "cyclictest-status",
-        "cyclictest-q-published.txt",
-        "timer",
-        2,
-    ),
+    ("cyclictest-status", "cyclictest-q-published.txt", "timer", 2),
     ("cyclictest-status", "cyclictest-live.txt", "timer", 2),
     ("cyclictest-verbose", "cyclictest-v.txt", "timer", 1),
     ("xenomai", "xenomai-latency.txt", "timer", 1),
     ("xenomai", "xenomai-latency-s-prompt.txt", "timer", 1),
     ("rtla-timerlat", "rtla-timerlat-hist.txt", "timer", 4),
-    (
-        "rtla-timerlat",
-        "rtla-timerlat-hist-b10-E20.txt",
-        "timer",
-        4,
-    ),
+    ("rtla-timerlat", "rtla-timerlat-hist-b10-E20.txt", "timer", 4),
     ("jitterdebugger", "jitterdebugger-results.json", "timer", 2),
     ("sockperf", "sockperf-full-log.csv", "net", 1),
     ("oslat", "oslat.txt", "noise", 1),
@@ -328,16 +320,6 @@ fn import_text(dir: &Path, file: &Path, extra: &[&str]) -> std::process::Output 
         .args(extra)
         .output()
         .expect("runs")
-}
-
-fn notes(r: &Value) -> String {
-    r["notes"]
-        .as_array()
-        .expect("notes")
-        .iter()
-        .filter_map(Value::as_str)
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 /// Cut positions through a text: inside lines and exactly at line ends, from the header to the last byte.

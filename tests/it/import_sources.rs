@@ -37,6 +37,24 @@ fn imported(dir: &Path, file: &str, extra: &[&str]) -> Value {
     r
 }
 
+/// The text of fixture `file`.
+fn fixture_text(file: &str) -> String {
+    std::fs::read_to_string(fixture(file)).expect("fixture")
+}
+
+/// `text` written to `name` in `dir` and imported, which must be refused
+/// (exit 2; `case` names it in the failure message): its stderr.
+fn refused(dir: &Path, name: &str, text: &str, case: &str) -> String {
+    std::fs::write(dir.join(name), text).expect("write");
+    let out = rtlat()
+        .current_dir(dir)
+        .args(["import", name, "-o", "b.json"])
+        .output()
+        .expect("runs");
+    assert_exit(&out, 2, case);
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
 /// (name, samples, min, avg, max) of each thread, in ns.
 fn figures(r: &Value) -> Vec<(String, u64, i64, i64, i64)> {
     r["threads"]
@@ -55,16 +73,6 @@ fn figures(r: &Value) -> Vec<(String, u64, i64, i64, i64)> {
             )
         })
         .collect()
-}
-
-fn notes(r: &Value) -> String {
-    r["notes"]
-        .as_array()
-        .expect("notes")
-        .iter()
-        .filter_map(Value::as_str)
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 /// The numbers after `# label:` in a cyclictest histogram text.
@@ -89,7 +97,7 @@ case!(
         let dir = t.dir();
         // rt-tests 2.10: only non-empty rows, no '# Total:'; the count is rows plus overflows.
         let file = "cyclictest-2.10-hist.txt";
-        let text = std::fs::read_to_string(fixture(file)).expect("fixture");
+        let text = fixture_text(file);
         assert!(!text.contains("# Total:"));
         let r = imported(dir, file, &["--quiet"]);
         let (mins, avgs, maxs, over) = (
@@ -135,14 +143,8 @@ case!(
 
         // Still refused when cut before the summary lines end.
         let cut = &text[..text.find("# Histogram Overflows:").expect("line")];
-        std::fs::write(dir.join("cut.txt"), cut).expect("write");
-        let out = rtlat()
-            .current_dir(dir)
-            .args(["import", "cut.txt", "-o", "c.json"])
-            .output()
-            .expect("runs");
-        assert_exit(&out, 2, "a cut histogram");
-        assert!(String::from_utf8_lossy(&out.stderr).contains("Histogram Overflows"));
+        let err = refused(dir, "cut.txt", cut, "a cut histogram");
+        assert!(err.contains("Histogram Overflows"));
     }
 );
 
@@ -166,7 +168,7 @@ case!(
                 [459, 152],
             ),
         ] {
-            let text = std::fs::read_to_string(fixture(file)).expect("fixture");
+            let text = fixture_text(file);
             // Min and Avg have a value per thread; Max and Overflows one more (all threads).
             assert_eq!(summary_line(&text, "Min Latencies").len(), 2, "{file}");
             assert_eq!(summary_line(&text, "Max Latencies").len(), 3, "{file}");
@@ -194,14 +196,7 @@ case!(
                 1,
             );
             assert_ne!(bad, text);
-            std::fs::write(dir.join("bad.txt"), bad).expect("write");
-            let out = rtlat()
-                .current_dir(dir)
-                .args(["import", "bad.txt", "-o", "b.json"])
-                .output()
-                .expect("runs");
-            assert_exit(&out, 2, "a wrong all-threads maximum");
-            let err = String::from_utf8_lossy(&out.stderr);
+            let err = refused(dir, "bad.txt", &bad, "a wrong all-threads maximum");
             assert!(err.contains(&format!("bad.txt:{max_line}:")), "{err}");
             assert!(err.contains("all threads"), "{err}");
         }
@@ -246,7 +241,7 @@ case!(
     |t| {
         let dir = t.dir();
         for (file, cores) in [("oslat-1.10.txt", 2), ("oslat-2.10.txt", 1)] {
-            let text = std::fs::read_to_string(fixture(file)).expect("fixture");
+            let text = fixture_text(file);
             let r = imported(dir, file, &["--quiet"]);
             assert_eq!(r["config"]["imported_from"], "oslat", "{file}");
             let (counts, maxs, avgs) = oslat_printed(&text);
@@ -262,7 +257,7 @@ case!(
             }
         }
         // 1.10 names the row 'CPU Freq:' and prints no banner; it is told apart all the same.
-        let text = std::fs::read_to_string(fixture("oslat-1.10.txt")).expect("fixture");
+        let text = fixture_text("oslat-1.10.txt");
         assert!(text.contains("CPU Freq:") && !text.contains("oslat V"));
         let (out, _) = import(dir, "oslat-1.10.txt", &[]);
         assert!(String::from_utf8_lossy(&out.stderr).contains("read as oslat"));
@@ -284,14 +279,9 @@ case!(
             notes(&r)
         );
         // A count that is not rtla's zeroed statistics stays refused.
-        let text = std::fs::read_to_string(fixture("rtla-osnoise-hist-zero.txt")).expect("fixture");
-        std::fs::write(dir.join("bad.txt"), text.replace("count: 0", "count: 7")).expect("write");
-        let out = rtlat()
-            .current_dir(dir)
-            .args(["import", "bad.txt", "-o", "b.json"])
-            .output()
-            .expect("runs");
-        assert_exit(&out, 2, "a count without columns");
+        let text = fixture_text("rtla-osnoise-hist-zero.txt");
+        let bad = text.replace("count: 0", "count: 7");
+        refused(dir, "bad.txt", &bad, "a count without columns");
 
         let plain = imported(dir, "rtla-osnoise-top.txt", &["--quiet"]);
         let pasted = imported(dir, "rtla-osnoise-top-prompt.txt", &["--quiet"]);
@@ -339,7 +329,7 @@ case!(
             ("sockperf-3.3-full-log.csv", 1551),
             ("sockperf-3.10-full-log.csv", 1550),
         ] {
-            let text = std::fs::read_to_string(fixture(file)).expect("fixture");
+            let text = fixture_text(file);
             let rtts = round_trips(&text);
             assert_eq!(rtts.len(), received, "{file}");
             let r = imported(dir, file, &["--quiet"]);
@@ -371,7 +361,7 @@ case!(
     |t| {
         let dir = t.dir();
         let file = "xenomai-klatency-backlog.txt";
-        let text = std::fs::read_to_string(fixture(file)).expect("fixture");
+        let text = fixture_text(file);
         let rows: Vec<Vec<f64>> = text
             .lines()
             .map(|l| l.trim_start_matches("^C"))
@@ -428,8 +418,7 @@ case!(
         assert_eq!(figures(&plain)[0].2, 13_143_000);
         assert!(notes(&plain).contains("--unit ns"));
         // -v samples with -N, the command pasted above them: every sample in ns.
-        let text =
-            std::fs::read_to_string(fixture("cyclictest-2.10-vN-prompt.txt")).expect("fixture");
+        let text = fixture_text("cyclictest-2.10-vN-prompt.txt");
         let samples: Vec<i64> = text
             .lines()
             .filter(|l| l.matches(':').count() == 2 && !l.contains('#'))
@@ -506,7 +495,7 @@ case!(
             ("rtai-kernel-latency.txt", 24),
             ("rtai-user-latency.txt", 25),
         ] {
-            let text = std::fs::read_to_string(fixture(file)).expect("fixture");
+            let text = fixture_text(file);
             let rows = rtai_rows(&text);
             let rows = &rows[..counted];
             let (out, r) = import(dir, file, &[]);
@@ -532,16 +521,10 @@ case!(
             assert!((avg - mean).abs() <= 1, "{file}: {avg} vs {mean}");
         }
         // A row whose 'ovl max' is not the maximum so far is refused with its line.
-        let text = std::fs::read_to_string(fixture("rtai-kernel-latency.txt")).expect("fixture");
+        let text = fixture_text("rtai-kernel-latency.txt");
         let bad = text.replacen("      24400|      24400|", "      24400|      19762|", 1);
         assert_ne!(bad, text);
-        std::fs::write(dir.join("bad.txt"), bad).expect("write");
-        let out = rtlat()
-            .current_dir(dir)
-            .args(["import", "bad.txt", "-o", "b.json"])
-            .output()
-            .expect("runs");
-        assert_exit(&out, 2, "a wrong ovl max");
-        assert!(String::from_utf8_lossy(&out.stderr).contains("bad.txt:14:"));
+        let err = refused(dir, "bad.txt", &bad, "a wrong ovl max");
+        assert!(err.contains("bad.txt:14:"));
     }
 );

@@ -8,15 +8,16 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 /// A run of the simulated wire as `role`, unprivileged (these tests check
-/// behaviour, not real-time latency), with `extra` options: its output and
-/// its result, which must exist and match the schema.
-fn sim(dir: &Path, role: &str, extra: &[&str]) -> (std::process::Output, Value) {
+/// behaviour, not real-time latency), with the options in `extra` (split at
+/// white space): its output and its result, which must exist and match the
+/// schema. The run must exit 0.
+fn sim(dir: &Path, role: &str, extra: &str) -> (std::process::Output, Value) {
     let json = dir.join(format!("{role}.json"));
     let out = rtlat()
         .args(["irq", role, "--backend", "sim", "--quiet", "--json"])
         .arg(&json)
         .args(UNPRIVILEGED)
-        .args(extra)
+        .args(extra.split_whitespace())
         .output()
         .expect("runs");
     assert!(
@@ -26,16 +27,8 @@ fn sim(dir: &Path, role: &str, extra: &[&str]) -> (std::process::Output, Value) 
     );
     let r = load(&json);
     assert_schema_valid(&json);
+    assert_eq!(out.status.code(), Some(0), "{:?}", stderr_lines(&out));
     (out, r)
-}
-
-fn names(r: &Value) -> Vec<String> {
-    r["threads"]
-        .as_array()
-        .expect("threads")
-        .iter()
-        .map(|t| t["name"].as_str().expect("name").to_owned())
-        .collect()
 }
 
 fn u(v: &Value) -> u64 {
@@ -70,16 +63,11 @@ case!(
     sim_loopback_measures_irq_user_and_wake_for_every_edge,
     [],
     |t| {
-        let (out, r) = sim(
-            t.dir(),
-            "loopback",
-            &["--count", "2000", "--period", "200us"],
-        );
-        assert_eq!(out.status.code(), Some(0), "{:?}", stderr_lines(&out));
+        let (out, r) = sim(t.dir(), "loopback", "--count 2000 --period 200us");
         assert_eq!(r["benchmark"], "irq");
         assert_eq!(r["complete"], true);
         assert_eq!(r["end_reason"], "loops");
-        assert_eq!(names(&r), ["irq", "user", "wake"]);
+        assert_eq!(series_names(&r), ["irq", "user", "wake"]);
         assert_result_consistent(&r);
         for t in r["threads"].as_array().expect("threads") {
             assert_eq!(t["summary"]["samples"], 2000, "{}", t["name"]);
@@ -136,21 +124,11 @@ case!(
     idle_first_then_load_splits_the_edges_into_two_phases,
     [],
     |t| {
-        let (out, r) = sim(
+        let (_, r) = sim(
             t.dir(),
             "loopback",
-            &[
-                "--duration",
-                "2s",
-                "--period",
-                "1ms",
-                "--idle-first",
-                "1s",
-                "--load",
-                "cpu:1",
-            ],
+            "--duration 2s --period 1ms --idle-first 1s --load cpu:1",
         );
-        assert_eq!(out.status.code(), Some(0), "{:?}", stderr_lines(&out));
         let phases = r["phases"].as_array().expect("phases");
         assert_eq!(phases.len(), 2);
         assert_eq!(phases[0]["name"], "idle");
@@ -176,18 +154,8 @@ case!(
         let (out, r) = sim(
             t.dir(),
             "loopback",
-            &[
-                "--count",
-                "1050",
-                "--period",
-                "200us",
-                "--timeout",
-                "2ms",
-                "--sim-lose-every",
-                "100",
-            ],
+            "--count 1050 --period 200us --timeout 2ms --sim-lose-every 100",
         );
-        assert_eq!(out.status.code(), Some(0), "{:?}", stderr_lines(&out));
         let d = &r["details"];
         // Every 100th edge dropped: 10 in 1050; the next event shows each gap.
         assert_eq!(d["edges_driven"], 1050);
@@ -208,12 +176,11 @@ case!(
     rising_only_measures_rising_edges_and_returns_to_idle,
     [],
     |t| {
-        let (out, r) = sim(
+        let (_, r) = sim(
             t.dir(),
             "loopback",
-            &["--count", "500", "--period", "300us", "--edge", "rising"],
+            "--count 500 --period 300us --edge rising",
         );
-        assert_eq!(out.status.code(), Some(0), "{:?}", stderr_lines(&out));
         assert_eq!(thread(&r, "irq")["summary"]["samples"], 500);
         let d = &r["details"];
         assert_eq!(d["edges_seen"], 1000, "every return to idle is seen too");
@@ -227,9 +194,8 @@ case!(
     sim_target_answers_every_edge_and_splits_its_response,
     [],
     |t| {
-        let (out, r) = sim(t.dir(), "target", &["--count", "1000", "--period", "200us"]);
-        assert_eq!(out.status.code(), Some(0), "{:?}", stderr_lines(&out));
-        assert_eq!(names(&r), ["kernel_to_user", "user_to_reply"]);
+        let (_, r) = sim(t.dir(), "target", "--count 1000 --period 200us");
+        assert_eq!(series_names(&r), ["kernel_to_user", "user_to_reply"]);
         assert_result_consistent(&r);
         for t in r["threads"].as_array().expect("threads") {
             assert_eq!(t["summary"]["samples"], 1000);
@@ -244,22 +210,12 @@ case!(
 );
 
 case!(sim_host_measures_every_round_trip, [], |t| {
-    let (out, r) = sim(
+    let (_, r) = sim(
         t.dir(),
         "host",
-        &[
-            "--count",
-            "1000",
-            "--rate",
-            "5000",
-            "--sim-delay",
-            "50us",
-            "--sim-jitter",
-            "0us",
-        ],
+        "--count 1000 --rate 5000 --sim-delay 50us --sim-jitter 0us",
     );
-    assert_eq!(out.status.code(), Some(0), "{:?}", stderr_lines(&out));
-    assert_eq!(names(&r), ["roundtrip"]);
+    assert_eq!(series_names(&r), ["roundtrip"]);
     let s = &thread(&r, "roundtrip")["summary"];
     assert_eq!(s["samples"], 1000);
     // The kernel timestamp of the reply is exactly 50 us after the write began.
@@ -353,61 +309,32 @@ fn bad_irq_options_give_one_line_and_exit_2() {
 
 #[test]
 fn missing_devices_give_one_line_naming_the_fix_and_exit_3() {
-    let cases: &[(&[&str], &str)] = &[
+    // (the arguments, split at white space; what the error names)
+    let cases: &[(&str, &str)] = &[
         (
-            &[
-                "irq",
-                "loopback",
-                "--chip",
-                "gpiochip97",
-                "--out",
-                "0",
-                "--in",
-                "1",
-            ],
+            "irq loopback --chip gpiochip97 --out 0 --in 1",
             "ls /dev/gpiochip*",
         ),
         (
-            &[
-                "irq",
-                "target",
-                "--out",
-                "/dev/gpiochip98:0",
-                "--in",
-                "/dev/gpiochip98:1",
-            ],
+            "irq target --out /dev/gpiochip98:0 --in /dev/gpiochip98:1",
             "no GPIO chip /dev/gpiochip98",
         ),
         (
-            &[
-                "irq",
-                "loopback",
-                "--backend",
-                "serial",
-                "--port",
-                "/dev/ttyUSB-rtlat-none",
-            ],
+            "irq loopback --backend serial --port /dev/ttyUSB-rtlat-none",
             "ls /dev/ttyS*",
         ),
         (
-            &["irq", "host", "--backend", "serial", "--port", "/dev/null"],
+            "irq host --backend serial --port /dev/null",
             "not a serial port",
         ),
         (
-            &[
-                "irq",
-                "loopback",
-                "--backend",
-                "serial",
-                "--port",
-                "/dev/ptmx",
-            ],
+            "irq loopback --backend serial --port /dev/ptmx",
             "no modem-control lines",
         ),
     ];
     for (args, fix) in cases {
         let out = rtlat()
-            .args(*args)
+            .args(args.split_whitespace())
             .args(UNPRIVILEGED)
             .output()
             .expect("runs");
@@ -449,75 +376,31 @@ case!(
 
 #[test]
 fn reply_from_options_outside_a_gpio_target_are_usage_errors() {
-    let cases: &[(&[&str], &str)] = &[
+    // (the arguments, split at white space; what the error names)
+    let cases: &[(&str, &str)] = &[
         (
-            &[
-                "irq",
-                "loopback",
-                "--backend",
-                "sim",
-                "--reply-from",
-                "thread",
-            ],
+            "irq loopback --backend sim --reply-from thread",
             "irq target",
         ),
         (
-            &[
-                "irq",
-                "target",
-                "--backend",
-                "sim",
-                "--reply-from",
-                "kthread",
-            ],
+            "irq target --backend sim --reply-from kthread",
             "--backend gpio",
         ),
         (
-            &[
-                "irq",
-                "target",
-                "--in",
-                "0",
-                "--out",
-                "1",
-                "--reply-from",
-                "thread",
-                "--reply-priority",
-                "10",
-            ],
+            "irq target --in 0 --out 1 --reply-from thread --reply-priority 10",
             "--reply-from kthread",
         ),
         (
-            &[
-                "irq",
-                "target",
-                "--in",
-                "0",
-                "--out",
-                "1",
-                "--reply-from",
-                "kthread",
-                "--reply-priority",
-                "0",
-            ],
+            "irq target --in 0 --out 1 --reply-from kthread --reply-priority 0",
             "0",
         ),
-        (
-            &[
-                "irq",
-                "target",
-                "--in",
-                "0",
-                "--out",
-                "1",
-                "--reply-from",
-                "isr",
-            ],
-            "isr",
-        ),
+        ("irq target --in 0 --out 1 --reply-from isr", "isr"),
     ];
     for (args, text) in cases {
-        let out = rtlat().args(*args).output().expect("runs");
+        let out = rtlat()
+            .args(args.split_whitespace())
+            .output()
+            .expect("runs");
         let lines = stderr_lines(&out);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {lines:?}");
         assert!(

@@ -7,7 +7,7 @@ use rtlat::load::{parse_spec, LoadOptions, RunningLoads};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
@@ -82,6 +82,14 @@ fn empty_dir(dir: &Path) -> bool {
 
 fn records(path: &Path) -> Vec<Value> {
     load(path)["loads"].as_array().expect("loads").clone()
+}
+
+/// `cmd` (an `rtlat load`) run with `-q --json JSON`, which must exit 0:
+/// its output and its records.
+fn run_load(cmd: &mut assert_cmd::Command, json: &Path) -> (Output, Vec<Value>) {
+    let out = cmd.args(["-q", "--json"]).arg(json).output().expect("runs");
+    assert_eq!(out.status.code(), Some(0), "{:?}", stderr_lines(&out));
+    (out, records(json))
 }
 
 fn assert_record_ok(r: &Value) {
@@ -283,14 +291,11 @@ case!(
     [],
     |t| {
         let json = t.path("net.json");
-        let out = t
-            .rtlat()
-            .args(["load", "net:2MB/s", "--duration", "2s", "--quiet", "--json"])
-            .arg(&json)
-            .output()
-            .expect("runs");
-        assert_eq!(out.status.code(), Some(0), "{:?}", stderr_lines(&out));
-        let r = &records(&json)[0];
+        let (_, recs) = run_load(
+            t.rtlat().args(["load", "net:2MB/s", "--duration", "2s"]),
+            &json,
+        );
+        let r = &recs[0];
         assert_record_ok(r);
         let rate = r["achieved_rate"].as_f64().unwrap();
         assert!(
@@ -321,15 +326,11 @@ case!(
             bytes
         });
         let json2 = t.path("ext.json");
-        let out = t
-            .rtlat()
-            .args(["load", "net:1MB/s:payload=512", "--duration", "1s", "-q"])
-            .args(["--load-target", &target, "--json"])
-            .arg(&json2)
-            .output()
-            .expect("runs");
-        assert_eq!(out.status.code(), Some(0), "{:?}", stderr_lines(&out));
-        let r = &records(&json2)[0];
+        let mut ext = t.rtlat();
+        ext.args(["load", "net:1MB/s:payload=512", "--duration", "1s"])
+            .args(["--load-target", &target]);
+        let (_, recs) = run_load(&mut ext, &json2);
+        let r = &recs[0];
         let got = counter.join().expect("counter");
         let sent = r["bytes"].as_u64().unwrap();
         assert_eq!(r["params"]["target"], target.as_str());
@@ -341,22 +342,12 @@ case!(
 
 case!(net_flood_and_the_other_generators_run, [], |t| {
     let json = t.path("all.json");
-    let out = t
-        .rtlat()
-        .args([
-            "load",
-            "net:flood,hackbench:1:fds=2:mode=thread:ipc=pipe,timers:2:1ms,exec:1:cmd=/bin/true",
-            "--duration",
-            "1s",
-            "-q",
-            "--json",
-        ])
-        .arg(&json)
-        .env("TMPDIR", t.dir())
-        .output()
-        .expect("runs");
-    assert_eq!(out.status.code(), Some(0), "{:?}", stderr_lines(&out));
-    let recs = records(&json);
+    let specs =
+        "net:flood,hackbench:1:fds=2:mode=thread:ipc=pipe,timers:2:1ms,exec:1:cmd=/bin/true";
+    let mut all = t.rtlat();
+    all.args(["load", specs, "--duration", "1s"])
+        .env("TMPDIR", t.dir());
+    let (_, recs) = run_load(&mut all, &json);
     for r in &recs {
         assert_record_ok(r);
     }
@@ -380,14 +371,11 @@ case!(timers_wake_at_the_asked_rate, [Measuring], |t| {
     // Alone: beside other loads or a real-time run on the same CPUs, the
     // SCHED_OTHER timer threads are woken late and skip what they missed.
     let json = t.path("timers.json");
-    let out = t
-        .rtlat()
-        .args(["load", "timers:2:1ms", "--duration", "3s", "-q", "--json"])
-        .arg(&json)
-        .output()
-        .expect("runs");
-    assert_eq!(out.status.code(), Some(0), "{:?}", stderr_lines(&out));
-    let r = &records(&json)[0];
+    let (_, recs) = run_load(
+        t.rtlat().args(["load", "timers:2:1ms", "--duration", "3s"]),
+        &json,
+    );
+    let r = &recs[0];
     assert_record_ok(r);
     assert_eq!(r["params"]["threads"], 2);
     assert_eq!(r["params"]["period_ns"], 1_000_000);
@@ -411,15 +399,7 @@ case!(a_worker_that_dies_is_recorded, [], |t| {
     std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
     std::fs::set_permissions(&script, perm).expect("chmod");
     let spec = format!("exec:2:cmd={},cpu:1", script.display());
-    let out = t
-        .rtlat()
-        .args(["load", &spec, "--duration", "1s"])
-        .args(["-q", "--json"])
-        .arg(&json)
-        .output()
-        .expect("runs");
-    assert_eq!(out.status.code(), Some(0), "{:?}", stderr_lines(&out));
-    let recs = records(&json);
+    let (out, recs) = run_load(t.rtlat().args(["load", &spec, "--duration", "1s"]), &json);
     let failed = recs[0]["failed"].as_array().expect("failed");
     assert_eq!(failed.len(), 2, "{}", recs[0]);
     assert!(failed
@@ -640,9 +620,11 @@ case!(
 /// the benchmark it was to load ends the same way.
 #[test]
 fn kspin_without_the_responder_module_names_the_fix() {
-    if Path::new("/dev/rtlat-responder").exists() {
-        let why = "the responder module is loaded: this checks the error without it";
-        return skip_check(why, why);
+    if !need(Need::Machine(
+        !Path::new("/dev/rtlat-responder").exists(),
+        "the responder module is loaded: this checks the error without it",
+    )) {
+        return;
     }
     for args in [
         &["load", "kspin", "--duration", "1s"][..],

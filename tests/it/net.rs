@@ -217,19 +217,32 @@ fn show(out: &Output) -> String {
     )
 }
 
+/// `net ping TO ARGS` on loopback, unprivileged and quiet, its result in
+/// `json`: the run must exit 0; the result.
+fn loopback_ping(t: &Case, to: &str, args: &[&str], json: &Path) -> Value {
+    let out = t
+        .rtlat()
+        .args(["net", "ping", to])
+        .args(args)
+        .args(UNPRIVILEGED)
+        .args(["--quiet", "--json"])
+        .arg(json)
+        .output()
+        .expect("ping runs");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    load(json)
+}
+
 /// The checks every complete ping result passes.
 fn assert_ping_result(r: &Value, json: &Path) {
     assert_eq!(r["benchmark"], "net");
     assert_eq!(r["config"]["role"], "ping");
     assert_eq!(r["complete"], true);
     assert_eq!(r["details"]["timestamping"], "software");
-    let names: Vec<&str> = r["threads"]
-        .as_array()
-        .expect("threads")
-        .iter()
-        .map(|t| t["name"].as_str().expect("name"))
-        .collect();
-    assert_eq!(names, ["rtt", "tx", "rx", "server_rx", "turnaround"]);
+    assert_eq!(
+        series_names(r),
+        ["rtt", "tx", "rx", "server_rx", "turnaround"]
+    );
     for t in r["threads"].as_array().expect("threads") {
         if u(&t["summary"], "samples") > 0 {
             assert_summary_invariants(&t["summary"]);
@@ -575,16 +588,8 @@ case!(
         );
         // A real ping loses nothing.
         let pj = t.path("ping.json");
-        let out = t
-            .rtlat()
-            .args(["net", "ping", &to, "--rate", "5000/s", "--count", "1000"])
-            .args(UNPRIVILEGED)
-            .args(["--quiet", "--json"])
-            .arg(&pj)
-            .output()
-            .expect("ping runs");
-        assert_eq!(out.status.code(), Some(0), "{}", show(&out));
-        assert_eq!(u(&load(&pj)["details"], "lost"), 0);
+        let r = loopback_ping(&t, &to, &["--rate", "5000/s", "--count", "1000"], &pj);
+        assert_eq!(u(&r["details"], "lost"), 0);
         valid += 1000;
 
         let (code, _) = server.stop(2);
@@ -612,24 +617,8 @@ case!(
         cmd.args(serve_args("[::1]:0", &sj, &UNPRIVILEGED));
         let server = Server::spawn(&mut cmd);
         assert!(server.addr.starts_with("[::1]:"), "{}", server.addr);
-        let out = t
-            .rtlat()
-            .args([
-                "net",
-                "ping",
-                &server.addr,
-                "--period",
-                "500us",
-                "--count",
-                "500",
-            ])
-            .args(UNPRIVILEGED)
-            .args(["--quiet", "--json"])
-            .arg(&pj)
-            .output()
-            .expect("ping runs");
-        assert_eq!(out.status.code(), Some(0), "{}", show(&out));
-        let r = load(&pj);
+        let args = ["--period", "500us", "--count", "500"];
+        let r = loopback_ping(&t, &server.addr, &args, &pj);
         assert_ping_result(&r, &pj);
         assert_eq!(r["tuning"]["policy"], "other");
         assert_eq!(u(&r["details"], "answered"), 500);
@@ -642,115 +631,56 @@ case!(
     [Native(NO_TIMESTAMPING)],
     |t| {
         // One case (--load nosuch:1) is checked only after the sockets are set up.
-        let cases: &[&[&str]] = &[
-            &["net", "ping", "127.0.0.1:7357", "--rate", "0"],
-            &["net", "ping", "127.0.0.1:7357", "--rate", "0/s"],
-            &["net", "ping", "127.0.0.1:7357", "--rate", "fast"],
-            &["net", "ping", "127.0.0.1:7357", "--rate", "5000000/s"],
-            &["net", "ping", "127.0.0.1:7357", "--period", "0"],
-            &["net", "ping", "127.0.0.1:7357", "--size", "10"],
-            &["net", "ping", "127.0.0.1:7357", "--size", "70000"],
-            &["net", "ping", "127.0.0.1:7357", "--count", "0"],
-            &["net", "ping", "127.0.0.1:7357", "--bulk", "4Mb/s"],
-            &["net", "ping", "127.0.0.1:7357", "--bulk", "0MB/s"],
-            &[
-                "net",
-                "ping",
-                "127.0.0.1:7357",
-                "--bulk-target",
-                "127.0.0.1:9",
-            ],
-            &[
-                "net",
-                "ping",
-                "127.0.0.1:7357",
-                "--rate",
-                "1k/s",
-                "--period",
-                "1ms",
-            ],
-            &["net", "ping", "127.0.0.1:7357", "--load", "nosuch:1"],
-            &["net", "ping", "127.0.0.1:7357", "--bind", "fd00::1"],
-            &["net", "ping", "127.0.0.1"],
-            &["net", "ping", "127.0.0.1:0"],
-            &["net", "ping", "127.0.0.1:99999"],
-            &["net", "ping", "::1:7357"],
-            &["net", "ping"],
-            &["net", "serve", "--listen", "127.0.0.1:65535"],
-            &["net", "serve", "--max-size", "20"],
-            &["net", "serve", "--listen", "nonsense"],
-            &["net", "ping", "127.0.0.1:7357", "--busy-poll", "0"],
-            &["net", "ping", "127.0.0.1:7357", "--busy-poll", "-5"],
-            &["net", "ping", "127.0.0.1:7357", "--busy-poll", "soon"],
-            &["net", "ping", "127.0.0.1:7357", "--busy-poll", "2000000"],
-            &["net", "ping", "127.0.0.1:7", "--echo", "--bulk", "1MB/s"],
-            &["net", "ping", "127.0.0.1:7357", "--spin", "0"],
-            &["net", "ping", "127.0.0.1:7357", "--spin", "soon"],
-            &["net", "ping", "127.0.0.1:7357", "--spin", "offf"],
-            &[
-                "net",
-                "ping",
-                "127.0.0.1:7357",
-                "--spin",
-                "20us",
-                "--overlap",
-            ],
-            &[
-                "net",
-                "ping",
-                "127.0.0.1:7357",
-                "--spin",
-                "5us",
-                "--period",
-                "20us",
-            ],
-            &[
-                "net",
-                "ping",
-                "127.0.0.1:7357",
-                "--spin",
-                "2ms",
-                "--period",
-                "1ms",
-            ],
-            &[
-                "net",
-                "ping",
-                "127.0.0.1:7357",
-                "--no-split",
-                "--timestamps",
-                "hardware",
-            ],
+        let ping = |args: &[&'static str]| [&["net", "ping", "127.0.0.1:7357"][..], args].concat();
+        let cases: Vec<Vec<&str>> = vec![
+            ping(&["--rate", "0"]),
+            ping(&["--rate", "0/s"]),
+            ping(&["--rate", "fast"]),
+            ping(&["--rate", "5000000/s"]),
+            ping(&["--period", "0"]),
+            ping(&["--size", "10"]),
+            ping(&["--size", "70000"]),
+            ping(&["--count", "0"]),
+            ping(&["--bulk", "4Mb/s"]),
+            ping(&["--bulk", "0MB/s"]),
+            ping(&["--bulk-target", "127.0.0.1:9"]),
+            ping(&["--rate", "1k/s", "--period", "1ms"]),
+            ping(&["--load", "nosuch:1"]),
+            ping(&["--bind", "fd00::1"]),
+            vec!["net", "ping", "127.0.0.1"],
+            vec!["net", "ping", "127.0.0.1:0"],
+            vec!["net", "ping", "127.0.0.1:99999"],
+            vec!["net", "ping", "::1:7357"],
+            vec!["net", "ping"],
+            vec!["net", "serve", "--listen", "127.0.0.1:65535"],
+            vec!["net", "serve", "--max-size", "20"],
+            vec!["net", "serve", "--listen", "nonsense"],
+            ping(&["--busy-poll", "0"]),
+            ping(&["--busy-poll", "-5"]),
+            ping(&["--busy-poll", "soon"]),
+            ping(&["--busy-poll", "2000000"]),
+            vec!["net", "ping", "127.0.0.1:7", "--echo", "--bulk", "1MB/s"],
+            ping(&["--spin", "0"]),
+            ping(&["--spin", "soon"]),
+            ping(&["--spin", "offf"]),
+            ping(&["--spin", "20us", "--overlap"]),
+            ping(&["--spin", "5us", "--period", "20us"]),
+            ping(&["--spin", "2ms", "--period", "1ms"]),
+            ping(&["--no-split", "--timestamps", "hardware"]),
         ];
-        assert_usage_errors(cases);
+        assert_usage_errors(&cases.iter().map(Vec::as_slice).collect::<Vec<_>>());
         let msg =
             |args: &[&str]| stderr_lines(&t.rtlat().args(args).output().expect("runs")).join("");
-        let m = msg(&["net", "ping", "127.0.0.1:7357", "--size", "10"]);
+        let m = msg(&ping(&["--size", "10"]));
         assert!(m.contains("--size 10") && m.contains("48"), "{m}");
-        let m = msg(&["net", "ping", "127.0.0.1:7357", "--rate", "0"]);
+        let m = msg(&ping(&["--rate", "0"]));
         assert!(m.contains("--rate") && m.contains("above zero"), "{m}");
-        let m = msg(&[
-            "net",
-            "ping",
-            "127.0.0.1:7357",
-            "--spin",
-            "2ms",
-            "--period",
-            "1ms",
-        ]);
+        let m = msg(&ping(&["--spin", "2ms", "--period", "1ms"]));
         assert!(
             m.contains("--spin 2ms") && m.contains("at most the period"),
             "{m}"
         );
-        let m = msg(&[
-            "net",
-            "ping",
-            "127.0.0.1:7357",
-            "--spin",
-            "5us",
-            "--period",
-            "20us",
-        ]);
+        let m = msg(&ping(&["--spin", "5us", "--period", "20us"]));
         assert!(m.contains("one-thread path") && m.contains("50us"), "{m}");
     }
 );
@@ -761,25 +691,22 @@ case!(
     |t| {
         let held = UdpSocket::bind("127.0.0.1:0").expect("bind");
         let port = held.local_addr().expect("addr").port();
+        // `net serve --listen LISTEN`'s one error line (exit 2).
+        let refused = |listen: &str| {
+            let out = t
+                .rtlat()
+                .args(["net", "serve", "--listen", listen])
+                .args(UNPRIVILEGED)
+                .output()
+                .expect("runs");
+            error_line(&out, 2, listen)
+        };
         // The reflector's port in use.
         let listen = format!("127.0.0.1:{port}");
-        let out = t
-            .rtlat()
-            .args(["net", "serve", "--listen", &listen])
-            .args(UNPRIVILEGED)
-            .output()
-            .expect("runs");
-        let line = error_line(&out, 2, &listen);
+        let line = refused(&listen);
         assert!(line.contains(&listen) && line.contains("in use"), "{line}");
         // The bulk sink's port (the next one) in use.
-        let listen = format!("127.0.0.1:{}", port - 1);
-        let out = t
-            .rtlat()
-            .args(["net", "serve", "--listen", &listen])
-            .args(UNPRIVILEGED)
-            .output()
-            .expect("runs");
-        let line = error_line(&out, 2, &listen);
+        let line = refused(&format!("127.0.0.1:{}", port - 1));
         assert!(line.contains("in use"), "{line}");
     }
 );
@@ -823,26 +750,6 @@ case!(
         }
     }
 );
-
-/// The result's series names, in order.
-fn series_names(r: &Value) -> Vec<&str> {
-    r["threads"]
-        .as_array()
-        .expect("threads")
-        .iter()
-        .map(|t| t["name"].as_str().expect("name"))
-        .collect()
-}
-
-fn notes(r: &Value) -> String {
-    r["notes"]
-        .as_array()
-        .expect("notes")
-        .iter()
-        .filter_map(|n| n.as_str())
-        .collect::<Vec<_>>()
-        .join("\n")
-}
 
 /// A process the test started, killed (by its pid) on drop.
 struct Killed(Child);

@@ -133,12 +133,7 @@ case!(
             .collect();
         assert_eq!(names, ["server_rx", "turnaround"]);
         assert_eq!(server["series"][1]["samples"], 500);
-        let threads: Vec<&str> = r["threads"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| t["name"].as_str().unwrap())
-            .collect();
+        let threads = series_names(&r);
         assert!(threads.contains(&"server_rx"), "{threads:?}");
         assert!(
             r["notes"]

@@ -19,18 +19,8 @@ pub(crate) fn fixture(name: &str) -> PathBuf {
 /// A synthetic timer run on CPU 0 with the machine-dependent fields fixed.
 pub(crate) fn synthetic(dir: &Path, name: &str, seed: u64, loops: u64, label: &str) -> PathBuf {
     let path = dir.join(name);
-    let out = rtlat()
-        .args([
-            "timer",
-            "--synthetic",
-            &seed.to_string(),
-            "--cpus",
-            "0",
-            "--loops",
-            &loops.to_string(),
-            "--quiet",
-            "--json",
-        ])
+    let out = synthetic_on_cpu0(seed, loops)
+        .args(["--quiet", "--json"])
         .arg(&path)
         .output()
         .expect("runs");

@@ -1,10 +1,11 @@
 //! Integration tests for `rtlat suite` and `rtlat compare --by-board`.
 
+use crate::case::Case;
 use crate::sshd::{sshd, Board, Keys, SSHD, SSH_BOARDS};
 use crate::util::*;
 use serde_json::Value;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 fn manifest(dir: &Path) -> Value {
@@ -42,6 +43,100 @@ fn assert_all_done(dir: &Path) -> Vec<String> {
     names
 }
 
+/// `rtlat suite TOML --out OUT`, run to its end.
+pub(crate) fn run_suite(t: &Case, toml: &Path, out: &Path) -> Output {
+    t.rtlat()
+        .arg("suite")
+        .arg(toml)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .expect("runs")
+}
+
+/// The stdout of `run`, once asserted that it succeeded.
+fn succeeded(run: &Output) -> String {
+    let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
+    assert!(
+        run.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    stdout
+}
+
+/// The file `name` a suite wrote in `dir`.
+pub(crate) fn written(dir: &Path, name: &str) -> String {
+    std::fs::read_to_string(dir.join(name)).expect(name)
+}
+
+/// The by-board table of the suite directory `out` in `format`.
+fn by_board(t: &Case, out: &Path, format: &str) -> String {
+    let table = t
+        .rtlat()
+        .args(["compare", "--by-board", "--format", format])
+        .arg(out)
+        .output()
+        .expect("runs");
+    assert!(table.status.success());
+    String::from_utf8_lossy(&table.stdout).to_string()
+}
+
+/// A suite of three steps below `head`: `first` (timer, 1 s), `second`
+/// (timer, for `second`, with `args` after `--cpus 0`), `third` (switch, 1 s).
+fn three_steps(head: &str, second: &str, args: &str) -> String {
+    format!(
+        r#"{head}
+[[step]]
+name = "first"
+bench = "timer"
+duration = "1s"
+args = ["--cpus", "0"]
+
+[[step]]
+name = "second"
+bench = "timer"
+duration = "{second}"
+args = ["--cpus", "0"{args}]
+
+[[step]]
+name = "third"
+bench = "switch"
+duration = "1s"
+"#
+    )
+}
+
+/// Waits (a minute at most, else fails saying `what`) until the suite in
+/// `dir` runs its step `second` and `also` holds.
+fn wait_for_second(dir: &Path, also: impl Fn() -> bool, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let running = dir.join("suite.json").exists()
+            && states(&manifest(dir))
+                .iter()
+                .any(|(n, s)| n == "second" && s == "running");
+        if running && also() {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The states of the suite in `dir` (of [`three_steps`]): `first` done,
+/// `second` in state `second`, `third` pending.
+fn assert_stopped_in_second(dir: &Path, second: &str) {
+    assert_eq!(
+        states(&manifest(dir)),
+        [
+            ("first".into(), "done".into()),
+            ("second".into(), second.into()),
+            ("third".into(), "pending".into())
+        ]
+    );
+}
+
 case!(
     quick_suite_runs_every_step_and_writes_report_and_summary,
     [Root],
@@ -49,22 +144,13 @@ case!(
         let out = t.path("quick");
         let run = {
             let _turn = measuring();
-            t.rtlat()
-                .args(["suite", "quick", "--out"])
-                .arg(&out)
-                .output()
-                .expect("runs")
+            run_suite(&t, Path::new("quick"), &out)
         };
-        let stdout = String::from_utf8_lossy(&run.stdout);
-        assert!(
-            run.status.success(),
-            "{stdout}\n{}",
-            String::from_utf8_lossy(&run.stderr)
-        );
+        let stdout = succeeded(&run);
         let names = assert_all_done(&out);
         assert_eq!(names, ["cruncher", "switch", "timer", "timer-load"]);
-        let report = std::fs::read_to_string(out.join("report.html")).expect("report.html");
-        let summary = std::fs::read_to_string(out.join("summary.md")).expect("summary.md");
+        let report = written(&out, "report.html");
+        let summary = written(&out, "summary.md");
         for n in &names {
             assert!(stdout.contains(&format!("] {n}: done in")), "{stdout}");
             assert!(
@@ -79,46 +165,23 @@ case!(
         }
         assert!(summary.contains("cruncher stretch"), "{summary}");
         // The by-board table of the directory is the one in summary.md.
-        let table = t
-            .rtlat()
-            .args(["compare", "--by-board", "--format", "markdown"])
-            .arg(&out)
-            .output()
-            .expect("runs");
-        assert!(table.status.success());
-        let table = String::from_utf8_lossy(&table.stdout).to_string();
+        let table = by_board(&t, &out, "markdown");
         assert!(summary.contains(table.trim()), "{table}\n---\n{summary}");
         eprintln!("summary.md:\n{summary}");
     }
 );
-
-const RESUMABLE: &str = r#"
-name = "resumable"
-
-[[step]]
-name = "first"
-bench = "timer"
-duration = "1s"
-args = ["--cpus", "0"]
-
-[[step]]
-name = "second"
-bench = "timer"
-duration = "8s"
-args = ["--cpus", "0", "--save-every", "1s"]
-
-[[step]]
-name = "third"
-bench = "switch"
-duration = "1s"
-"#;
 
 case!(
     a_suite_killed_in_its_second_step_resumes_keeping_the_first,
     [Root, Measuring],
     |t| {
         let toml = t.path("resumable.toml");
-        std::fs::write(&toml, RESUMABLE).expect("write");
+        let resumable = three_steps(
+            "\nname = \"resumable\"\n",
+            "8s",
+            r#", "--save-every", "1s""#,
+        );
+        std::fs::write(&toml, resumable).expect("write");
         let out = t.path("r");
         let mut child = t
             .process()
@@ -131,18 +194,8 @@ case!(
             .expect("starts");
         // Wait until the second step has saved a partial result.
         let second = out.join("second.json");
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let running = out.join("suite.json").exists()
-                && states(&manifest(&out))
-                    .iter()
-                    .any(|(n, s)| n == "second" && s == "running");
-            if running && second.exists() && load(&second)["complete"] == false {
-                break;
-            }
-            assert!(Instant::now() < deadline, "the second step never ran");
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        let saved = || second.exists() && load(&second)["complete"] == false;
+        wait_for_second(&out, saved, "the second step never ran");
         child.kill().expect("SIGKILL");
         child.wait().expect("reaped");
         let first = std::fs::read(out.join("first.json")).expect("first result");
@@ -156,24 +209,9 @@ case!(
             "the step outlived the suite"
         );
         assert_eq!(load(&second)["complete"], false);
-        let m = manifest(&out);
-        assert_eq!(
-            states(&m),
-            [
-                ("first".into(), "done".into()),
-                ("second".into(), "running".into()),
-                ("third".into(), "pending".into())
-            ]
-        );
+        assert_stopped_in_second(&out, "running");
 
-        let again = t
-            .rtlat()
-            .arg("suite")
-            .arg(&toml)
-            .arg("--out")
-            .arg(&out)
-            .output()
-            .expect("runs");
+        let again = run_suite(&t, &toml, &out);
         let stdout = String::from_utf8_lossy(&again.stdout);
         assert!(again.status.success(), "{stdout}");
         assert!(
@@ -219,14 +257,7 @@ case!(
             let toml = t.path(format!("lacking-{optional}.toml"));
             std::fs::write(&toml, lacking(optional)).expect("write");
             let out = t.path(format!("o-{optional}"));
-            let run = t
-                .rtlat()
-                .arg("suite")
-                .arg(&toml)
-                .arg("--out")
-                .arg(&out)
-                .output()
-                .expect("runs");
+            let run = run_suite(&t, &toml, &out);
             let stdout = String::from_utf8_lossy(&run.stdout);
             let m = manifest(&out);
             let no_chip = &m["steps"][0];
@@ -240,7 +271,7 @@ case!(
             );
             // The step after it ran either way.
             assert_eq!(states(&m)[1], ("timer".into(), "done".into()), "{m}");
-            let summary = std::fs::read_to_string(out.join("summary.md")).expect("summary.md");
+            let summary = written(&out, "summary.md");
             if optional {
                 assert!(run.status.success(), "{stdout}");
                 assert_eq!(no_chip["state"], "skipped", "{m}");
@@ -297,7 +328,7 @@ case!(
         // Said once: in the progress line, not echoed before it as well.
         let said = format!("{stdout}{stderr}").matches(why).count();
         assert_eq!(said, 1, "{stdout}\n{stderr}");
-        let summary = std::fs::read_to_string(d.join("summary.md")).expect("summary.md");
+        let summary = written(&d, "summary.md");
         assert!(summary.contains(&format!("skipped: {why}")), "{summary}");
         assert!(!summary.contains("no-chip.json"), "{summary}");
     }
@@ -370,12 +401,7 @@ case!(
                 .output()
                 .expect("runs")
         };
-        let stdout = String::from_utf8_lossy(&run.stdout);
-        assert!(
-            run.status.success(),
-            "{stdout}\n{}",
-            String::from_utf8_lossy(&run.stderr)
-        );
+        succeeded(&run);
         for board in [&a, &b] {
             let d = out.join(format!("root@{}", board.addr));
             let names = assert_all_done(&d);
@@ -391,14 +417,7 @@ case!(
                 board.pids()
             );
         }
-        let table = t
-            .rtlat()
-            .args(["compare", "--by-board", "--format", "csv"])
-            .arg(&out)
-            .output()
-            .expect("runs");
-        assert!(table.status.success());
-        let table = String::from_utf8_lossy(&table.stdout).to_string();
+        let table = by_board(&t, &out, "csv");
         eprintln!("by-board:\n{table}");
         let rows: Vec<&str> = table.lines().collect();
         assert_eq!(rows.len(), 3, "{table}");
@@ -415,14 +434,14 @@ case!(
             rows[2].starts_with(&format!("{host} [root@{}],", b.addr)),
             "{table}"
         );
-        let summary = std::fs::read_to_string(out.join("summary.md")).expect("summary.md");
+        let summary = written(&out, "summary.md");
         assert!(
             summary.contains(&format!("| {host} [root@{}] |", b.addr)),
             "{summary}"
         );
         // The page of all boards: the by-board table, then the summary, above
         // the first plot; each result under its board's and step's name.
-        let page = std::fs::read_to_string(out.join("report.html")).expect("report.html");
+        let page = written(&out, "report.html");
         let first_plot = page.find("<svg ").expect("a plot");
         let boards = page.find("<h2>Boards</h2>").expect("the by-board table");
         let summary = page.find("<h2>Summary</h2>").expect("a summary");
@@ -436,25 +455,6 @@ case!(
     }
 );
 
-const SHORT: &str = r#"
-[[step]]
-name = "first"
-bench = "timer"
-duration = "1s"
-args = ["--cpus", "0"]
-
-[[step]]
-name = "second"
-bench = "timer"
-duration = "6s"
-args = ["--cpus", "0"]
-
-[[step]]
-name = "third"
-bench = "switch"
-duration = "1s"
-"#;
-
 case!(
     a_board_lost_mid_run_is_reported_and_the_other_completes,
     [Root, Native(SSH_BOARDS), Provided(sshd(), SSHD), Measuring],
@@ -462,7 +462,7 @@ case!(
         let keys = Keys::new();
         let (mut a, b) = (Board::new(&keys), Board::new(&keys));
         let suite = t.path("short.toml");
-        std::fs::write(&suite, SHORT).unwrap();
+        std::fs::write(&suite, three_steps("", "6s", "")).unwrap();
         let out = t.path("boards");
         let child = remote_suite(&suite, &out, &keys, &[&a, &b])
             .stdout(Stdio::piped())
@@ -470,15 +470,7 @@ case!(
             .spawn()
             .expect("starts");
         let da = out.join(format!("root@{}", a.addr));
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while !(da.join("suite.json").exists()
-            && states(&manifest(&da))
-                .iter()
-                .any(|(n, s)| n == "second" && s == "running"))
-        {
-            assert!(Instant::now() < deadline, "the second step never ran on a");
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        wait_for_second(&da, || true, "the second step never ran on a");
         std::thread::sleep(Duration::from_secs(1));
         a.kill_all();
         let run = child.wait_with_output().expect("ends");
@@ -491,14 +483,7 @@ case!(
                 && last.contains("1 completed step(s) are kept"),
             "{stderr}"
         );
-        assert_eq!(
-            states(&manifest(&da)),
-            [
-                ("first".into(), "done".into()),
-                ("second".into(), "failed".into()),
-                ("third".into(), "pending".into())
-            ]
-        );
+        assert_stopped_in_second(&da, "failed");
         assert_eq!(load(&da.join("first.json"))["complete"], true);
         assert_all_done(&out.join(format!("root@{}", b.addr)));
     }

@@ -2,6 +2,7 @@
 //! the steps above the first plot, the system once, a skipped step with
 //! rtlat's reason; the page as headless chromium parsed it.
 
+use crate::suite::{run_suite, written};
 use crate::util::{need, Need};
 
 const STEPS: &str = r#"
@@ -33,29 +34,20 @@ case!(
         let toml = t.path("steps.toml");
         std::fs::write(&toml, STEPS).unwrap();
         let out = t.path("o");
-        let run = t
-            .rtlat()
-            .arg("suite")
-            .arg(&toml)
-            .arg("--out")
-            .arg(&out)
-            .output()
-            .expect("runs");
+        let run = run_suite(&t, &toml, &out);
         let stderr = String::from_utf8_lossy(&run.stderr);
         assert!(run.status.success(), "{stderr}");
         // The skipped step's reason is rtlat's line, said once: in its
         // progress line, not echoed before it as well.
         let said = format!("{}{stderr}", String::from_utf8_lossy(&run.stdout));
-        let m: serde_json::Value = serde_json::from_str(
-            &std::fs::read_to_string(out.join("suite.json")).expect("suite.json"),
-        )
-        .expect("json");
+        let m: serde_json::Value =
+            serde_json::from_str(&written(&out, "suite.json")).expect("json");
         let why = m["steps"][0]["message"].as_str().expect("a reason");
         assert!(why.starts_with("rtlat: "), "{why}");
         assert_eq!(said.matches(why).count(), 1, "{said}");
-        let page = std::fs::read_to_string(out.join("report.html")).expect("report.html");
+        let page = written(&out, "report.html");
         check(&page);
-        let summary = std::fs::read_to_string(out.join("summary.md")).expect("summary.md");
+        let summary = written(&out, "summary.md");
         assert!(!summary.contains("no-chip.json"), "{summary}");
         assert!(
             summary.contains("| skipped: rtlat: ") && summary.contains("| timer-load.json |"),

@@ -17,17 +17,8 @@ fn synthetic(
 
 #[test]
 fn synthetic_summary_matches_snapshot() {
-    let out = rtlat()
-        .args([
-            "timer",
-            "--synthetic",
-            "7",
-            "--cpus",
-            "0",
-            "--loops",
-            "200000",
-            "--quiet",
-        ])
+    let out = synthetic_on_cpu0(7, 200_000)
+        .arg("--quiet")
         .output()
         .expect("runs");
     assert_eq!(out.status.code(), Some(0));

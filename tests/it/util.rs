@@ -378,6 +378,27 @@ pub fn thread<'a>(r: &'a Value, name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no series {name} in {:?}", r["threads"]))
 }
 
+/// The names of result `r`'s series (threads), in order.
+pub fn series_names(r: &Value) -> Vec<&str> {
+    r["threads"]
+        .as_array()
+        .expect("threads")
+        .iter()
+        .map(|t| t["name"].as_str().expect("name"))
+        .collect()
+}
+
+/// Result `r`'s notes, one a line.
+pub fn notes(r: &Value) -> String {
+    r["notes"]
+        .as_array()
+        .expect("notes")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// The consistency of a whole result: the summary invariants of its total
 /// and of every thread, and every thread's histogram and series.
 pub fn assert_result_consistent(r: &Value) {
@@ -388,22 +409,24 @@ pub fn assert_result_consistent(r: &Value) {
     }
 }
 
-/// A short deterministic timer run (synthetic samples, no privilege needed)
-/// writing its result to `dest`.
-pub fn synthetic_timer(dest: &Path) -> Command {
+/// `rtlat timer --synthetic SEED --cpus 0 --loops LOOPS`: a deterministic
+/// run of synthetic samples on CPU 0, which needs no privilege.
+pub fn synthetic_on_cpu0(seed: u64, loops: u64) -> Command {
     let mut c = rtlat();
-    c.args([
-        "timer",
-        "--synthetic",
-        "1",
+    c.args(["timer", "--synthetic", &seed.to_string()]).args([
         "--cpus",
         "0",
         "--loops",
-        "1000",
-        "--quiet",
-        "--json",
-    ])
-    .arg(dest);
+        &loops.to_string(),
+    ]);
+    c
+}
+
+/// A short deterministic timer run (synthetic samples, no privilege needed)
+/// writing its result to `dest`.
+pub fn synthetic_timer(dest: &Path) -> Command {
+    let mut c = synthetic_on_cpu0(1, 1000);
+    c.args(["--quiet", "--json"]).arg(dest);
     c
 }
 

@@ -24,6 +24,17 @@ pub(crate) fn watch_events() -> bool {
 
 pub(crate) const NO_EVENTS: &str = "this kernel has no tracefs with sched_waking and hrtimer_start";
 
+/// What a test that watches [`timer_on_cpu1`]'s thread needs.
+fn app_needs() -> [Need<'static>; 5] {
+    [
+        Need::Root,
+        Need::Native(HOST_TRACE),
+        Need::Cpus(2, "the application runs on CPU 1"),
+        Need::Machine(watch_events(), NO_EVENTS),
+        Need::Measuring,
+    ]
+}
+
 /// The time from the thread's switch in to cyclictest's own reading of
 /// the clock in user space, which its figure holds and the trace's does
 /// not: measured on the test VM as the gap of the medians (about 2.5 µs).
@@ -109,6 +120,24 @@ fn ended_well(child: std::process::Child) {
     assert_eq!(out.status.code(), Some(0), "{err}");
 }
 
+/// The result of a watch with `args` of `app` (started by [`timer_on_cpu1`]),
+/// its result in `json`, once both ended: the watch well.
+fn watch_app(t: &crate::case::Case, app: std::process::Child, args: &[&str], json: &Path) -> Value {
+    ended_well(watch(t, args, json));
+    let _ = app.wait_with_output();
+    load(json)
+}
+
+/// Asserts that the watch found the period of [`timer_on_cpu1`]'s thread
+/// `th`: 2 ms within 1 %.
+fn assert_app_period(th: &Value) {
+    let period = n(&th["period_ns"]);
+    assert!(
+        period.abs_diff(2_000_000) <= 20_000,
+        "period {period} ns, not 2 ms within 1 %"
+    );
+}
+
 /// The series of the watched thread with the most timer samples.
 fn busiest<'a>(r: &'a Value, part: &str) -> (&'a str, &'a Value) {
     let threads = r["threads"].as_array().expect("threads");
@@ -182,13 +211,7 @@ case!(
 
 case!(
     watch_detects_the_period_of_a_fifo_thread_and_closes_its_series_at_its_end,
-    [
-        Root,
-        Native(HOST_TRACE),
-        Cpus(2, "the application runs on CPU 1"),
-        Machine(watch_events(), NO_EVENTS),
-        Measuring
-    ],
+    app_needs(),
     |t| {
         // The application: rtlat's own timer thread, SCHED_FIFO, 2 ms.
         let app = timer_on_cpu1(&t, "5s");
@@ -206,22 +229,15 @@ case!(
             .expect("the application's measuring thread");
         let json = t.path("w.json");
         // Every real-time thread: the application's is one of them.
-        let w = watch(&t, &["--duration", "7s"], &json);
-        ended_well(w);
-        let _ = app.wait_with_output();
+        let r = watch_app(&t, app, &["--duration", "7s"], &json);
         assert_schema_valid(&json);
-        let r = load(&json);
         assert_eq!(r["benchmark"], "watch");
         let d = &r["details"]["watch"];
         let th = d["threads"]
             .as_array()
             .and_then(|a| a.iter().find(|x| x["tid"] == tid))
             .unwrap_or_else(|| panic!("the application's thread not watched: {d}"));
-        let period = n(&th["period_ns"]);
-        assert!(
-            period.abs_diff(2_000_000) <= 20_000,
-            "period {period} ns, not 2 ms within 1 %"
-        );
+        assert_app_period(th);
         // It ended during the watch: its end is noted.
         let name = th["name"].as_str().expect("name");
         assert!(th["ended_at_ns"].as_u64().is_some(), "{th}");
@@ -586,42 +602,28 @@ fn new_cgroup(name: &str) -> Option<(std::path::PathBuf, String)> {
     })
 }
 
-case!(
-    watch_follows_the_threads_of_a_cgroup,
-    [
-        Root,
-        Native(HOST_TRACE),
-        Cpus(2, "the application runs on CPU 1"),
-        Machine(watch_events(), NO_EVENTS),
-        Measuring
-    ],
-    |t| {
-        let app = timer_on_cpu1(&t, "6s");
-        let name = format!("rtlat-watch-test-{}", std::process::id());
-        let (dir, path) = new_cgroup(&name).expect("a cgroup hierarchy to create one in");
-        std::fs::write(dir.join("cgroup.procs"), app.id().to_string()).expect("moved");
-        std::thread::sleep(Duration::from_millis(700));
-        let json = t.path("w.json");
-        let w = watch(&t, &["--cgroup", &path, "--duration", "3s"], &json);
-        ended_well(w);
-        let _ = app.wait_with_output();
-        let _ = std::fs::remove_dir(&dir);
-        let r = load(&json);
-        let d = &r["details"]["watch"];
-        assert_eq!(d["selection"], format!("cgroup {path}"));
-        let threads = d["threads"].as_array().expect("threads");
-        // Only the application's threads: its measuring thread among them.
-        assert!(
-            threads
-                .iter()
-                .all(|x| x["comm"].as_str().is_some_and(|c| c.starts_with("rtlat"))),
-            "{d}"
-        );
-        let th = threads
+case!(watch_follows_the_threads_of_a_cgroup, app_needs(), |t| {
+    let app = timer_on_cpu1(&t, "6s");
+    let name = format!("rtlat-watch-test-{}", std::process::id());
+    let (dir, path) = new_cgroup(&name).expect("a cgroup hierarchy to create one in");
+    std::fs::write(dir.join("cgroup.procs"), app.id().to_string()).expect("moved");
+    std::thread::sleep(Duration::from_millis(700));
+    let json = t.path("w.json");
+    let r = watch_app(&t, app, &["--cgroup", &path, "--duration", "3s"], &json);
+    let _ = std::fs::remove_dir(&dir);
+    let d = &r["details"]["watch"];
+    assert_eq!(d["selection"], format!("cgroup {path}"));
+    let threads = d["threads"].as_array().expect("threads");
+    // Only the application's threads: its measuring thread among them.
+    assert!(
+        threads
             .iter()
-            .find(|x| x["comm"] == "rtlat-cpu1")
-            .unwrap_or_else(|| panic!("the measuring thread not watched: {d}"));
-        let period = n(&th["period_ns"]);
-        assert!(period.abs_diff(2_000_000) <= 20_000, "period {period} ns");
-    }
-);
+            .all(|x| x["comm"].as_str().is_some_and(|c| c.starts_with("rtlat"))),
+        "{d}"
+    );
+    let th = threads
+        .iter()
+        .find(|x| x["comm"] == "rtlat-cpu1")
+        .unwrap_or_else(|| panic!("the measuring thread not watched: {d}"));
+    assert_app_period(th);
+});
