@@ -199,10 +199,13 @@ impl Follow {
                 let Some(t) = self.threads.get_mut(&pid) else {
                     return;
                 };
+                // Woken, and seen running only now.
+                let mut unseen = false;
                 if t.running.is_none() {
                     // The thread runs (it starts its timer) but its switch
                     // in is not in the trace: that activation has no figure.
                     if let Some(w) = t.woken.take() {
+                        unseen = true;
                         self.switches_missing += 1;
                         if let Some(last) = t.last_wake.replace(w) {
                             out.figure(t.slot, Quantity::Interval, ts, w.saturating_sub(last));
@@ -219,8 +222,9 @@ impl Follow {
                     // A sleep until a time already past returns at once:
                     // it is as late as when it was asked for.
                     out.figure(t.slot, Quantity::Timer, ts, ts - soft);
-                    if t.active {
-                        // The next activation is here before this one ended.
+                    if t.active || unseen {
+                        // The next activation is here before this one ended
+                        // (whether or not its start was in the trace).
                         out.overrun(t.slot, ts);
                         t.start = Some(soft);
                     }
@@ -679,6 +683,7 @@ mod tests {
         f.event(2011, switch(5, 1, 0, 120, "swapper/0"), &mut got);
         assert_eq!(got.figures, [(0, Quantity::Interval, 2010, 1000)]);
         assert_eq!(f.switches_missing, 1);
+        assert!(got.overruns.is_empty());
         // The next period is whole again.
         f.event(3003, Happening::TimerExpire { timer: 0xa }, &mut got);
         f.event(
@@ -696,6 +701,30 @@ mod tests {
             "{:?}",
             got.figures
         );
+        f.event(3020, switch(5, 1, 0, 120, "swapper/0"), &mut got);
+        // Woken again, its switch in missing, and it asks to sleep until a
+        // time already past when it ends: an overrun all the same.
+        f.event(
+            4004,
+            Happening::Waking {
+                pid: 5,
+                prio: 19,
+                comm: comm("app"),
+            },
+            &mut got,
+        );
+        f.event(
+            5100,
+            Happening::TimerStart {
+                pid: 5,
+                timer: 0xa,
+                function: SLEEPER,
+                soft: 5000,
+            },
+            &mut got,
+        );
+        assert_eq!(f.switches_missing, 2);
+        assert_eq!(got.overruns, [(0, 5100)]);
     }
 
     #[test]
