@@ -32,7 +32,8 @@
 # and, once every lane has ended (also when one failed), the quiet stage
 # `attribution`: the integration tests that assert which cause leads the
 # worst cases (modules explain, explain_wakes and noise_explain of binary
-# it) or that a known source's share is found among the noise, alone on the
+# it), that a known source's share is found among the noise, or that a
+# watch's tail matches cyclictest's own, alone on the
 # machine, then the host-stall boot of scripts/gpio-e2e.sh (part `stall`). Beside the lanes they would lose to other work on
 # its CPUs (the compiler's preempt-off sections, QEMU guests), so the native
 # lane leaves them out.
@@ -294,7 +295,7 @@ wait_for() { # what, seconds: true once the artifacts lane made it
     return 1
 }
 # The attribution tests, left to the quiet stage after the lanes.
-attribution='binary(it) & test(/^(explain|explain_wakes|noise_explain)::|^noise::a_known_noise_source_is_found/)'
+attribution='binary(it) & test(/^(explain|explain_wakes|noise_explain)::|^noise::a_known_noise_source_is_found|^watch::watch_of_cyclictest_agrees/)'
 lane_native() {
     stage native-tests tests native --profile ci -E "not test(/^(deb|cross)::/) & not ($attribution)"
     stage docs-help run docs-help python3 scripts/docs-help.py --check "$target_dir/debug/rtlat"
