@@ -356,6 +356,7 @@ fn explained_worst_cases_have_a_legend_of_their_colours() {
         kind: kind.into(),
         name: name.into(),
         ns,
+        stack: Vec::new(),
     };
     let mut r = testdata::timer_phases();
     r.explained = vec![

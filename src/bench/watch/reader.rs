@@ -446,6 +446,7 @@ fn worst_cases(slots: &[Slot]) -> Vec<Explained> {
                         kind: kind.into(),
                         name,
                         ns,
+                        ..Part::default()
                     }],
                 }
             })
