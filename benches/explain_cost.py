@@ -101,7 +101,7 @@ class Busy:
 
     def __enter__(self):
         if self.share > 0:
-            busy = self.share / 1000
+            busy = self.share / 10000
             code = (f"import os, time\nos.sched_setaffinity(0, {{{self.cpu}}})\n"
                     f"while True:\n    end = time.monotonic() + {busy}\n"
                     f"    while time.monotonic() < end: pass\n    time.sleep({0.01 - busy})\n")

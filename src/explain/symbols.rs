@@ -10,12 +10,37 @@ use std::io::BufRead;
 /// The kernel's symbol table.
 pub const KALLSYMS: &str = "/proc/kallsyms";
 
+/// An address and the symbol it lies in (start, `name [module]`).
+type Named = (u64, Option<(u64, String)>);
+
+/// The symbol `name` starting at `start` to the addresses of `at` in
+/// [`start`, `end`) it is closer to than the one they have.
+fn give(at: &mut [Named], start: u64, end: u64, name: &str) {
+    let from = at.partition_point(|x| x.0 < start);
+    for x in at[from..].iter_mut().take_while(|x| x.0 < end) {
+        if x.1.as_ref().is_none_or(|b| b.0 < start) {
+            x.1 = Some((start, name.to_string()));
+        }
+    }
+}
+
+/// A hexadecimal number of at most 16 digits.
+fn hex(digits: &[u8]) -> Option<u64> {
+    if digits.is_empty() || digits.len() > 16 {
+        return None;
+    }
+    digits.iter().try_fold(0u64, |v, &d| {
+        let n = (d as char).to_digit(16)?;
+        Some(v << 4 | u64::from(n))
+    })
+}
+
 /// The names of some addresses.
 #[derive(Debug, Default)]
 pub struct Symbols {
     /// The addresses asked for, sorted, and the text symbol each lies in
     /// (its start, name and module), when one was found below it.
-    at: Vec<(u64, Option<(u64, String)>)>,
+    at: Vec<Named>,
     /// The table gave no address (every one zero): hidden from this user.
     pub hidden: bool,
 }
@@ -25,43 +50,57 @@ impl Symbols {
     /// NAME [MODULE]`, in any order), read a line at a time: each address
     /// lies in the text symbol that starts closest below it.
     pub fn of(mut kallsyms: impl BufRead, addrs: impl IntoIterator<Item = u64>) -> Symbols {
-        let mut at: Vec<(u64, Option<(u64, String)>)> =
-            addrs.into_iter().map(|a| (a, None)).collect();
+        let mut at: Vec<Named> = addrs.into_iter().map(|a| (a, None)).collect();
         at.sort_unstable_by_key(|x| x.0);
         at.dedup_by_key(|x| x.0);
         let mut any = false;
-        let mut line = String::new();
+        let mut line = Vec::new();
+        // The text symbol before, given the addresses up to the one that
+        // follows it: the table is sorted but where a module's symbols
+        // begin, where the one before is given every address above it.
+        let mut prev: Option<u64> = None;
+        let mut prev_name = String::new();
         loop {
             line.clear();
-            if !matches!(kallsyms.read_line(&mut line), Ok(n) if n > 0) {
+            if !matches!(kallsyms.read_until(b'\n', &mut line), Ok(n) if n > 0) {
                 break;
             }
-            let mut w = line.split_whitespace();
+            // Bytes, not text: a hundred thousand lines are read at the end
+            // of every run with stacks.
+            let mut w = line
+                .split(|&b| b == b' ' || b == b'\t' || b == b'\n')
+                .filter(|w| !w.is_empty());
             let (Some(addr), Some(ty), Some(name)) = (w.next(), w.next(), w.next()) else {
                 continue;
             };
-            let Ok(start) = u64::from_str_radix(addr, 16) else {
+            let Some(start) = hex(addr) else {
                 continue;
             };
             any |= start != 0;
-            if start == 0 || !matches!(ty, "t" | "T" | "w" | "W") {
+            if start == 0 || !matches!(ty, b"t" | b"T" | b"w" | b"W") {
                 continue;
             }
-            // The symbol is the best for the addresses from it on, up to
-            // the first whose best starts at or above it (the best starts
-            // grow with the addresses).
-            let from = at.partition_point(|x| x.0 < start);
-            let module = w.next();
-            for x in &mut at[from..] {
-                if x.1.as_ref().is_some_and(|b| b.0 >= start) {
-                    break;
-                }
-                let named = match module {
-                    Some(m) => format!("{name} {m}"),
-                    None => name.to_string(),
-                };
-                x.1 = Some((start, named));
+            match prev {
+                // An alias of the symbol before: either name will do.
+                Some(p) if p == start => continue,
+                Some(p) => give(
+                    &mut at,
+                    p,
+                    if start > p { start } else { u64::MAX },
+                    &prev_name,
+                ),
+                None => {}
             }
+            prev = Some(start);
+            prev_name.clear();
+            prev_name.push_str(&String::from_utf8_lossy(name));
+            if let Some(module) = w.next() {
+                prev_name.push(' ');
+                prev_name.push_str(&String::from_utf8_lossy(module));
+            }
+        }
+        if let Some(p) = prev {
+            give(&mut at, p, u64::MAX, &prev_name);
         }
         Symbols { at, hidden: !any }
     }
@@ -166,6 +205,10 @@ ffffffffc0201100 t resp_ioctl\t[rtlat_responder]
         assert!(s.hidden);
         assert_eq!(s.name(0xffff_ffff_8100_0010), "0xffffffff81000010");
         assert!(Symbols::of(&b""[..], []).hidden);
+        assert_eq!(hex(b"ffffffffC0201000"), Some(0xffff_ffff_c020_1000));
+        assert_eq!(hex(b"fffffffffffffffff"), None);
+        assert_eq!(hex(b"0x10"), None);
+        assert_eq!(hex(b""), None);
     }
 
     #[test]
