@@ -391,14 +391,7 @@ impl Tracer for Reader {
                     "--explain-stacks: the stacktrace trigger could not be set: {e}"
                 ));
             }
-            let kallsyms = || {
-                let f = std::fs::File::open(super::symbols::KALLSYMS);
-                std::io::BufReader::new(f.map_or_else(
-                    |_| Box::new(std::io::empty()) as Box<dyn std::io::Read>,
-                    |f| Box::new(f),
-                ))
-            };
-            if super::symbols::name_stacks(&mut cases, kallsyms) {
+            if super::symbols::name_stacks(&mut cases, super::symbols::kallsyms) {
                 stack_notes.push(format!(
                     "--explain-stacks: {} hides the kernel's addresses from this user (kptr_restrict): the stacks are hexadecimal addresses",
                     super::symbols::KALLSYMS

@@ -10,6 +10,14 @@ use std::io::BufRead;
 /// The kernel's symbol table.
 pub const KALLSYMS: &str = "/proc/kallsyms";
 
+/// The kernel's symbol table to read, empty where it cannot be opened.
+pub fn kallsyms() -> Box<dyn BufRead> {
+    match std::fs::File::open(KALLSYMS) {
+        Ok(f) => Box::new(std::io::BufReader::new(f)),
+        Err(_) => Box::new(std::io::empty()),
+    }
+}
+
 /// An address and the symbol it lies in (start, `name [module]`).
 type Named = (u64, Option<(u64, String)>);
 
