@@ -221,6 +221,7 @@ fn explain_with_split_realtime_clock_or_deadline_is_a_usage_error() {
         &["timer", "--explain", "--split"],
         &["timer", "--explain", "--clock", "realtime"],
         &["timer", "--explain-worst", "3"],
+        &["timer", "--explain-stacks"],
         &["timer", "--explain", "--explain-worst", "0"],
     ]);
 }
