@@ -4,11 +4,12 @@
 What it measures
 ----------------
 Rounds of runs on one CPU (--cpu, default the last), SCHED_FIFO 80, period
-1 ms, --seconds each, --pairs rounds of three, interleaved (round k starts
-with the (k mod 3)th kind):
+1 ms, --seconds each, --pairs rounds of four, interleaved (round k starts
+with the (k mod 4)th kind):
 
     rtlat timer --cpus N --duration S            (plain)
     rtlat timer --cpus N --duration S --explain  (explain)
+    rtlat timer --cpus N --duration S --explain --explain-stacks  (stacks)
     rtlat timer --cpus N --duration S            (traced: the plain run while
         a tracefs instance of the bench's own records the events --explain
         records on that CPU, and nothing reads them: the kernel's share)
@@ -22,6 +23,12 @@ every run, then the means and the explain/plain ratios, e.g.
     COST avg latency plain 17.1 us explain 17.9 us ratio=1.05 (target <= 1.1)
     COST cpu per sample plain 4.1 us explain 6.0 us ratio=1.46 (target <= 1.1)
     COST VmHWM plain 4200 kB explain 6900 kB (target <= 8192 kB)
+    COST stacks avg latency 18.0 us ratio=1.05 to plain, cpu per sample 6.1 us ratio=1.02 to explain, VmHWM 7000 kB
+
+The stacks are recorded where a measuring thread is woken while a task
+holds its CPU: --stacks-load N runs a SCHED_OTHER task on the measuring CPU
+for N % of each 10 ms in every round (all four kinds alike), so that they
+are recorded and their cost shows (0: an idle CPU, where none is).
 
 Then one longer run with --explain (--flat-seconds, default 120) whose
 VmRSS is read from /proc every --flat-every seconds: memory flat means the
@@ -86,14 +93,34 @@ class Traced:
         self.dir.rmdir()
 
 
-def run(rtlat: str, cpu: int, seconds: int, explain: bool, tmp: Path) -> dict:
+class Busy:
+    """A SCHED_OTHER task on one CPU busy for `share` % of each 10 ms, while open."""
+
+    def __init__(self, cpu: int, share: int):
+        self.cpu, self.share, self.p = cpu, share, None
+
+    def __enter__(self):
+        if self.share > 0:
+            busy = self.share / 10000
+            code = (f"import os, time\nos.sched_setaffinity(0, {{{self.cpu}}})\n"
+                    f"while True:\n    end = time.monotonic() + {busy}\n"
+                    f"    while time.monotonic() < end: pass\n    time.sleep({0.01 - busy})\n")
+            self.p = subprocess.Popen([sys.executable, "-c", code])
+        return self
+
+    def __exit__(self, *exc):
+        if self.p:
+            self.p.kill()
+            self.p.wait()
+
+
+def run(rtlat: str, cpu: int, seconds: int, explain: list[str], tmp: Path) -> dict:
     out = tmp / "r.json"
     # GNU time for VmHWM: a child forked from this (large) interpreter
     # would count its pre-exec size in rusage's maxrss.
     cmd = ["/usr/bin/time", "-f", "TIME %M", rtlat, "timer", "--cpus", str(cpu),
            "--duration", f"{seconds}s", "--json", str(out), "--quiet"]
-    if explain:
-        cmd.append("--explain")
+    cmd += explain
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     err = p.stderr.read().decode(errors="replace") if p.stderr else ""
     # wait4's rusage: the scheduler's own accounting, to the microsecond
@@ -141,6 +168,7 @@ def main() -> None:
     ap.add_argument("--seconds", type=int, default=10)
     ap.add_argument("--flat-seconds", type=int, default=120)
     ap.add_argument("--flat-every", type=int, default=10)
+    ap.add_argument("--stacks-load", type=int, default=0, metavar="PERCENT")
     a = ap.parse_args()
     if os.geteuid() != 0:
         print("explain_cost: run as root (tracefs, RT scheduling)", file=sys.stderr)
@@ -149,17 +177,19 @@ def main() -> None:
         print(f"explain_cost: needs {a.rtlat} (cargo build --release) and /usr/bin/time (apt-get install time)",
               file=sys.stderr)
         sys.exit(2)
-    got: dict[str, list[dict]] = {"plain": [], "explain": [], "traced": []}
-    with tempfile.TemporaryDirectory() as d:
+    flags = {"plain": [], "traced": [], "explain": ["--explain"],
+             "stacks": ["--explain", "--explain-stacks"]}
+    got: dict[str, list[dict]] = {k: [] for k in flags}
+    with tempfile.TemporaryDirectory() as d, Busy(a.cpu, a.stacks_load):
         tmp = Path(d)
         for k in range(a.pairs):
-            order = ["plain", "explain", "traced"]
-            for kind in order[k % 3:] + order[:k % 3]:
+            order = ["plain", "explain", "stacks", "traced"]
+            for kind in order[k % 4:] + order[:k % 4]:
                 if kind == "traced":
                     with Traced(a.cpu):
-                        r = run(a.rtlat, a.cpu, a.seconds, False, tmp)
+                        r = run(a.rtlat, a.cpu, a.seconds, [], tmp)
                 else:
-                    r = run(a.rtlat, a.cpu, a.seconds, kind == "explain", tmp)
+                    r = run(a.rtlat, a.cpu, a.seconds, flags[kind], tmp)
                 got[kind].append(r)
                 print(f"RUN pair {k} {kind:7} avg {r['avg_us']:.2f} us, "
                       f"cpu/sample {r['cpu_us_per_sample']:.2f} us, VmHWM {r['hwm_kb']} kB, "
@@ -174,6 +204,11 @@ def main() -> None:
               f"rtlat's reader and set-up {e - t:.2f} us")
         p, e = max(x["hwm_kb"] for x in got["plain"]), max(x["hwm_kb"] for x in got["explain"])
         print(f"COST VmHWM plain {p} kB explain {e} kB (target <= 8192 kB)")
+        s_avg, p_avg = mean("stacks", "avg_us"), mean("plain", "avg_us")
+        s_cpu, e_cpu = mean("stacks", "cpu_us_per_sample"), mean("explain", "cpu_us_per_sample")
+        print(f"COST stacks avg latency {s_avg:.2f} us ratio={s_avg / p_avg:.2f} to plain "
+              f"(explain {mean('explain', 'avg_us') / p_avg:.2f}), cpu per sample {s_cpu:.2f} us "
+              f"ratio={s_cpu / e_cpu:.2f} to explain, VmHWM {max(x['hwm_kb'] for x in got['stacks'])} kB")
         if a.flat_seconds > 0:
             rss = flat(a.rtlat, a.cpu, a.flat_seconds, a.flat_every, tmp)
             growth = rss[-1] - rss[0] if rss else 0

@@ -29,6 +29,8 @@ pub struct Ask<'a> {
     /// The threads wake one another across the measuring CPUs (`switch
     /// --placement cross`): their traces are read together.
     pub across: bool,
+    /// `--explain-stacks`: the kernel stack of the task that held the CPU.
+    pub stacks: bool,
     /// `timer --split`: each sample split into its IRQ and scheduling
     /// parts, the threads' period and their first wake-ups after the
     /// start. Its taps take the place of `--explain`'s.
@@ -46,6 +48,7 @@ impl<'a> Ask<'a> {
             pending: None,
             every: false,
             across: false,
+            stacks: false,
             split: None,
         }
     }
@@ -156,6 +159,9 @@ mod on {
                 }
                 if ask.across {
                     e.read_across();
+                }
+                if ask.stacks {
+                    e.stacks()?;
                 }
                 notes.extend(e.notes.iter().cloned());
                 t.explain = Some(e);

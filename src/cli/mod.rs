@@ -150,6 +150,7 @@ pub const KERNEL_TRACE_OPTIONS: &[&str] = &[
     "--split",
     "--explain",
     "--explain-worst",
+    "--explain-stacks",
     "--osnoise",
     "--hwlat",
 ];

@@ -11,7 +11,7 @@ use crate::result::Part;
 use std::collections::HashMap;
 
 /// What one stretch of the interval is given to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 enum Label {
     Irq(i32),
     Softirq(u32),
@@ -102,6 +102,7 @@ pub fn attribute_heard(
             kind: "unexplained".into(),
             name: OVERWRITTEN.into(),
             ns: iv.end - iv.start,
+            stack: Vec::new(),
         }];
     }
     let mut segs = segments(ring, iv);
@@ -127,14 +128,28 @@ pub fn attribute_heard(
             *sums.entry(l).or_default() += b - a;
         }
     }
+    // The kernel stack recorded when the thread was woken goes to the
+    // longest part of the task it caught on the CPU.
+    let stack = ring.stack_in(iv.start, iv.end, iv.tid);
+    let holder = stack.and_then(|st| {
+        let of_task = sums.iter().filter(|(l, _)| task_of(**l) == Some(st.pid));
+        of_task.max_by_key(|&(l, ns)| (*ns, *l)).map(|(l, _)| *l)
+    });
     let mut parts: Vec<Part> = sums
         .into_iter()
         .map(|(l, ns)| {
             let (kind, name) = name_of(l, dec, &iv, &together);
+            let stack = match stack {
+                Some(st) if holder == Some(l) => {
+                    st.frames.iter().map(|a| format!("{a:#x}")).collect()
+                }
+                _ => Vec::new(),
+            };
             Part {
                 kind: kind.into(),
                 name,
                 ns,
+                stack,
             }
         })
         .collect();
@@ -144,6 +159,14 @@ pub fn attribute_heard(
             .then_with(|| a.name.cmp(&b.name))
     });
     parts
+}
+
+/// The task a stretch is given to, if a task's.
+fn task_of(l: Label) -> Option<i32> {
+    match l {
+        Label::Thread(pid, _) | Label::PreemptOff(pid) | Label::IrqsOff(pid) => Some(pid),
+        _ => None,
+    }
 }
 
 /// The interval cut at every event into labelled stretches, NMIs carved
@@ -473,6 +496,43 @@ pub(super) mod tests {
         assert_eq!(get("nmi"), Some(100));
         assert_eq!(get("irqs-off"), Some(10));
         assert_eq!(get("self"), Some(400));
+    }
+
+    #[test]
+    fn a_stack_goes_to_the_part_of_the_task_it_was_recorded_in() {
+        let mut dec = Decoder::default();
+        dec.comms.insert(88, "python3".into());
+        dec.vectors.push("local_timer".into());
+        let mut r = ring(&[
+            (0, sw(88, 120)),
+            (1_000, Ev::VectorEntry(0)),
+            (1_010, Ev::Wakeup { pid: 5, prio: 19 }),
+            (1_100, Ev::VectorExit(0)),
+            (5_000_000, sw(5, 19)),
+        ]);
+        // Before the interval, in it (the wake-up's, of task 88; one of
+        // the measuring thread itself), after it.
+        r.push_stack(500, 88, &[0x10]);
+        r.push_stack(1_020, 5, &[0x20]);
+        r.push_stack(1_030, 88, &[0xffff_ffff_8100_0040, 0x41]);
+        r.push_stack(5_000_500, 88, &[0x50]);
+        let iv = Interval {
+            start: 900,
+            end: 5_000_400,
+            tid: 5,
+            own: "own wake-up path",
+            pending: None,
+            woken_at: None,
+        };
+        let parts = attribute(&r, &dec, iv, 0);
+        assert_eq!(parts[0].kind, "preempt-off");
+        assert_eq!(parts[0].stack, ["0xffffffff81000040", "0x41"]);
+        assert!(parts[1..].iter().all(|p| p.stack.is_empty()), "{parts:?}");
+        // A stack of a task that has no part in the interval goes nowhere.
+        let mut other = ring(&[(0, sw(88, 120)), (5_000_000, sw(5, 19))]);
+        other.push_stack(1_030, 77, &[0x10]);
+        let parts = attribute(&other, &dec, iv, 0);
+        assert!(parts.iter().all(|p| p.stack.is_empty()), "{parts:?}");
     }
 
     #[test]

@@ -68,6 +68,11 @@ pub enum Ev {
     },
     /// Events lost by the kernel's buffer before this point.
     Lost(u64),
+    /// `ftrace:kernel_stack`, recorded by a `stacktrace` trigger: the
+    /// kernel stack of task `pid` (the one on the CPU); its return
+    /// addresses, innermost first, are in [`Decoder::frames`] until the
+    /// next one is decoded.
+    Stack(i32),
 }
 
 /// Softirq vector names, by number (`include/linux/interrupt.h`).
@@ -118,6 +123,11 @@ enum Kind {
         pid: Field,
         runtime: Field,
     },
+    Stack {
+        pid: Field,
+        size: Field,
+        caller: Field,
+    },
 }
 
 /// The events to enable (relative to `events/`), and the optional ones.
@@ -134,6 +144,13 @@ pub const OPTIONAL: &[&str] = &[
 
 /// The scheduler's accounting of a task's time on the CPU.
 pub const RUNTIME: &str = "sched/sched_stat_runtime";
+
+/// The event a `stacktrace` trigger records (no `enable` file: it is
+/// recorded only by the trigger).
+pub const STACK: &str = "ftrace/kernel_stack";
+
+/// The most return addresses kept of one stack.
+const FRAMES: usize = 64;
 
 /// Every task comm seen, bounded: cleared when it grows past this.
 const COMMS: usize = 1024;
@@ -160,6 +177,11 @@ pub struct Decoder {
     /// How long an idle-state exit of the measuring CPUs may take at most;
     /// `None`: not known (nothing is judged).
     pub idle_limit: Option<IdleLimit>,
+    /// The layout of [`STACK`] is known: stacks can be decoded.
+    pub stacks: bool,
+    /// The return addresses of the last [`Ev::Stack`] decoded, innermost
+    /// first.
+    pub frames: Vec<u64>,
 }
 
 /// An idle stretch longer than `ns` is no idle-state exit: the CPU was
@@ -229,6 +251,7 @@ impl Decoder {
         if d.vectors.is_empty() {
             d.missing.push("irq_vectors".into());
         }
+        d.stacks = d.add(STACK, &read(&format!("events/{STACK}/format")));
         d
     }
 
@@ -272,6 +295,13 @@ impl Decoder {
             "sched_stat_runtime" => f("pid")
                 .zip(f("runtime"))
                 .map(|(pid, runtime)| Kind::Runtime { pid, runtime }),
+            "kernel_stack" => (|| {
+                Some(Kind::Stack {
+                    pid: f("common_pid")?,
+                    size: f("size")?,
+                    caller: f("caller")?,
+                })
+            })(),
             v if rel.starts_with("irq_vectors/") => {
                 let (base, entry) = match v.strip_suffix("_entry") {
                     Some(b) => (b, true),
@@ -378,6 +408,25 @@ impl Decoder {
                 pid: int(pid)?,
                 ns: g(runtime)?,
             },
+            Kind::Stack { pid, size, caller } => {
+                // The record holds `size` addresses, however many the
+                // format's array declares (the kernel sizes it to the
+                // stack); an address is the kernel's `unsigned long`.
+                let n = (g(size)? as u32 as usize).min(FRAMES);
+                let word = (caller.size / 8).clamp(4, 8);
+                self.frames.clear();
+                self.frames.extend(
+                    (0..n)
+                        .map_while(|i| {
+                            g(Field {
+                                offset: caller.offset + i * word,
+                                size: word,
+                            })
+                        })
+                        .take_while(|&a| a != 0 && a != u64::MAX >> (64 - 8 * word)),
+                );
+                Ev::Stack(int(pid)?)
+            }
         })
     }
 
@@ -452,6 +501,46 @@ pub(crate) mod tests {
         assert_eq!(d.comm_of(3), "?");
         d.comms.insert(0, "idle".into());
         assert_eq!(d.comm_of(0), "idle");
+    }
+
+    /// `events/ftrace/kernel_stack/format` of Linux 6.18 (x86_64).
+    const KERNEL_STACK: &str = "name: kernel_stack\nID: 4\nformat:\n\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n\tfield:int size;\toffset:8;\tsize:4;\tsigned:1;\n\tfield:unsigned long caller[8];\toffset:16;\tsize:64;\tsigned:0;\n\nprint fmt: \"\\t=> %ps\\n\", (void *)REC->caller[0]\n";
+
+    /// A kernel_stack record of task `pid` holding `frames`, `size` saying
+    /// `n` of them.
+    fn stack_record(pid: i32, n: i32, frames: &[u64]) -> Vec<u8> {
+        let mut b = vec![4, 0, 0x0d, 1];
+        b.extend_from_slice(&pid.to_ne_bytes());
+        b.extend_from_slice(&n.to_ne_bytes());
+        b.extend_from_slice(&[0; 4]);
+        for f in frames {
+            b.extend_from_slice(&f.to_ne_bytes());
+        }
+        b
+    }
+
+    #[test]
+    fn a_kernel_stack_decodes_every_frame_its_size_gives() {
+        let mut d = Decoder::default();
+        assert!(d.add(STACK, KERNEL_STACK));
+        // More frames than the format's array declares: the kernel sizes
+        // the record to the stack.
+        let frames: Vec<u64> = (0..12).map(|i| 0xffff_ffff_8100_0000 + i * 0x10).collect();
+        let rec = stack_record(4242, 12, &frames);
+        assert_eq!(d.decode(&item(&rec)), Some(Ev::Stack(4242)));
+        assert_eq!(d.frames, frames);
+        // `size` is believed only as far as the record goes, and a zero
+        // address ends the stack.
+        let rec = stack_record(7, 40, &frames[..3]);
+        assert_eq!(d.decode(&item(&rec)), Some(Ev::Stack(7)));
+        assert_eq!(d.frames, frames[..3]);
+        let rec = stack_record(7, 3, &[frames[0], 0, frames[2]]);
+        d.decode(&item(&rec));
+        assert_eq!(d.frames, frames[..1]);
+        // A kernel without the event: no stacks.
+        let mut none = Decoder::default();
+        assert!(!none.add(STACK, ""));
+        assert!(!none.stacks);
     }
 
     /// The layouts of Linux 6.18's files.

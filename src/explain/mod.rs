@@ -17,6 +17,7 @@ pub mod reader;
 pub mod replay;
 pub mod setup;
 pub mod steal;
+pub mod symbols;
 pub mod timeline;
 pub mod together;
 

@@ -388,6 +388,10 @@ impl TraceReader {
                         if let Some(ev) = dec.decode(&item) {
                             match ev {
                                 Ev::Lost(n) => *lost += n,
+                                Ev::Stack(pid) => {
+                                    ring.push_stack(ts, pid, &dec.frames);
+                                    return;
+                                }
                                 // Another measuring CPU's thread woken here.
                                 Ev::Wakeup { pid, prio } if tids.contains(&pid) => {
                                     woke.push((ts, pid, prio));
@@ -422,7 +426,7 @@ impl TraceReader {
     }
 
     /// The watched threads' ids (known once they run).
-    fn tids(&self) -> Vec<i32> {
+    pub(super) fn tids(&self) -> Vec<i32> {
         self.watches.iter().filter_map(|w| w.tap.writer()).collect()
     }
 

@@ -15,6 +15,7 @@ use crate::trace::instance::{self, tracefs_error};
 use crate::trace::tracefs::{self, RawPipes, Session};
 use crate::trace::{Finish, Round, Tracer, Tracing};
 use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -38,6 +39,10 @@ pub struct Explain {
     pending: Option<&'static str>,
     /// The wake-ups other CPUs did of the measuring CPUs' threads.
     remote: Option<RawPipes>,
+    /// The instance the events are recorded in.
+    inst: PathBuf,
+    /// `--explain-stacks`: the trigger that records the kernel stacks.
+    trigger: Option<Trigger>,
     pub notes: Vec<String>,
     /// Declared last, so dropped after the pipes: tracefs refuses to
     /// remove an instance while its `trace_pipe_raw` is open (EBUSY).
@@ -164,8 +169,34 @@ impl Explain {
             across: false,
             pending: None,
             remote: None,
+            inst,
+            trigger: None,
             notes,
         })
+    }
+
+    /// `--explain-stacks`: the kernel stack of the task on a measuring CPU
+    /// each time one of its threads is woken there while a task runs (a
+    /// `stacktrace` trigger on the threads' `sched_wakeup`, set once their
+    /// ids are known), kept on the part of that task.
+    pub fn stacks(&mut self) -> Result<()> {
+        if !self.dec.stacks {
+            return Err(Error::env(format!(
+                "--explain-stacks needs the {} event of stacktrace triggers, which this kernel's tracefs does not offer (CONFIG_STACKTRACE)",
+                super::events::STACK
+            )));
+        }
+        self.trigger = Some(Trigger {
+            inst: self.inst.clone(),
+            tids: Vec::new(),
+            error: None,
+        });
+        self.notes.push(format!(
+            "--explain-stacks: the kernel stack of the task on the CPU when a measuring thread was woken there (a stacktrace trigger on sched_wakeup, {}), symbols from {}",
+            TRIGGER,
+            super::symbols::KALLSYMS
+        ));
+        Ok(())
     }
 
     /// The watched threads may be woken by one another across the
@@ -256,6 +287,7 @@ impl Explain {
             across,
             pending,
             remote,
+            trigger,
             ..
         } = self;
         let others: Vec<usize> = crate::sysinfo::online_cpus()
@@ -274,7 +306,48 @@ impl Explain {
         r.totals = sums.unwrap_or_default();
         r.across = across;
         tracing.keep(session);
-        tracing.add(Box::new(Reader { r, others }));
+        tracing.add(Box::new(Reader { r, others, trigger }));
+    }
+}
+
+/// Where the stacktrace trigger goes, relative to the instance.
+const TRIGGER: &str = "events/sched/sched_wakeup/trigger";
+
+/// The stacktrace trigger on the wake-ups of the measuring threads, by
+/// thread id: only those that find a task on the CPU (not the idle task),
+/// where the stack tells what that task was doing. The unwinding runs in
+/// the wake-up's own path, before the thread runs: what it costs is paid
+/// only where a task already held the CPU.
+struct Trigger {
+    inst: PathBuf,
+    /// The threads the trigger is set for.
+    tids: Vec<i32>,
+    /// Why it could not be set.
+    error: Option<String>,
+}
+
+/// The trigger for the wake-ups of `tids`.
+fn trigger_for(tids: &[i32]) -> String {
+    let pids: Vec<String> = tids.iter().map(|t| format!("pid == {t}")).collect();
+    format!("stacktrace if ({}) && common_pid != 0", pids.join(" || "))
+}
+
+impl Trigger {
+    /// Set the trigger for `tids`, the threads known so far.
+    fn follow(&mut self, tids: &[i32]) {
+        if tids.is_empty() || tids == self.tids || self.error.is_some() {
+            return;
+        }
+        let set = || -> std::io::Result<()> {
+            if !self.tids.is_empty() {
+                tracefs::write(&self.inst, TRIGGER, "!stacktrace")?;
+            }
+            tracefs::write(&self.inst, TRIGGER, &trigger_for(tids))
+        };
+        match set() {
+            Ok(()) => self.tids = tids.to_vec(),
+            Err(e) => self.error = Some(e.to_string()),
+        }
     }
 }
 
@@ -283,6 +356,7 @@ struct Reader {
     r: TraceReader,
     /// The CPUs not measured, where the reader keeps to.
     others: Vec<usize>,
+    trigger: Option<Trigger>,
 }
 
 impl Tracer for Reader {
@@ -302,12 +376,30 @@ impl Tracer for Reader {
     }
 
     fn round(&mut self, now: u64, _stop: &StopFlag) -> Round {
+        if let Some(t) = self.trigger.as_mut() {
+            t.follow(&self.r.tids());
+        }
         self.r.round(now)
     }
 
     fn end(self: Box<Self>) -> (Option<BreakEvent>, Finish) {
-        let (cases, mut d) = self.r.finish();
+        let (mut cases, mut d) = self.r.finish();
+        let mut stack_notes = Vec::new();
+        if let Some(t) = &self.trigger {
+            if let Some(e) = &t.error {
+                stack_notes.push(format!(
+                    "--explain-stacks: the stacktrace trigger could not be set: {e}"
+                ));
+            }
+            if super::symbols::name_stacks(&mut cases, super::symbols::kallsyms) {
+                stack_notes.push(format!(
+                    "--explain-stacks: {} hides the kernel's addresses from this user (kptr_restrict): the stacks are hexadecimal addresses",
+                    super::symbols::KALLSYMS
+                ));
+            }
+        }
         let finish = Box::new(move |result: &mut RunResult, problems: &[String]| {
+            result.notes.append(&mut stack_notes);
             d.restore_problems.extend_from_slice(problems);
             if d.lost_events > 0 {
                 result.notes.push(format!(

@@ -84,9 +84,21 @@ impl CpuState {
             }
             Ev::Idle(s) => self.idle = s != u32::MAX,
             Ev::Lost(_) => self.depth = 0,
-            Ev::Wakeup { .. } | Ev::Nmi(_) | Ev::Runtime { .. } => {}
+            Ev::Wakeup { .. } | Ev::Nmi(_) | Ev::Runtime { .. } | Ev::Stack(_) => {}
         }
     }
+}
+
+/// Kernel stacks kept per CPU, at most.
+const STACKS: usize = 1024;
+
+/// A kernel stack recorded on a CPU: when, of which task, its return
+/// addresses innermost first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stack {
+    pub ts: u64,
+    pub pid: i32,
+    pub frames: Box<[u64]>,
 }
 
 /// The last events of one CPU, at most `cap`, and the state before them.
@@ -96,6 +108,9 @@ pub struct Ring {
     /// The state after the newest event.
     now: CpuState,
     events: VecDeque<(u64, Ev)>,
+    /// The kernel stacks recorded since the oldest event, at most
+    /// [`STACKS`] (the newest).
+    stacks: VecDeque<Stack>,
     cap: usize,
     /// A fault put in on purpose ([`FAULT`]): every other event of a kind
     /// dropped.
@@ -154,6 +169,7 @@ impl Ring {
             base: CpuState::default(),
             now: CpuState::default(),
             events: VecDeque::with_capacity(cap),
+            stacks: VecDeque::new(),
             cap: cap.max(1),
             fault: Fault::from_env(),
             seen: 0,
@@ -177,6 +193,7 @@ impl Ring {
     /// next switch.
     pub fn forget(&mut self) {
         self.events.clear();
+        self.stacks.clear();
         self.base = CpuState::default();
         self.now = CpuState::default();
         self.whole = false;
@@ -234,6 +251,36 @@ impl Ring {
         if let Some((_, e)) = self.events.pop_front() {
             self.base.apply(e);
         }
+        let from = self.events.front().map_or(u64::MAX, |e| e.0);
+        while self.stacks.front().is_some_and(|s| s.ts < from) {
+            self.stacks.pop_front();
+        }
+    }
+
+    /// Keep the stack of task `pid` recorded at `ts` (`frames`, innermost
+    /// first).
+    pub fn push_stack(&mut self, ts: u64, pid: i32, frames: &[u64]) {
+        if frames.is_empty() {
+            return;
+        }
+        if self.stacks.len() == STACKS {
+            self.stacks.pop_front();
+        }
+        self.stacks.push_back(Stack {
+            ts,
+            pid,
+            frames: frames.into(),
+        });
+    }
+
+    /// The first stack recorded in (`from`, `to`] of a task other than
+    /// the idle task and `not`.
+    pub fn stack_in(&self, from: u64, to: u64, not: i32) -> Option<&Stack> {
+        let at = self.stacks.partition_point(|s| s.ts <= from);
+        self.stacks
+            .range(at..)
+            .take_while(|s| s.ts <= to)
+            .find(|s| s.pid != 0 && s.pid != not)
     }
 
     /// Forget the events before `t` (folded into the base state), but the

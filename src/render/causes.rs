@@ -167,6 +167,7 @@ mod tests {
             kind: kind.into(),
             name: name.into(),
             ns,
+            stack: Vec::new(),
         }
     }
 

@@ -478,12 +478,21 @@ fn explained_list(o: &mut String, r: &RunResult) {
     let _ = writeln!(o, "<h3>Worst cases explained</h3>");
     let _ = writeln!(o, "{}\n<ul>", super::svg::strip::legend(&r.explained));
     for e in &r.explained {
-        let _ = writeln!(
+        let _ = write!(
             o,
-            "<li>{}<br>{}</li>",
+            "<li>{}<br>{}",
             escape(&super::text::explained_line(e)),
             super::svg::strip::strip(e)
         );
+        for p in e.parts.iter().filter(|p| !p.stack.is_empty()) {
+            let _ = write!(
+                o,
+                "<details><summary>kernel stack of {}</summary><pre>{}</pre></details>",
+                escape(&p.label()),
+                escape(&p.stack.join("\n"))
+            );
+        }
+        let _ = writeln!(o, "</li>");
     }
     let _ = writeln!(o, "</ul>");
 }

@@ -356,6 +356,7 @@ fn explained_worst_cases_have_a_legend_of_their_colours() {
         kind: kind.into(),
         name: name.into(),
         ns,
+        stack: Vec::new(),
     };
     let mut r = testdata::timer_phases();
     r.explained = vec![
@@ -403,6 +404,46 @@ fn explained_worst_cases_have_a_legend_of_their_colours() {
         );
     }
     snapshot("explained.html", section);
+}
+
+#[test]
+fn a_kernel_stack_is_shown_whole_under_its_case() {
+    use crate::result::{Explained, Part};
+    let mut r = testdata::timer_phases();
+    let stack = [
+        "asm_sysvec_apic_timer_interrupt+0x16",
+        "resp_ioctl+0xd9 [rtlat_responder]",
+        "<x>",
+    ];
+    r.explained = vec![Explained {
+        thread: "cpu0".into(),
+        cpu: Some(0),
+        at_ns: 1_000_000,
+        latency_ns: 9_000_000,
+        parts: vec![
+            Part {
+                kind: "preempt-off".into(),
+                name: "ld-ksp0 295".into(),
+                ns: 8_000_000,
+                stack: stack.iter().map(|f| f.to_string()).collect(),
+            },
+            Part {
+                kind: "self".into(),
+                name: "own wake-up path".into(),
+                ns: 1_000_000,
+                stack: Vec::new(),
+            },
+        ],
+    }];
+    let page = html::report(&[&loaded("stacks", r)]);
+    assert!(
+        page.contains("preemption off in ld-ksp0 295 8.0 ms [resp_ioctl &lt; &lt;x&gt;]"),
+        "the line names the task's frames"
+    );
+    assert!(page.contains(
+        "<details><summary>kernel stack of preemption off in ld-ksp0 295</summary><pre>asm_sysvec_apic_timer_interrupt+0x16\nresp_ioctl+0xd9 [rtlat_responder]\n&lt;x&gt;</pre></details>"
+    ));
+    assert_eq!(page.matches("<details><summary>kernel stack").count(), 1);
 }
 
 #[test]

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 /// One share of an explained interval.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Part {
     /// `idle`, `irq`, `vector`, `softirq`, `nmi`, `thread`, `preempt-off`,
     /// `irqs-off`, `throttled` (runnable on an idle CPU: RT throttling),
@@ -14,6 +14,48 @@ pub struct Part {
     /// The handler, vector, thread (`comm pid prio`) or cause.
     pub name: String,
     pub ns: u64,
+    /// With `--explain-stacks`, on the part of the task that held the CPU:
+    /// the kernel stack recorded on the CPU when the measuring thread was
+    /// woken, innermost first (`zap_pte_range+0x1f2`, `resp_spin+0x2a
+    /// [rtlat_responder]`; hexadecimal addresses where the kernel hides its
+    /// symbols). Above the task's own frames, those of the interrupt that
+    /// did the wake-up and of the tracing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stack: Vec<String>,
+}
+
+/// Frames that enter the kernel from an interrupt or exception: below the
+/// last of them, the interrupted task's (x86's `asm_*` entries, arm64's
+/// `el1h_64_irq`, 32-bit Arm's `__irq_svc`, PowerPC's `*_common_virt`).
+fn is_entry(name: &str) -> bool {
+    name.starts_with("asm_")
+        || name.starts_with("el1h_64_")
+        || name.starts_with("el0t_64_")
+        || name.starts_with("__irq_")
+        || name.ends_with("_common_virt")
+}
+
+/// Frames of the tracing that recorded a stack and of the wake-up it was
+/// recorded at: above what the task that woke the thread was doing.
+fn is_machinery(name: &str) -> bool {
+    [
+        "trace_",
+        "__trace",
+        "ftrace_",
+        "stack_trace_",
+        "__traceiter_",
+        "ttwu_",
+        "try_to_wake_up",
+        "wake_up_",
+        "__wake_up",
+    ]
+    .iter()
+    .any(|p| name.starts_with(p))
+}
+
+/// A frame's function name: `zap_pte_range` of `zap_pte_range+0x1f2 [mod]`.
+pub fn frame_name(frame: &str) -> &str {
+    frame.split(['+', ' ']).next().unwrap_or(frame)
 }
 
 /// One explained interval; its parts add up to `latency_ns`.
@@ -43,7 +85,13 @@ impl Explained {
             .iter()
             .filter(|p| p.ns * 100 >= self.latency_ns || p.ns == self.latency_ns)
             .take(max)
-            .map(|p| format!("{} {}", p.label(), short(p.ns)))
+            .map(|p| {
+                let mut s = format!("{} {}", p.label(), short(p.ns));
+                if let Some(frames) = p.innermost(3) {
+                    s.push_str(&format!(" [{frames}]"));
+                }
+                s
+            })
             .collect();
         if v.is_empty() {
             v.push("nothing recorded".into());
@@ -53,6 +101,33 @@ impl Explained {
 }
 
 impl Part {
+    /// The frames of [`Part::stack`] of the task itself, innermost first:
+    /// those below the interrupt that recorded it, or, recorded in the
+    /// task's own context, below the tracing and wake-up frames. Empty when
+    /// the task was in user space.
+    pub fn task_frames(&self) -> &[String] {
+        let names = || self.stack.iter().map(|f| frame_name(f));
+        let from = match names().rposition(is_entry) {
+            Some(i) => i + 1,
+            None => names().take_while(|n| is_machinery(n)).count(),
+        };
+        &self.stack[from..]
+    }
+
+    /// `zap_pte_range < unmap_page_range < exit_mmap`: the `n` innermost
+    /// functions of the task's frames, past the lock release an interrupt
+    /// that waited for it came in at (`_raw_spin_unlock_irqrestore`).
+    pub fn innermost(&self, n: usize) -> Option<String> {
+        let names: Vec<&str> = self
+            .task_frames()
+            .iter()
+            .map(|f| frame_name(f))
+            .skip_while(|f| f.starts_with("_raw_") && f.contains("unlock"))
+            .take(n)
+            .collect();
+        (!names.is_empty()).then(|| names.join(" < "))
+    }
+
     /// `irq virtio0-input`, `thread hog 1234 FIFO 90`, `hypervisor`.
     pub fn label(&self) -> String {
         match self.kind.as_str() {
@@ -85,6 +160,7 @@ mod tests {
             kind: kind.into(),
             name: name.into(),
             ns,
+            stack: Vec::new(),
         };
         let e = Explained {
             thread: "cpu0".into(),
@@ -109,5 +185,61 @@ mod tests {
         );
         assert_eq!(e.parts[2].label(), "preemption off in opt 12");
         assert_eq!(short(999), "999 ns");
+    }
+
+    #[test]
+    fn a_stack_shows_the_task_frames_below_the_interrupt_and_the_tracing() {
+        let frames = |s: &[&str]| s.iter().map(|f| f.to_string()).collect::<Vec<_>>();
+        let irq = [
+            "trace_event_raw_event_sched_wakeup_template+0x9c",
+            "__traceiter_sched_wakeup+0x2f",
+            "try_to_wake_up+0x2a5",
+            "hrtimer_wakeup+0x22",
+            "__hrtimer_run_queues+0x131",
+            "hrtimer_interrupt+0xfe",
+            "asm_sysvec_apic_timer_interrupt+0x1a",
+        ];
+        let task = [
+            "_raw_spin_unlock_irqrestore+0x19",
+            "zap_pte_range+0x1f2",
+            "unmap_page_range+0x3e5",
+            "exit_mmap+0xd8",
+            "mmput+0x5e",
+        ];
+        let mut p = Part {
+            kind: "preempt-off".into(),
+            name: "rustc 17009".into(),
+            ns: 5_100_000,
+            stack: frames(&[&irq[..], &task[..]].concat()),
+        };
+        assert_eq!(p.task_frames(), frames(&task));
+        let e = Explained {
+            thread: "cpu1".into(),
+            cpu: Some(1),
+            at_ns: 0,
+            latency_ns: 5_200_000,
+            parts: vec![p.clone()],
+        };
+        assert_eq!(
+            e.parts_line(4),
+            "preemption off in rustc 17009 5.1 ms [zap_pte_range < unmap_page_range < exit_mmap]"
+        );
+        // Interrupted in user space: no frame of the task's.
+        p.stack = frames(&irq);
+        assert!(p.task_frames().is_empty());
+        // Recorded in the task's own context (a wake-up it made): below
+        // the tracing and the wake-up.
+        p.stack = frames(&[
+            "trace_event_raw_event_sched_wakeup_template+0x9c",
+            "try_to_wake_up+0x2a5",
+            "wake_up_q+0x4a",
+            "futex_wake+0x15d",
+            "do_futex+0x11a",
+        ]);
+        assert_eq!(
+            p.task_frames(),
+            frames(&["futex_wake+0x15d", "do_futex+0x11a"])
+        );
+        assert_eq!(frame_name("resp_spin+0x2a [rtlat_responder]"), "resp_spin");
     }
 }

@@ -30,6 +30,17 @@ pub struct CpuTotals {
     pub parts: Vec<Part>,
 }
 
+/// A part as a cause summed over intervals: its one interval's stack left
+/// out.
+fn cause(p: &Part) -> Part {
+    Part {
+        kind: p.kind.clone(),
+        name: p.name.clone(),
+        ns: p.ns,
+        stack: Vec::new(),
+    }
+}
+
 impl CpuTotals {
     pub fn new(cpu: usize) -> CpuTotals {
         CpuTotals {
@@ -50,7 +61,7 @@ impl CpuTotals {
                 .position(|q| q.kind == p.kind && q.name == p.name);
             match at {
                 Some(i) => self.parts[i].ns += p.ns,
-                None if self.kept() < CAUSES => self.parts.push(p.clone()),
+                None if self.kept() < CAUSES => self.parts.push(cause(p)),
                 None => self.displace(p),
             }
         }
@@ -70,7 +81,7 @@ impl CpuTotals {
             .min_by_key(|&i| self.parts[i].ns);
         let moved = match smallest {
             Some(i) if self.parts[i].ns <= p.ns => {
-                std::mem::replace(&mut self.parts[i], p.clone()).ns
+                std::mem::replace(&mut self.parts[i], cause(p)).ns
             }
             _ => p.ns,
         };
@@ -93,6 +104,7 @@ impl CpuTotals {
                     kind: "other".into(),
                     name: "other causes".into(),
                     ns: 0,
+                    ..Part::default()
                 });
                 self.parts.len() - 1
             }
@@ -148,6 +160,7 @@ mod tests {
             kind: kind.into(),
             name: name.into(),
             ns,
+            stack: Vec::new(),
         }
     }
 

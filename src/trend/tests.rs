@@ -203,12 +203,14 @@ fn at_a_change_the_cause_of_the_worst_cases_that_grew_is_named() {
             kind: "thread".into(),
             name: format!("hog {day} FIFO 90"),
             ns: 50_000,
+            stack: Vec::new(),
         }];
         if day >= WORSE_FROM {
             parts.push(Part {
                 kind: "softirq".into(),
                 name: "NET_RX".into(),
                 ns: 40_000,
+                stack: Vec::new(),
             });
         }
         r.explained = vec![Explained {

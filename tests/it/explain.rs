@@ -224,6 +224,7 @@ fn explain_with_split_realtime_clock_or_deadline_is_a_usage_error() {
         &["timer", "--explain", "--split"],
         &["timer", "--explain", "--clock", "realtime"],
         &["timer", "--explain-worst", "3"],
+        &["timer", "--explain-stacks"],
         &["timer", "--explain", "--explain-worst", "0"],
     ]);
 }
@@ -380,5 +381,145 @@ case!(
         if let Some((later, c)) = reader_cpus() {
             assert!(!c.contains(&cpu), "the reader moved to {later}");
         }
+    }
+);
+
+/// A SCHED_OTHER task named `comm` on `cpu` that maps 128 MB populated
+/// and unmaps it, again and again: nearly all of its time is in the
+/// kernel's memory management, in sections the measuring thread's wake-up
+/// cannot preempt until the next rescheduling point.
+fn unmapper(comm: &str, cpu: usize) -> Reaped {
+    let script = format!(
+        "import mmap, os\n\
+         open('/proc/self/comm', 'w').write('{comm}')\n\
+         os.sched_setaffinity(0, {{{cpu}}})\n\
+         flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | mmap.MAP_POPULATE\n\
+         print('ready', flush=True)\n\
+         while True:\n\
+         \x20   mmap.mmap(-1, 128 << 20, flags=flags).close()\n"
+    );
+    let mut child = Command::new("python3")
+        .args(["-c", &script])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("python3");
+    let mut line = String::new();
+    use std::io::BufRead;
+    std::io::BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("unmapper ready");
+    assert_eq!(line.trim(), "ready");
+    Reaped(child)
+}
+
+/// A frame of the kernel's memory management.
+fn is_mm_frame(f: &str) -> bool {
+    [
+        "zap_",
+        "unmap_",
+        "madvise",
+        "tlb",
+        "free_page",
+        "release_pages",
+        "page",
+        "folio",
+        "pte",
+        "pmd",
+        "mmap",
+        "munmap",
+        "populate",
+        "handle_mm_fault",
+        "do_anonymous",
+        "clear_page",
+        "vma",
+        "lru",
+    ]
+    .iter()
+    .any(|m| f.contains(m))
+}
+
+case!(
+    explain_stacks_show_where_a_task_held_the_cpu_in_the_kernel,
+    TRACED_HOG,
+    |t| {
+        let cpu = measuring_cpu();
+        let _mm = unmapper("rtlat-unmap", cpu);
+        let json = t.path("s.json");
+        let (out, r) = run_json(
+            t.rtlat().args([
+                "timer",
+                "--explain",
+                "--explain-stacks",
+                "--explain-worst",
+                "20",
+                "--cpus",
+                &cpu.to_string(),
+                "--priority",
+                "80",
+                "--period",
+                "1ms",
+                "--duration",
+                "5s",
+            ]),
+            &json,
+            0,
+        );
+        assert_schema_valid(&json);
+        let cases = r["explained"].as_array().cloned().unwrap_or_default();
+        assert_parts_add_up(&cases);
+        let stack = |p: &Value| -> Vec<String> {
+            p["stack"]
+                .as_array()
+                .map(|s| {
+                    s.iter()
+                        .filter_map(|f| f.as_str().map(String::from))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        // Only a task's part carries a stack, and that part names the task
+        // the stack was recorded in: never the measuring thread's own time.
+        for p in cases
+            .iter()
+            .flat_map(|c| c["parts"].as_array().cloned().unwrap_or_default())
+        {
+            if !stack(&p).is_empty() {
+                assert!(
+                    ["thread", "preempt-off", "irqs-off"]
+                        .contains(&p["kind"].as_str().unwrap_or("")),
+                    "a stack on {p}"
+                );
+            }
+        }
+        // Where the unmapper held the CPU, its stack is in the memory
+        // management (the kernel names its frames: the test runs as root).
+        let held: Vec<&Value> = cases
+            .iter()
+            .filter(|c| culprit(c).1.starts_with("rtlat-unmap "))
+            .collect();
+        let mm: Vec<Vec<String>> = held
+            .iter()
+            .flat_map(|c| c["parts"].as_array().cloned().unwrap_or_default())
+            .filter(|p| {
+                p["name"]
+                    .as_str()
+                    .is_some_and(|n| n.starts_with("rtlat-unmap "))
+            })
+            .map(|p| stack(&p))
+            .filter(|s| s.iter().any(|f| is_mm_frame(f)))
+            .collect();
+        assert!(
+            !mm.is_empty(),
+            "no case led by the unmapper with a memory-management stack among {} it led: {cases:#?}",
+            held.len()
+        );
+        assert!(mm[0].iter().all(|f| !f.starts_with("0x")), "{:?}", mm[0]);
+        // The text line shows the innermost frames of the task.
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with("worst ") && l.contains("rtlat-unmap ") && l.contains(" [")),
+            "{text}"
+        );
     }
 );

@@ -45,6 +45,9 @@ pub struct TimerConfig {
     /// The worst intervals explained per thread (`--explain`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub explain: Option<usize>,
+    /// `--explain-stacks`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub explain_stacks: bool,
     #[serde(skip)]
     pub setup: Setup,
 }
@@ -284,6 +287,7 @@ fn ask<'a>(cfg: &'a TimerConfig, pin: bool, phases: &'a [u64]) -> Result<Ask<'a>
     }
     let mut ask = Ask::new(cfg.explain, &cfg.cpus, "own wake-up path");
     ask.threshold = cfg.control.break_threshold_ns;
+    ask.stacks = cfg.explain_stacks;
     ask.split = cfg.split.then_some((cfg.period_ns, phases));
     Ok(ask)
 }

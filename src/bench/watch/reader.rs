@@ -460,6 +460,7 @@ fn worst_cases(slots: &[Slot]) -> Vec<Explained> {
                         kind: kind.into(),
                         name,
                         ns,
+                        ..Part::default()
                     }],
                 }
             })

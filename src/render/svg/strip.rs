@@ -83,6 +83,7 @@ mod tests {
             kind: kind.into(),
             name: name.into(),
             ns,
+            stack: Vec::new(),
         };
         let e = Explained {
             thread: "cpu1".into(),
@@ -106,6 +107,7 @@ mod tests {
             kind: kind.into(),
             name: "x".into(),
             ns,
+            stack: Vec::new(),
         };
         let e = |parts| Explained {
             thread: "cpu1".into(),

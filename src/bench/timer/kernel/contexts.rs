@@ -192,6 +192,9 @@ fn explain_beside(
         cfg.control.break_threshold_ns,
         own,
     )?;
+    if cfg.explain_stacks {
+        e.stacks()?;
+    }
     notes.extend(e.notes.iter().cloned());
     let taps = watch(&mut e, cfg, user);
     Ok((Some(e), taps))
