@@ -72,6 +72,9 @@ pub struct Cli {
 /// (`defer`): building every subcommand's took about 0.5 MB of heap, which
 /// a run then held resident under mlockall (the static build's allocator
 /// keeps what it once mapped). Help, completions and man pages build all.
+/// A deferred build applies the subcommand's `Args` after the variant's
+/// own about: an `Args` struct (or one flattened into it) with a doc
+/// comment would replace it, so they have none (a test checks).
 #[derive(Debug, Subcommand)]
 #[command(defer = true)]
 #[allow(clippy::large_enum_variant)] // parsed once; boxing buys nothing
@@ -220,6 +223,37 @@ mod tests {
     #[test]
     fn cli_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    /// Every subcommand's about, at every depth, is its variant's, before
+    /// and after the deferred build (an `Args` struct's doc comment would
+    /// replace it).
+    #[test]
+    fn a_deferred_build_keeps_each_subcommands_about() {
+        fn abouts(cmd: &clap::Command, path: &str, out: &mut Vec<(String, String)>) {
+            for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+                let path = format!("{path} {}", sub.get_name());
+                let about = sub.get_about().map(|a| a.to_string()).unwrap_or_default();
+                out.push((path.clone(), about));
+                abouts(sub, &path, out);
+            }
+        }
+        let (mut before, mut after) = (Vec::new(), Vec::new());
+        let cmd = Cli::command();
+        abouts(&cmd, "rtlat", &mut before);
+        let mut built = cmd.clone();
+        built.build();
+        abouts(&built, "rtlat", &mut after);
+        for (path, about) in &after {
+            assert!(!about.is_empty(), "{path} has no about");
+            if let Some((_, was)) = before.iter().find(|(p, _)| p == path) {
+                assert_eq!(about, was, "{path}");
+            }
+        }
+        assert!(
+            after.len() > before.len(),
+            "nested subcommands are deferred"
+        );
     }
 
     /// A parse builds only the subcommand it is about (`defer`): the
