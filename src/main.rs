@@ -180,6 +180,9 @@ fn one_line(rendered: &str, command: &str) -> String {
 /// `rtlat net ping` for `rtlat net ping --rat 5`.
 fn command_of(args: &[std::ffi::OsString]) -> String {
     let mut cmd = Cli::command();
+    // Every subcommand's own subcommands and options, deferred until one is
+    // parsed (an error path: memory does not matter here).
+    cmd.build();
     let mut path = vec!["rtlat".to_string()];
     for a in args.iter().skip(1).filter_map(|a| a.to_str()) {
         if a.starts_with('-') {

@@ -73,19 +73,20 @@ impl Threads {
         cpu.and_then(|cpu| self.explain.watch(name, cpu, every_ns))
     }
 
-    /// A measuring thread on `cpu` running `body` from the run's start.
-    pub fn worker(
+    /// A measuring thread on `cpu` running `body` from the run's start; what
+    /// `body` returns says how it ended (`()`: nothing to tell; a
+    /// [`LostCpu`](crate::engine::LostCpu): its CPU went away).
+    pub fn worker<E: Into<WorkerEnd>>(
         &mut self,
         name: String,
         cpu: Option<usize>,
-        body: impl FnOnce(u64, &StopFlag) + Send + 'static,
+        body: impl FnOnce(u64, &StopFlag) -> E + Send + 'static,
     ) {
         self.workers.push(Worker {
             name,
             cpu,
             body: Box::new(move |start: u64, stop: &StopFlag| -> WorkerEnd {
-                body(start, stop);
-                WorkerEnd::default()
+                body(start, stop).into()
             }),
         });
     }

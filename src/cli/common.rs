@@ -24,7 +24,7 @@ pub enum PolicyArg {
     Other,
 }
 
-/// Real-time runtime settings shared by every benchmark.
+// Real-time runtime settings shared by every benchmark.
 #[derive(Debug, Args)]
 pub struct RtArgs {
     /// Scheduling policy of the measuring threads
@@ -60,7 +60,7 @@ pub fn label(s: &str) -> std::result::Result<String, String> {
     Ok(s.to_string())
 }
 
-/// Output and threshold settings shared by every benchmark.
+// Output and threshold settings shared by every benchmark.
 #[derive(Debug, Args)]
 pub struct OutputArgs {
     /// Write the result to FILE (rewritten atomically every few seconds during the run); - writes it to stdout, which then carries only the result
@@ -91,8 +91,9 @@ pub struct OutputArgs {
     pub forecast: ForecastArgs,
 }
 
-/// What the tail forecast forecasts (docs/forecast.md); shared by every
-/// benchmark and `rtlat report`.
+// What the tail forecast forecasts (docs/forecast.md); shared by every
+// benchmark and `rtlat report`. (Not a doc comment: clap would make it the
+// about of the subcommand it is flattened into, see `cli::Command`.)
 #[derive(Debug, Args, Default)]
 pub struct ForecastArgs {
     /// Forecast the latency exceeded with probability P per sample, and per hour of running [default: 1e-9]
@@ -254,8 +255,9 @@ impl OutputArgs {
     }
 }
 
-/// Loads started beside a benchmark (after the real-time setup, before the
-/// first sample) and stopped after the last sample. Shared by every benchmark.
+// Loads started beside a benchmark (after the real-time setup, before the
+// first sample) and stopped after the last sample. Shared by every
+// benchmark. (Not a doc comment: see `ForecastArgs`.)
 #[derive(Debug, Args, Default, Clone)]
 pub struct LoadOpts {
     /// Loads to run during the measurement, e.g. `exec:2,memory:32M,net:4MB/s` (see `rtlat load --help`)
@@ -296,8 +298,8 @@ impl LoadOpts {
     }
 }
 
-/// The option groups every measuring subcommand takes: real-time runtime,
-/// output and thresholds, loads.
+// The option groups every measuring subcommand takes: real-time runtime,
+// output and thresholds, loads. (Not a doc comment: see `ForecastArgs`.)
 #[derive(Debug, Args)]
 pub struct MeasureArgs {
     #[command(flatten)]
@@ -408,7 +410,7 @@ pub fn needs_kernel_trace(option: Option<&str>) -> Result<()> {
     }
 }
 
-/// `--explain` and how many worst cases it explains.
+// `--explain` and how many worst cases it explains.
 #[derive(Debug, Args)]
 pub struct ExplainArgs {
     /// Explain the worst samples of each thread (and every --break-threshold hit): their latency split into idle exit, IRQs, softirqs, other threads, preemption off, hypervisor steal, from the kernel's standard trace events (root, tracefs)

@@ -30,7 +30,8 @@ Examples:
                                              starts (and stops) irq target on the board itself
   rtlat irq loopback --backend serial --port /dev/ttyUSB0 --out rts --in cts";
 
-/// `rtlat irq`: one of the three roles.
+// `rtlat irq`: one of the three roles. (Not a doc comment: clap would make
+// it the subcommand's about, see `cli::Command`.)
 #[derive(Debug, clap::Args)]
 #[command(after_help = IRQ_HELP, subcommand_required = true)]
 pub struct IrqArgs {
@@ -95,7 +96,7 @@ pub enum BiasArg {
     Disabled,
 }
 
-/// Options shared by the three roles.
+// Options shared by the three roles.
 #[derive(Debug, clap::Args)]
 pub struct RoleArgs {
     /// Where edges come from

@@ -40,7 +40,8 @@ Examples:
   rtlat load net:4MB/s --load-target 192.168.1.20:9000
   rtlat timer --load exec:2,memory:32M --idle-first 10m --duration 1h";
 
-/// `rtlat load SPEC`: run loads on their own and print what they achieve.
+// `rtlat load SPEC`: run loads on their own and print what they achieve.
+// (Not a doc comment: clap would make it the subcommand's about, see `cli::Command`.)
 #[derive(Debug, clap::Args)]
 #[command(after_help = LOAD_HELP)]
 pub struct LoadArgs {

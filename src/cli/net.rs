@@ -175,7 +175,7 @@ pub struct PingArgs {
     pub side: SideArgs,
 }
 
-/// `--serve-on` and the ssh options that go with it.
+// `--serve-on` and the ssh options that go with it.
 #[derive(Debug, Args)]
 pub struct PeerArgs {
     /// Start `rtlat net serve` on this board over ssh for the run (on the address and port pinged), stop it at the end and keep its result
@@ -194,7 +194,7 @@ pub struct PeerArgs {
     pub remote_rtlat: String,
 }
 
-/// What both sides take: the kernel timestamps, the CPU, the measuring options.
+// What both sides take: the kernel timestamps, the CPU, the measuring options.
 #[derive(Debug, Args)]
 pub struct SideArgs {
     /// Kernel timestamps for the latencies measured on this side (serve: RX; ping: TX and RX)

@@ -31,6 +31,65 @@ pub struct WorkerEnd {
     pub lost_cpu: Option<LostCpu>,
 }
 
+/// A pinned thread found on another CPU than its own: its CPU went away
+/// (taken offline, or out of the process's cpuset) and the kernel moved it.
+/// Found by the measuring loop, which then ends; a plain value, so that the
+/// loop allocates nothing (the [`LostCpu`] is made after it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Moved {
+    /// The CPU the thread was pinned to, and the one it runs on now.
+    pub from: usize,
+    pub to: usize,
+    /// When it was noticed, from the run's start.
+    pub at_ns: u64,
+}
+
+impl Moved {
+    /// A thread pinned to `own` (`None`: not pinned, never checked) found
+    /// on `on` (`None`: not known) at `at_ns`: moved when both are known and differ.
+    #[inline(always)]
+    pub fn check(own: Option<usize>, on: Option<usize>, at_ns: u64) -> Option<Moved> {
+        match (own, on) {
+            (Some(from), Some(to)) if from != to => Some(Moved { from, to, at_ns }),
+            _ => None,
+        }
+    }
+
+    /// [`Moved::check`] with the CPU the calling thread runs on now (glibc's
+    /// sched_getcpu: the vDSO or the rseq area, no system call).
+    #[inline(always)]
+    pub fn here(own: Option<usize>, at_ns: u64) -> Option<Moved> {
+        own.and_then(|_| Moved::check(own, sys::sched::current_cpu(), at_ns))
+    }
+
+    /// What the run's notes say of the series `series` it ended.
+    pub fn lost(self, series: &str) -> LostCpu {
+        LostCpu {
+            series: series.to_string(),
+            cpu: self.from,
+            moved_to: self.to,
+            at_ns: self.at_ns,
+        }
+    }
+}
+
+impl From<()> for WorkerEnd {
+    /// A thread that ended without anything to tell.
+    fn from(_: ()) -> WorkerEnd {
+        WorkerEnd::default()
+    }
+}
+
+impl From<Option<LostCpu>> for WorkerEnd {
+    /// A thread that ended, maybe because its CPU went away.
+    fn from(lost_cpu: Option<LostCpu>) -> WorkerEnd {
+        WorkerEnd {
+            lost_cpu,
+            ..WorkerEnd::default()
+        }
+    }
+}
+
 /// A measuring thread whose CPU went away mid-run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LostCpu {

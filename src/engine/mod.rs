@@ -15,6 +15,6 @@ pub mod save;
 pub use crate::sys::signals::StopFlag;
 pub use channel::Channel;
 pub use control::{OutputConfig, RunControl, Setup};
-pub use crew::{LostCpu, Worker, WorkerEnd};
+pub use crew::{LostCpu, Moved, Worker, WorkerEnd};
 pub use rt::RtConfig;
 pub use run::{execute, Finished, Finisher, RunSpec};

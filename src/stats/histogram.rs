@@ -54,12 +54,32 @@ pub fn representative(i: usize) -> u64 {
 }
 
 /// Counts per bucket plus the exact extremes, sum and sum of squares.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// The counts are kept up to the highest bucket that ever held a sample,
+/// grown when a higher one does: latencies up to a millisecond need about
+/// 1800 of the 7424 buckets (14 KiB instead of 58 KiB, held resident under
+/// mlockall by every series of a run). Only the reporter's side keeps
+/// histograms; a measuring thread counts into its recorder's fixed deltas.
+#[derive(Debug, Clone)]
 pub struct Histogram {
     counts: Vec<u64>,
     pub samples: u64,
     pub min: u64,
     pub max: u64,
+}
+
+impl PartialEq for Histogram {
+    /// The same counts in every bucket (however far each kept them), samples and extremes.
+    fn eq(&self, o: &Histogram) -> bool {
+        let (short, long) = if self.counts.len() <= o.counts.len() {
+            (&self.counts, &o.counts)
+        } else {
+            (&o.counts, &self.counts)
+        };
+        (self.samples, self.min, self.max) == (o.samples, o.min, o.max)
+            && long[..short.len()] == short[..]
+            && long[short.len()..].iter().all(|&c| c == 0)
+    }
 }
 
 impl Default for Histogram {
@@ -71,7 +91,7 @@ impl Default for Histogram {
 impl Histogram {
     pub fn new() -> Self {
         Histogram {
-            counts: vec![0; BUCKETS],
+            counts: Vec::new(),
             samples: 0,
             min: u64::MAX,
             max: 0,
@@ -87,8 +107,16 @@ impl Histogram {
 
     /// Add `n` samples to bucket `i` without touching the exact min/max.
     pub fn add_to_bucket(&mut self, i: usize, n: u64) {
+        self.reach(i);
         self.counts[i] += n;
         self.samples += n;
+    }
+
+    /// Counts kept up to bucket `i` at least.
+    fn reach(&mut self, i: usize) {
+        if i >= self.counts.len() {
+            self.counts.resize(i + 1, 0);
+        }
     }
 
     /// Set the exact extremes (known to the recorder, finer than buckets).
@@ -98,6 +126,9 @@ impl Histogram {
     }
 
     pub fn merge(&mut self, other: &Histogram) {
+        if let Some(top) = other.counts.len().checked_sub(1) {
+            self.reach(top);
+        }
         for (a, b) in self.counts.iter_mut().zip(&other.counts) {
             *a += b;
         }
@@ -107,7 +138,7 @@ impl Histogram {
     }
 
     pub fn count(&self, i: usize) -> u64 {
-        self.counts[i]
+        self.counts.get(i).copied().unwrap_or(0)
     }
 
     /// The value at percentile `p` (0 < p ≤ 100): the smallest bucket whose
@@ -157,7 +188,7 @@ impl Histogram {
     pub fn without_top(&self, n: u64) -> Histogram {
         let mut h = self.clone();
         let mut left = n.min(h.samples);
-        for i in (0..BUCKETS).rev() {
+        for i in (0..h.counts.len()).rev() {
             if left == 0 {
                 break;
             }
@@ -401,6 +432,37 @@ mod tests {
                 count: 3
             })
         );
+    }
+
+    #[test]
+    fn counts_grow_to_the_highest_bucket_and_compare_whatever_their_reach() {
+        let mut h = Histogram::new();
+        h.record(1_000);
+        assert_eq!(h.counts.len(), index_of(1_000) + 1);
+        h.record(3);
+        assert_eq!(
+            h.counts.len(),
+            index_of(1_000) + 1,
+            "a lower bucket grows nothing"
+        );
+        // A histogram that reaches further with zeros above is the same histogram.
+        let mut far = Histogram::new();
+        far.record(u64::MAX);
+        let mut same = far.without_top(1);
+        assert_eq!(same.counts.len(), BUCKETS);
+        same.record(1_000);
+        same.record(3);
+        same.max = h.max;
+        assert_eq!(same, h);
+        assert_eq!(h, same);
+        assert_eq!(h.count(BUCKETS - 1), 0);
+        // Merged into a shorter one, the longer one's top bucket is kept.
+        let mut merged = h.clone();
+        merged.merge(&far);
+        assert_eq!(merged.count(BUCKETS - 1), 1);
+        assert_eq!(merged.percentile(100.0), Some(u64::MAX));
+        same.record(5_000);
+        assert_ne!(same, h);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! and the help of the subcommand it is about; a number without a unit
 //! gets only values the option takes (every missing privilege named in
 //! one refusal: errors.rs); an output path follows one rule; the README's
-//! exit codes are what rtlat does; a CPU taken offline mid-run is named.
+//! exit codes are what rtlat does (a CPU taken offline mid-run: hotplug.rs).
 
 use crate::util::*;
 
@@ -181,71 +181,3 @@ case!(an_output_goes_into_a_directory_that_exists, [], |t| {
     assert_eq!(out.status.code(), Some(0));
     assert!(t.path("man").is_dir());
 });
-
-/// CPU `cpu` taken offline (`false`) or back online, as root.
-fn set_online(cpu: usize, on: bool) -> bool {
-    let path = format!("/sys/devices/system/cpu/cpu{cpu}/online");
-    std::fs::write(path, if on { "1" } else { "0" }).is_ok()
-}
-
-case!(
-    a_cpu_taken_offline_ends_its_series_and_is_named,
-    [
-        Root,
-        Native("CPU hotplug of the host"),
-        Cpus(2, "CPU 1 goes offline while CPU 0 measures on"),
-        Machine(
-            std::path::Path::new("/sys/devices/system/cpu/cpu1/online").exists(),
-            "CPU hotplug (/sys/devices/system/cpu/cpu1/online)"
-        ),
-        Measuring
-    ],
-    |t| {
-        let json = t.path("hp.json");
-        let child = t
-            .process()
-            .args(["timer", "--cpus", "0,1", "--duration", "3s", "--json"])
-            .arg(&json)
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .expect("timer starts");
-        std::thread::sleep(std::time::Duration::from_millis(1000));
-        let offline = set_online(1, false);
-        std::thread::sleep(std::time::Duration::from_millis(700));
-        let online = set_online(1, true);
-        let out = child.wait_with_output().expect("timer ends");
-        assert!(
-            offline && online,
-            "CPU 1 could not be taken offline and back"
-        );
-        assert_eq!(out.status.code(), Some(0));
-        let r: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(&json).expect("result")).expect("JSON");
-        let note = r["notes"]
-            .as_array()
-            .expect("notes")
-            .iter()
-            .filter_map(|n| n.as_str())
-            .find(|n| n.contains("went offline"))
-            .unwrap_or_else(|| panic!("no note: {}", r["notes"]))
-            .to_string();
-        assert!(
-            note.starts_with("cpu1: CPU 1") && note.contains("moved the thread to CPU 0"),
-            "{note}"
-        );
-        assert!(
-            String::from_utf8_lossy(&out.stdout).contains(&note),
-            "the text names it"
-        );
-        // cpu1's series ends when its CPU went (no sample measured on CPU 0
-        // after it); cpu0's runs to the end.
-        let samples = |name: &str| {
-            thread(&r, name)["summary"]["samples"]
-                .as_u64()
-                .expect("samples")
-        };
-        let (cpu0, cpu1) = (samples("cpu0"), samples("cpu1"));
-        assert!(cpu1 > 500 && cpu1 < 1_900, "cpu1 {cpu1}");
-        assert!(cpu0 > 2_500, "cpu0 {cpu0}");
-    }
-);

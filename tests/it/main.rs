@@ -24,6 +24,7 @@ mod hostile_input;
 mod hostile_output;
 mod hostile_peers;
 mod hostile_suite;
+mod hotplug;
 mod import;
 mod import_plain;
 mod import_sources;

@@ -5,10 +5,13 @@
 //! are checked. Longer gaps are recorded one by one, and those above the
 //! threshold also into the noise series and the [`GapLog`]. Nothing in the
 //! loop allocates, locks or makes a system call; the hand-over is part of
-//! one gap every [`BATCH`] loops, so no time goes unobserved.
+//! one gap every [`BATCH`] loops, so no time goes unobserved. A longer gap
+//! is also where the thread may have been moved to another CPU, its own
+//! gone away: the CPU is checked there, and the loop ends without the gap
+//! that ended elsewhere.
 
 use super::counter::Ticks;
-use crate::engine::StopFlag;
+use crate::engine::{Moved, StopFlag};
 use crate::result::details::noise::NoiseGap as Gap;
 use crate::stats::recorder::Recorder;
 use crate::stats::tap::Tap;
@@ -64,6 +67,8 @@ pub struct LoopPlan {
     pub threshold_ns: u64,
     pub duration_ns: Option<u64>,
     pub loops: Option<u64>,
+    /// The CPU the loop is pinned to (`None`: not checked).
+    pub cpu: Option<usize>,
 }
 
 /// What one CPU's loop counted.
@@ -78,6 +83,8 @@ pub struct LoopCount {
     /// The first and the last read on CLOCK_MONOTONIC.
     pub first_ns: u64,
     pub last_ns: u64,
+    /// The loop ended on another CPU than its own: its CPU went away.
+    pub moved: Option<Moved>,
 }
 
 /// The recorders a loop writes: every gap, and the gaps above the
@@ -108,30 +115,24 @@ pub fn busy<T: Ticks>(
     let first = prev;
     while !stop.is_set() && count.loops < limit {
         let n = BATCH.min(limit - count.loops);
-        for _ in 0..n {
+        let mut ran = n;
+        for i in 0..n {
             let now = t.now();
             let gap = t.span_ns(now.wrapping_sub(prev));
             if gap < SMALL as u64 {
                 tally[gap as usize] += 1;
-            } else {
-                long_gap(
-                    t,
-                    gap,
-                    (prev, now),
-                    start,
-                    plan.threshold_ns,
-                    out,
-                    &mut count,
-                );
+            } else if long_gap(t, gap, (prev, now), start, plan, out, &mut count) {
+                ran = i; // that gap is not a sample
+                break;
             }
             prev = now;
         }
-        count.loops += n;
+        count.loops += ran;
         let now = t.mono_ns(prev);
         // The last batch's gaps belong to the run's last interval, not past its end.
         let at = now.min(end.saturating_sub(1)).saturating_sub(start);
         hand_over(&mut tally, out.all, at);
-        if now >= end {
+        if now >= end || count.moved.is_some() {
             break;
         }
     }
@@ -143,7 +144,9 @@ pub fn busy<T: Ticks>(
     count
 }
 
-/// A gap too long for the tally: recorded on its own, and as noise above the threshold.
+/// A gap too long for the tally: recorded on its own, and as noise above
+/// the threshold; unless the loop now runs on another CPU than its own
+/// (true: it does, and `count` says where).
 #[cold]
 #[inline(never)]
 fn long_gap<T: Ticks>(
@@ -151,14 +154,18 @@ fn long_gap<T: Ticks>(
     gap: u64,
     (from, to): (u64, u64),
     start: u64,
-    threshold: u64,
+    plan: &LoopPlan,
     out: &mut LoopRecorders,
     count: &mut LoopCount,
-) {
+) -> bool {
+    count.moved = Moved::here(plan.cpu, t.mono_ns(to).saturating_sub(start));
+    if count.moved.is_some() {
+        return true;
+    }
     // Both series place a gap where it began: when the loop lost the CPU.
     let begin = t.mono_ns(from);
     out.all.record(gap, begin.saturating_sub(start), 0);
-    if gap > threshold {
+    if gap > plan.threshold_ns {
         let end = t.mono_ns(to);
         out.noise.record(gap, begin.saturating_sub(start), 0);
         out.log.push(Gap {
@@ -171,6 +178,7 @@ fn long_gap<T: Ticks>(
         count.above += 1;
         count.stolen_ns += gap;
     }
+    false
 }
 
 /// The tally into the recorder, `at` ns after the start; the tally is zero after.
@@ -221,6 +229,7 @@ mod tests {
             threshold_ns: 1_000,
             duration_ns: None,
             loops: Some(200_000),
+            cpu: None,
         };
         let start = sys::clock::now_ns(libc::CLOCK_MONOTONIC);
         let mut out = LoopRecorders {
@@ -244,5 +253,55 @@ mod tests {
         assert_eq!(c.stolen_ns, noise.totals().sum);
         assert_eq!(c.span_ns, t.sum);
         assert!(c.above as usize >= log.gaps.len());
+    }
+
+    /// A clock whose every read is a microsecond after the one before.
+    #[derive(Clone, Copy)]
+    struct Stepping;
+    static STEPPED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    impl Ticks for Stepping {
+        fn now(&self) -> u64 {
+            STEPPED.fetch_add(1_000, std::sync::atomic::Ordering::Relaxed)
+        }
+        fn span_ns(&self, ticks: u64) -> u64 {
+            ticks
+        }
+        fn mono_ns(&self, ticks: u64) -> u64 {
+            ticks
+        }
+    }
+
+    #[test]
+    fn a_loop_found_on_another_cpu_ends_without_that_gap() {
+        let here = sys::sched::current_cpu().expect("sched_getcpu");
+        sys::sched::pin_current(here).expect("pinned where it runs");
+        let run = |cpu: Option<usize>| {
+            let (mut all, mut ca) = recorder::pair(1_000_000_000);
+            let (mut noise, _cn) = recorder::pair(1_000_000_000);
+            let mut log = GapLog::with_capacity(128);
+            let plan = LoopPlan {
+                threshold_ns: 500,
+                duration_ns: None,
+                loops: Some(100),
+                cpu,
+            };
+            let mut out = LoopRecorders {
+                all: &mut all,
+                noise: &mut noise,
+                log: &mut log,
+                tap: None,
+            };
+            let c = busy(&Stepping, &plan, 0, &StopFlag::default(), &mut out);
+            ca.collect(&mut Vec::new());
+            (c, ca.totals().samples, log.gaps.len())
+        };
+        // On its own CPU every gap (each one long) is a sample and noise.
+        let (c, samples, logged) = run(Some(here));
+        assert_eq!((c.loops, samples, logged, c.moved), (100, 100, 100, None));
+        // Pinned to a CPU it is not on: the first gap ends the loop unrecorded.
+        let (c, samples, logged) = run(Some(here + 1));
+        let m = c.moved.expect("moved");
+        assert_eq!((m.from, m.to), (here + 1, here));
+        assert_eq!((c.loops, samples, logged, c.above), (0, 0, 0, 0));
     }
 }

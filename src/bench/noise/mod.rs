@@ -128,6 +128,10 @@ fn worker<T: Ticks>(
     ends: Arc<Mutex<Vec<CpuEnd>>>,
     interval_ns: u64,
 ) -> (Worker, Channel, Channel) {
+    let plan = LoopPlan {
+        cpu: Some(cpu),
+        ..plan
+    };
     let (mut all, all_col) = recorder::pair(interval_ns);
     let (mut noise, noise_col) = recorder::pair(interval_ns);
     let mut log = GapLog::with_capacity(LOG_CAPACITY);
@@ -145,6 +149,7 @@ fn worker<T: Ticks>(
         if let Some(t) = &tap {
             t.close();
         }
+        let lost = count.moved.map(|m| m.lost(&format!("cpu{cpu}")));
         let read_cost_ns = counter::read_cost_ns(&t);
         if let Ok(mut e) = ends.lock() {
             e.push(CpuEnd {
@@ -154,7 +159,7 @@ fn worker<T: Ticks>(
                 log,
             });
         }
-        WorkerEnd::default()
+        lost.into()
     });
     let mut noise_channel =
         Channel::new(format!("cpu{cpu}/noise"), Some(cpu), noise_col, interval_ns);
@@ -256,6 +261,7 @@ pub fn run(cfg: &NoiseConfig, argv: Vec<String>) -> Result<Outcome> {
         threshold_ns: cfg.threshold_ns,
         duration_ns: cfg.control.duration_ns,
         loops: cfg.control.loops,
+        cpu: None,
     };
     let ends = Arc::new(Mutex::new(Vec::new()));
     let mut explain = begin_explain(cfg, &mut spec.notes)?;

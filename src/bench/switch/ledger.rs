@@ -118,6 +118,13 @@ impl Ledger {
         std::mem::take(&mut self.owed)
     }
 
+    /// The pending wake, if any, is neither a sample nor a lost wake: it was
+    /// (or would have been) measured on another CPU than the pair's, whose
+    /// run ends there.
+    pub fn forget(&mut self) {
+        self.pending = false;
+    }
+
     pub fn lost(&self) -> u64 {
         self.wakee_busy + self.waker_late
     }
@@ -180,6 +187,23 @@ mod tests {
         assert_eq!(l.on_period(8000, 13_100, None, &mut rec), WakerStep::Ring);
         assert_eq!(l.waker_late, 1);
         assert!(l.next_due(8000, 13_100) >= 10_000);
+    }
+
+    #[test]
+    fn a_forgotten_wake_is_neither_a_sample_nor_lost() {
+        let (mut rec, mut col) = recorder::pair(1_000_000_000);
+        let mut l = Ledger::new(0, u64::MAX, 1000);
+        l.on_period(0, 1, None, &mut rec);
+        l.rang(1, 2);
+        // The wakee is busy for a period, then completes the wake elsewhere.
+        assert_eq!(l.on_period(1000, 1001, None, &mut rec), WakerStep::Skip);
+        l.forget();
+        assert_eq!(l.rung_at(), None);
+        // The period lost before is still owed, and no sample carries it.
+        assert_eq!(l.finish(Some(1500), &mut rec), 1);
+        assert_eq!(l.lost(), 1);
+        rec.finish();
+        assert_eq!(collect(&mut col).samples, 0);
     }
 
     #[test]

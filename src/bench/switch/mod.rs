@@ -181,16 +181,19 @@ fn pair_threads(
         duration: cfg.control.duration_ns,
         loops: cfg.control.loops,
         sched: (cfg.waker_sched != cfg.setup.rt.sched).then_some(cfg.waker_sched),
+        waker_cpu: plan.waker_cpu,
+        wakee_cpu: plan.wakee_cpu,
     };
     let tap = threads.watch(&plan.name, Some(plan.wakee_cpu), Some(cfg.period_ns));
     let (l, t, name) = (Arc::clone(link), Arc::clone(tallies), plan.name.clone());
     let thread = format!("{}-waker", plan.name);
     threads.worker(thread, Some(plan.waker_cpu), move |start, stop| {
-        let mut tally = waker(&l, &mut rec, &wplan, (start, stop), tap.as_deref());
-        tally.name = name;
+        let (mut tally, moved) = waker(&l, &mut rec, &wplan, (start, stop), tap.as_deref());
+        tally.name.clone_from(&name);
         if let Ok(mut v) = t.lock() {
             v.push(tally);
         }
+        moved.map(|m| m.lost(&name))
     });
     if !cfg.processes {
         let l = Arc::clone(link);

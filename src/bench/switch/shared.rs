@@ -30,7 +30,11 @@ const ARM: usize = 8;
 const ARMED: usize = 9;
 /// Written by the wakee when it is ready: its thread id (`--explain`).
 const TID: usize = 10;
-const WORDS: usize = 11;
+/// Written by the wakee with each acknowledgement: the CPU it ran on
+/// ([`NO_CPU`]: not known).
+const CPU: usize = 11;
+const WORDS: usize = 12;
+const NO_CPU: u32 = u32::MAX;
 
 /// Where a wakee's setup failed.
 pub const STAGE_PIN: u32 = 1;
@@ -64,9 +68,11 @@ impl PairShared {
     pub fn seq(&self) -> u32 {
         self.w(SEQ).load(Ordering::Acquire)
     }
-    /// The wakee: it ran at `t1` for wake `seq`.
+    /// The wakee: it ran at `t1` on CPU `cpu` for wake `seq`.
     #[inline(always)]
-    pub fn ack(&self, seq: u32, t1: u64) {
+    pub fn ack(&self, seq: u32, t1: u64, cpu: Option<usize>) {
+        let cpu = cpu.and_then(|c| u32::try_from(c).ok()).unwrap_or(NO_CPU);
+        self.w(CPU).store(cpu, Ordering::Relaxed);
         self.w(T1_LO).store(t1 as u32, Ordering::Relaxed);
         self.w(T1_HI).store((t1 >> 32) as u32, Ordering::Relaxed);
         self.w(DONE).store(seq, Ordering::Release);
@@ -80,6 +86,13 @@ impl PairShared {
         let lo = self.w(T1_LO).load(Ordering::Relaxed) as u64;
         let hi = self.w(T1_HI).load(Ordering::Relaxed) as u64;
         Some((hi << 32) | lo)
+    }
+    /// The CPU the wakee ran on for the wake it completed last, once
+    /// [`PairShared::acked`] saw it (`None`: not known).
+    #[inline(always)]
+    pub fn acked_on(&self) -> Option<usize> {
+        let cpu = self.w(CPU).load(Ordering::Relaxed);
+        (cpu != NO_CPU).then_some(cpu as usize)
     }
     pub fn stop(&self) {
         self.w(STOP).store(1, Ordering::Release);
@@ -233,8 +246,11 @@ mod tests {
         assert_eq!(s.seq(), 7);
         assert_eq!(s.acked(7), None);
         let t1 = (5u64 << 32) | 9;
-        s.ack(7, t1);
+        s.ack(7, t1, Some(3));
         assert_eq!(s.acked(7), Some(t1));
+        assert_eq!(s.acked_on(), Some(3));
+        s.ack(7, t1, None);
+        assert_eq!(s.acked_on(), None);
         assert_eq!(s.acked(8), None);
         assert!(!s.stopped());
         s.stop();

@@ -5,7 +5,7 @@
 use super::ledger::{Ledger, WakerStep};
 use super::shared::{PairLink, StopOnDrop, STAGE_MLOCK, STAGE_PIN, STAGE_SCHED, STAGE_WAIT};
 use crate::engine::rt::PREFAULT_STACK;
-use crate::engine::StopFlag;
+use crate::engine::{Moved, StopFlag};
 use crate::result::details::switch::PairDetails;
 use crate::stats::recorder::Recorder;
 use crate::stats::tap::Tap;
@@ -40,6 +40,10 @@ pub struct WakerPlan {
     pub duration: Option<u64>,
     pub loops: Option<u64>,
     pub sched: Option<Sched>,
+    /// The CPUs of the waker and the wakee: a side found elsewhere (its CPU
+    /// went away) ends the pair's run.
+    pub waker_cpu: usize,
+    pub wakee_cpu: usize,
 }
 
 /// The clock of every timestamp and sleep of a switch run.
@@ -47,14 +51,15 @@ pub const CLOCK: libc::clockid_t = libc::CLOCK_MONOTONIC;
 
 /// The waker: ring every period, record the previous wake, count what was
 /// lost; each sample's wake is handed to `tap` (`--explain`) as (the ring,
-/// latency), the interval of the wakee's thread on its CPU.
+/// latency), the interval of the wakee's thread on its CPU. Ends early,
+/// with how, when either side is found on another CPU than its own.
 pub fn waker(
     link: &PairLink,
     rec: &mut Recorder,
     plan: &WakerPlan,
     (start, stop): (u64, &StopFlag),
     tap: Option<&Tap>,
-) -> PairDetails {
+) -> (PairDetails, Option<Moved>) {
     let _final_ring = StopOnDrop(link);
     if let Some(s) = plan.sched {
         // The harness applied the wakee's priority; the waker runs at its own.
@@ -77,12 +82,23 @@ pub fn waker(
     let mut due = start + plan.phase;
     let loops = plan.loops.unwrap_or(u64::MAX);
     let sliced = plan.period > 400_000_000;
+    let mut moved = None;
     while due < end && ledger.rung < loops && !stop.is_set() {
         if !pause(CLOCK, due, stop, sliced) {
             break;
         }
         let now = sys::clock::now_ns(CLOCK);
         let ack = link.shared.acked(ledger.seq);
+        let completed = ack.filter(|_| ledger.pending);
+        if let Some((m, wakee_moved)) = elsewhere(plan, link, completed, now.saturating_sub(start))
+        {
+            // The pending wake counts only if the wakee completed it on its own CPU.
+            if wakee_moved || completed.is_none() {
+                ledger.forget();
+            }
+            moved = Some(m);
+            break;
+        }
         let rung = ledger.rung_at();
         let step = ledger.on_period(due, now, ack, rec);
         hand(tap, rung, ack);
@@ -105,7 +121,8 @@ pub fn waker(
     let grace = (2 * plan.period).clamp(10_000_000, 200_000_000);
     let deadline = sys::clock::now_ns(CLOCK) + grace;
     let mut ack = link.shared.acked(ledger.seq);
-    while ledger.pending && ack.is_none() && sys::clock::now_ns(CLOCK) < deadline {
+    while moved.is_none() && ledger.pending && ack.is_none() && sys::clock::now_ns(CLOCK) < deadline
+    {
         sys::clock::sleep_until(CLOCK, sys::clock::now_ns(CLOCK) + 100_000);
         ack = link.shared.acked(ledger.seq);
     }
@@ -116,13 +133,32 @@ pub fn waker(
         t.close();
     }
     rec.finish();
-    PairDetails {
+    let tally = PairDetails {
         name: String::new(),
         lost: ledger.lost(),
         wakee_busy: ledger.wakee_busy,
         waker_late: ledger.waker_late,
         unrecorded,
         rung: ledger.rung,
+    };
+    (tally, moved)
+}
+
+/// A side of the pair found on another CPU than its own, `at` ns into the
+/// run: the wakee, by the CPU it completed the pending wake on
+/// (`completed`: its run time, if it did), or the waker, now (true: the wakee).
+#[inline(always)]
+fn elsewhere(
+    plan: &WakerPlan,
+    link: &PairLink,
+    completed: Option<u64>,
+    at: u64,
+) -> Option<(Moved, bool)> {
+    let wakee =
+        completed.and_then(|_| Moved::check(Some(plan.wakee_cpu), link.shared.acked_on(), at));
+    match wakee {
+        Some(m) => Some((m, true)),
+        None => Moved::here(Some(plan.waker_cpu), at).map(|m| (m, false)),
     }
 }
 
@@ -161,10 +197,13 @@ pub fn wakee(link: &PairLink) {
             }
             // A wake with nothing to acknowledge (a stray signal): wait again.
         };
+        // Where it ran (read after its timestamp, outside the measured
+        // interval): the waker records no sample taken on another CPU.
+        let on = sys::sched::current_cpu();
         if link.delay > 0 {
             sys::clock::sleep_until(CLOCK, t1 + link.delay);
         }
-        link.shared.ack(seq, t1);
+        link.shared.ack(seq, t1, on);
         last = seq;
     }
 }

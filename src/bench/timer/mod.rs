@@ -16,7 +16,7 @@ pub mod lines;
 use crate::bench::explaining::{Ask, Explaining};
 use crate::engine::Setup;
 use crate::engine::StopFlag;
-use crate::engine::{Channel, Finished, LostCpu, RunControl, RunSpec, Worker, WorkerEnd};
+use crate::engine::{Channel, Finished, Moved, RunControl, RunSpec, Worker, WorkerEnd};
 use crate::error::Result;
 use crate::result::Benchmark;
 use crate::result::BreakEvent;
@@ -150,9 +150,9 @@ struct Plan {
 enum Early {
     /// A sample above `--break-threshold`.
     Break(BreakEvent),
-    /// Woken on CPU `to` at `at_ns` from the start, not its own: its CPU
-    /// went away. That wake-up is not a sample.
-    Moved { to: usize, at_ns: u64 },
+    /// Woken on another CPU than its own: its CPU went away. That wake-up
+    /// is not a sample.
+    Moved(Moved),
 }
 
 /// The measuring loop. Between the wake-up timestamp and the next sleep it
@@ -171,11 +171,10 @@ fn measure<W: Waker>(
     let loops = plan.loops.unwrap_or(u64::MAX);
     while n < loops && next < end && !stop.is_set() {
         let now = w.wait_until(next);
-        if let Some(own) = plan.cpu {
-            // Unpinned threads (SCHED_DEADLINE) are not asked.
-            if let Some(on) = w.cpu().filter(|&on| on != own) {
-                let at_ns = now.saturating_sub(plan.start);
-                return Some(Early::Moved { to: on, at_ns });
+        // Unpinned threads (SCHED_DEADLINE) are not asked.
+        if plan.cpu.is_some() {
+            if let Some(m) = Moved::check(plan.cpu, w.cpu(), now.saturating_sub(plan.start)) {
+                return Some(Early::Moved(m));
             }
         }
         let latency = now.saturating_sub(next);
@@ -334,15 +333,7 @@ impl BreakMark {
                     ..WorkerEnd::default()
                 }
             }
-            Some(Early::Moved { to, at_ns }) => WorkerEnd {
-                lost_cpu: Some(LostCpu {
-                    series: self.name.clone(),
-                    cpu: self.pinned.unwrap_or(to),
-                    moved_to: to,
-                    at_ns,
-                }),
-                ..WorkerEnd::default()
-            },
+            Some(Early::Moved(m)) => Some(m.lost(&self.name)).into(),
         }
     }
 
@@ -490,11 +481,11 @@ mod tests {
         p.cpu = Some(1);
         let mut w = Wandering(vec![1, 1, 1, 0, 1], 0);
         let end = measure(&mut w, &mut rec, &p, &StopFlag::default(), None);
-        let Some(Early::Moved { to, at_ns }) = end else {
+        let Some(Early::Moved(m)) = end else {
             panic!("not noticed: {end:?}");
         };
         // Three samples on CPU 1; the fourth wake-up, on CPU 0, is none.
-        assert_eq!((to, at_ns), (0, 3010));
+        assert_eq!((m.from, m.to, m.at_ns), (1, 0, 3010));
         assert_eq!(rec.totals().samples, 3);
         // Unpinned threads are not checked.
         let (mut rec, _col) = recorder::pair(1_000_000_000);
