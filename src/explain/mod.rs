@@ -12,6 +12,7 @@
 pub mod attribute;
 pub mod details;
 pub mod events;
+pub mod pace;
 pub mod reader;
 #[cfg(any(test, feature = "replay"))]
 pub mod replay;

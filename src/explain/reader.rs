@@ -12,6 +12,7 @@
 use super::attribute::{attribute_heard, runtime_steal, Interval, OVERWRITTEN};
 pub use super::details::ExplainDetails;
 use super::events::{Decoder, Ev, RUNTIME};
+use super::pace::{self, RoundPace, MARGIN_NS};
 use super::steal::{Steal, TICK_NS};
 use super::timeline::Ring;
 use super::together::{Due, Witness};
@@ -32,25 +33,8 @@ const RING_EVENTS: usize = 1 << 15;
 const WAITING: usize = 1 << 14;
 /// Intervals above the break threshold explained, at most.
 const BREAKS: usize = 100;
-/// The reader's pause between rounds, at least and at most. Its cost is
-/// mostly per round and per read (a partly written page is copied event by
-/// event, a full one swapped), so it reads as seldom as the kernel's
-/// buffer allows: the pause is sized for [`ROUND_PAGES`] of the busiest
-/// CPU at the rate of the round before.
-const ROUND_MS: (u64, u64) = (20, 100);
-/// The longest pause when every interval is attributed: a burst of them
-/// (a flood's gaps) must not outgrow what may wait for the trace.
-const ROUND_MS_EVERY: u64 = 50;
-/// Pages a CPU should write in one pause, at most: an eighth of its 2 MB
-/// buffer. Likewise a thread's intervals: a quarter of what its tap holds
-/// and of what may wait for the trace.
-const ROUND_PAGES: u64 = 64;
-const ROUND_SHARE: usize = 4;
 /// Pages read from a CPU's buffer per round, at most.
 const PAGES: usize = 256;
-/// How far before an interval its CPU's trace is read: the events that
-/// tell which task ran and which handlers were nested when it began.
-const MARGIN_NS: u64 = 100_000_000;
 /// How long an interval waits for the trace to pass its end.
 const PATIENCE_NS: u64 = 200_000_000;
 /// Other measuring CPUs heard on a long interval, at most: enough to tell
@@ -129,8 +113,8 @@ pub(super) struct TraceReader {
     pub(super) across: bool,
     /// When the taps were all closed (the run's end), on CLOCK_MONOTONIC.
     ended_at: Option<u64>,
-    /// When the last round was.
-    round_at: u64,
+    /// When the rounds were and what they read: the next pause.
+    pace: RoundPace,
     /// Per CPU (as `cpus`) when every interval is attributed; else empty.
     pub(super) totals: Vec<CpuTotals>,
     /// A page held while reading from a point on ([`window::read_from`]).
@@ -176,7 +160,7 @@ impl TraceReader {
             read_error: None,
             across: false,
             ended_at: None,
-            round_at: start,
+            pace: RoundPace::new(start),
             totals: Vec::new(),
             held: Vec::with_capacity(rustix::param::page_size()),
             gaps: Vec::new(),
@@ -265,6 +249,7 @@ impl TraceReader {
         let (backlog, pages) = if wanted {
             let got = self.read_trace();
             self.read_remote();
+            self.pace.read(now, got);
             got
         } else {
             (false, 0)
@@ -284,19 +269,14 @@ impl TraceReader {
                 return Round::Done;
             }
         }
-        let ms = (now.saturating_sub(self.round_at) / 1_000_000).max(1);
-        self.round_at = now;
         if backlog {
+            self.pace.round(now);
             return Round::More;
         }
-        let pause = (ROUND_PAGES * ms / pages.max(1))
-            .min(taken.map_or(u64::MAX, |(n, room)| room * ms / n.max(1)))
-            .clamp(ROUND_MS.0, ROUND_MS.1)
-            .min(if self.totals.is_empty() {
-                ROUND_MS.1
-            } else {
-                ROUND_MS_EVERY
-            });
+        let quiet = !self.every()
+            && taken.is_none_or(|(n, _)| n == 0)
+            && self.threads.iter().all(|t| t.waiting.is_empty());
+        let pause = self.pace.pause(now, quiet, self.every(), pages, taken);
         Round::Pause(std::time::Duration::from_millis(pause))
     }
 
@@ -304,7 +284,7 @@ impl TraceReader {
     /// from there.
     pub(super) fn started(&mut self, start: u64) {
         self.start = start;
-        self.round_at = start;
+        self.pace = RoundPace::new(start);
         // Whether the machine counts steal at all, said in the result.
         self.steal.sample(start);
         self.details.monotonic_start_ns = start;
@@ -498,7 +478,7 @@ impl TraceReader {
 
     /// The taps' new intervals: the candidates wait for the trace.
     /// The intervals of the thread that had the most for its room, and that
-    /// room (see [`ROUND_SHARE`]).
+    /// room (see [`pace::ROUND_SHARE`]).
     fn take_intervals(&mut self) -> Option<(u64, u64)> {
         let mut busiest: Option<(u64, u64)> = None;
         for (w, t) in self.watches.iter().zip(&mut self.threads) {
@@ -540,7 +520,7 @@ impl TraceReader {
             if !self.totals.is_empty() {
                 room = room.min(WAITING);
             }
-            let room = (room / ROUND_SHARE) as u64;
+            let room = (room / pace::ROUND_SHARE) as u64;
             if busiest.is_none_or(|(bn, br)| n * br > bn * room) {
                 busiest = Some((n, room));
             }
