@@ -120,9 +120,11 @@ impl Ticks for Tsc {
     fn now(&self) -> u64 {
         sys::tsc::read()
     }
+    /// To the nearest ns: a floor would take up to a ns from every one of
+    /// the loop's gaps, all the same way (tens of ms over 60 million).
     #[inline(always)]
     fn span_ns(&self, ticks: u64) -> u64 {
-        ((u128::from(ticks) * u128::from(self.mult)) >> 32) as u64
+        ((u128::from(ticks) * u128::from(self.mult) + (1 << 31)) >> 32) as u64
     }
     #[inline(always)]
     fn mono_ns(&self, ticks: u64) -> u64 {
@@ -178,6 +180,14 @@ mod tests {
             base_ns: 5000,
         };
         assert_eq!(t.span_ns(10), 5);
+        // 5.5 ns is 6, 5.0 is 5: to the nearest ns, not down.
+        assert_eq!(t.span_ns(11), 6);
+        let third = Tsc {
+            mult: (1 << 32) / 3 + 1, // a third of a ns per tick
+            ..t
+        };
+        assert_eq!(third.span_ns(2), 1);
+        assert_eq!(third.span_ns(300_000_000), 100_000_000);
         assert_eq!(t.mono_ns(1010), 5005);
         assert_eq!(t.mono_ns(990), 4995);
         assert_eq!(t.mhz(), 2000.0);
