@@ -39,8 +39,13 @@ pub trait MetricsSource {
 const OPEN_METRICS: &str = "application/openmetrics-text";
 
 /// Whether the request's `Accept` header asks for OpenMetrics (a client
-/// that takes both lists it; a quality of 0 refuses it).
+/// that takes both lists it; a quality of 0 refuses it). Only the build
+/// with the kernel's trace serves it: its exemplars name culprits, which
+/// only the trace knows.
 fn wants_open_metrics(request: &[u8]) -> bool {
+    if !crate::KERNEL_TRACE {
+        return false;
+    }
     let text = String::from_utf8_lossy(request);
     text.lines()
         .skip(1)
@@ -49,10 +54,12 @@ fn wants_open_metrics(request: &[u8]) -> bool {
         .flat_map(|(_, v)| v.split(','))
         .any(|range| {
             let mut params = range.split(';').map(str::trim);
+            // A quality is 0 to 1 with at most three decimals: all zeros
+            // (`0`, `0.0`, `0.000`) refuse.
             params.next() == Some(OPEN_METRICS)
                 && params
                     .filter_map(|p| p.strip_prefix("q="))
-                    .all(|q| q.parse::<f32>().is_ok_and(|q| q > 0.0))
+                    .all(|q| q.chars().any(|c| c != '0' && c != '.'))
         })
 }
 
@@ -278,6 +285,8 @@ mod tests {
 
     #[test]
     fn open_metrics_is_served_to_who_asks_for_it() {
+        // Served by the build with the kernel's trace only.
+        let om = crate::KERNEL_TRACE;
         let asked = |accept: &str| {
             let req = format!("GET /metrics HTTP/1.1\r\nHost: a\r\nAccept: {accept}\r\n\r\n");
             let r = String::from_utf8(respond(req.as_bytes(), &Fixed)).unwrap();
@@ -289,10 +298,15 @@ mod tests {
         // Prometheus' own scrape header.
         assert_eq!(
             asked("application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"),
-            (true, true)
+            (om, om)
         );
         assert_eq!(asked("text/plain;version=0.0.4"), (false, false));
         assert_eq!(asked("application/openmetrics-text;q=0"), (false, false));
+        assert_eq!(
+            asked("application/openmetrics-text; q=0.000"),
+            (false, false)
+        );
+        assert_eq!(asked("application/openmetrics-text;q=0.001"), (om, om));
         assert_eq!(asked("*/*"), (false, false));
     }
 

@@ -36,7 +36,9 @@ struct Shared {
 impl http::MetricsSource for Shared {
     fn metrics(&self, open: bool) -> String {
         let snap = Arc::clone(&self.snapshot.lock().unwrap_or_else(|e| e.into_inner()));
-        text::render(&self.info, &snap, open)
+        // The board build serves no exemplar (no culprit without the
+        // trace): its exposition is the text format alone.
+        text::render(&self.info, &snap, open && crate::KERNEL_TRACE)
     }
 }
 

@@ -7,14 +7,20 @@ use std::path::Path;
 
 const TRACEFS: &str = "/sys/kernel/tracing";
 
-/// What a run must leave as it found it: the instances, the global timer
-/// events' switches, the tracer.
+/// What a run must leave as it found it: the instances (but those of
+/// other rtlat runs still alive, which tests beside this one own), the
+/// global timer events' switches, the tracer.
 fn tracefs_state() -> String {
     let root = Path::new(TRACEFS);
+    let alive = |name: &str| {
+        name.strip_prefix("rtlat-")
+            .is_some_and(|pid| Path::new("/proc").join(pid).exists())
+    };
     let mut instances: Vec<String> = std::fs::read_dir(root.join("instances"))
         .map(|d| {
             d.filter_map(|e| e.ok())
                 .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| !alive(n))
                 .collect()
         })
         .unwrap_or_default();
