@@ -564,7 +564,7 @@ case!(
         use crate::watch::{fifo_on, now_ns, sleep_until};
         let port = free_port();
         let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
-        let _w = Reaped(
+        let mut w = Reaped(
             t.process()
                 .args(["watch", "--comm", "rtmax", "--duration", "10s", "--quiet"])
                 .args(["--metrics-listen", &addr.to_string()])
@@ -621,5 +621,9 @@ case!(
             !plain.contains(" # {") && !plain.contains("# EOF"),
             "{plain}"
         );
+        // Ended as a user ends it, so that it removes its tracefs instance.
+        // SAFETY: a signal to the watch this test started and has not reaped.
+        unsafe { libc::kill(w.0.id() as libc::pid_t, libc::SIGINT) };
+        let _ = w.0.wait();
     }
 );

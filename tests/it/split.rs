@@ -10,7 +10,7 @@ const TRACEFS: &str = "/sys/kernel/tracing";
 /// What a run must leave as it found it: the instances (but those of
 /// other rtlat runs still alive, which tests beside this one own), the
 /// global timer events' switches, the tracer.
-fn tracefs_state() -> String {
+fn tracefs_state() -> (Vec<String>, String) {
     let root = Path::new(TRACEFS);
     let alive = |name: &str| {
         name.strip_prefix("rtlat-")
@@ -26,13 +26,24 @@ fn tracefs_state() -> String {
         .unwrap_or_default();
     instances.sort();
     let read = |rel: &str| std::fs::read_to_string(root.join(rel)).unwrap_or_default();
-    format!(
-        "instances {instances:?}; hrtimer_start {}; hrtimer_expire_entry {}; tracer {}; tracing_on {}",
+    let rest = format!(
+        "hrtimer_start {}; hrtimer_expire_entry {}; tracer {}; tracing_on {}",
         read("events/timer/hrtimer_start/enable").trim(),
         read("events/timer/hrtimer_expire_entry/enable").trim(),
         read("current_tracer").trim(),
         read("tracing_on").trim()
-    )
+    );
+    (instances, rest)
+}
+
+/// Asserts that tracefs is as `before`: the same switches, and no
+/// instance that was not there (one a killed run left may be gone: a run
+/// removes those at its start).
+fn assert_restored(before: &(Vec<String>, String)) {
+    let (instances, rest) = tracefs_state();
+    assert_eq!(rest, before.1, "tracefs left changed");
+    let new: Vec<&String> = instances.iter().filter(|i| !before.0.contains(i)).collect();
+    assert!(new.is_empty(), "instances left behind: {new:?}");
 }
 
 /// Whether tracefs has the hrtimer events, mounting it as `rtlat` would.
@@ -142,7 +153,7 @@ case!(
             "{d}"
         );
         assert!(d.get("restore_problems").is_none(), "{d}");
-        assert_eq!(tracefs_state(), before, "tracefs left changed");
+        assert_restored(&before);
     }
 );
 
