@@ -258,10 +258,11 @@ mod tests {
     /// A clock whose every read is a microsecond after the one before.
     #[derive(Clone, Copy)]
     struct Stepping;
-    static STEPPED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    // 32 bits: the boards without 64-bit atomics run these tests too.
+    static STEPPED: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     impl Ticks for Stepping {
         fn now(&self) -> u64 {
-            STEPPED.fetch_add(1_000, std::sync::atomic::Ordering::Relaxed)
+            u64::from(STEPPED.fetch_add(1_000, std::sync::atomic::Ordering::Relaxed))
         }
         fn span_ns(&self, ticks: u64) -> u64 {
             ticks
