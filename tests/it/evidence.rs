@@ -67,19 +67,8 @@ impl Hog {
              \x20   time.sleep(0.1 - {burst_ms} / 1000)\n",
             log = log.display()
         );
-        let mut child = Command::new("python3")
-            .args(["-c", &script])
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("python3");
-        let mut line = String::new();
-        use std::io::BufRead;
-        std::io::BufReader::new(child.stdout.take().expect("stdout"))
-            .read_line(&mut line)
-            .expect("hog ready");
-        assert_eq!(line.trim(), "ready");
         Hog {
-            proc: Reaped(child),
+            proc: ready_python(&script),
             log,
         }
     }
@@ -288,4 +277,20 @@ pub fn assert_verdict(v: &Verdict, floor: usize, of: usize, what: &str) {
 /// Whether a case's parts say its events were gone before it was read.
 pub fn overwritten(parts: &[Value]) -> bool {
     parts.len() == 1 && parts[0]["name"] == "trace overwritten"
+}
+
+/// A python3 `script` started, once it printed `ready` (its set-up done).
+pub fn ready_python(script: &str) -> Reaped {
+    let mut child = Command::new("python3")
+        .args(["-c", script])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("python3");
+    let mut line = String::new();
+    use std::io::BufRead;
+    std::io::BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("a line from the script");
+    assert_eq!(line.trim(), "ready", "the script did not start");
+    Reaped(child)
 }

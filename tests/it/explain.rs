@@ -398,18 +398,7 @@ fn unmapper(comm: &str, cpu: usize) -> Reaped {
          while True:\n\
          \x20   mmap.mmap(-1, 128 << 20, flags=flags).close()\n"
     );
-    let mut child = Command::new("python3")
-        .args(["-c", &script])
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("python3");
-    let mut line = String::new();
-    use std::io::BufRead;
-    std::io::BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("unmapper ready");
-    assert_eq!(line.trim(), "ready");
-    Reaped(child)
+    crate::evidence::ready_python(&script)
 }
 
 /// A frame of the kernel's memory management.

@@ -386,6 +386,15 @@ mod tests {
         }
     }
 
+    /// The application `pid` woken (FIFO 80).
+    fn waking(pid: i32) -> Happening {
+        Happening::Waking {
+            pid,
+            prio: 19,
+            comm: comm("app"),
+        }
+    }
+
     const SLEEPER: u64 = 0xf00;
 
     /// One period of a thread sleeping on its own timer: it arms the timer
@@ -404,15 +413,7 @@ mod tests {
         );
         f.event(due - 499, switch(tid, 1, 0, 120, "swapper/0"), got);
         f.event(due + 3, Happening::TimerExpire { timer: 0xa }, got);
-        f.event(
-            due + 4,
-            Happening::Waking {
-                pid: tid,
-                prio: 19,
-                comm: comm("app"),
-            },
-            got,
-        );
+        f.event(due + 4, waking(tid), got);
         f.event(due + 6, switch(0, 0, tid, 19, "app"), got);
         f.event(due + 8, switch(tid, 0x100, 77, 9, "hog"), got);
         f.event(due + 18, switch(77, 1, tid, 19, "app"), got);
@@ -463,24 +464,8 @@ mod tests {
         f.event(11, switch(5, 1, 0, 120, "swapper/0"), &mut got);
         f.event(20, Happening::TimerExpire { timer: 0xb }, &mut got);
         // Woken by another thread (a futex): a wake-up, no timer lateness.
-        f.event(
-            30,
-            Happening::Waking {
-                pid: 5,
-                prio: 19,
-                comm: comm("app"),
-            },
-            &mut got,
-        );
-        f.event(
-            30,
-            Happening::Waking {
-                pid: 5,
-                prio: 19,
-                comm: comm("app"),
-            },
-            &mut got,
-        );
+        f.event(30, waking(5), &mut got);
+        f.event(30, waking(5), &mut got);
         f.event(37, switch(0, 0, 5, 19, "app"), &mut got);
         assert_eq!(got.figures, [(0, Quantity::Wake, 37, 7)]);
     }
@@ -588,15 +573,7 @@ mod tests {
         let mut f = Follow::new(Selection::Pids(vec![5]), Some(SLEEPER));
         let mut got = Got::default();
         f.watch(5, 0);
-        f.event(
-            1,
-            Happening::Waking {
-                pid: 5,
-                prio: 19,
-                comm: comm("app"),
-            },
-            &mut got,
-        );
+        f.event(1, waking(5), &mut got);
         f.event(2, switch(0, 0, 5, 19, "app"), &mut got);
         // Late beyond its next period: it asks for a time already past.
         f.event(
@@ -621,15 +598,7 @@ mod tests {
             &mut got,
         );
         f.event(62, Happening::TimerExpire { timer: 0xa }, &mut got);
-        f.event(
-            62,
-            Happening::Waking {
-                pid: 5,
-                prio: 19,
-                comm: comm("app"),
-            },
-            &mut got,
-        );
+        f.event(62, waking(5), &mut got);
         assert_eq!(
             got.figures,
             [
@@ -661,15 +630,7 @@ mod tests {
         );
         f.event(1501, switch(5, 1, 0, 120, "swapper/0"), &mut got);
         f.event(2003, Happening::TimerExpire { timer: 0xa }, &mut got);
-        f.event(
-            2004,
-            Happening::Waking {
-                pid: 5,
-                prio: 19,
-                comm: comm("app"),
-            },
-            &mut got,
-        );
+        f.event(2004, waking(5), &mut got);
         f.event(
             2010,
             Happening::TimerStart {
@@ -686,15 +647,7 @@ mod tests {
         assert!(got.overruns.is_empty());
         // The next period is whole again.
         f.event(3003, Happening::TimerExpire { timer: 0xa }, &mut got);
-        f.event(
-            3004,
-            Happening::Waking {
-                pid: 5,
-                prio: 19,
-                comm: comm("app"),
-            },
-            &mut got,
-        );
+        f.event(3004, waking(5), &mut got);
         f.event(3006, switch(0, 0, 5, 19, "app"), &mut got);
         assert!(
             got.figures.contains(&(0, Quantity::Timer, 3006, 6)),
@@ -704,15 +657,7 @@ mod tests {
         f.event(3020, switch(5, 1, 0, 120, "swapper/0"), &mut got);
         // Woken again, its switch in missing, and it asks to sleep until a
         // time already past when it ends: an overrun all the same.
-        f.event(
-            4004,
-            Happening::Waking {
-                pid: 5,
-                prio: 19,
-                comm: comm("app"),
-            },
-            &mut got,
-        );
+        f.event(4004, waking(5), &mut got);
         f.event(
             5100,
             Happening::TimerStart {
@@ -732,15 +677,7 @@ mod tests {
         let mut f = Follow::new(Selection::Pids(vec![5]), None);
         let mut got = Got::default();
         f.watch(5, 0);
-        f.event(
-            1,
-            Happening::Waking {
-                pid: 5,
-                prio: 19,
-                comm: comm("app"),
-            },
-            &mut got,
-        );
+        f.event(1, waking(5), &mut got);
         f.event(2, Happening::Lost(3), &mut got);
         f.event(9, switch(0, 0, 5, 19, "app"), &mut got);
         assert!(got.figures.is_empty());
@@ -763,11 +700,7 @@ mod tests {
             function: SLEEPER,
             soft,
         };
-        let waking = Happening::Waking {
-            pid: 5,
-            prio: 19,
-            comm: comm("app"),
-        };
+        let waking = waking(5);
         // Its next wake-up waits for 88 until 2500; its next sleep, until
         // 2400, is past when it asks: the next activation came first.
         f.event(1500, start(2000), &mut got);
