@@ -109,3 +109,14 @@ impl Case {
         run_json(cmd, &self.path(name), code)
     }
 }
+
+/// With `RTLAT_TEST_KEEP` set, the scratch directory of a test that fails
+/// is kept (its path printed) for the files it holds: results, traces.
+impl Drop for Case {
+    fn drop(&mut self) {
+        if std::thread::panicking() && std::env::var_os("RTLAT_TEST_KEEP").is_some() {
+            self.dir.disable_cleanup(true);
+            eprintln!("kept {}", self.dir.path().display());
+        }
+    }
+}

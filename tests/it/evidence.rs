@@ -117,10 +117,12 @@ impl SoftirqWitness {
         w
     }
 
-    /// Stops recording; NET_RX's runs (CLOCK_MONOTONIC ns).
-    pub fn spans(&self) -> Vec<Span> {
+    /// Stops recording; NET_RX's runs (CLOCK_MONOTONIC ns). The trace is
+    /// kept as `keep` for a failure's post-mortem.
+    pub fn spans(&self, keep: &Path) -> Vec<Span> {
         std::fs::write(self.dir.join("tracing_on"), "0").expect("tracing_on");
         let text = std::fs::read_to_string(self.dir.join("trace")).expect("trace");
+        std::fs::write(keep, &text).expect("the witness's trace kept");
         let (mut spans, mut entered) = (Vec::new(), None);
         for line in text.lines().filter(|l| !l.starts_with('#')) {
             // `<idle>-0 [001] ..s1. 24763.907744: softirq_entry: vec=3 [action=NET_RX]`
@@ -274,9 +276,11 @@ pub fn assert_verdict(v: &Verdict, floor: usize, of: usize, what: &str) {
     );
 }
 
-/// Whether a case's parts say its events were gone before it was read.
+/// Whether a case's parts say its events were gone before it was read,
+/// or not read in time.
 pub fn overwritten(parts: &[Value]) -> bool {
-    parts.len() == 1 && parts[0]["name"] == "trace overwritten"
+    parts.len() == 1
+        && (parts[0]["name"] == "trace overwritten" || parts[0]["name"] == "trace not read in time")
 }
 
 /// A python3 `script` started, once it printed `ready` (its set-up done).

@@ -252,7 +252,7 @@ case!(
         assert_eq!(cases.len(), 10, "the 10 worst samples: {cases:?}");
         assert_parts_add_up(&cases);
         let net_rx = |p: &Value| p["kind"] == "softirq" && p["name"] == "NET_RX";
-        let v = judge(&r, &cases, &witness.spans(), net_rx);
+        let v = judge(&r, &cases, &witness.spans(&t.path("witness.trace")), net_rx);
         assert_verdict(&v, 3, cases.len(), "the flood's NET_RX");
         // compare says what grew: NET_RX's share of the explained time.
         let out = t

@@ -123,7 +123,7 @@ case!(
             c["first_ns"].as_u64().expect("first"),
             c["last_ns"].as_u64().expect("last"),
         );
-        let took = covered(&witness.spans(), span.0, span.1);
+        let took = covered(&witness.spans(&t.path("witness.trace")), span.0, span.1);
         let net_rx = |p: &Value| p["kind"] == "softirq" && p["name"] == "NET_RX";
         let (t, ns) = totals(&r, cpu, net_rx);
         eprintln!("NET_RX {ns} ns in the gaps, {took} ns traced apart: {t}");
