@@ -48,6 +48,9 @@ const SILENT_NS: u64 = 20_000;
 
 /// The part of an interval whose events were gone before it was explained.
 pub const OVERWRITTEN: &str = "trace overwritten";
+/// The part of an interval whose events were not read when it had waited
+/// long enough: the reader was behind the kernel's buffer.
+pub const NOT_READ: &str = "trace not read in time";
 
 /// One interval to explain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,12 +98,18 @@ pub fn attribute_heard(
     steal_ns: u64,
     (cpu, witnesses): (usize, &[Witness]),
 ) -> Vec<Part> {
-    if ring.full_to.is_some_and(|t| t >= iv.start) {
-        // The events of the interval were pushed out before it was read:
-        // the state the ring holds is of a later time.
+    // The events of the interval were pushed out before it was read (the
+    // state the ring holds is of a later time), or not read yet: past what
+    // was read, a CPU's state and its silence are unknown.
+    let lost = if ring.full_to.is_some_and(|t| t >= iv.start) {
+        Some(OVERWRITTEN)
+    } else {
+        (ring.known_to() < iv.end).then_some(NOT_READ)
+    };
+    if let Some(name) = lost {
         return vec![Part {
             kind: "unexplained".into(),
-            name: OVERWRITTEN.into(),
+            name: name.into(),
             ns: iv.end - iv.start,
             stack: Vec::new(),
         }];
@@ -115,9 +124,17 @@ pub fn attribute_heard(
     cpus.dedup();
     let together = crate::units::format_cpu_list(&cpus);
     carve_steal(&mut segs, steal_ns);
+    // A CPU wakes from an idle state once per wake-up: idle time in one
+    // interval beyond what an exit may take, in one stretch or several
+    // (an IRQ that woke it for something else between), is not exits.
     if let Some(limit) = dec.idle_limit {
-        for s in segs.iter_mut() {
-            if s.2 == Label::Idle && s.1.saturating_sub(s.0) > limit.ns {
+        let idle: u64 = segs
+            .iter()
+            .filter(|s| s.2 == Label::Idle)
+            .map(|s| s.1.saturating_sub(s.0))
+            .sum();
+        if idle > limit.ns {
+            for s in segs.iter_mut().filter(|s| s.2 == Label::Idle) {
                 s.2 = Label::Silent;
             }
         }
@@ -443,11 +460,13 @@ pub(super) mod tests {
     use super::*;
 
     /// A ring holding `evs`.
+    /// A ring of `evs`, its CPU's trace read to the end of time.
     pub(in crate::explain) fn ring(evs: &[(u64, Ev)]) -> Ring {
         let mut r = Ring::new(256);
         for &(t, e) in evs {
             r.push(t, e);
         }
+        r.read_to = u64::MAX;
         r
     }
 
@@ -829,6 +848,7 @@ pub(super) mod tests {
         for &(t, e) in &events {
             r.push(t, e);
         }
+        r.read_to = u64::MAX;
         let parts = attribute(&r, &dec, iv, 0);
         let unexplained: u64 = parts
             .iter()
@@ -998,6 +1018,35 @@ pub(super) mod tests {
     }
 
     #[test]
+    fn an_interval_past_what_was_read_is_not_guessed() {
+        // A softirq was running at the newest event read; the interval
+        // ends after it.
+        let mut r = Ring::new(16);
+        for (t, e) in [
+            (0, sw(88, 120)),
+            (1_500, Ev::SoftirqEntry(3)),
+            (2_000, Ev::SoftirqExit(3)),
+            (2_500, Ev::SoftirqEntry(3)),
+        ] {
+            r.push(t, e);
+        }
+        r.read_to = 2_800;
+        let dec = Decoder::default();
+        let parts = attribute(&r, &dec, iv(1_000, 4_000), 0);
+        assert_eq!(parts.len(), 1, "{parts:?}");
+        assert_eq!((parts[0].name.as_str(), parts[0].ns), (NOT_READ, 3_000));
+        // Read past its end with nothing more recorded: the softirq ran on.
+        r.read_to = 4_000;
+        let parts = attribute(&r, &dec, iv(1_000, 4_000), 0);
+        let net_rx: u64 = parts
+            .iter()
+            .filter(|p| p.name == "NET_RX")
+            .map(|p| p.ns)
+            .sum();
+        assert_eq!(net_rx, 2_000, "{parts:?}");
+    }
+
+    #[test]
     fn a_wake_up_traced_elsewhere_after_the_last_event_still_counts() {
         let r = ring(&[(0, sw(88, 120))]);
         let iv = Interval {
@@ -1068,6 +1117,18 @@ pub(super) mod tests {
         ]);
         let parts = attribute(&short, &dec, iv(1_000, 2_500), 0);
         assert_eq!(of(&parts, "idle"), 500, "{parts:?}");
+        // Two idle stretches, each shorter than the limit, longer together,
+        // with an IRQ between them.
+        let twice = ring(&[
+            (0, sw(0, 120)),
+            (700_000, Ev::IrqEntry(9)),
+            (710_000, Ev::IrqExit(9)),
+            (1_300_000, Ev::Wakeup { pid: 5, prio: 19 }),
+            (1_310_000, sw(5, 19)),
+        ]);
+        let parts = attribute(&twice, &dec, iv(100_000, 1_310_000), 0);
+        assert_eq!(of(&parts, "idle"), 0, "{parts:?}");
+        assert_eq!(of(&parts, "unexplained"), 1_190_000, "{parts:?}");
     }
 
     #[test]

@@ -35,7 +35,8 @@ pub struct ExplainDetails {
     #[serde(default)]
     pub pages_skipped: u64,
     /// Intervals explained after their events were pushed out of a full
-    /// ring (`trace overwritten`).
+    /// ring (`trace overwritten`) or before they were read (`trace not
+    /// read in time`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub overwritten: u64,
     /// tracefs settings that could not be restored (expected none).

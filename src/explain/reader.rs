@@ -9,7 +9,7 @@
 //! read it all along. Memory is bounded: rings of a fixed number of
 //! events, trimmed to what a coming interval can still need.
 
-use super::attribute::{attribute_heard, runtime_steal, Interval, OVERWRITTEN};
+use super::attribute::{attribute_heard, runtime_steal, Interval, NOT_READ, OVERWRITTEN};
 pub use super::details::ExplainDetails;
 use super::events::{Decoder, Ev, RUNTIME};
 use super::pace::{self, RoundPace, MARGIN_NS};
@@ -33,9 +33,21 @@ const RING_EVENTS: usize = 1 << 15;
 const WAITING: usize = 1 << 14;
 /// Intervals above the break threshold explained, at most.
 const BREAKS: usize = 100;
-/// Pages read from a CPU's buffer per round, at most.
-const PAGES: usize = 256;
-/// How long an interval waits for the trace to pass its end.
+/// Events a page of the kernel's buffer holds, at most: its 4080 bytes of
+/// data over the smallest event recorded (a 4-byte header, the 8 bytes
+/// every event has, a 4-byte field).
+const PAGE_EVENTS: usize = 255;
+/// Pages read from a CPU's buffer per round, at most: no more events than
+/// half a ring holds, so that a round never pushes out the events of an
+/// interval that began in the round before (it is explained once the
+/// trace passes its end, after the round). A backlog is read in rounds
+/// back to back.
+const PAGES: usize = RING_EVENTS / 2 / PAGE_EVENTS;
+/// Pages read per round from a CPU that is not measured, whose wake-ups
+/// of the measuring threads are kept and nothing else.
+const REMOTE_PAGES: usize = 256;
+/// How long an interval waits for the trace to pass its end, from its end
+/// or from when the reader took it, whichever is later.
 const PATIENCE_NS: u64 = 200_000_000;
 /// Other measuring CPUs heard on a long interval, at most: enough to tell
 /// a stop of the whole machine from one CPU's, few enough that the cost
@@ -53,7 +65,7 @@ fn needed_from(watches: &[Watch], threads: &[Thread], cpu: usize) -> Option<u64>
         .iter()
         .zip(threads)
         .filter(|(w, _)| w.cpu == cpu)
-        .map(|(_, t)| t.waiting.front().map_or(t.frontier, |&(s, _)| s))
+        .map(|(_, t)| t.waiting.front().map_or(t.frontier, |&(s, _, _)| s))
         .min()
 }
 
@@ -70,8 +82,9 @@ pub(super) struct Watch {
 #[derive(Default)]
 struct Thread {
     reader: TapReader,
-    /// Candidate intervals (start, latency) waiting for the trace.
-    waiting: VecDeque<(u64, u64)>,
+    /// Candidate intervals (start, latency, when the reader took them)
+    /// waiting for the trace.
+    waiting: VecDeque<(u64, u64, u64)>,
     /// The end of the latest interval taken: no later interval starts
     /// before it.
     frontier: u64,
@@ -220,8 +233,8 @@ impl TraceReader {
                     .iter()
                     .zip(&self.threads)
                     .filter(move |(w, _)| w.cpu == cpu)
-                    .filter_map(move |(_, t)| t.waiting.iter().find(|&&(_, lat)| lat >= gap))
-                    .map(|&(s, _)| s)
+                    .filter_map(move |(_, t)| t.waiting.iter().find(|&&(_, lat, _)| lat >= gap))
+                    .map(|&(s, _, _)| s)
             })
             .min()
     }
@@ -241,13 +254,13 @@ impl TraceReader {
     /// those ready explained.
     pub(super) fn round(&mut self, now: u64) -> Round {
         let closed = self.watches.iter().all(|w| w.tap.is_closed());
-        let taken = self.take_intervals();
+        let taken = self.take_intervals(now);
         // Read on demand: the kernel keeps its buffers (overwrite mode)
         // until an interval wants explaining; every interval when all are
         // attributed.
         let wanted = self.every() || self.threads.iter().any(|t| !t.waiting.is_empty());
         let (backlog, pages) = if wanted {
-            let got = self.read_trace();
+            let got = self.read_trace(now);
             self.read_remote();
             self.pace.read(now, got);
             got
@@ -326,7 +339,7 @@ impl TraceReader {
     /// Every CPU's pages into its ring, from where it is wanted
     /// ([`Self::wanted_from`]); whether more were waiting than a round
     /// reads, and the most pages one CPU had.
-    fn read_trace(&mut self) -> (bool, u64) {
+    fn read_trace(&mut self, now: u64) -> (bool, u64) {
         let mut backlog = false;
         let mut most = 0;
         let Some(page_fmt) = self.dec.page else {
@@ -391,6 +404,10 @@ impl TraceReader {
             );
             match got {
                 Ok(r) => {
+                    if r.pages < PAGES {
+                        // Emptied: every event before the round began is read.
+                        self.rings[i].read_to = now;
+                    }
                     backlog |= r.pages == PAGES;
                     most = most.max(r.pages as u64);
                     self.details.pages_skipped += r.skipped as u64;
@@ -453,7 +470,7 @@ impl TraceReader {
                 i,
                 &page_fmt,
                 from,
-                PAGES,
+                REMOTE_PAGES,
                 &mut self.held,
                 |page, _| {
                     walk_page(&page_fmt, page, |item| {
@@ -479,7 +496,7 @@ impl TraceReader {
     /// The taps' new intervals: the candidates wait for the trace.
     /// The intervals of the thread that had the most for its room, and that
     /// room (see [`pace::ROUND_SHARE`]).
-    fn take_intervals(&mut self) -> Option<(u64, u64)> {
+    fn take_intervals(&mut self, now: u64) -> Option<(u64, u64)> {
         let mut busiest: Option<(u64, u64)> = None;
         for (w, t) in self.watches.iter().zip(&mut self.threads) {
             let before = self.details.intervals;
@@ -503,7 +520,7 @@ impl TraceReader {
                 }
                 let wanted = total.is_some() || lat > floor || lat > threshold;
                 if wanted && t.waiting.len() < WAITING {
-                    t.waiting.push_back((s, lat));
+                    t.waiting.push_back((s, lat, now));
                 } else if let Some(c) = total.as_deref_mut() {
                     c.skip(lat);
                 }
@@ -537,12 +554,13 @@ impl TraceReader {
                 continue;
             };
             let tid = self.watches[k].tap.writer().unwrap_or(-1);
-            while let Some(&(s, lat)) = self.threads[k].waiting.front() {
+            while let Some(&(s, lat, taken)) = self.threads[k].waiting.front() {
                 let end = s + lat;
                 // The trace past the end, and /proc/stat read a tick after it.
-                let seen = self.rings[ci].span().is_some_and(|(_, last)| last >= end)
-                    && now >= end + 2 * TICK_NS;
-                if !seen && now < end + PATIENCE_NS {
+                let seen = self.rings[ci].known_to() >= end && now >= end + 2 * TICK_NS;
+                // Patience from when the reader had it: it may take an
+                // interval after a long pause.
+                if !seen && now < end.max(taken) + PATIENCE_NS {
                     break;
                 }
                 self.threads[k].waiting.pop_front();
@@ -598,11 +616,16 @@ impl TraceReader {
             parts: attribute_heard(&self.rings[ci], &self.dec, iv, steal, heard),
         };
         self.details.explained += 1;
-        if case.parts.first().is_some_and(|p| p.name == OVERWRITTEN) {
-            self.details.overwritten += 1;
-        }
-        if let Some(c) = self.totals.get_mut(ci) {
-            c.add(&case.parts);
+        let lost = case
+            .parts
+            .first()
+            .is_some_and(|p| p.name == OVERWRITTEN || p.name == NOT_READ);
+        self.details.overwritten += u64::from(lost);
+        match self.totals.get_mut(ci) {
+            // Not rebuilt: counted apart, as an interval not attributed.
+            Some(c) if lost => c.skip(lat),
+            Some(c) => c.add(&case.parts),
+            None => {}
         }
         if brk {
             self.breaks.push(case.clone());
@@ -624,7 +647,7 @@ impl TraceReader {
         let keep_from = self
             .threads
             .iter()
-            .map(|t| t.waiting.front().map_or(t.frontier, |&(s, _)| s))
+            .map(|t| t.waiting.front().map_or(t.frontier, |&(s, _, _)| s))
             .min()
             .unwrap_or(0);
         while self.woken.front().is_some_and(|w| w.0 < keep_from) {
@@ -686,7 +709,7 @@ mod tests {
             Vec::new(),
             (1, None, "own", None),
         );
-        let (backlog, pages) = r.read_trace();
+        let (backlog, pages) = r.read_trace(u64::MAX);
         assert!(!backlog);
         assert!(r.read_error.is_none(), "{:?}", r.read_error);
         (r, pages)

@@ -409,9 +409,10 @@ impl Tracer for Reader {
             }
             if d.overwritten > 0 {
                 result.notes.push(format!(
-                    "--explain: the reader fell behind: {} explained interval(s) lost their events to newer ones before it read them, shown as \"{}\"",
+                    "--explain: the reader fell behind: {} explained interval(s) lost their events to newer ones before it read them, or waited too long for them, shown as \"{}\" or \"{}\"",
                     d.overwritten,
-                    super::attribute::OVERWRITTEN
+                    super::attribute::OVERWRITTEN,
+                    super::attribute::NOT_READ
                 ));
             }
             result.explained = cases;

@@ -122,6 +122,10 @@ pub struct Ring {
     /// The newest event pushed out because the ring was full: an interval
     /// that began before it lost its events (its reader fell behind).
     pub full_to: Option<u64>,
+    /// Until when every event of the CPU is in the ring: the time of the
+    /// last read that emptied its kernel buffer. Past both this and the
+    /// newest event nothing is known (the reader is behind), not silence.
+    pub read_to: u64,
     /// Switches the trace did not record, put in from the task that
     /// recorded the next event ([`Ring::push_by`]).
     pub inferred: u64,
@@ -175,6 +179,7 @@ impl Ring {
             seen: 0,
             whole: true,
             full_to: None,
+            read_to: 0,
             inferred: 0,
         }
     }
@@ -289,6 +294,12 @@ impl Ring {
         while self.events.get(1).is_some_and(|&(ts, _)| ts < t) {
             self.drop_front();
         }
+    }
+
+    /// Until when the CPU's trace is known: its newest event, or the last
+    /// read that emptied its buffer if later.
+    pub fn known_to(&self) -> u64 {
+        self.span().map_or(0, |s| s.1).max(self.read_to)
     }
 
     /// The time of the oldest and the newest event held.
