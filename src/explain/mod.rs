@@ -19,6 +19,7 @@ pub mod replay;
 pub mod setup;
 pub mod steal;
 pub mod symbols;
+pub mod symcache;
 pub mod timeline;
 pub mod together;
 

@@ -391,7 +391,17 @@ impl Tracer for Reader {
                     "--explain-stacks: the stacktrace trigger could not be set: {e}"
                 ));
             }
-            if super::symbols::name_stacks(&mut cases, super::symbols::kallsyms) {
+            // The core kernel's symbols of an earlier run of this boot,
+            // else kept from this one's read of /proc/kallsyms.
+            let core = super::symcache::Core::load();
+            let save = |c: &super::symcache::Core| {
+                let _ = c.save();
+            };
+            let kept = match &core {
+                Some(c) => super::symbols::Keep::Table(c),
+                None => super::symbols::Keep::Save(&save),
+            };
+            if super::symbols::name_stacks(&mut cases, super::symbols::kallsyms, kept) {
                 stack_notes.push(format!(
                     "--explain-stacks: {} hides the kernel's addresses from this user (kptr_restrict): the stacks are hexadecimal addresses",
                     super::symbols::KALLSYMS

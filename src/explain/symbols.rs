@@ -4,6 +4,7 @@
 //! symbols are never kept); where the kernel hides its addresses
 //! (`kptr_restrict`, not root) the addresses stay hexadecimal.
 
+use super::symcache::{Core, Gather};
 use crate::result::Explained;
 use std::io::BufRead;
 
@@ -57,7 +58,17 @@ impl Symbols {
     /// The symbols of `addrs` in the table `kallsyms` (lines `ADDR TYPE
     /// NAME [MODULE]`, in any order), read a line at a time: each address
     /// lies in the text symbol that starts closest below it.
-    pub fn of(mut kallsyms: impl BufRead, addrs: impl IntoIterator<Item = u64>) -> Symbols {
+    pub fn of(kallsyms: impl BufRead, addrs: impl IntoIterator<Item = u64>) -> Symbols {
+        Symbols::gathering(kallsyms, addrs, None)
+    }
+
+    /// [`Symbols::of`], the core kernel's text symbols gathered into
+    /// `core` on the way.
+    fn gathering(
+        mut kallsyms: impl BufRead,
+        addrs: impl IntoIterator<Item = u64>,
+        mut core: Option<&mut Gather>,
+    ) -> Symbols {
         let mut at: Vec<Named> = addrs.into_iter().map(|a| (a, None)).collect();
         at.sort_unstable_by_key(|x| x.0);
         at.dedup_by_key(|x| x.0);
@@ -88,6 +99,10 @@ impl Symbols {
             if start == 0 || !matches!(ty, b"t" | b"T" | b"w" | b"W") {
                 continue;
             }
+            let module = w.next();
+            if let Some(g) = core.as_deref_mut() {
+                g.add(start, &String::from_utf8_lossy(name), module.is_some());
+            }
             match prev {
                 // An alias of the symbol before: either name will do.
                 Some(p) if p == start => continue,
@@ -102,7 +117,7 @@ impl Symbols {
             prev = Some(start);
             prev_name.clear();
             prev_name.push_str(&String::from_utf8_lossy(name));
-            if let Some(module) = w.next() {
+            if let Some(module) = module {
                 prev_name.push(' ');
                 prev_name.push_str(&String::from_utf8_lossy(module));
             }
@@ -135,10 +150,25 @@ impl Symbols {
     }
 }
 
+/// The core kernel's symbols kept from an earlier run of this boot.
+pub enum Keep<'a> {
+    /// None to use, none to keep.
+    Not,
+    /// The table kept: frames all in the core kernel are named from it.
+    Table(&'a Core),
+    /// None yet: the table gathered from /proc/kallsyms goes to this.
+    Save(&'a dyn Fn(&Core)),
+}
+
 /// Name the frames of the cases' stacks (recorded as hexadecimal
-/// addresses) from the table text `kallsyms`; whether any stack was left
+/// addresses) from the table text `kallsyms`, or from the core kernel's
+/// table `kept` where every frame lies in it; whether any stack was left
 /// unnamed because the table hides its addresses.
-pub fn name_stacks<R: BufRead>(cases: &mut [Explained], kallsyms: impl FnOnce() -> R) -> bool {
+pub fn name_stacks<R: BufRead>(
+    cases: &mut [Explained],
+    kallsyms: impl FnOnce() -> R,
+    kept: Keep,
+) -> bool {
     let frames = || {
         cases
             .iter()
@@ -149,7 +179,24 @@ pub fn name_stacks<R: BufRead>(cases: &mut [Explained], kallsyms: impl FnOnce() 
     if frames().next().is_none() {
         return false;
     }
-    let symbols = Symbols::of(kallsyms(), frames().collect::<Vec<_>>());
+    let mut addrs: Vec<u64> = frames().collect();
+    addrs.sort_unstable();
+    addrs.dedup();
+    let symbols = match kept {
+        Keep::Table(core) if addrs.iter().all(|&a| core.covers(a)) => Symbols {
+            at: addrs.iter().map(|&a| (a, core.symbol(a))).collect(),
+            hidden: false,
+        },
+        Keep::Table(_) | Keep::Not => Symbols::of(kallsyms(), addrs),
+        Keep::Save(save) => {
+            let mut g = Gather::default();
+            let symbols = Symbols::gathering(kallsyms(), addrs, Some(&mut g));
+            if let Some(core) = g.finish().filter(|_| !symbols.hidden) {
+                save(&core);
+            }
+            symbols
+        }
+    };
     if symbols.hidden {
         return true;
     }
@@ -238,7 +285,7 @@ ffffffffc0201100 t resp_ioctl\t[rtlat_responder]
             "0xffffffff815ff8d8",
             "0xffffffffc0201002",
         ])])];
-        assert!(!name_stacks(&mut cases, || TABLE.as_bytes()));
+        assert!(!name_stacks(&mut cases, || TABLE.as_bytes(), Keep::Not));
         assert_eq!(
             cases[0].parts[0].stack,
             ["unmap_page_range+0x8", "resp_spin+0x2 [rtlat_responder]"]
@@ -246,11 +293,56 @@ ffffffffc0201100 t resp_ioctl\t[rtlat_responder]
         let mut hid = vec![case(vec![part(&["0xffffffff815ff8d8"])])];
         assert!(name_stacks(
             &mut hid,
-            || &b"0000000000000000 T _stext\n"[..]
+            || &b"0000000000000000 T _stext\n"[..],
+            Keep::Not
         ));
         assert_eq!(hid[0].parts[0].stack, ["0xffffffff815ff8d8"]);
+        // A table of the core kernel's text is kept from the read, and
+        // names the next run's frames without /proc/kallsyms while they
+        // all lie in it.
+        let with_etext = format!("{TABLE}ffffffff8225b140 T _etext\n");
+        let saved = std::cell::RefCell::new(None);
+        let save = |c: &Core| *saved.borrow_mut() = Some(c.clone());
+        let mut first = vec![case(vec![part(&["0xffffffff815ff8d8"])])];
+        assert!(!name_stacks(
+            &mut first,
+            || with_etext.as_bytes(),
+            Keep::Save(&save)
+        ));
+        let core = saved.borrow_mut().take().expect("a core table kept");
+        let mut next = vec![case(vec![part(&[
+            "0xffffffff815ff8e0",
+            "0xffffffff81214950",
+        ])])];
+        assert!(!name_stacks(
+            &mut next,
+            || -> &[u8] { panic!("read") },
+            Keep::Table(&core)
+        ));
+        assert_eq!(
+            next[0].parts[0].stack,
+            ["unmap_page_range+0x10", "unmap_page_range.cold+0xe"]
+        );
+        // A module's frame: the kernel's table is read.
+        let mut module = vec![case(vec![part(&[
+            "0xffffffff815ff8e0",
+            "0xffffffffc0201002",
+        ])])];
+        assert!(!name_stacks(
+            &mut module,
+            || with_etext.as_bytes(),
+            Keep::Table(&core)
+        ));
+        assert_eq!(
+            module[0].parts[0].stack[1],
+            "resp_spin+0x2 [rtlat_responder]"
+        );
         // Without stacks the table is not even read.
         let mut none = vec![case(vec![part(&[])])];
-        assert!(!name_stacks(&mut none, || -> &[u8] { panic!("read") }));
+        assert!(!name_stacks(
+            &mut none,
+            || -> &[u8] { panic!("read") },
+            Keep::Not
+        ));
     }
 }
