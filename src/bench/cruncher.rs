@@ -22,7 +22,7 @@ use crate::units::us;
 use serde::Serialize;
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// Validated settings of a cruncher run.
 #[derive(Debug, Clone, Serialize)]
@@ -230,10 +230,11 @@ pub fn run(cfg: &CruncherConfig, argv: Vec<String>) -> Result<Outcome> {
     // A signal during calibration: nothing is measured.
     let measuring = interrupted.is_none();
     measuring_thread(cfg, &cal, measuring, Arc::clone(&beyond), &mut threads);
-    spec.finish = Some(finisher(calibrated, beyond));
+    let said = Arc::new(Mutex::new(None));
+    spec.finish = Some(finisher(calibrated, beyond, Arc::clone(&said)));
     let outcome = threads.execute(spec, CLOCK)?;
     // The calibration and the stretch: as `report` says it.
-    if let Some(line) = crate::render::describe::details_line(&outcome.result) {
+    if let Some(line) = said.lock().ok().and_then(|mut s| s.take()) {
         crate::outln!("{line}");
     }
     Ok(outcome.outcome)
@@ -307,7 +308,12 @@ fn measuring_thread(
 
 /// The run's finisher: the stretch and the runs beyond tolerance into the
 /// details, and a note when a run beat the calibrated ideal.
-fn finisher(calibrated: CruncherDetails, beyond: Arc<AtomicU32>) -> Finisher {
+/// `said`: the details line, for the live run to print.
+fn finisher(
+    calibrated: CruncherDetails,
+    beyond: Arc<AtomicU32>,
+    said: Arc<Mutex<Option<String>>>,
+) -> Finisher {
     let (ideal, tol) = (calibrated.ideal_ns, calibrated.tolerance);
     Box::new(move |r: &mut RunResult| {
         let ended = CruncherDetails {
@@ -316,6 +322,9 @@ fn finisher(calibrated: CruncherDetails, beyond: Arc<AtomicU32>) -> Finisher {
             ..calibrated
         };
         r.details.extend(ended.to_map());
+        if let Ok(mut s) = said.lock() {
+            *s = Some(crate::render::describe::cruncher_line(&ended, r));
+        }
         let floor = ideal.saturating_sub((ideal as f64 * tol).round() as u64);
         if r.total.samples > 0 && r.total.min_ns < crate::stats::summary::signed(floor) {
             r.notes.push(format!(

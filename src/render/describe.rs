@@ -328,61 +328,69 @@ pub fn details_line(r: &RunResult) -> Option<String> {
     use crate::result::details::{cruncher::CruncherDetails, switch::SwitchDetails, Details};
     use crate::result::Benchmark;
     match r.benchmark {
-        Benchmark::Switch => {
-            let d = SwitchDetails::of(r)?;
-            let conf = |k: &str| r.config.get(k);
-            let mut how = vec![format!(
-                "via {} between {}",
-                d.via,
-                if d.processes {
-                    "a thread and a process"
-                } else {
-                    "threads"
-                }
-            )];
-            if let Some(p) = conf("placement").and_then(|v| v.as_str()) {
-                how.push(format!("{p} CPU"));
-            }
-            if let Some(warm) = conf("warm").and_then(|v| v.as_bool()) {
-                how.push(if warm { "armed (warm)" } else { "cold" }.into());
-            }
-            let prio = |k: &str| conf(k).and_then(|v| v.as_i64());
-            if let (Some(e), Some(w)) = (prio("wakee_priority"), prio("waker_priority")) {
-                how.push(format!("wakee priority {e}, waker {w}"));
-            }
-            let sum = |f: fn(&crate::result::details::switch::PairDetails) -> u64| -> u64 {
-                d.pairs.iter().map(f).sum()
-            };
-            let per_pair: Vec<String> = d
-                .pairs
-                .iter()
-                .map(|p| format!("{} {}", p.name, p.lost))
-                .collect();
-            Some(format!(
-                "switch: {}; lost wakes {} ({}): wakee busy {}, waker late {}",
-                how.join(", "),
-                sum(|p| p.lost),
-                per_pair.join(", "),
-                sum(|p| p.wakee_busy),
-                sum(|p| p.waker_late),
-            ))
-        }
-        Benchmark::Cruncher => {
-            let d = CruncherDetails::of(r)?;
-            Some(format!(
-                "cruncher: ideal {} us (fastest of {} calibration runs of {} iterations, slowest {} us); stretch {:.3}; {} of {} runs beyond +{}%",
-                us(d.ideal_ns),
-                d.calibration_runs,
-                d.iterations,
-                us(d.calibration_slowest_ns),
-                d.stretch.unwrap_or(0.0),
-                d.beyond_tolerance.unwrap_or(0),
-                r.total.samples,
-                d.tolerance * 100.0
-            ))
-        }
+        Benchmark::Switch => Some(switch_line(&SwitchDetails::of(r)?, r)),
+        Benchmark::Cruncher => Some(cruncher_line(&CruncherDetails::of(r)?, r)),
         _ => None,
     }
+}
+
+/// [`details_line`] of a switch run from its record `d` (the live run has
+/// it typed: nothing is read back from the result's JSON).
+pub fn switch_line(d: &crate::result::details::switch::SwitchDetails, r: &RunResult) -> String {
+    let conf = |k: &str| r.config.get(k);
+    let mut how = vec![format!(
+        "via {} between {}",
+        d.via,
+        if d.processes {
+            "a thread and a process"
+        } else {
+            "threads"
+        }
+    )];
+    if let Some(p) = conf("placement").and_then(|v| v.as_str()) {
+        how.push(format!("{p} CPU"));
+    }
+    if let Some(warm) = conf("warm").and_then(|v| v.as_bool()) {
+        how.push(if warm { "armed (warm)" } else { "cold" }.into());
+    }
+    let prio = |k: &str| conf(k).and_then(|v| v.as_i64());
+    if let (Some(e), Some(w)) = (prio("wakee_priority"), prio("waker_priority")) {
+        how.push(format!("wakee priority {e}, waker {w}"));
+    }
+    let sum = |f: fn(&crate::result::details::switch::PairDetails) -> u64| -> u64 {
+        d.pairs.iter().map(f).sum()
+    };
+    let per_pair: Vec<String> = d
+        .pairs
+        .iter()
+        .map(|p| format!("{} {}", p.name, p.lost))
+        .collect();
+    format!(
+        "switch: {}; lost wakes {} ({}): wakee busy {}, waker late {}",
+        how.join(", "),
+        sum(|p| p.lost),
+        per_pair.join(", "),
+        sum(|p| p.wakee_busy),
+        sum(|p| p.waker_late),
+    )
+}
+
+/// [`details_line`] of a cruncher run from its record `d`.
+pub fn cruncher_line(
+    d: &crate::result::details::cruncher::CruncherDetails,
+    r: &RunResult,
+) -> String {
+    format!(
+        "cruncher: ideal {} us (fastest of {} calibration runs of {} iterations, slowest {} us); stretch {:.3}; {} of {} runs beyond +{}%",
+        us(d.ideal_ns),
+        d.calibration_runs,
+        d.iterations,
+        us(d.calibration_slowest_ns),
+        d.stretch.unwrap_or(0.0),
+        d.beyond_tolerance.unwrap_or(0),
+        r.total.samples,
+        d.tolerance * 100.0
+    )
 }
 
 /// A noise result's stolen time per CPU, one line each:

@@ -123,12 +123,18 @@ pub fn run(cfg: &SwitchConfig, argv: Vec<String>) -> Result<Outcome> {
     for (plan, link) in cfg.pairs.iter().zip(&links) {
         pair_threads(cfg, (plan, link), &tallies, &mut threads);
     }
-    spec.finish = Some(finisher(cfg, tallies, links.clone(), line));
+    let said = Arc::new(Mutex::new(None));
+    spec.finish = Some(finisher(
+        cfg,
+        tallies,
+        links.clone(),
+        (line, Arc::clone(&said)),
+    ));
     let outcome = threads.execute(spec, CLOCK);
     reap(&mut children, outcome.is_ok());
     let outcome = outcome?;
     // What was measured and what was lost, and why: as `report` says it.
-    if let Some(line) = crate::render::describe::details_line(&outcome.result) {
+    if let Some(line) = said.lock().ok().and_then(|mut s| s.take()) {
         crate::outln!("{line}");
     }
     Ok(outcome.outcome)
@@ -207,7 +213,7 @@ fn finisher(
     cfg: &SwitchConfig,
     tallies: Arc<Mutex<Vec<PairDetails>>>,
     links: Vec<Arc<PairLink>>,
-    line: SwitchDetails,
+    (line, said): (SwitchDetails, Arc<Mutex<Option<String>>>),
 ) -> crate::engine::Finisher {
     let names: Vec<String> = cfg.pairs.iter().map(|p| p.name.clone()).collect();
     Box::new(move |r: &mut RunResult| {
@@ -220,6 +226,9 @@ fn finisher(
             ..line
         };
         r.details.extend(details.to_map());
+        if let Ok(mut s) = said.lock() {
+            *s = Some(crate::render::describe::switch_line(&details, r));
+        }
         if unrecorded > 0 {
             r.notes.push(format!(
                 "{unrecorded} lost wake(s) at the end of the run had no later sample to carry them: details.lost counts them, the summary's overruns do not"
