@@ -162,6 +162,9 @@ impl TryFrom<&NoiseArgs> for NoiseConfig {
         // Usage errors first (exit 2), then what this build cannot do (3).
         super::common::needs_kernel_trace(tracer.map(|t| t.option()))?;
         super::common::needs_kernel_trace(a.explain.explain.then_some("--explain"))?;
+        a.explain.refuse_stacks(
+            "does not fit noise: a stack is recorded when a measuring thread is woken, and its busy loop never is",
+        )?;
         Ok(NoiseConfig {
             cpus,
             threshold_ns: a.threshold,
