@@ -69,8 +69,13 @@ pub enum CounterArg {
     Monotonic,
 }
 
+// `--explain-stacks` is parsed to be refused in one line: no help for it.
 #[derive(Debug, Args)]
-#[command(after_help = noise_help(), mut_arg("loops", |a| a.help("Stop after N loops (gaps) per CPU")))]
+#[command(
+    after_help = noise_help(),
+    mut_arg("loops", |a| a.help("Stop after N loops (gaps) per CPU")),
+    mut_arg("explain_stacks", |a| a.hide(true))
+)]
 pub struct NoiseArgs {
     /// CPUs to measure, e.g. `1,3-5`, or `all` [default: every online CPU but the first, or CPU 0 alone]
     #[arg(long)]

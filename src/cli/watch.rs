@@ -29,7 +29,9 @@ Examples:
   rtlat watch --pid 4242 --max-latency 100us      exit 1 if a wake-up of 4242's threads took longer
   rtlat watch --comm 'motor*' --period 2ms --explain --duration 10m";
 
+// `--explain-stacks` is parsed to be refused in one line: no help for it.
 #[derive(Debug, Args)]
+#[command(mut_arg("explain_stacks", |a| a.hide(true)))]
 pub struct WatchArgs {
     /// Watch these processes' threads (as they are at the start) or these threads, by id
     #[arg(long, value_delimiter = ',', conflicts_with = "comm", value_parser = clap::value_parser!(i32).range(1..))]

@@ -258,6 +258,17 @@ fn explain_stacks_without_a_wake_up_to_record_is_a_usage_error() {
         assert!(line.contains(why), "{args:?}: {line}");
         assert!(out.stdout.is_empty(), "{args:?} printed to stdout");
     }
+    // Their help does not offer it; that of a benchmark that takes it does.
+    for (sub, shown) in [
+        ("noise", false),
+        ("cruncher", false),
+        ("watch", false),
+        ("switch", true),
+    ] {
+        let out = rtlat().args([sub, "--help"]).output().expect("runs");
+        let help = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(help.contains("--explain-stacks"), shown, "{sub}: {help}");
+    }
 }
 
 case!(
