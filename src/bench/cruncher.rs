@@ -225,7 +225,8 @@ pub fn run(cfg: &CruncherConfig, argv: Vec<String>) -> Result<Outcome> {
     let (cal, interrupted) = calibrate_watched(cfg)?;
     let (mut spec, calibrated) = spec(cfg, &cal, interrupted, argv)?;
     let (cpu, interval) = (Some(cfg.cpu), cfg.control.interval_ns);
-    let mut threads = Threads::begin_on(cpu, cfg.explain, "own computation", None, interval)?;
+    let mut threads =
+        Threads::begin_on(cpu, (cfg.explain, false), "own computation", None, interval)?;
     let beyond = Arc::new(AtomicU32::new(0));
     // A signal during calibration: nothing is measured.
     let measuring = interrupted.is_none();

@@ -38,10 +38,11 @@ impl Threads {
 
     /// [`Threads::begin`] for one measuring thread on `cpu` (nothing is
     /// explained without one): `own` is its own time in an interval,
-    /// `pending` the time before its wake-up is due.
+    /// `pending` the time before its wake-up is due, `stacks` asks for
+    /// `--explain-stacks`.
     pub fn begin_on(
         cpu: Option<usize>,
-        worst: Option<usize>,
+        (worst, stacks): (Option<usize>, bool),
         own: &'static str,
         pending: Option<&'static str>,
         interval_ns: u64,
@@ -49,6 +50,7 @@ impl Threads {
         let worst = worst.filter(|_| cpu.is_some());
         let ask = Ask {
             pending,
+            stacks,
             ..Ask::new(worst, cpu.as_slice(), own)
         };
         Threads::begin(&ask, interval_ns)
@@ -175,7 +177,7 @@ mod tests {
 
     #[test]
     fn each_series_has_its_channel_and_nothing_is_explained_off() {
-        let mut t = Threads::begin_on(Some(0), None, "own", None, 1_000_000).expect("off");
+        let mut t = Threads::begin_on(Some(0), (None, false), "own", None, 1_000_000).expect("off");
         let _rec = t.series("a", Some(0));
         let _rec = t.series("b", None);
         let names: Vec<_> = t
@@ -191,14 +193,15 @@ mod tests {
     #[test]
     fn a_thread_without_a_cpu_is_not_explained() {
         // Asked for, but with no CPU to trace: nothing is set up.
-        let mut t = Threads::begin_on(None, Some(3), "own", Some("pending"), 1).expect("off");
+        let mut t =
+            Threads::begin_on(None, (Some(3), true), "own", Some("pending"), 1).expect("off");
         assert!(t.notes.is_empty());
         assert!(t.watch("a", None, None).is_none());
     }
 
     #[test]
     fn a_worker_runs_its_body_from_the_start_it_is_given() {
-        let mut t = Threads::begin_on(None, None, "own", None, 1).expect("off");
+        let mut t = Threads::begin_on(None, (None, false), "own", None, 1).expect("off");
         let seen = Slot::default();
         let s = seen.clone();
         t.worker("w".into(), Some(1), move |start, _| s.put(start));

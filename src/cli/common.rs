@@ -419,11 +419,29 @@ pub struct ExplainArgs {
     /// How many of each thread's worst samples --explain explains
     #[arg(long, hide = super::NO_KERNEL_TRACE, value_name = "N", default_value_t = 10, requires = "explain", value_parser = clap::value_parser!(u64).range(1..=1000))]
     pub explain_worst: u64,
+    /// With --explain: the kernel stack of the task that held the CPU when the thread was woken (preemption off, interrupts off, a thread that ran), from a stacktrace trigger on the thread's wake-ups and /proc/kallsyms
+    #[arg(long, hide = super::NO_KERNEL_TRACE, requires = "explain")]
+    pub explain_stacks: bool,
 }
 
 impl ExplainArgs {
     /// The worst cases to explain per thread, with --explain.
     pub fn worst(&self) -> Option<usize> {
         self.explain.then_some(self.explain_worst as usize)
+    }
+
+    /// The kernel stacks at the measuring threads' wake-ups, with --explain.
+    pub fn stacks(&self) -> bool {
+        self.explain && self.explain_stacks
+    }
+
+    /// Refuse `--explain-stacks` for a benchmark whose explained intervals
+    /// hold no wake-up of its thread to record a stack at; `why` completes
+    /// "--explain-stacks …".
+    pub fn refuse_stacks(&self, why: &str) -> Result<()> {
+        if self.explain_stacks {
+            return Err(Error::usage(format!("--explain-stacks {why}")));
+        }
+        Ok(())
     }
 }

@@ -25,8 +25,13 @@ Examples:
   rtlat cruncher --work 2ms --period 10ms --cpu 1 --duration 5m --json c.json
   rtlat cruncher --tolerance 1% --max-latency 12ms   exit 1 if a run took longer than 12 ms";
 
+// `--explain-stacks` is parsed to be refused in one line: no help for it.
 #[derive(Debug, Args)]
-#[command(after_help = CRUNCHER_HELP, mut_arg("loops", |a| a.help("Stop after N runs")))]
+#[command(
+    after_help = CRUNCHER_HELP,
+    mut_arg("loops", |a| a.help("Stop after N runs")),
+    mut_arg("explain_stacks", |a| a.hide(true))
+)]
 pub struct CruncherArgs {
     /// Length of the computation, sized at calibration (ns, us, ms, s), at most 1s
     #[arg(long, short, default_value = "10ms", value_parser = super::common::period)]
@@ -78,6 +83,9 @@ impl TryFrom<&CruncherArgs> for CruncherConfig {
             )));
         }
         super::common::needs_kernel_trace(a.explain.explain.then_some("--explain"))?;
+        a.explain.refuse_stacks(
+            "does not fit cruncher: a stack is recorded when a measuring thread is woken, and the computation it times runs without one (whatever takes the CPU preempts it)",
+        )?;
         let period = a.period.unwrap_or((2 * a.work).max(100_000_000));
         if period <= a.work {
             return Err(Error::usage(format!(

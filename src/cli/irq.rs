@@ -300,6 +300,7 @@ impl TryFrom<&IrqArgs> for IrqConfig {
             timeout_ns: (role != Role::Target).then(|| a.timeout.unwrap_or(DEFAULT_TIMEOUT_NS)),
             cpu: a.cpu,
             explain: a.explain.worst(),
+            explain_stacks: a.explain.stacks(),
             control: a.common.control(a.duration, a.count, None),
             sim: sim.then_some(SimConfig {
                 delay_ns: a.sim_delay,

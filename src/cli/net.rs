@@ -297,6 +297,7 @@ impl TryFrom<&ServeArgs> for ServeConfig {
             sink,
             max_size: a.max_size,
             explain: a.explain.worst(),
+            explain_stacks: a.explain.stacks(),
             common: common(
                 &a.side,
                 a.side.common.rt.to_config(1_000_000)?,
@@ -485,6 +486,7 @@ impl TryFrom<&PingArgs> for PingConfig {
             split: !a.no_split,
             echo: a.echo,
             explain: a.explain.worst(),
+            explain_stacks: a.explain.stacks(),
             busy_poll_us: a.busy_poll,
             spin_ns: match a.spin {
                 Some(Spin::For(ns)) => Some(ns),

@@ -69,8 +69,13 @@ pub enum CounterArg {
     Monotonic,
 }
 
+// `--explain-stacks` is parsed to be refused in one line: no help for it.
 #[derive(Debug, Args)]
-#[command(after_help = noise_help(), mut_arg("loops", |a| a.help("Stop after N loops (gaps) per CPU")))]
+#[command(
+    after_help = noise_help(),
+    mut_arg("loops", |a| a.help("Stop after N loops (gaps) per CPU")),
+    mut_arg("explain_stacks", |a| a.hide(true))
+)]
 pub struct NoiseArgs {
     /// CPUs to measure, e.g. `1,3-5`, or `all` [default: every online CPU but the first, or CPU 0 alone]
     #[arg(long)]
@@ -162,6 +167,9 @@ impl TryFrom<&NoiseArgs> for NoiseConfig {
         // Usage errors first (exit 2), then what this build cannot do (3).
         super::common::needs_kernel_trace(tracer.map(|t| t.option()))?;
         super::common::needs_kernel_trace(a.explain.explain.then_some("--explain"))?;
+        a.explain.refuse_stacks(
+            "does not fit noise: a stack is recorded when a measuring thread is woken, and its busy loop never is",
+        )?;
         Ok(NoiseConfig {
             cpus,
             threshold_ns: a.threshold,

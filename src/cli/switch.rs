@@ -134,6 +134,11 @@ impl TryFrom<&SwitchArgs> for SwitchConfig {
             ));
         }
         super::common::needs_kernel_trace(a.explain.explain.then_some("--explain"))?;
+        if placement == Placement::Cross {
+            a.explain.refuse_stacks(
+                "does not fit --placement cross: the waker wakes the wakee from its own CPU, where the stack recorded is the waker's, not what held the wakee's CPU; use --placement same",
+            )?;
+        }
         let rt = a.common.rt.to_config(a.period)?;
         let (wakee_priority, waker_priority, waker_sched) = priorities(rt.sched, a.waker_priority);
         Ok(SwitchConfig {
@@ -150,6 +155,7 @@ impl TryFrom<&SwitchArgs> for SwitchConfig {
             wakee_priority,
             waker_priority,
             explain: a.explain.worst(),
+            explain_stacks: a.explain.stacks(),
             control: a.common.control(a.length.duration, a.length.loops, None),
             wakee_delay_ns: a.wakee_delay,
             waker_sched,
@@ -229,6 +235,34 @@ mod tests {
         ] {
             let e = config(&bad).expect_err("refused");
             assert_eq!(e.exit_code(), 2, "{bad:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn explain_stacks_reach_a_same_cpu_pair_only() {
+        let stacks = |extra: &[&str]| {
+            let mut argv = vec!["--explain", "--explain-stacks"];
+            argv.extend_from_slice(extra);
+            config(&argv).map(|c| c.explain_stacks)
+        };
+        if !crate::KERNEL_TRACE {
+            // The board build refuses --explain first, as the environment.
+            assert_eq!(
+                stacks(&["--cpus", "0"]).expect_err("no trace").exit_code(),
+                3
+            );
+            return;
+        }
+        assert!(stacks(&["--cpus", "0"]).expect("same CPU"));
+        assert!(
+            !config(&["--explain", "--cpus", "0"])
+                .expect("ok")
+                .explain_stacks
+        );
+        if sysinfo::online_cpus().len() >= 2 {
+            let e = stacks(&["--cpus", "0,1", "--placement", "cross"]).expect_err("cross");
+            assert_eq!(e.exit_code(), 2, "{}", e.message());
+            assert!(e.message().contains("--placement cross"), "{}", e.message());
         }
     }
 

@@ -77,9 +77,6 @@ pub struct TimerArgs {
     pub split: bool,
     #[command(flatten)]
     pub explain: ExplainArgs,
-    /// With --explain: the kernel stack of the task that held the CPU when the thread was woken (preemption off, interrupts off, a thread that ran), from a stacktrace trigger on the thread's wake-ups and /proc/kallsyms
-    #[arg(long, hide = super::NO_KERNEL_TRACE, requires = "explain")]
-    pub explain_stacks: bool,
     /// Deterministic synthetic samples from SEED instead of real sleeps (for tests)
     #[arg(long, hide = true, value_name = "SEED", conflicts_with = "explain")]
     pub synthetic: Option<u64>,
@@ -150,7 +147,7 @@ impl TryFrom<&TimerArgs> for TimerConfig {
             contexts,
             split: a.split,
             explain: a.explain.worst(),
-            explain_stacks: a.explain_stacks,
+            explain_stacks: a.explain.stacks(),
             setup: a.common.setup_with(rt)?,
         })
     }

@@ -29,7 +29,9 @@ Examples:
   rtlat watch --pid 4242 --max-latency 100us      exit 1 if a wake-up of 4242's threads took longer
   rtlat watch --comm 'motor*' --period 2ms --explain --duration 10m";
 
+// `--explain-stacks` is parsed to be refused in one line: no help for it.
 #[derive(Debug, Args)]
+#[command(mut_arg("explain_stacks", |a| a.hide(true)))]
 pub struct WatchArgs {
     /// Watch these processes' threads (as they are at the start) or these threads, by id
     #[arg(long, value_delimiter = ',', conflicts_with = "comm", value_parser = clap::value_parser!(i32).range(1..))]
@@ -60,6 +62,9 @@ pub struct WatchArgs {
 impl TryFrom<&WatchArgs> for WatchConfig {
     type Error = Error;
     fn try_from(a: &WatchArgs) -> Result<Self, Error> {
+        a.explain.refuse_stacks(
+            "does not fit watch: it records the stacks at the wake-ups of rtlat's own measuring threads, and watch reads the watched threads' events itself",
+        )?;
         let select = match (&a.pid[..], &a.comm, &a.cgroup) {
             (_, _, Some(g)) => Selection::Cgroup(g.clone()),
             ([], None, None) => Selection::RealTime,

@@ -225,8 +225,50 @@ fn explain_with_split_realtime_clock_or_deadline_is_a_usage_error() {
         &["timer", "--explain", "--clock", "realtime"],
         &["timer", "--explain-worst", "3"],
         &["timer", "--explain-stacks"],
+        &["switch", "--explain-stacks"],
+        &["net", "ping", "127.0.0.1:7357", "--explain-stacks"],
         &["timer", "--explain", "--explain-worst", "0"],
     ]);
+}
+
+/// `--explain-stacks` where the explained intervals hold no wake-up of the
+/// measuring thread to record a stack at: one line naming why, exit 2.
+#[test]
+fn explain_stacks_without_a_wake_up_to_record_is_a_usage_error() {
+    for (args, why) in [
+        (&["noise"][..], "does not fit noise: "),
+        (&["cruncher"], "does not fit cruncher: "),
+        (&["watch"], "does not fit watch: "),
+        (
+            &["switch", "--placement", "cross", "--cpus", "0,1"],
+            "does not fit --placement cross: ",
+        ),
+    ] {
+        if args.contains(&"0,1") && std::thread::available_parallelism().map_or(1, |n| n.get()) < 2
+        {
+            continue;
+        }
+        let out = rtlat()
+            .args(args)
+            .args(["--explain", "--explain-stacks"])
+            .output()
+            .expect("runs");
+        let line = error_line(&out, 2, &format!("{args:?}"));
+        assert!(line.starts_with("rtlat: "), "{args:?}: {line}");
+        assert!(line.contains(why), "{args:?}: {line}");
+        assert!(out.stdout.is_empty(), "{args:?} printed to stdout");
+    }
+    // Their help does not offer it; that of a benchmark that takes it does.
+    for (sub, shown) in [
+        ("noise", false),
+        ("cruncher", false),
+        ("watch", false),
+        ("switch", true),
+    ] {
+        let out = rtlat().args([sub, "--help"]).output().expect("runs");
+        let help = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(help.contains("--explain-stacks"), shown, "{sub}: {help}");
+    }
 }
 
 case!(
@@ -427,6 +469,36 @@ fn is_mm_frame(f: &str) -> bool {
     .any(|m| f.contains(m))
 }
 
+/// The kernel stack a part carries (`--explain-stacks`), innermost first.
+pub(crate) fn stack_of(p: &Value) -> Vec<String> {
+    p["stack"]
+        .as_array()
+        .map(|s| {
+            s.iter()
+                .filter_map(|f| f.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The parts of `cases` that carry a stack, each asserted to be a task's:
+/// that part names the task the stack was recorded in, never the measuring
+/// thread's own time.
+pub(crate) fn assert_stacks_on_tasks(cases: &[Value]) -> Vec<Value> {
+    let with: Vec<Value> = cases
+        .iter()
+        .flat_map(|c| c["parts"].as_array().cloned().unwrap_or_default())
+        .filter(|p| !stack_of(p).is_empty())
+        .collect();
+    for p in &with {
+        assert!(
+            ["thread", "preempt-off", "irqs-off"].contains(&p["kind"].as_str().unwrap_or("")),
+            "a stack on {p}"
+        );
+    }
+    with
+}
+
 case!(
     explain_stacks_show_where_a_task_held_the_cpu_in_the_kernel,
     TRACED_HOG,
@@ -456,30 +528,8 @@ case!(
         assert_schema_valid(&json);
         let cases = r["explained"].as_array().cloned().unwrap_or_default();
         assert_parts_add_up(&cases);
-        let stack = |p: &Value| -> Vec<String> {
-            p["stack"]
-                .as_array()
-                .map(|s| {
-                    s.iter()
-                        .filter_map(|f| f.as_str().map(String::from))
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
-        // Only a task's part carries a stack, and that part names the task
-        // the stack was recorded in: never the measuring thread's own time.
-        for p in cases
-            .iter()
-            .flat_map(|c| c["parts"].as_array().cloned().unwrap_or_default())
-        {
-            if !stack(&p).is_empty() {
-                assert!(
-                    ["thread", "preempt-off", "irqs-off"]
-                        .contains(&p["kind"].as_str().unwrap_or("")),
-                    "a stack on {p}"
-                );
-            }
-        }
+        let stack = stack_of;
+        assert_stacks_on_tasks(&cases);
         // Where the unmapper held the CPU, its stack is in the memory
         // management (the kernel names its frames: the test runs as root).
         let held: Vec<&Value> = cases

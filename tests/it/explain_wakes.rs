@@ -7,7 +7,8 @@
 
 use crate::evidence::Hog;
 use crate::explain::{
-    assert_explain_needs_root, assert_hog_named, assert_parts_add_up, each_has_part, measuring_cpu,
+    assert_explain_needs_root, assert_hog_named, assert_parts_add_up, assert_stacks_on_tasks,
+    each_has_part, measuring_cpu, stack_of,
 };
 use crate::util::*;
 use serde_json::Value;
@@ -76,6 +77,49 @@ case!(
         let cases = cases_of(&r, "pair0");
         assert!(cases.iter().all(|c| c["cpu"] == cpu), "{cases:?}");
         assert_hog_named(&r, &cases, &hog, (10, "the 10 worst wakes of pair0"), 7);
+    }
+);
+
+case!(
+    switch_explain_stacks_show_the_waker_in_its_wake_call,
+    [Root, Native(HOST_TRACE), Measuring],
+    |t| {
+        let cpu = measuring_cpu().to_string();
+        let json = t.path("s.json");
+        // Both threads of the pair on one CPU: the waker holds it at every
+        // wake-up of the wakee, so each case's stack is the waker's, in the
+        // futex wake it does (no load needed to have a task on the CPU).
+        let (_, r) = run_json(
+            t.rtlat()
+                .args(["switch", "--explain", "--explain-stacks"])
+                .args(["--explain-worst", "5", "--cpus", &cpu, "--duration", "2s"]),
+            &json,
+            0,
+        );
+        assert_schema_valid(&json);
+        let cases = cases_of(&r, "pair0");
+        assert!(!cases.is_empty(), "{r}");
+        assert_parts_add_up(&cases);
+        let with = assert_stacks_on_tasks(&cases);
+        let waker: Vec<Vec<String>> = with
+            .iter()
+            .filter(|p| {
+                p["name"]
+                    .as_str()
+                    .is_some_and(|n| n.starts_with("pair0-waker "))
+            })
+            .map(stack_of)
+            .collect();
+        assert!(
+            waker
+                .iter()
+                .any(|s| s.iter().any(|f| f.starts_with("futex_wake"))),
+            "no stack of the waker in its futex wake among {cases:#?}"
+        );
+        // Named from /proc/kallsyms: the test runs as root.
+        for s in &waker {
+            assert!(s.iter().all(|f| !f.starts_with("0x")), "{s:?}");
+        }
     }
 );
 

@@ -158,6 +158,9 @@ pub struct IrqConfig {
     /// The worst event → thread intervals explained (`--explain`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub explain: Option<usize>,
+    /// `--explain-stacks`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub explain_stacks: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sim: Option<SimConfig>,
     /// target: where the reply is issued from (user: rtlat itself).

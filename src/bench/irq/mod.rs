@@ -224,7 +224,7 @@ fn begin_explain(cfg: &IrqConfig, kernel_ts: bool) -> Result<Threads> {
     }
     Threads::begin_on(
         cfg.cpu,
-        cfg.explain,
+        (cfg.explain, cfg.explain_stacks),
         "own wake-up path",
         Some("edge on its way to the reader"),
         cfg.control.interval_ns,

@@ -93,8 +93,12 @@ fn prepare_socket(sock: &TsSocket, ts: Option<Timestamps>, tx: bool) -> Result<(
 /// The side's measuring threads, its receiving thread explained with
 /// `--explain` (on the CPU of `--cpu`): each datagram from its kernel RX
 /// stamp to the thread running after `recvmsg`, the time before that
-/// `pending`.
-fn receiving(common: &Common, explain: Option<usize>, pending: &'static str) -> Result<Threads> {
+/// `pending`; `explain` is `--explain`'s worst and `--explain-stacks`.
+fn receiving(
+    common: &Common,
+    explain: (Option<usize>, bool),
+    pending: &'static str,
+) -> Result<Threads> {
     let (cpu, interval) = (common.cpu, common.control.interval_ns);
     Threads::begin_on(cpu, explain, "own receive path", Some(pending), interval)
 }

@@ -39,6 +39,9 @@ pub struct ServeConfig {
     /// The worst server RX intervals explained (`--explain`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub explain: Option<usize>,
+    /// `--explain-stacks`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub explain_stacks: bool,
     /// Requests to answer (`--count`), timestamps, CPU, output …
     #[serde(flatten)]
     pub common: Common,
@@ -226,7 +229,11 @@ pub fn run(cfg: &ServeConfig, command_line: Vec<String>) -> Result<Outcome> {
     let sink = open_sink(cfg)?;
     let sink_addr = sink.as_ref().map(|s| s.local_addr());
     // Tracing is set up (and can fail) before the server says it listens.
-    let mut threads = receiving(&cfg.common, cfg.explain, "request on its way to the socket")?;
+    let mut threads = receiving(
+        &cfg.common,
+        (cfg.explain, cfg.explain_stacks),
+        "request on its way to the socket",
+    )?;
     crate::outln!(
         "rtlat net serve: listening on {listen}{}",
         sink_addr

@@ -92,6 +92,9 @@ pub struct SwitchConfig {
     /// The worst wakes explained per pair (`--explain`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub explain: Option<usize>,
+    /// `--explain-stacks`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub explain_stacks: bool,
     #[serde(flatten)]
     pub control: RunControl,
     #[serde(skip_serializing_if = "Option::is_none")]

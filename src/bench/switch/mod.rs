@@ -100,6 +100,7 @@ pub fn run(cfg: &SwitchConfig, argv: Vec<String>) -> Result<Outcome> {
     let ask = Ask {
         pending: Some("the waker's wake call"),
         across: cfg.placement == Placement::Cross,
+        stacks: cfg.explain_stacks,
         ..Ask::new(cfg.explain, &cfg.cpus, "own wake-up path")
     };
     let mut threads = Threads::begin(&ask, cfg.control.interval_ns)?;

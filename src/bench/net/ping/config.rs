@@ -44,6 +44,9 @@ pub struct PingConfig {
     /// The worst RX intervals explained (`--explain`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub explain: Option<usize>,
+    /// `--explain-stacks`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub explain_stacks: bool,
     /// Packets to send (`--count`), timestamps, CPU, output …
     #[serde(flatten)]
     pub common: Common,

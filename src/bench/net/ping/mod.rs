@@ -332,7 +332,11 @@ pub fn run(cfg: &PingConfig, command_line: Vec<String>) -> Result<Outcome> {
         .try_clone()
         .map_err(|e| Error::env(format!("cannot duplicate the socket: {e}")).because(e))?;
     // Tracing is set up (and can fail) before anything is measured.
-    let mut threads = receiving(&cfg.common, cfg.explain, "reply on its way to the socket")?;
+    let mut threads = receiving(
+        &cfg.common,
+        (cfg.explain, cfg.explain_stacks),
+        "reply on its way to the socket",
+    )?;
     let ends = endpoints(cfg, (sock, rsock), &mut threads)?;
     let counts: Arc<Mutex<PingCounts>> = Arc::new(Mutex::new(PingCounts::default()));
     let bulk = Slot::default();

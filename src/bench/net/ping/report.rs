@@ -319,6 +319,7 @@ mod tests {
             split: true,
             echo: false,
             explain: None,
+            explain_stacks: false,
             busy_poll_us: None,
             spin_ns: None,
             spin_by_default: false,
