@@ -222,9 +222,9 @@ pub fn replay(root: &Path, machine: &Machine) -> std::io::Result<Report> {
     let every = (1e9 / machine.candidates_per_s.max(1e-9)) as u64;
     let (mut t, mut fed, mut next_candidate, mut candidates) = (start, start, every, 0u64);
     let thread_cpu = || clock::now_ns(libc::CLOCK_THREAD_CPUTIME_ID);
-    while t < end {
-        // Every CPU's samples up to now; a new worst one now and then.
-        while fed + period <= t {
+    // Every CPU's samples up to `to`; a new worst one now and then.
+    let mut feed = |to: u64| {
+        while fed + period <= to {
             fed += period;
             for (c, tap) in taps.iter().enumerate() {
                 // Steady, so that only the candidates are new worst ones.
@@ -237,6 +237,12 @@ pub fn replay(root: &Path, machine: &Machine) -> std::io::Result<Report> {
                 tap.push(fed, lat);
             }
         }
+    };
+    loop {
+        // A pause past the end ends at the end: the last samples are
+        // handed over like the others.
+        t = t.min(end);
+        feed(t);
         if let Ok(mut s) = shared.lock() {
             s.now = t;
         }
@@ -245,6 +251,9 @@ pub fn replay(root: &Path, machine: &Machine) -> std::io::Result<Report> {
         let used = thread_cpu().saturating_sub(before);
         report.reader_cpu_ns += used;
         report.rounds += 1;
+        if t == end {
+            break;
+        }
         t += match round {
             Round::Pause(d) => d.as_nanos() as u64,
             Round::More => used.max(1_000),
