@@ -11,6 +11,80 @@ pub const MAX_DURATION_NS: u64 = 8784 * 3_600_000_000_000;
 /// (SIGINT, SIGTERM, SIGHUP, the end of `--duration`) is seen within it.
 pub const MAX_PERIOD_NS: u64 = 1_000_000_000;
 
+/// A decimal number as the user writes one (`0.95`, `5`, `.5`, `1e-9`,
+/// `2.5E3`, a sign first), into the nearest f64 where its digits and its
+/// power of ten are exact (up to 15 significant digits and 22 powers of
+/// ten: every value an option takes), else within an ulp or two. `None`
+/// for anything else (`inf`, `NaN`, `1e`, `0x10`, an empty string). Not
+/// the standard library's parser: its tables are 17 kB of a board's
+/// flash.
+pub fn parse_decimal(text: &str) -> Option<f64> {
+    let b = text.as_bytes();
+    let mut i = 0;
+    let negative = match b.first() {
+        Some(b'-') => {
+            i = 1;
+            true
+        }
+        Some(b'+') => {
+            i = 1;
+            false
+        }
+        _ => false,
+    };
+    // Up to 19 significant digits in the mantissa; the power of ten moved
+    // for the digits left out of it and for those after the point.
+    let (mut mantissa, mut exp, mut digits, mut kept) = (0u64, 0i32, 0usize, 0usize);
+    let mut point = false;
+    while let Some(&c) = b.get(i) {
+        match c {
+            b'0'..=b'9' => {
+                digits += 1;
+                if kept < 19 {
+                    if mantissa > 0 || c != b'0' {
+                        kept += 1;
+                    }
+                    mantissa = mantissa * 10 + u64::from(c - b'0');
+                    exp -= i32::from(point);
+                } else if !point {
+                    exp += 1;
+                }
+            }
+            b'.' if !point => point = true,
+            _ => break,
+        }
+        i += 1;
+    }
+    if digits == 0 {
+        return None;
+    }
+    if let Some(b'e' | b'E') = b.get(i) {
+        let rest = &text[i + 1..];
+        let e: i32 = rest
+            .strip_prefix('+')
+            .unwrap_or(rest)
+            .parse()
+            .ok()
+            .filter(|_| rest.bytes().last().is_some_and(|d| d.is_ascii_digit()))?;
+        exp = exp.checked_add(e)?;
+        i = b.len();
+    }
+    if i != b.len() {
+        return None;
+    }
+    let m = mantissa as f64;
+    let v = match exp {
+        0 => m,
+        // Exact operands, one rounding.
+        1..=22 => m * 10f64.powi(exp),
+        -22..=-1 => m / 10f64.powi(-exp),
+        _ if exp > 0 => m * 10f64.powi(exp.min(400)),
+        _ => m / 10f64.powi((-exp).min(400)),
+    };
+    let v = if negative { -v } else { v };
+    v.is_finite().then_some(v)
+}
+
 /// Parse a duration with a unit into nanoseconds, at most [`MAX_DURATION_NS`].
 ///
 /// Units: `ns`, `us` (or `µs`), `ms`, `s`, `m`, `h`. A fractional number is
@@ -256,6 +330,50 @@ pub fn check_refuses<T, E>(parse: impl Fn(&str) -> Result<T, E>, bad: &[&str]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decimals_are_read_as_the_standard_parser_reads_them() {
+        for text in [
+            "0.95",
+            "5",
+            ".5",
+            "5.",
+            "1e-9",
+            "2.5E3",
+            "-1",
+            "+0.25",
+            "1000",
+            "0.001",
+            "123456.789",
+            "1e22",
+            "3.141592653589793",
+            "0",
+            "-0.0",
+            "1e+3",
+            "0.1",
+            "99.99999",
+            "12345678901234567890123",
+        ] {
+            assert_eq!(parse_decimal(text), text.parse::<f64>().ok(), "{text}");
+        }
+        for text in [
+            "", ".", "-", "e5", "1e", "1e+", "1.2.3", "inf", "NaN", "0x10", "1 ", " 1", "1e400",
+            "1_000",
+        ] {
+            assert_eq!(parse_decimal(text), None, "{text:?}");
+        }
+        // Beyond the exact range, within an ulp or two.
+        for text in ["1e-30", "6.02214076e23", "1.7976931348623157e300"] {
+            let (got, want) = (
+                parse_decimal(text).expect(text),
+                text.parse::<f64>().unwrap(),
+            );
+            assert!(
+                (got - want).abs() <= 2.0 * f64::EPSILON * want.abs(),
+                "{text}: {got} {want}"
+            );
+        }
+    }
 
     #[test]
     fn durations_with_units() {

@@ -146,8 +146,8 @@ impl ForecastArgs {
 
 /// A probability strictly between 0 and 1: `1e-9`, `0.95`.
 pub fn probability(s: &str) -> std::result::Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(p) if p > 0.0 && p < 1.0 => Ok(p),
+    match crate::units::parse_decimal(s) {
+        Some(p) if p > 0.0 && p < 1.0 => Ok(p),
         _ => Err(format!(
             "'{s}' is not a probability between 0 and 1 (exclusive), e.g. 1e-9 or 0.95"
         )),

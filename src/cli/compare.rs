@@ -70,8 +70,8 @@ pub struct CompareArgs {
 pub fn parse_margin(s: &str) -> Result<f64, String> {
     let t = s.trim();
     let num = t.strip_suffix('%').unwrap_or(t).trim();
-    match num.parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+    match crate::units::parse_decimal(num) {
+        Some(v) if v >= 0.0 => Ok(v),
         _ => Err(format!(
             "'{s}' is not a margin; give a percentage such as 10%"
         )),

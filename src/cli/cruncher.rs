@@ -60,8 +60,8 @@ pub struct CruncherArgs {
 fn tolerance(s: &str) -> std::result::Result<f64, String> {
     let t = s.trim();
     let num = t.strip_suffix('%').unwrap_or(t);
-    match num.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && (0.0..=1000.0).contains(&v) => Ok(v / 100.0),
+    match crate::units::parse_decimal(num.trim()) {
+        Some(v) if (0.0..=1000.0).contains(&v) => Ok(v / 100.0),
         _ => Err(format!(
             "'{s}' is not a percentage between 0 and 1000, e.g. 5%"
         )),

@@ -194,12 +194,8 @@ pub struct RoleArgs {
 
 /// `--rate HZ` as a period in ns.
 fn rate_period(s: &str) -> std::result::Result<u64, String> {
-    let hz: f64 = s
-        .trim()
-        .trim_end_matches("Hz")
-        .trim_end_matches("hz")
-        .parse()
-        .map_err(|_| format!("'{s}' is not a rate in Hz, e.g. 1000"))?;
+    let hz = crate::units::parse_decimal(s.trim().trim_end_matches("Hz").trim_end_matches("hz"))
+        .ok_or_else(|| format!("'{s}' is not a rate in Hz, e.g. 1000"))?;
     if !(hz.is_finite() && (1.0..=1e9).contains(&hz)) {
         return Err(format!(
             "'{s}' is out of range: give 1 <= HZ <= 1e9 (a period of at most 1s)"

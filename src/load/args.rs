@@ -221,7 +221,7 @@ pub fn parse_size(text: &str) -> ArgResult<u64> {
         "GB" => 1e9,
         _ => return Err(bad()),
     };
-    let v: f64 = num.parse().map_err(|_| bad())?;
+    let v = crate::units::parse_decimal(num).ok_or_else(bad)?;
     let bytes = (v * scale).round();
     if !bytes.is_finite() || bytes >= u64::MAX as f64 {
         return Err(format!("'{t}' is too large"));

@@ -58,9 +58,8 @@ pub fn parse_rate(text: &str) -> std::result::Result<f64, String> {
         Some(n) => (n, 1e3),
         None => (body, 1.0),
     };
-    let v: f64 = num
-        .parse()
-        .map_err(|_| format!("--rate '{t}' is not a rate; write it as 1000/s or 10k/s"))?;
+    let v = crate::units::parse_decimal(num)
+        .ok_or_else(|| format!("--rate '{t}' is not a rate; write it as 1000/s or 10k/s"))?;
     let rate = v * scale;
     if !rate.is_finite() || rate <= 0.0 {
         return Err(format!("--rate '{t}' must be above zero; give e.g. 1000/s"));
@@ -101,9 +100,8 @@ pub fn parse_byte_rate(text: &str) -> std::result::Result<Option<u64>, String> {
             ))
         }
     };
-    let v: f64 = num
-        .parse()
-        .map_err(|_| format!("--bulk '{t}' is not a rate; write it as 4MB/s or max"))?;
+    let v = crate::units::parse_decimal(num)
+        .ok_or_else(|| format!("--bulk '{t}' is not a rate; write it as 4MB/s or max"))?;
     let r = v * scale;
     if !r.is_finite() || r < 1.0 {
         return Err(format!(
