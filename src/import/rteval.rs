@@ -141,7 +141,13 @@ fn statistics(owner: Node, whose: &str) -> Parsed<Stats> {
                 format!("expected <{name}> in {whose}'s statistics of {samples} samples"),
             )
         })?;
-        parse_us(v).ok_or_else(|| bad(l, name, "a latency in µs", v))
+        parse_us(v).ok_or_else(|| match v.parse::<f64>() {
+            Ok(_) => ParseError::at(
+                l,
+                format!("expected a latency below 9e12 µs in <{name}> of {whose}, found {}: out of range (refused rather than recorded wrong)", super::found(v)),
+            ),
+            Err(_) => bad(l, name, "a latency in µs", v),
+        })
     };
     stats.min_ns = Some(latency("minimum")?);
     stats.max_ns = Some(latency("maximum")?);
