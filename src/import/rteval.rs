@@ -594,7 +594,8 @@ mod tests {
 
     #[test]
     fn reports_without_figures_or_not_rteval_are_refused() {
-        let over = String::from_utf8(fixture("rteval-3.8-over-buckets.xml")).expect("utf-8");
+        let over =
+            String::from_utf8(fixture("rteval-3.8-over-buckets-refused.xml")).expect("utf-8");
         let e = import(&over).expect_err("no statistics");
         assert!(e.msg.contains("--cyclictest-buckets"), "{}", e.msg);
         let timerlat = over.replace("cyclictest", "timerlat");

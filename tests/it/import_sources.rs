@@ -613,7 +613,7 @@ case!(
         let err = refused(
             dir,
             "over.xml",
-            &fixture_text("rteval-3.8-over-buckets.xml"),
+            &fixture_text("rteval-3.8-over-buckets-refused.xml"),
             "no statistics",
         );
         assert!(err.contains("--cyclictest-buckets"), "{err}");
