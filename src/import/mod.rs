@@ -19,6 +19,7 @@
 //!   [`oslat`] oslat's table, [`rtai`] RTAI's testsuite latency display,
 //!   [`rteval`] rteval's XML report (its cyclictest statistics per core);
 //! - [`json`]: a lenient JSON reader for the tools' hand-printed JSON;
+//! - [`xml`]: a small XML reader for rteval's report;
 //! - [`imported`]: what a parser found, and how it becomes a [`RunResult`].
 
 pub mod cyclictest_hist;
@@ -41,6 +42,7 @@ pub mod sockperf;
 pub mod system;
 pub mod thread;
 pub mod xenomai;
+pub mod xml;
 
 #[cfg(test)]
 mod fuzz;

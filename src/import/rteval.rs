@@ -28,10 +28,10 @@
 
 use super::cyclictest_json::{record_settings, settings};
 use super::dates::days_from_civil;
+use super::xml::{self, Element};
 use super::{detect, parse_u64, parse_us, ImportFormat, Imported, ParseError, Parsed};
 use super::{Reader, ThreadBuild};
 use crate::result::{Benchmark, EndReason};
-use roxmltree::{Document, Node};
 
 /// rteval's XML report.
 pub static FORMAT: ImportFormat = ImportFormat {
@@ -42,34 +42,12 @@ pub static FORMAT: ImportFormat = ImportFormat {
     read: Reader::Text(parse),
 };
 
-/// The 1-based line where `n` starts.
-fn line(n: Node) -> usize {
-    n.document().text_pos_at(n.range().start).row as usize
-}
-
-/// The child elements of `n` called `name`.
-fn children<'a, 'i>(n: Node<'a, 'i>, name: &'static str) -> impl Iterator<Item = Node<'a, 'i>> {
-    n.children().filter(move |c| c.has_tag_name(name))
-}
-
-fn child<'a, 'i>(n: Node<'a, 'i>, name: &'static str) -> Option<Node<'a, 'i>> {
-    children(n, name).next()
-}
-
-/// The text of element `n`, trimmed (empty when it has none).
-fn text<'a>(n: Node<'a, '_>) -> &'a str {
-    n.text().unwrap_or("").trim()
-}
-
 /// Attribute `name` of `n`, which must be there.
-fn attr<'a>(n: Node<'a, '_>, name: &str) -> Parsed<&'a str> {
+fn attr<'a>(n: Element<'a>, name: &str) -> Parsed<&'a str> {
     n.attribute(name).ok_or_else(|| {
         ParseError::at(
-            line(n),
-            format!(
-                "expected a {name}=\"…\" attribute on <{}>",
-                n.tag_name().name()
-            ),
+            n.line(),
+            format!("expected a {name}=\"…\" attribute on <{}>", n.name()),
         )
     })
 }
@@ -85,26 +63,31 @@ struct Stats {
 }
 
 /// The line and text of element `name` in statistics `st`, whose unit must be µs.
-fn stat_value<'a>(st: Node<'a, '_>, name: &str, whose: &str) -> Parsed<Option<(usize, &'a str)>> {
-    let Some(n) = st.children().find(|c| c.has_tag_name(name)) else {
+fn stat_value<'a>(
+    st: Element<'a>,
+    name: &'static str,
+    whose: &str,
+) -> Parsed<Option<(usize, &'a str)>> {
+    let Some(n) = st.child(name) else {
         return Ok(None);
     };
     if let Some(u) = n.attribute("unit").filter(|&u| u != "us") {
         return Err(ParseError::at(
-            line(n),
+            n.line(),
             format!(
                 "expected <{name}> of {whose} in us (as rteval writes it), found unit {}",
                 super::found(u)
             ),
         ));
     }
-    Ok(Some((line(n), text(n))))
+    Ok(Some((n.line(), n.text())))
 }
 
 /// The `<statistics>` of a `<core>` or `<system>` (`whose` names it in errors).
-fn statistics(owner: Node, whose: &str) -> Parsed<Stats> {
-    let st = child(owner, "statistics")
-        .ok_or_else(|| ParseError::at(line(owner), format!("expected <statistics> in {whose}")))?;
+fn statistics(owner: Element, whose: &str) -> Parsed<Stats> {
+    let st = owner
+        .child("statistics")
+        .ok_or_else(|| ParseError::at(owner.line(), format!("expected <statistics> in {whose}")))?;
     let value = |name: &'static str| stat_value(st, name, whose);
     let bad = |l: usize, name: &str, what: &str, v: &str| {
         ParseError::at(
@@ -117,13 +100,13 @@ fn statistics(owner: Node, whose: &str) -> Parsed<Stats> {
     };
     let (l, s) = value("samples")?.ok_or_else(|| {
         ParseError::at(
-            line(st),
+            st.line(),
             format!("expected <samples> in {whose}'s statistics"),
         )
     })?;
     let samples = parse_u64(s).ok_or_else(|| bad(l, "samples", "a count", s))?;
     let mut stats = Stats {
-        line: line(owner),
+        line: owner.line(),
         samples,
         min_ns: None,
         max_ns: None,
@@ -137,7 +120,7 @@ fn statistics(owner: Node, whose: &str) -> Parsed<Stats> {
     let latency = |name: &'static str| -> Parsed<i64> {
         let (l, v) = value(name)?.ok_or_else(|| {
             ParseError::at(
-                line(st),
+                st.line(),
                 format!("expected <{name}> in {whose}'s statistics of {samples} samples"),
             )
         })?;
@@ -167,11 +150,11 @@ fn statistics(owner: Node, whose: &str) -> Parsed<Stats> {
 }
 
 /// One `<core>`: its figures and histogram as the thread `cpuN`.
-fn core(c: Node, notes: &mut Vec<String>) -> Parsed<ThreadBuild> {
+fn core(c: Element, notes: &mut Vec<String>) -> Parsed<ThreadBuild> {
     let id = attr(c, "id")?;
     let cpu = parse_u64(id).filter(|&v| v < 1 << 20).ok_or_else(|| {
         ParseError::at(
-            line(c),
+            c.line(),
             format!(
                 "expected a CPU number as the id of <core>, found {}",
                 super::found(id)
@@ -191,15 +174,15 @@ fn core(c: Node, notes: &mut Vec<String>) -> Parsed<ThreadBuild> {
             "{name}: one sample, for which rteval computes no mean (it writes 0): the mean is the sample's"
         ));
     }
-    let Some(h) = child(c, "histogram") else {
+    let Some(h) = c.child("histogram") else {
         return Ok(tb);
     };
-    for b in children(h, "bucket") {
+    for b in h.children("bucket") {
         let number = |key: &str| -> Parsed<u64> {
             let v = attr(b, key)?;
             parse_u64(v).ok_or_else(|| {
                 ParseError::at(
-                    line(b),
+                    b.line(),
                     format!(
                         "expected a whole number as the bucket's {key}, found {}",
                         super::found(v)
@@ -209,11 +192,11 @@ fn core(c: Node, notes: &mut Vec<String>) -> Parsed<ThreadBuild> {
         };
         let (index, count) = (number("index")?, number("value")?);
         tb.add(index.saturating_mul(1000), count)
-            .map_err(|e| ParseError::at(line(b), e.msg))?;
+            .map_err(|e| ParseError::at(b.line(), e.msg))?;
     }
     if tb.recorded() != st.samples {
         return Err(ParseError::at(
-            line(h),
+            h.line(),
             format!(
                 "expected the histogram of core {cpu} to count its {} samples, found {}",
                 st.samples,
@@ -225,7 +208,7 @@ fn core(c: Node, notes: &mut Vec<String>) -> Parsed<ThreadBuild> {
 }
 
 /// The `<system>` figures (all cores together), checked against the cores'.
-fn check_system(s: Node, cores: &[ThreadBuild]) -> Parsed<()> {
+fn check_system(s: Element, cores: &[ThreadBuild]) -> Parsed<()> {
     let st = statistics(s, "<system>")?;
     let mut samples = 0u64;
     for c in cores {
@@ -254,23 +237,20 @@ fn check_system(s: Node, cores: &[ThreadBuild]) -> Parsed<()> {
 }
 
 /// The cyclictest measurement: under `<Measurements>` (rteval 2 and 3) or the root (rteval 1).
-fn measurement<'a, 'i>(root: Node<'a, 'i>) -> Parsed<Node<'a, 'i>> {
-    let places = std::iter::once(root).chain(children(root, "Measurements"));
-    let found: Vec<Node> = places.flat_map(|p| children(p, "cyclictest")).collect();
+fn measurement<'a>(doc: &'a xml::Document, root: Element<'a>) -> Parsed<Element<'a>> {
+    let places = std::iter::once(root).chain(root.children("Measurements"));
+    let found: Vec<Element> = places.flat_map(|p| p.children("cyclictest")).collect();
     match found.as_slice() {
         [one] => Ok(*one),
         [] => {
-            let timerlat = root
-                .descendants()
-                .find(|n| n.has_tag_name("timerlat"))
-                .map(line);
+            let timerlat = doc.find("timerlat").map(|n| n.line());
             Err(match timerlat {
                 Some(l) => ParseError::at(l, "expected rteval's cyclictest measurement, found its timerlat one, which is not read: import rtla timerlat hist's own output (--from rtla-timerlat)"),
-                None => ParseError::at(line(root), "expected a <cyclictest> measurement in the rteval report, found none (a run with --onlyload measures nothing)"),
+                None => ParseError::at(root.line(), "expected a <cyclictest> measurement in the rteval report, found none (a run with --onlyload measures nothing)"),
             })
         }
         [_, second, ..] => Err(ParseError::at(
-            line(*second),
+            second.line(),
             "expected one <cyclictest> measurement in the rteval report, found another",
         )),
     }
@@ -301,12 +281,12 @@ fn local_us(s: &str) -> Option<i64> {
 
 /// How long the measurement ran: its run loop's timestamps (µs), else
 /// run_info's whole seconds; and where the run started, said in a note.
-fn timing(root: Node, ct: Node, imp: &mut Imported) -> Parsed<()> {
-    let info = child(root, "run_info");
+fn timing(root: Element, ct: Element, imp: &mut Imported) -> Parsed<()> {
+    let info = root.child("run_info");
     let stamp = |name: &'static str| {
-        child(ct, "timestamps")
-            .and_then(|t| child(t, name))
-            .and_then(|n| local_us(text(n)))
+        ct.child("timestamps")
+            .and_then(|t| t.child(name))
+            .and_then(|n| local_us(n.text()))
     };
     if let (Some(a), Some(b)) = (stamp("runloop_start"), stamp("runloop_stop")) {
         if b >= a {
@@ -325,7 +305,7 @@ fn timing(root: Node, ct: Node, imp: &mut Imported) -> Parsed<()> {
             let v = attr(info, key)?;
             let n = parse_u64(v).filter(|&n| n < 1 << 32).ok_or_else(|| {
                 ParseError::at(
-                    line(info),
+                    info.line(),
                     format!(
                         "expected a whole number of {key} in <run_info>, found {}",
                         super::found(v)
@@ -340,7 +320,7 @@ fn timing(root: Node, ct: Node, imp: &mut Imported) -> Parsed<()> {
     }
     let when: Vec<&str> = ["date", "time"]
         .into_iter()
-        .filter_map(|k| info.and_then(|i| child(i, k)).map(text))
+        .filter_map(|k| info.and_then(|i| i.child(k)).map(|n| n.text()))
         .collect();
     imp.notes.push(if when.is_empty() {
         "rteval's report does not say when the run started".into()
@@ -350,103 +330,90 @@ fn timing(root: Node, ct: Node, imp: &mut Imported) -> Parsed<()> {
             when.join(" ")
         )
     });
-    if let Some(a) = info.and_then(|i| child(i, "annotate")) {
-        imp.notes.push(format!("rteval's annotation: {}", text(a)));
+    if let Some(a) = info.and_then(|i| i.child("annotate")) {
+        imp.notes.push(format!("rteval's annotation: {}", a.text()));
     }
     Ok(())
 }
 
 /// What the report says of the machine: uname, kernel command line, clock
 /// sources, CPU count and model.
-fn machine(root: Node, ct: Node, imp: &mut Imported) {
+fn machine(root: Element, ct: Element, imp: &mut Imported) {
     let s = &mut imp.system;
-    let sysinfo = child(root, "SystemInfo").unwrap_or(root);
-    let field = |parent: Option<Node>, name: &'static str| {
+    let sysinfo = root.child("SystemInfo").unwrap_or(root);
+    let field = |parent: Option<Element>, name: &'static str| {
         parent
-            .and_then(|p| child(p, name))
-            .map(|n| text(n).to_string())
+            .and_then(|p| p.child(name))
+            .map(|n| n.text().to_string())
             .filter(|t| !t.is_empty())
     };
-    let uname = child(sysinfo, "uname");
+    let uname = sysinfo.child("uname");
     s.hostname = field(uname, "node");
     s.kernel_release = field(uname, "kernel");
     s.machine = field(uname, "arch");
     // rteval's is_RT: whether `uname -v` holds "RT " (PREEMPT_RT or PREEMPT RT).
     let is_rt = uname
-        .and_then(|u| child(u, "kernel"))
+        .and_then(|u| u.child("kernel"))
         .and_then(|k| k.attribute("is_RT"));
     s.preempt_model = if is_rt == Some("1") {
         "PREEMPT_RT".into()
     } else {
         crate::sysinfo::PREEMPT_UNKNOWN.into()
     };
-    s.cmdline = field(child(sysinfo, "cmdlineInfo"), "cmdline");
-    if let Some(cs) = child(sysinfo, "Kernel").and_then(|k| child(k, "ClockSource")) {
-        for src in children(cs, "source") {
-            let name = text(src).to_string();
+    s.cmdline = field(sysinfo.child("cmdlineInfo"), "cmdline");
+    if let Some(cs) = sysinfo.child("Kernel").and_then(|k| k.child("ClockSource")) {
+        for src in cs.children("source") {
+            let name = src.text().to_string();
             if src.attribute("current") == Some("1") {
                 s.clocksource = Some(name.clone());
             }
             s.available_clocksources.push(name);
         }
     }
-    if let Some(n) = child(sysinfo, "CPUtopology")
+    if let Some(n) = sysinfo
+        .child("CPUtopology")
         .and_then(|t| t.attribute("num_cpu_cores_online"))
         .and_then(parse_u64)
     {
         s.cpu_count = n.min(1 << 20) as usize;
     }
     // `(2 cores) AMD EPYC`: the model name of CPU 0.
-    s.cpu_model = child(ct, "system")
+    s.cpu_model = ct
+        .child("system")
         .and_then(|n| n.attribute("description"))
         .map(|d| d.split_once(") ").map_or(d, |(_, m)| m).trim().to_string())
         .filter(|m| !m.is_empty());
 }
 
 pub fn parse(input: &str) -> Parsed<Imported> {
-    let doc = Document::parse(input).map_err(|e| {
-        use roxmltree::Error as E;
-        if matches!(e, E::UnclosedRootNode | E::UnexpectedEndOfStream) {
-            return ParseError::at(
-                input.lines().count(),
-                format!("expected rteval's whole XML report, found its end missing ({e}): the file looks cut; import the whole summary.xml"),
-            );
-        }
-        ParseError::at(
-            e.pos().row as usize,
-            format!(
-                "expected rteval's XML report, found XML that does not read: {}",
-                e.to_string().escape_debug()
-            ),
-        )
-    })?;
-    let root = doc.root_element();
-    if !root.has_tag_name("rteval") {
+    let doc = xml::parse(input)?;
+    let root = doc.root();
+    if root.name() != "rteval" {
         return Err(ParseError::at(
-            line(root),
+            root.line(),
             format!(
                 "expected rteval's report (an <rteval> root element), found <{}>",
-                root.tag_name().name()
+                root.name()
             ),
         ));
     }
-    let ct = measurement(root)?;
+    let ct = measurement(&doc, root)?;
     let mut imp = Imported::new(Benchmark::Timer);
-    let cores: Vec<Node> = children(ct, "core").collect();
+    let cores: Vec<Element> = ct.children("core").collect();
     if cores.is_empty() {
-        return Err(ParseError::at(line(ct), "expected per-core statistics in <cyclictest>, found none: rteval leaves them out when a latency went beyond its histogram (its log says 'Max latency(…us) exceeded histogram range'); run it again with a larger --cyclictest-buckets"));
+        return Err(ParseError::at(ct.line(), "expected per-core statistics in <cyclictest>, found none: rteval leaves them out when a latency went beyond its histogram (its log says 'Max latency(…us) exceeded histogram range'); run it again with a larger --cyclictest-buckets"));
     }
     let mut threads = Vec::with_capacity(cores.len());
     for c in cores {
         threads.push(core(c, &mut imp.notes)?);
     }
-    if let Some(s) = child(ct, "system") {
+    if let Some(s) = ct.child("system") {
         check_system(s, &threads)?;
     }
     imp.threads = threads;
     let cmdline = ct
         .attribute("command_line")
-        .or_else(|| child(ct, "command_line").map(text))
+        .or_else(|| ct.child("command_line").map(|n| n.text()))
         .unwrap_or("");
     let set = settings(cmdline);
     imp.command_line = cmdline.split_whitespace().map(str::to_string).collect();
@@ -458,7 +425,7 @@ pub fn parse(input: &str) -> Parsed<Imported> {
     }
     machine(root, ct, &mut imp);
     timing(root, ct, &mut imp)?;
-    if let Some(b) = child(ct, "abort_report").and_then(|a| child(a, "breaktrace")) {
+    if let Some(b) = ct.child("abort_report").and_then(|a| a.child("breaktrace")) {
         imp.end_reason = EndReason::Break;
         imp.notes.push(format!(
             "cyclictest stopped at its break threshold ({} µs): a latency of {} µs",
@@ -619,7 +586,11 @@ mod tests {
             e.msg
         );
         let e = import(&V1.replace("<arch>", "<arch")).expect_err("malformed");
-        assert!(e.msg.contains("does not read") && e.line == 10, "{}", e.msg);
+        assert!(
+            e.msg.contains("attribute name") && e.line == 10,
+            "{}",
+            e.msg
+        );
     }
 
     #[test]
