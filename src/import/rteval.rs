@@ -237,7 +237,8 @@ fn check_system(s: Element, cores: &[ThreadBuild]) -> Parsed<()> {
 }
 
 /// The cyclictest measurement: under `<Measurements>` (rteval 2 and 3) or the root (rteval 1).
-fn measurement<'a>(doc: &'a xml::Document, root: Element<'a>) -> Parsed<Element<'a>> {
+fn measurement(doc: &xml::Document) -> Parsed<Element<'_>> {
+    let root = doc.root();
     let places = std::iter::once(root).chain(root.children("Measurements"));
     let found: Vec<Element> = places.flat_map(|p| p.children("cyclictest")).collect();
     match found.as_slice() {
@@ -397,7 +398,7 @@ pub fn parse(input: &str) -> Parsed<Imported> {
             ),
         ));
     }
-    let ct = measurement(&doc, root)?;
+    let ct = measurement(&doc)?;
     let mut imp = Imported::new(Benchmark::Timer);
     let cores: Vec<Element> = ct.children("core").collect();
     if cores.is_empty() {
