@@ -2,7 +2,7 @@
 
 use crate::error::Error;
 use crate::import::{cyclictest_hist, cyclictest_json, cyclictest_status, cyclictest_verbose};
-use crate::import::{jitterdebugger, oslat, rtai, rtla, rtla_top, sockperf};
+use crate::import::{jitterdebugger, oslat, rtai, rteval, rtla, rtla_top, sockperf};
 use crate::import::{xenomai, ImportConfig, ImportFormat, SourceUnit};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
@@ -21,6 +21,7 @@ Formats:
   sockperf          sockperf ping-pong --full-log FILE
   oslat             oslat output (its per-core table)
   rtai              RTAI testsuite latency output (its display's RTD rows)
+  rteval            rteval's XML report (summary.xml: cyclictest per core)
 Without --from, the format is told from the file's first lines (and said on
 stderr); a --from that does not fit names the format that does. Lines before
 the output (a shell prompt and the command) are skipped with a note. A cut
@@ -62,6 +63,8 @@ pub enum ImportFromArg {
     Oslat,
     /// RTAI testsuite latency output (its display's RTD rows)
     Rtai,
+    /// rteval's XML report (summary.xml: its cyclictest statistics per core)
+    Rteval,
 }
 
 impl ImportFromArg {
@@ -79,6 +82,7 @@ impl ImportFromArg {
             ImportFromArg::Sockperf => &sockperf::FORMAT,
             ImportFromArg::Oslat => &oslat::FORMAT,
             ImportFromArg::Rtai => &rtai::FORMAT,
+            ImportFromArg::Rteval => &rteval::FORMAT,
         }
     }
 }

@@ -113,7 +113,7 @@ pub enum Command {
     /// Latency over time: a table per board, plots, and the runs from which it got worse
     #[cfg(feature = "host-tools")]
     Trend(TrendArgs),
-    /// Turn other tools' output (cyclictest, Xenomai, rtla, jitterdebugger, sockperf, oslat, RTAI) into a result
+    /// Turn other tools' output (cyclictest, Xenomai, rtla, jitterdebugger, sockperf, oslat, RTAI, rteval) into a result
     #[cfg(feature = "host-tools")]
     Import(ImportArgs),
     #[cfg(feature = "host-tools")]

@@ -74,7 +74,10 @@ pub struct Settings {
     pub duration_s: Option<u64>,
     pub histogram: Option<u64>,
     pub nsecs: bool,
-    pub laptop: bool,
+    /// The option that leaves power management and /dev/cpu_dma_latency
+    /// alone: `--laptop`, or `--default-system` (rteval passes it when it
+    /// sets the idle states itself).
+    pub pm_untouched: Option<&'static str>,
     /// `-d`: each thread's interval is this much longer than the one before
     /// (500 µs by default; cyclictest sets it to 0 with a histogram).
     pub distance_us: u64,
@@ -110,7 +113,9 @@ pub fn settings(cmdline: &str) -> Settings {
             num("-d", "--distance").unwrap_or(500)
         },
         nsecs: flag(&t, 'N', "--nsecs"),
-        laptop: t.contains(&"--laptop"),
+        pm_untouched: ["--laptop", "--default-system"]
+            .into_iter()
+            .find(|o| t.contains(o)),
     }
 }
 
@@ -315,7 +320,7 @@ fn run_span(root: &Node, set: &Settings, longest: u64, imp: &mut Imported) -> Pa
 }
 
 /// The run's settings from its command line, version and return code: config, tuning and their notes.
-fn record_settings(
+pub fn record_settings(
     imp: &mut Imported,
     set: &Settings,
     builds_len: usize,
@@ -363,9 +368,9 @@ fn record_settings(
         0
     });
     imp.tuning.mlock = Some(set.mlock);
-    imp.tuning.dma_latency_us = Some((!set.laptop).then_some(0));
-    imp.notes.push(if set.laptop {
-        "cyclictest ran with --laptop: /dev/cpu_dma_latency was left alone".into()
+    imp.tuning.dma_latency_us = Some(set.pm_untouched.is_none().then_some(0));
+    imp.notes.push(if let Some(o) = set.pm_untouched {
+        format!("cyclictest ran with {o}: /dev/cpu_dma_latency was left alone")
     } else {
         "cyclictest holds /dev/cpu_dma_latency at 0 by default (recorded as such; it is not in its output)".into()
     });
@@ -394,6 +399,9 @@ mod tests {
         );
         assert_eq!(s.policy, "fifo");
         assert!(s.affinity);
+        assert_eq!(s.pm_untouched, None);
+        let s = settings("cyclictest -qmu -h 3500 -p95 -t2 -a0-1 --default-system");
+        assert_eq!(s.pm_untouched, Some("--default-system"));
         let s = settings("cyclictest --policy=rr --priority=5 -N");
         assert_eq!((s.policy.as_str(), s.priority, s.nsecs), ("rr", 5, true));
     }

@@ -8,7 +8,7 @@ use crate::render::{check, svg, text, Loaded};
 use std::path::{Path, PathBuf};
 
 /// (format, fixture file): every fixture under tests/fixtures/import.
-pub(super) const FIXTURES: [(&str, &str); 30] = [
+pub(super) const FIXTURES: [(&str, &str); 31] = [
     ("cyclictest-json", "cyclictest-hist.json"),
     ("cyclictest-json", "cyclictest.json"),
     ("cyclictest-hist", "cyclictest-hist.txt"),
@@ -39,6 +39,7 @@ pub(super) const FIXTURES: [(&str, &str); 30] = [
     ("rtai", "rtai-kernel-latency.txt"),
     ("rtai", "rtai-user-latency.txt"),
     ("cyclictest-verbose", "cyclictest-2.10-vN-prompt.txt"),
+    ("rteval", "rteval-3.8-summary.xml"),
 ];
 
 struct Rng(u64);

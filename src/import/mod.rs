@@ -16,8 +16,10 @@
 //!   [`xenomai`] Xenomai `latency`, [`rtla`] `rtla timerlat hist` and `rtla osnoise hist`,
 //!   [`rtla_top`] `rtla osnoise top` (per-CPU totals, no series),
 //!   [`jitterdebugger`] its `results.json`, [`sockperf`] `sockperf --full-log`,
-//!   [`oslat`] oslat's table, [`rtai`] RTAI's testsuite latency display;
+//!   [`oslat`] oslat's table, [`rtai`] RTAI's testsuite latency display,
+//!   [`rteval`] rteval's XML report (its cyclictest statistics per core);
 //! - [`json`]: a lenient JSON reader for the tools' hand-printed JSON;
+//! - [`xml`]: a small XML reader for rteval's report;
 //! - [`imported`]: what a parser found, and how it becomes a [`RunResult`].
 
 pub mod cyclictest_hist;
@@ -33,12 +35,14 @@ pub mod lines;
 pub mod oslat;
 pub mod rows;
 pub mod rtai;
+pub mod rteval;
 pub mod rtla;
 pub mod rtla_top;
 pub mod sockperf;
 pub mod system;
 pub mod thread;
 pub mod xenomai;
+pub mod xml;
 
 #[cfg(test)]
 mod fuzz;
@@ -105,7 +109,7 @@ impl std::fmt::Debug for ImportFormat {
 pub const UNIT_FORMATS: [&str; 3] = ["cyclictest-hist", "cyclictest-status", "cyclictest-verbose"];
 
 /// Every format, in the order `--from` lists them.
-pub static FORMATS: [&ImportFormat; 12] = [
+pub static FORMATS: [&ImportFormat; 13] = [
     &cyclictest_json::FORMAT,
     &cyclictest_hist::FORMAT,
     &cyclictest_status::FORMAT,
@@ -118,6 +122,7 @@ pub static FORMATS: [&ImportFormat; 12] = [
     &sockperf::FORMAT,
     &oslat::FORMAT,
     &rtai::FORMAT,
+    &rteval::FORMAT,
 ];
 
 /// The format called `name` (as `--from` spells it).

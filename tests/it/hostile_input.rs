@@ -549,8 +549,14 @@ case!(
         let mut avg = ct.clone();
         avg["thread"]["0"]["max"] = json!(1082);
         avg["thread"]["0"]["avg"] = json!(1e19);
+        let rteval = import_fixture("rteval-3.8-summary.xml").replacen(
+            "<maximum unit=\"us\">4857</maximum>",
+            "<maximum unit=\"us\">10000000000000000000</maximum>",
+            1,
+        );
         let cases = [
             ("hist.txt", "cyclictest-hist", hist, "the max"),
+            ("summary.xml", "rteval", rteval, "<maximum> of core 0"),
             (
                 "max.json",
                 "cyclictest-json",

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 /// Every fixture of a format: (format, file, benchmark, threads).
 #[rustfmt::skip]
-const IMPORTS: [(&str, &str, &str, usize); 19] = [
+const IMPORTS: [(&str, &str, &str, usize); 20] = [
     ("cyclictest-json", "cyclictest-hist.json", "timer", 2),
     ("cyclictest-json", "cyclictest.json", "timer", 2),
     ("cyclictest-json", "cyclictest-distance.json", "timer", 2),
@@ -35,6 +35,7 @@ const IMPORTS: [(&str, &str, &str, usize); 19] = [
     ("oslat", "oslat-2cpu-z.txt", "noise", 2),
     ("rtla-osnoise", "rtla-osnoise-hist.txt", "noise", 1),
     ("rtla-osnoise-top", "rtla-osnoise-top.txt", "noise", 0),
+    ("rteval", "rteval-3.8-summary.xml", "timer", 2),
 ];
 
 case!(

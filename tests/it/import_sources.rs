@@ -528,3 +528,94 @@ case!(
         assert!(err.contains("bad.txt:14:"));
     }
 );
+
+case!(
+    rteval_reports_import_with_each_cores_figures_as_written,
+    [],
+    |t| {
+        let dir = t.dir();
+        let file = "rteval-3.8-summary.xml";
+        // Told from its <rteval> root without --from.
+        let (out, r) = import(dir, file, &[]);
+        assert_exit(&out, 0, file);
+        assert!(String::from_utf8_lossy(&out.stderr).contains("read as rteval"));
+        assert_eq!(r["config"]["tool"], "rteval 3.8");
+        assert_eq!(r["system"]["hostname"], "vm");
+        assert_eq!(r["system"]["kernel_release"], "6.18.44-fc-v1300");
+        assert_eq!(r["config"]["period_ns"], 100_000);
+        assert_eq!(r["tuning"]["priority"], 95);
+        // runloop_start 03:45:50.684989 to runloop_stop 03:46:10.716245.
+        assert_eq!(r["duration_ns"], 20_031_256_000u64);
+        // <samples>, <minimum>, <mean>, <maximum> of each <core>, as written (µs).
+        assert_eq!(
+            figures(&r),
+            [
+                ("cpu0".to_string(), 199_238, us(7), 18_300, us(4857)),
+                ("cpu1".to_string(), 167_057, us(6), 55_752, us(52_824)),
+            ]
+        );
+        let stddev = |i: usize| r["threads"][i]["summary"]["stddev_ns"].clone();
+        assert_eq!((stddev(0), stddev(1)), (26_693.into(), 247_039.into()));
+        // The <system> figures: all cores.
+        assert_eq!(r["total"]["samples"], 366_295);
+        assert_eq!(r["total"]["max_ns"], us(52_824));
+        // The histogram holds every sample: p99 compares.
+        std::fs::copy(dir.join("r.json"), dir.join("r2.json")).expect("copy");
+        let out = rtlat()
+            .current_dir(dir)
+            .args(["compare", "r.json", "r2.json", "--baseline", "r.json"])
+            .args(["--metric", "p99", "--fail-if-worse", "10"])
+            .output()
+            .expect("runs");
+        assert_exit(&out, 0, "compare --metric p99");
+
+        // Without histograms: statistics only, and p99 says so.
+        let text = fixture_text(file);
+        let mut bare = String::new();
+        let mut inside = false;
+        for l in text.lines() {
+            inside |= l.trim_start().starts_with("<histogram");
+            if !inside {
+                bare.push_str(l);
+                bare.push('\n');
+            }
+            inside &= !l.trim_start().starts_with("</histogram>");
+        }
+        std::fs::write(dir.join("bare.xml"), &bare).expect("write");
+        let out = rtlat()
+            .current_dir(dir)
+            .args(["import", "bare.xml", "-q", "-o", "bare.json"])
+            .output()
+            .expect("runs");
+        assert_exit(&out, 0, "without histograms");
+        let b = load(&dir.join("bare.json"));
+        assert_eq!(figures(&b), figures(&r));
+        assert!(notes(&b).contains("cpu0: the input has no histogram"));
+        let out = rtlat()
+            .current_dir(dir)
+            .args(["compare", "r.json", "bare.json", "--baseline", "r.json"])
+            .args(["--metric", "p99", "--fail-if-worse", "10"])
+            .output()
+            .expect("runs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("no p99 (no histogram in the source"), "{err}");
+
+        // Cut anywhere: one error line naming the last line, exit 2.
+        let cut = &text[..text.find("<core id=\"1\"").expect("core 1")];
+        let err = refused(dir, "cut.xml", cut, "a cut report");
+        assert!(
+            err.contains(&format!("cut.xml:{}:", cut.lines().count())),
+            "{err}"
+        );
+        assert!(err.contains("looks cut"), "{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        // A latency beyond rteval's histogram: it wrote no statistics.
+        let err = refused(
+            dir,
+            "over.xml",
+            &fixture_text("rteval-3.8-over-buckets-refused.xml"),
+            "no statistics",
+        );
+        assert!(err.contains("--cyclictest-buckets"), "{err}");
+    }
+);
