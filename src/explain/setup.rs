@@ -393,7 +393,7 @@ impl Tracer for Reader {
             }
             // The core kernel's symbols of an earlier run of this boot,
             // else kept from this one's read of /proc/kallsyms.
-            let core = super::symcache::Core::load();
+            let core = super::symcache::Kept::open();
             let save = |c: &super::symcache::Core| {
                 let _ = c.save();
             };

@@ -4,7 +4,7 @@
 //! symbols are never kept); where the kernel hides its addresses
 //! (`kptr_restrict`, not root) the addresses stay hexadecimal.
 
-use super::symcache::{Core, Gather};
+use super::symcache::{Core, Gather, Table};
 use crate::result::Explained;
 use std::io::BufRead;
 
@@ -155,7 +155,7 @@ pub enum Keep<'a> {
     /// None to use, none to keep.
     Not,
     /// The table kept: frames all in the core kernel are named from it.
-    Table(&'a Core),
+    Table(&'a dyn Table),
     /// None yet: the table gathered from /proc/kallsyms goes to this.
     Save(&'a dyn Fn(&Core)),
 }

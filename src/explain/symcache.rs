@@ -6,11 +6,12 @@
 //!
 //! The table is a file of root's (written when the first run of a boot
 //! reads /proc/kallsyms), checked before use: its boot, its owner and
-//! mode, and every size and offset in it. Anything amiss and it is not
-//! used.
+//! mode, and its sizes. It is searched where it lies, a few reads per
+//! frame (its 4 MB are never held), each entry read checked: an entry out
+//! of place names nothing.
 
-use std::io::{self, Write};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::{DirBuilderExt, FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 /// Where the table is kept: /run is emptied at every boot.
@@ -32,53 +33,89 @@ pub struct Core {
 }
 
 /// The symbols of the core kernel's text as /proc/kallsyms lists them
-/// (text symbols without a module, ascending), gathered while it is read.
+/// (text symbols without a module), gathered while it is read: their
+/// starts, and their names end to end.
 #[derive(Debug, Default)]
 pub struct Gather {
-    syms: Vec<(u64, Box<str>)>,
+    starts: Vec<u64>,
+    /// Where each name ends in `names`.
+    ends: Vec<u32>,
+    names: Vec<u8>,
+    stext: Option<u64>,
+    etext: Option<u64>,
 }
 
 impl Gather {
     /// A text symbol of the table; `module`: it has one.
     pub fn add(&mut self, start: u64, name: &str, module: bool) {
-        if !module {
-            self.syms.push((start, name.into()));
+        if module {
+            return;
         }
+        match name {
+            "_stext" => self.stext = self.stext.or(Some(start)),
+            "_etext" => self.etext = self.etext.or(Some(start)),
+            _ => {}
+        }
+        let Ok(end) = u32::try_from(self.names.len() + name.len()) else {
+            return;
+        };
+        self.starts.push(start);
+        self.ends.push(end);
+        self.names.extend_from_slice(name.as_bytes());
     }
 
     /// The table, if the symbols named the core text's bounds.
-    pub fn finish(mut self) -> Option<Core> {
-        let find = |n: &str| self.syms.iter().find(|s| &*s.1 == n).map(|s| s.0);
-        let (stext, etext) = (find("_stext")?, find("_etext")?);
+    pub fn finish(self) -> Option<Core> {
+        let (stext, etext) = (self.stext?, self.etext?);
         if etext <= stext {
             return None;
         }
-        self.syms.retain(|s| s.0 >= stext && s.0 < etext);
-        // Stable: of aliases at one address, the first listed names it.
-        self.syms.sort_by_key(|s| s.0);
-        self.syms.dedup_by_key(|s| s.0);
+        let name = |k: usize| {
+            let from = k.checked_sub(1).map_or(0, |p| self.ends[p] as usize);
+            &self.names[from..self.ends[k] as usize]
+        };
+        // In address order; stable: of aliases at one address, the first
+        // listed names it.
+        let mut order: Vec<u32> = (0..self.starts.len() as u32)
+            .filter(|&k| (stext..etext).contains(&self.starts[k as usize]))
+            .collect();
+        order.sort_by_key(|&k| self.starts[k as usize]);
+        order.dedup_by_key(|k| self.starts[*k as usize]);
         let mut core = Core {
             stext,
             etext,
-            ..Core::default()
+            starts: Vec::with_capacity(order.len()),
+            offsets: Vec::with_capacity(order.len()),
+            blob: Vec::new(),
         };
-        for (start, name) in self.syms {
+        for k in order {
             core.offsets.push(u32::try_from(core.blob.len()).ok()?);
-            core.starts.push(start);
-            core.blob.extend_from_slice(name.as_bytes());
+            core.starts.push(self.starts[k as usize]);
+            core.blob.extend_from_slice(name(k as usize));
         }
         Some(core)
     }
 }
 
-impl Core {
+/// A table of the core kernel's text symbols.
+pub trait Table {
     /// Whether `addr` lies in the core kernel's text.
-    pub fn covers(&self, addr: u64) -> bool {
+    fn covers(&self, addr: u64) -> bool;
+    /// The symbol `addr` lies in: its start and name.
+    fn symbol(&self, addr: u64) -> Option<(u64, String)>;
+}
+
+/// The longest name read from a kept table.
+const NAME_MAX: usize = 512;
+/// The header after the magic and the boot's line: four u64.
+const HEADER: usize = 32;
+
+impl Table for Core {
+    fn covers(&self, addr: u64) -> bool {
         (self.stext..self.etext).contains(&addr)
     }
 
-    /// The symbol `addr` lies in: its start and name.
-    pub fn symbol(&self, addr: u64) -> Option<(u64, String)> {
+    fn symbol(&self, addr: u64) -> Option<(u64, String)> {
         let i = self.starts.partition_point(|&s| s <= addr).checked_sub(1)?;
         let from = self.offsets[i] as usize;
         let to = self
@@ -88,76 +125,37 @@ impl Core {
         let name = String::from_utf8_lossy(self.blob.get(from..to)?).into_owned();
         Some((self.starts[i], name))
     }
+}
 
-    fn bytes(&self, boot: &str) -> Vec<u8> {
-        let mut out = Vec::with_capacity(self.blob.len() + 12 * self.starts.len() + 128);
-        out.extend_from_slice(MAGIC);
-        out.extend_from_slice(boot.as_bytes());
-        out.push(b'\n');
+impl Core {
+    /// The table as kept, for boot `boot`, into `out`.
+    fn write(&self, out: &mut impl Write, boot: &str) -> io::Result<()> {
+        out.write_all(MAGIC)?;
+        out.write_all(boot.as_bytes())?;
+        out.write_all(b"\n")?;
         for v in [
             self.stext,
             self.etext,
             self.starts.len() as u64,
             self.blob.len() as u64,
         ] {
-            out.extend_from_slice(&v.to_le_bytes());
+            out.write_all(&v.to_le_bytes())?;
         }
         for s in &self.starts {
-            out.extend_from_slice(&s.to_le_bytes());
+            out.write_all(&s.to_le_bytes())?;
         }
         for o in &self.offsets {
-            out.extend_from_slice(&o.to_le_bytes());
+            out.write_all(&o.to_le_bytes())?;
         }
-        out.extend_from_slice(&self.blob);
+        out.write_all(&self.blob)?;
+        out.flush()
+    }
+
+    #[cfg(test)]
+    fn bytes(&self, boot: &str) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.write(&mut out, boot).expect("in memory");
         out
-    }
-
-    /// The table in `bytes`, if written in boot `boot` and whole.
-    fn parse(bytes: &[u8], boot: &str) -> Option<Core> {
-        let rest = bytes.strip_prefix(MAGIC)?;
-        let rest = rest.strip_prefix(boot.as_bytes())?.strip_prefix(b"\n")?;
-        let mut words = rest.chunks_exact(8).map(|w| {
-            let mut b = [0u8; 8];
-            b.copy_from_slice(w);
-            u64::from_le_bytes(b)
-        });
-        let (stext, etext) = (words.next()?, words.next()?);
-        let n = usize::try_from(words.next()?).ok()?;
-        let blob_len = usize::try_from(words.next()?).ok()?;
-        let body = rest.get(32..)?;
-        let starts_end = n.checked_mul(8)?;
-        let offsets_end = starts_end.checked_add(n.checked_mul(4)?)?;
-        if body.len() != offsets_end.checked_add(blob_len)? || etext <= stext {
-            return None;
-        }
-        let starts: Vec<u64> = body[..starts_end]
-            .chunks_exact(8)
-            .map(|w| u64::from_le_bytes(w.try_into().unwrap_or_default()))
-            .collect();
-        let offsets: Vec<u32> = body[starts_end..offsets_end]
-            .chunks_exact(4)
-            .map(|w| u32::from_le_bytes(w.try_into().unwrap_or_default()))
-            .collect();
-        let ascending = starts.windows(2).all(|w| w[0] < w[1])
-            && offsets.windows(2).all(|w| w[0] <= w[1])
-            && offsets.last().is_none_or(|&o| o as usize <= blob_len)
-            && starts.first().is_none_or(|&s| s >= stext)
-            && starts.last().is_none_or(|&s| s < etext);
-        ascending.then(|| Core {
-            stext,
-            etext,
-            starts,
-            offsets,
-            blob: body[offsets_end..].to_vec(),
-        })
-    }
-
-    /// The table kept for this boot, if there is one to trust.
-    pub fn load() -> Option<Core> {
-        let boot = boot_id()?;
-        let path = trusted(Path::new(DIR))?.join(FILE);
-        trusted(&path)?;
-        Core::parse(&std::fs::read(&path).ok()?, &boot)
     }
 
     /// Keep the table for the runs to come of this boot (root's: only
@@ -178,13 +176,126 @@ impl Core {
             .create_new(true)
             .mode(0o600)
             .open(&tmp)?;
-        let written = f
-            .write_all(&self.bytes(&boot))
+        let written = self
+            .write(&mut io::BufWriter::new(&mut f), &boot)
             .and_then(|()| std::fs::rename(&tmp, dir.join(FILE)));
         if written.is_err() {
             let _ = std::fs::remove_file(&tmp);
         }
         written
+    }
+}
+
+/// A table kept by an earlier run of this boot, searched in its file.
+#[derive(Debug)]
+pub struct Kept {
+    file: std::fs::File,
+    stext: u64,
+    etext: u64,
+    n: u64,
+    /// Where the starts, the name offsets and the names begin in the file.
+    starts_at: u64,
+    offsets_at: u64,
+    blob_at: u64,
+    blob_len: u64,
+}
+
+impl Kept {
+    /// The table kept for this boot, if there is one to trust.
+    pub fn open() -> Option<Kept> {
+        let path = trusted(Path::new(DIR))?.join(FILE);
+        trusted(&path)?;
+        Kept::open_at(&path, &boot_id()?)
+    }
+
+    /// The table in `path` if written in boot `boot` and of the length its
+    /// header says.
+    fn open_at(path: &Path, boot: &str) -> Option<Kept> {
+        let mut file = std::fs::File::open(path).ok()?;
+        let len = file.metadata().ok()?.len();
+        let mut head = vec![0u8; MAGIC.len() + boot.len() + 1 + HEADER];
+        file.read_exact(&mut head).ok()?;
+        let rest = head.strip_prefix(MAGIC)?;
+        let words = rest.strip_prefix(boot.as_bytes())?.strip_prefix(b"\n")?;
+        let word =
+            |k: usize| u64::from_le_bytes(words[8 * k..8 * k + 8].try_into().unwrap_or_default());
+        let (stext, etext, n, blob_len) = (word(0), word(1), word(2), word(3));
+        let starts_at = head.len() as u64;
+        let offsets_at = starts_at.checked_add(n.checked_mul(8)?)?;
+        let blob_at = offsets_at.checked_add(n.checked_mul(4)?)?;
+        let whole = blob_at.checked_add(blob_len)? == len && stext < etext && n > 0;
+        whole.then_some(Kept {
+            file,
+            stext,
+            etext,
+            n,
+            starts_at,
+            offsets_at,
+            blob_at,
+            blob_len,
+        })
+    }
+
+    fn read<const N: usize>(&self, at: u64) -> Option<[u8; N]> {
+        let mut b = [0u8; N];
+        self.file.read_exact_at(&mut b, at).ok()?;
+        Some(b)
+    }
+
+    fn start(&self, i: u64) -> Option<u64> {
+        self.read::<8>(self.starts_at + 8 * i)
+            .map(u64::from_le_bytes)
+    }
+
+    fn offset(&self, i: u64) -> Option<u64> {
+        if i == self.n {
+            return Some(self.blob_len);
+        }
+        self.read::<4>(self.offsets_at + 4 * i)
+            .map(|b| u64::from(u32::from_le_bytes(b)))
+    }
+}
+
+impl Table for Kept {
+    fn covers(&self, addr: u64) -> bool {
+        (self.stext..self.etext).contains(&addr)
+    }
+
+    fn symbol(&self, addr: u64) -> Option<(u64, String)> {
+        // The last start at or below `addr`.
+        let (mut lo, mut hi) = (0, self.n);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.start(mid)? <= addr {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        let i = lo.checked_sub(1)?;
+        let start = self.start(i)?;
+        let next = if i + 1 < self.n {
+            self.start(i + 1)?
+        } else {
+            self.etext
+        };
+        let (from, to) = (self.offset(i)?, self.offset(i + 1)?);
+        // An entry out of place (not in the text, not before the next, a
+        // name out of the names) names nothing.
+        let fits = start >= self.stext
+            && start <= addr
+            && addr < next
+            && from < to
+            && to <= self.blob_len
+            && to - from <= NAME_MAX as u64;
+        if !fits {
+            return None;
+        }
+        let mut name = vec![0u8; (to - from) as usize];
+        self.file
+            .read_exact_at(&mut name, self.blob_at + from)
+            .ok()?;
+        Some((start, String::from_utf8_lossy(&name).into_owned()))
     }
 }
 
@@ -248,25 +359,43 @@ mod tests {
     }
 
     #[test]
-    fn a_kept_table_is_read_back_only_whole_and_of_its_boot() {
+    fn a_kept_table_is_read_where_it_lies_only_whole_and_of_its_boot() {
         let c = core();
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join(FILE);
         let bytes = c.bytes("boot-a");
-        assert_eq!(Core::parse(&bytes, "boot-a"), Some(c.clone()));
-        assert_eq!(Core::parse(&bytes, "boot-b"), None, "another boot's");
+        std::fs::write(&path, &bytes).expect("written");
+        let k = Kept::open_at(&path, "boot-a").expect("the table kept");
+        for addr in [
+            0xffff_ffff_815f_f9a2,
+            0xffff_ffff_8121_4950,
+            0xffff_ffff_8100_0004,
+            0xffff_ffff_8225_b13f,
+            0x1000,
+        ] {
+            assert_eq!(k.symbol(addr), c.symbol(addr), "{addr:#x}");
+        }
+        assert!(k.covers(0xffff_ffff_815f_f9a2) && !k.covers(0xffff_ffff_c020_1002));
+        assert!(Kept::open_at(&path, "boot-b").is_none(), "another boot's");
         for cut in [0, MAGIC.len() + 3, bytes.len() - 1] {
-            assert_eq!(Core::parse(&bytes[..cut], "boot-a"), None, "cut at {cut}");
+            std::fs::write(&path, &bytes[..cut]).expect("written");
+            assert!(Kept::open_at(&path, "boot-a").is_none(), "cut at {cut}");
         }
         let mut longer = bytes.clone();
         longer.push(0);
-        assert_eq!(Core::parse(&longer, "boot-a"), None);
-        // Starts out of order: refused, not searched wrongly.
-        let at = MAGIC.len() + "boot-a\n".len() + 32;
+        std::fs::write(&path, &longer).expect("written");
+        assert!(Kept::open_at(&path, "boot-a").is_none());
+        // A start out of place names nothing rather than the wrong symbol.
+        let at = MAGIC.len() + "boot-a\n".len() + HEADER;
         let mut swapped = bytes.clone();
         swapped[at..at + 8].copy_from_slice(&u64::MAX.to_le_bytes());
-        assert_eq!(Core::parse(&swapped, "boot-a"), None);
-        // A count that would overflow the sizes.
+        std::fs::write(&path, &swapped).expect("written");
+        let k = Kept::open_at(&path, "boot-a").expect("its sizes are right");
+        assert_eq!(k.symbol(0xffff_ffff_8100_0004), None);
+        // A count past the file's length.
         let mut huge = bytes;
         huge[at - 16..at - 8].copy_from_slice(&u64::MAX.to_le_bytes());
-        assert_eq!(Core::parse(&huge, "boot-a"), None);
+        std::fs::write(&path, &huge).expect("written");
+        assert!(Kept::open_at(&path, "boot-a").is_none());
     }
 }
