@@ -84,7 +84,7 @@ impl TryFrom<&CruncherArgs> for CruncherConfig {
         }
         super::common::needs_kernel_trace(a.explain.explain.then_some("--explain"))?;
         a.explain.refuse_stacks(
-            "does not fit cruncher: a stack is recorded when a measuring thread is woken, and the computation it times runs without one (whatever takes the CPU preempts it)",
+            "does not fit cruncher: a stack is recorded when a measuring thread is woken, and the computation it times runs without one (whatever takes the CPU preempts it); run without --explain-stacks",
         )?;
         let period = a.period.unwrap_or((2 * a.work).max(100_000_000));
         if period <= a.work {

@@ -168,7 +168,7 @@ impl TryFrom<&NoiseArgs> for NoiseConfig {
         super::common::needs_kernel_trace(tracer.map(|t| t.option()))?;
         super::common::needs_kernel_trace(a.explain.explain.then_some("--explain"))?;
         a.explain.refuse_stacks(
-            "does not fit noise: a stack is recorded when a measuring thread is woken, and its busy loop never is",
+            "does not fit noise: a stack is recorded when a measuring thread is woken, and its busy loop never is; run without --explain-stacks",
         )?;
         Ok(NoiseConfig {
             cpus,

@@ -63,7 +63,7 @@ impl TryFrom<&WatchArgs> for WatchConfig {
     type Error = Error;
     fn try_from(a: &WatchArgs) -> Result<Self, Error> {
         a.explain.refuse_stacks(
-            "does not fit watch: it records the stacks at the wake-ups of rtlat's own measuring threads, and watch reads the watched threads' events itself",
+            "does not fit watch: it records the stacks at the wake-ups of rtlat's own measuring threads, and watch reads the watched threads' events itself; run without --explain-stacks",
         )?;
         let select = match (&a.pid[..], &a.comm, &a.cgroup) {
             (_, _, Some(g)) => Selection::Cgroup(g.clone()),

@@ -459,7 +459,6 @@ pub fn policy_of(pid: i32, prio: i32) -> String {
 pub(super) mod tests {
     use super::*;
 
-    /// A ring holding `evs`.
     /// A ring of `evs`, its CPU's trace read to the end of time.
     pub(in crate::explain) fn ring(evs: &[(u64, Ev)]) -> Ring {
         let mut r = Ring::new(256);

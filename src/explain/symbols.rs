@@ -1,10 +1,11 @@
 //! Kernel addresses named from `/proc/kallsyms`: `zap_pte_range+0x1f2`,
 //! `resp_spin+0x2a [rtlat_responder]`. The file is read once, at the end
-//! of a run, for the addresses its stacks hold only (a hundred thousand
-//! symbols are never kept); where the kernel hides its addresses
-//! (`kptr_restrict`, not root) the addresses stay hexadecimal.
+//! of a run, for the addresses its stacks hold only, unless the core
+//! kernel's symbols kept earlier in this boot ([`super::symcache`]) name
+//! every frame; where the kernel hides its addresses (`kptr_restrict`,
+//! not root) the addresses stay hexadecimal.
 
-use super::symcache::{Core, Gather, Table};
+use super::symcache::{Core, Gather, Kept};
 use crate::result::Explained;
 use std::io::BufRead;
 
@@ -155,7 +156,7 @@ pub enum Keep<'a> {
     /// None to use, none to keep.
     Not,
     /// The table kept: frames all in the core kernel are named from it.
-    Table(&'a dyn Table),
+    Table(&'a Kept),
     /// None yet: the table gathered from /proc/kallsyms goes to this.
     Save(&'a dyn Fn(&Core)),
 }
@@ -310,6 +311,10 @@ ffffffffc0201100 t resp_ioctl\t[rtlat_responder]
             Keep::Save(&save)
         ));
         let core = saved.borrow_mut().take().expect("a core table kept");
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("kallsyms-core");
+        std::fs::write(&path, core.bytes("boot")).expect("written");
+        let core = Kept::open_at(&path, "boot").expect("the table kept");
         let mut next = vec![case(vec![part(&[
             "0xffffffff815ff8e0",
             "0xffffffff81214950",

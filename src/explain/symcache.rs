@@ -5,17 +5,21 @@
 //! a module (whose symbols come and go) sends the run to /proc/kallsyms.
 //!
 //! The table is a file of root's (written when the first run of a boot
-//! reads /proc/kallsyms), checked before use: its boot, its owner and
-//! mode, and its sizes. It is searched where it lies, a few reads per
+//! reads /proc/kallsyms, through [`crate::outfile`]), checked before use:
+//! its boot, its owner and mode, and its sizes. It is searched where it lies, a few reads per
 //! frame (its 4 MB are never held), each entry read checked: an entry out
 //! of place names nothing.
 
 use std::io::{self, Read, Write};
-use std::os::unix::fs::{DirBuilderExt, FileExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{DirBuilderExt, FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
-/// Where the table is kept: /run is emptied at every boot.
-pub const DIR: &str = "/run/rtlat";
+/// Where the table is kept, beside the runs' tracefs state (/run is
+/// emptied at every boot): a directory only root enters, since the
+/// kernel's addresses are root's to see.
+fn dir() -> PathBuf {
+    Path::new(crate::trace::tracefs::STATE_DIR).join("symbols")
+}
 const FILE: &str = "kallsyms-core";
 const MAGIC: &[u8] = b"rtlat core kallsyms 1\n";
 /// The kernel's id of this boot.
@@ -97,35 +101,10 @@ impl Gather {
     }
 }
 
-/// A table of the core kernel's text symbols.
-pub trait Table {
-    /// Whether `addr` lies in the core kernel's text.
-    fn covers(&self, addr: u64) -> bool;
-    /// The symbol `addr` lies in: its start and name.
-    fn symbol(&self, addr: u64) -> Option<(u64, String)>;
-}
-
 /// The longest name read from a kept table.
 const NAME_MAX: usize = 512;
 /// The header after the magic and the boot's line: four u64.
 const HEADER: usize = 32;
-
-impl Table for Core {
-    fn covers(&self, addr: u64) -> bool {
-        (self.stext..self.etext).contains(&addr)
-    }
-
-    fn symbol(&self, addr: u64) -> Option<(u64, String)> {
-        let i = self.starts.partition_point(|&s| s <= addr).checked_sub(1)?;
-        let from = self.offsets[i] as usize;
-        let to = self
-            .offsets
-            .get(i + 1)
-            .map_or(self.blob.len(), |&o| o as usize);
-        let name = String::from_utf8_lossy(self.blob.get(from..to)?).into_owned();
-        Some((self.starts[i], name))
-    }
-}
 
 impl Core {
     /// The table as kept, for boot `boot`, into `out`.
@@ -147,14 +126,16 @@ impl Core {
         for o in &self.offsets {
             out.write_all(&o.to_le_bytes())?;
         }
-        out.write_all(&self.blob)?;
-        out.flush()
+        out.write_all(&self.blob)
     }
 
+    /// The table as a file holds it ([`crate::outfile`] ends it with a
+    /// newline).
     #[cfg(test)]
-    fn bytes(&self, boot: &str) -> Vec<u8> {
+    pub(super) fn bytes(&self, boot: &str) -> Vec<u8> {
         let mut out = Vec::new();
         self.write(&mut out, boot).expect("in memory");
+        out.push(b'\n');
         out
     }
 
@@ -162,27 +143,15 @@ impl Core {
     /// root reads the kernel's addresses).
     pub fn save(&self) -> io::Result<()> {
         let boot = boot_id().ok_or_else(|| io::Error::other("no boot id"))?;
-        let dir = Path::new(DIR);
+        let dir = dir();
         std::fs::DirBuilder::new()
             .mode(0o700)
             .recursive(true)
-            .create(dir)?;
-        let dir = trusted(dir).ok_or_else(|| io::Error::other("not root's"))?;
-        // Written aside, then renamed: a run reading it meanwhile sees the
-        // old table or the new one, whole.
-        let tmp = dir.join(format!("{FILE}.{}", std::process::id()));
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&tmp)?;
-        let written = self
-            .write(&mut io::BufWriter::new(&mut f), &boot)
-            .and_then(|()| std::fs::rename(&tmp, dir.join(FILE)));
-        if written.is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
-        written
+            .create(&dir)?;
+        let dir = trusted(&dir, 0o077).ok_or_else(|| io::Error::other("not root's alone"))?;
+        // Replaced atomically: a run reading it meanwhile sees the old
+        // table or the new one, whole.
+        crate::outfile::write_with(&dir.join(FILE), |w| self.write(w, &boot))
     }
 }
 
@@ -203,14 +172,14 @@ pub struct Kept {
 impl Kept {
     /// The table kept for this boot, if there is one to trust.
     pub fn open() -> Option<Kept> {
-        let path = trusted(Path::new(DIR))?.join(FILE);
-        trusted(&path)?;
+        let path = trusted(&dir(), 0o077)?.join(FILE);
+        trusted(&path, 0o022)?;
         Kept::open_at(&path, &boot_id()?)
     }
 
     /// The table in `path` if written in boot `boot` and of the length its
-    /// header says.
-    fn open_at(path: &Path, boot: &str) -> Option<Kept> {
+    /// header says (and the newline [`crate::outfile`] ends it with).
+    pub(super) fn open_at(path: &Path, boot: &str) -> Option<Kept> {
         let mut file = std::fs::File::open(path).ok()?;
         let len = file.metadata().ok()?.len();
         let mut head = vec![0u8; MAGIC.len() + boot.len() + 1 + HEADER];
@@ -223,7 +192,7 @@ impl Kept {
         let starts_at = head.len() as u64;
         let offsets_at = starts_at.checked_add(n.checked_mul(8)?)?;
         let blob_at = offsets_at.checked_add(n.checked_mul(4)?)?;
-        let whole = blob_at.checked_add(blob_len)? == len && stext < etext && n > 0;
+        let whole = blob_at.checked_add(blob_len)?.checked_add(1)? == len && stext < etext && n > 0;
         whole.then_some(Kept {
             file,
             stext,
@@ -254,14 +223,14 @@ impl Kept {
         self.read::<4>(self.offsets_at + 4 * i)
             .map(|b| u64::from(u32::from_le_bytes(b)))
     }
-}
 
-impl Table for Kept {
-    fn covers(&self, addr: u64) -> bool {
+    /// Whether `addr` lies in the core kernel's text.
+    pub fn covers(&self, addr: u64) -> bool {
         (self.stext..self.etext).contains(&addr)
     }
 
-    fn symbol(&self, addr: u64) -> Option<(u64, String)> {
+    /// The symbol `addr` lies in: its start and name.
+    pub fn symbol(&self, addr: u64) -> Option<(u64, String)> {
         // The last start at or below `addr`.
         let (mut lo, mut hi) = (0, self.n);
         while lo < hi {
@@ -305,10 +274,11 @@ fn boot_id() -> Option<String> {
     (!id.is_empty()).then(|| id.to_string())
 }
 
-/// `path`, if it is root's, no link, and writable by root alone.
-fn trusted(path: &Path) -> Option<PathBuf> {
+/// `path`, if it is root's, no link, and none of the `mode_bits` set
+/// (0o022: no one else writes it; 0o077: no one else enters it).
+fn trusted(path: &Path, mode_bits: u32) -> Option<PathBuf> {
     let m = std::fs::symlink_metadata(path).ok()?;
-    (!m.file_type().is_symlink() && m.uid() == 0 && m.mode() & 0o022 == 0)
+    (!m.file_type().is_symlink() && m.uid() == 0 && m.mode() & mode_bits == 0)
         .then(|| path.to_path_buf())
 }
 
@@ -332,70 +302,98 @@ mod tests {
         g.finish().expect("a core table")
     }
 
+    /// `c` kept in a file for boot `boot`, and the file.
+    fn kept(bytes: &[u8], boot: &str) -> (tempfile::TempDir, Option<Kept>) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join(FILE);
+        std::fs::write(&path, bytes).expect("written");
+        let k = Kept::open_at(&path, boot);
+        (dir, k)
+    }
+
     #[test]
     fn the_core_text_names_its_addresses_and_nothing_outside() {
-        let c = core();
-        assert!(c.covers(0xffff_ffff_815f_f9a2));
-        assert!(!c.covers(0xffff_ffff_c020_1002), "a module's frame");
-        assert!(!c.covers(0xffff_ffff_8357_6010), "init text, freed");
+        let (_dir, k) = kept(&core().bytes("boot-a"), "boot-a");
+        let k = k.expect("the table kept");
+        assert!(k.covers(0xffff_ffff_815f_f9a2));
+        assert!(!k.covers(0xffff_ffff_c020_1002), "a module's frame");
+        assert!(!k.covers(0xffff_ffff_8357_6010), "init text, freed");
         assert_eq!(
-            c.symbol(0xffff_ffff_815f_f9a2),
+            k.symbol(0xffff_ffff_815f_f9a2),
             Some((0xffff_ffff_815f_f8d0, "unmap_page_range".to_string()))
         );
+        // Listed out of order, found in order.
         assert_eq!(
-            c.symbol(0xffff_ffff_8121_4950).map(|s| s.1),
+            k.symbol(0xffff_ffff_8121_4950).map(|s| s.1),
             Some("unmap_page_range.cold".into())
         );
         // The first of two names at one address.
         assert_eq!(
-            c.symbol(0xffff_ffff_8100_0004).map(|s| s.1),
+            k.symbol(0xffff_ffff_8100_0004).map(|s| s.1),
             Some("_stext".into())
         );
-        assert_eq!(c.symbol(0x1000), None);
+        // The last symbol reaches to the end of the text.
+        assert_eq!(
+            k.symbol(0xffff_ffff_8225_b13f).map(|s| s.1),
+            Some("unmap_page_range".into())
+        );
+        assert_eq!(k.symbol(0x1000), None);
         // Without its bounds there is no table.
         let mut g = Gather::default();
         g.add(0xffff_ffff_815f_f8d0, "unmap_page_range", false);
-        assert_eq!(g.finish(), None);
+        assert!(g.finish().is_none());
     }
 
     #[test]
-    fn a_kept_table_is_read_where_it_lies_only_whole_and_of_its_boot() {
-        let c = core();
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join(FILE);
-        let bytes = c.bytes("boot-a");
-        std::fs::write(&path, &bytes).expect("written");
-        let k = Kept::open_at(&path, "boot-a").expect("the table kept");
-        for addr in [
-            0xffff_ffff_815f_f9a2,
-            0xffff_ffff_8121_4950,
-            0xffff_ffff_8100_0004,
-            0xffff_ffff_8225_b13f,
-            0x1000,
-        ] {
-            assert_eq!(k.symbol(addr), c.symbol(addr), "{addr:#x}");
-        }
-        assert!(k.covers(0xffff_ffff_815f_f9a2) && !k.covers(0xffff_ffff_c020_1002));
-        assert!(Kept::open_at(&path, "boot-b").is_none(), "another boot's");
+    fn a_kept_table_is_used_only_whole_and_of_its_boot() {
+        let bytes = core().bytes("boot-a");
+        assert!(kept(&bytes, "boot-b").1.is_none(), "another boot's");
         for cut in [0, MAGIC.len() + 3, bytes.len() - 1] {
-            std::fs::write(&path, &bytes[..cut]).expect("written");
-            assert!(Kept::open_at(&path, "boot-a").is_none(), "cut at {cut}");
+            assert!(kept(&bytes[..cut], "boot-a").1.is_none(), "cut at {cut}");
         }
         let mut longer = bytes.clone();
         longer.push(0);
-        std::fs::write(&path, &longer).expect("written");
-        assert!(Kept::open_at(&path, "boot-a").is_none());
+        assert!(kept(&longer, "boot-a").1.is_none());
         // A start out of place names nothing rather than the wrong symbol.
         let at = MAGIC.len() + "boot-a\n".len() + HEADER;
         let mut swapped = bytes.clone();
         swapped[at..at + 8].copy_from_slice(&u64::MAX.to_le_bytes());
-        std::fs::write(&path, &swapped).expect("written");
-        let k = Kept::open_at(&path, "boot-a").expect("its sizes are right");
+        let (_dir, k) = kept(&swapped, "boot-a");
+        let k = k.expect("its sizes are right");
         assert_eq!(k.symbol(0xffff_ffff_8100_0004), None);
         // A count past the file's length.
         let mut huge = bytes;
         huge[at - 16..at - 8].copy_from_slice(&u64::MAX.to_le_bytes());
-        std::fs::write(&path, &huge).expect("written");
-        assert!(Kept::open_at(&path, "boot-a").is_none());
+        assert!(kept(&huge, "boot-a").1.is_none());
+    }
+
+    #[test]
+    fn only_a_place_of_roots_alone_is_trusted() {
+        use std::os::unix::fs::PermissionsExt;
+        let root = rustix::process::geteuid().is_root();
+        let dir = tempfile::tempdir().expect("tempdir");
+        let private = dir.path().join("symbols");
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&private)
+            .expect("dir");
+        assert_eq!(trusted(&private, 0o077).is_some(), root, "root's, 0700");
+        let set = |mode| {
+            std::fs::set_permissions(&private, std::fs::Permissions::from_mode(mode))
+                .expect("chmod")
+        };
+        set(0o755);
+        assert!(trusted(&private, 0o077).is_none(), "others may enter");
+        assert_eq!(
+            trusted(&private, 0o022).is_some(),
+            root,
+            "others do not write"
+        );
+        set(0o777);
+        assert!(trusted(&private, 0o022).is_none(), "others write");
+        set(0o700);
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&private, &link).expect("link");
+        assert!(trusted(&link, 0o077).is_none(), "a link");
     }
 }
