@@ -11,8 +11,8 @@ use super::save::Saver;
 use crate::error::{Error, Outcome, Result};
 use crate::load::{LoadPlan, RunningLoads};
 use crate::result::{
-    self, Benchmark, BreakEvent, EndReason, Phase, RunResult, ThreadResult, Thresholds, Tool,
-    Tuning,
+    self, Benchmark, BreakEvent, EndReason, Phase, RunResult, SeriesPoint, ThreadResult,
+    Thresholds, Tool, Tuning,
 };
 use crate::stats::recorder::Totals;
 use crate::stats::{Collector, Histogram, Summary};
@@ -31,6 +31,7 @@ fn thread_results<'a>(
     channels: &'a [Channel],
     view: impl Fn(&'a Collector) -> (&'a Totals, &'a Histogram),
     window: (u64, u64),
+    spare: &mut Vec<Vec<SeriesPoint>>,
 ) -> (Vec<ThreadResult>, Summary) {
     let mut total_hist = Histogram::new();
     let mut totals = Totals::default();
@@ -43,10 +44,7 @@ fn thread_results<'a>(
                 total_hist.merge(h);
                 totals.merge(t);
             }
-            let mut series = c.series.to_series();
-            series
-                .points
-                .retain(|p| p.t_ns >= window.0 && p.t_ns < window.1);
+            let series = c.series.series_in(spare.pop().unwrap_or_default(), window);
             ThreadResult {
                 name: c.name.clone(),
                 cpu: c.cpu,
@@ -66,11 +64,24 @@ fn thread_results<'a>(
 /// Fill `result.threads`, `result.total` and, when the run is split at
 /// `phase_at` ns (`--idle-first`), `result.phases` from the channels.
 pub fn fill_result(result: &mut RunResult, channels: &[Channel], phase_at: Option<u64>) {
-    // The previous copies go before the new ones are built (the reporter's
-    // heap holds one copy of the series, see `rt::reporter_heap`).
-    result.threads.clear();
-    result.phases.clear();
-    let (threads, total) = thread_results(channels, |c| (c.totals(), c.histogram()), (0, u64::MAX));
+    // The series' buffers of the previous copy hold the new one (the
+    // reporter's heap holds one copy of the series, see `rt::reporter_heap`):
+    // rewrites during a run leave the heap as the first one left it.
+    let mut spare: Vec<Vec<SeriesPoint>> = std::mem::take(&mut result.threads)
+        .into_iter()
+        .chain(
+            std::mem::take(&mut result.phases)
+                .into_iter()
+                .flat_map(|p| p.threads),
+        )
+        .map(|t| t.series.points)
+        .collect();
+    let (threads, total) = thread_results(
+        channels,
+        |c| (c.totals(), c.histogram()),
+        (0, u64::MAX),
+        &mut spare,
+    );
     result.threads = threads;
     result.total = total;
     if let Some(at) = phase_at {
@@ -80,7 +91,7 @@ pub fn fill_result(result: &mut RunResult, channels: &[Channel], phase_at: Optio
             .enumerate()
             .map(|(p, (name, start_ns, end_ns))| {
                 let window = (start_ns, if p == 0 { at } else { u64::MAX });
-                let (threads, total) = thread_results(channels, |c| c.phase(p), window);
+                let (threads, total) = thread_results(channels, |c| c.phase(p), window, &mut spare);
                 Phase {
                     name: name.into(),
                     start_ns,
@@ -715,13 +726,13 @@ mod tests {
         fn all(c: &Collector) -> (&Totals, &Histogram) {
             (c.totals(), c.histogram())
         }
-        let (threads, total) = thread_results(&channels, all, (0, u64::MAX));
+        let (threads, total) = thread_results(&channels, all, (0, u64::MAX), &mut Vec::new());
         assert_eq!(threads.len(), 2);
         drop(threads);
         assert_eq!(total.samples, 10, "only the thread series");
         assert_eq!(total.min_ns, 5_000);
         channels[0].in_total = true;
-        let (_, total) = thread_results(&channels, all, (0, u64::MAX));
+        let (_, total) = thread_results(&channels, all, (0, u64::MAX), &mut Vec::new());
         assert_eq!(total.samples, 20);
         assert_eq!(total.min_ns, 1_000);
     }

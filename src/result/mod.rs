@@ -239,11 +239,19 @@ pub struct SeriesPoint {
 impl crate::stats::SeriesBuilder {
     /// The points as the result's series.
     pub fn to_series(&self) -> Series {
+        self.series_in(Vec::new(), (0, u64::MAX))
+    }
+
+    /// The points that start within `window` (ns) as the result's series,
+    /// written into `points`' allocation, grown once to all the points this
+    /// builder can hold: a result rewritten during a run then keeps one
+    /// buffer per series, and its saves never ask the heap for a bigger one.
+    pub fn series_in(&self, mut points: Vec<SeriesPoint>, window: (u64, u64)) -> Series {
         let interval_ns = self.interval_ns();
-        Series {
-            interval_ns,
-            points: self
-                .points()
+        points.clear();
+        points.reserve_exact(self.capacity());
+        points.extend(
+            self.points()
                 .iter()
                 .map(|p| SeriesPoint {
                     t_ns: p.index * interval_ns,
@@ -253,7 +261,11 @@ impl crate::stats::SeriesBuilder {
                     max_ns: signed(p.max),
                     overruns: p.overruns,
                 })
-                .collect(),
+                .filter(|p| p.t_ns >= window.0 && p.t_ns < window.1),
+        );
+        Series {
+            interval_ns,
+            points,
         }
     }
 }

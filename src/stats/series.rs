@@ -65,6 +65,11 @@ impl SeriesBuilder {
         }
     }
 
+    /// The points this builder holds without reallocating.
+    pub fn capacity(&self) -> usize {
+        self.points.capacity()
+    }
+
     /// The interval each point covers now (ns).
     pub fn interval_ns(&self) -> u64 {
         self.base_ns << self.shift
