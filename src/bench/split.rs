@@ -426,7 +426,7 @@ impl Reader {
             &mut self.pipes,
             &format.page,
             64,
-            |item| decode(format, item),
+            |_, item| decode(format, item),
             &mut self.events,
         );
         if let Err(e) = got {

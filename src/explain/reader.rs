@@ -65,7 +65,7 @@ fn needed_from(watches: &[Watch], threads: &[Thread], cpu: usize) -> Option<u64>
         .iter()
         .zip(threads)
         .filter(|(w, _)| w.cpu == cpu)
-        .map(|(_, t)| t.waiting.front().map_or(t.frontier, |&(s, _, _)| s))
+        .map(|(_, t)| t.waiting.front().map_or(t.frontier, |w| w.0))
         .min()
 }
 
@@ -82,9 +82,9 @@ pub(super) struct Watch {
 #[derive(Default)]
 struct Thread {
     reader: TapReader,
-    /// Candidate intervals (start, latency, when the reader took them)
-    /// waiting for the trace.
-    waiting: VecDeque<(u64, u64, u64)>,
+    /// Candidate intervals (start, latency, when the reader took them,
+    /// whose) waiting for the trace.
+    waiting: VecDeque<(u64, u64, u64, i32)>,
     /// The end of the latest interval taken: no later interval starts
     /// before it.
     frontier: u64,
@@ -233,8 +233,8 @@ impl TraceReader {
                     .iter()
                     .zip(&self.threads)
                     .filter(move |(w, _)| w.cpu == cpu)
-                    .filter_map(move |(_, t)| t.waiting.iter().find(|&&(_, lat, _)| lat >= gap))
-                    .map(|&(s, _, _)| s)
+                    .filter_map(move |(_, t)| t.waiting.iter().find(|w| w.1 >= gap))
+                    .map(|w| w.0)
             })
             .min()
     }
@@ -504,7 +504,7 @@ impl TraceReader {
             let n = &mut self.details.intervals;
             let ci = self.cpus.iter().position(|&c| c == w.cpu);
             let mut total = ci.and_then(|i| self.totals.get_mut(i));
-            w.tap.drain(&mut t.reader, |s, lat| {
+            w.tap.drain_of(&mut t.reader, |s, lat, tid| {
                 *n += 1;
                 t.frontier = t.frontier.max(s + lat);
                 let floor = if t.best.len() + t.waiting.len() < worst {
@@ -520,7 +520,7 @@ impl TraceReader {
                 }
                 let wanted = total.is_some() || lat > floor || lat > threshold;
                 if wanted && t.waiting.len() < WAITING {
-                    t.waiting.push_back((s, lat, now));
+                    t.waiting.push_back((s, lat, now, tid));
                 } else if let Some(c) = total.as_deref_mut() {
                     c.skip(lat);
                 }
@@ -553,8 +553,7 @@ impl TraceReader {
             let Some(ci) = self.cpus.iter().position(|&c| c == cpu) else {
                 continue;
             };
-            let tid = self.watches[k].tap.writer().unwrap_or(-1);
-            while let Some(&(s, lat, taken)) = self.threads[k].waiting.front() {
+            while let Some(&(s, lat, taken, tid)) = self.threads[k].waiting.front() {
                 let end = s + lat;
                 // The trace past the end, and /proc/stat read a tick after it.
                 let seen = self.rings[ci].known_to() >= end && now >= end + 2 * TICK_NS;
@@ -647,7 +646,7 @@ impl TraceReader {
         let keep_from = self
             .threads
             .iter()
-            .map(|t| t.waiting.front().map_or(t.frontier, |&(s, _, _)| s))
+            .map(|t| t.waiting.front().map_or(t.frontier, |w| w.0))
             .min()
             .unwrap_or(0);
         while self.woken.front().is_some_and(|w| w.0 < keep_from) {

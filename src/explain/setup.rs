@@ -261,7 +261,17 @@ impl Explain {
         capacity: usize,
         period_ns: Option<u64>,
     ) -> Arc<Tap> {
-        let tap = Arc::new(Tap::new(capacity));
+        self.watch_tap(name, cpu, Tap::new(capacity), period_ns)
+    }
+
+    /// The tap of the threads another reader follows on `cpu` (`rtlat
+    /// watch`'s), each record naming its thread; room for `capacity`.
+    pub fn watch_threads(&mut self, name: &str, cpu: usize, capacity: usize) -> Arc<Tap> {
+        self.watch_tap(name, cpu, Tap::of_threads(capacity), None)
+    }
+
+    fn watch_tap(&mut self, name: &str, cpu: usize, tap: Tap, period_ns: Option<u64>) -> Arc<Tap> {
+        let tap = Arc::new(tap);
         self.watches.push(Watch {
             name: name.to_string(),
             cpu,

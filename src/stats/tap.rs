@@ -19,6 +19,9 @@ const WORDS: usize = 4;
 
 pub struct Tap {
     slots: Box<[AtomicU32]>,
+    /// Words per record: [`WORDS`], and one more for the thread of each
+    /// record in a tap that several threads' records go through.
+    words: usize,
     capacity: u32,
     head: AtomicU32,
     /// The writing thread's id (0 until it starts).
@@ -54,9 +57,20 @@ impl Tap {
     /// A ring of `capacity` records (rounded up to a power of two), all
     /// memory allocated here.
     pub fn new(capacity: usize) -> Tap {
+        Self::with_words(capacity, WORDS)
+    }
+
+    /// A tap whose records each name their thread ([`Tap::push_of`]): one
+    /// writer hands over the intervals of the threads it follows.
+    pub fn of_threads(capacity: usize) -> Tap {
+        Self::with_words(capacity, WORDS + 1)
+    }
+
+    fn with_words(capacity: usize, words: usize) -> Tap {
         let capacity = capacity.clamp(16, 1 << 24).next_power_of_two();
         Tap {
-            slots: (0..capacity * WORDS).map(|_| AtomicU32::new(0)).collect(),
+            slots: (0..capacity * words).map(|_| AtomicU32::new(0)).collect(),
+            words,
             capacity: capacity as u32,
             head: AtomicU32::new(0),
             tid: AtomicI32::new(0),
@@ -94,6 +108,17 @@ impl Tap {
     /// floor. Only one thread may ever push to a tap.
     #[inline(always)]
     pub fn push(&self, intended: u64, latency: u64) {
+        self.publish(intended, latency, None);
+    }
+
+    /// [`Tap::push`] of thread `tid`'s record, in a tap made by
+    /// [`Tap::of_threads`].
+    pub fn push_of(&self, intended: u64, latency: u64, tid: i32) {
+        self.publish(intended, latency, Some(tid));
+    }
+
+    #[inline(always)]
+    fn publish(&self, intended: u64, latency: u64, tid: Option<i32>) {
         if (latency.min(u64::from(u32::MAX)) as u32) < self.floor.load(Ordering::Relaxed) {
             let n = self.passed.load(Ordering::Relaxed);
             self.passed.store(n.wrapping_add(1), Ordering::Relaxed);
@@ -103,12 +128,15 @@ impl Tap {
         // The head published before is visible to a reader that sees any of
         // the stores below (paired with the fence in `drain`).
         std::sync::atomic::fence(Ordering::Release);
-        let at = (h & (self.capacity - 1)) as usize * WORDS;
-        let s = &self.slots[at..at + WORDS];
+        let at = (h & (self.capacity - 1)) as usize * self.words;
+        let s = &self.slots[at..at + self.words];
         s[0].store(intended as u32, Ordering::Relaxed);
         s[1].store((intended >> 32) as u32, Ordering::Relaxed);
         s[2].store(latency as u32, Ordering::Relaxed);
         s[3].store((latency >> 32) as u32, Ordering::Relaxed);
+        if let (Some(tid), Some(w)) = (tid, s.get(WORDS)) {
+            w.store(tid as u32, Ordering::Relaxed);
+        }
         self.head.store(h.wrapping_add(1), Ordering::Release);
     }
 
@@ -124,6 +152,14 @@ impl Tap {
     /// Hand every record not read yet to `f` (oldest first); records the
     /// writer overwrote before they could be read are counted in `r.lost`.
     pub fn drain(&self, r: &mut TapReader, mut f: impl FnMut(u64, u64)) {
+        self.drain_of(r, |i, l, _| f(i, l));
+    }
+
+    /// [`Tap::drain`] with each record's thread: the one it names in a tap
+    /// made by [`Tap::of_threads`], else the writer (-1 while unknown: no
+    /// thread's id, the idle task's 0 neither).
+    pub fn drain_of(&self, r: &mut TapReader, mut f: impl FnMut(u64, u64, i32)) {
+        let writer = self.writer().unwrap_or(-1);
         let passed = self.passed.load(Ordering::Relaxed);
         r.passed += u64::from(passed.wrapping_sub(r.passed_seen));
         r.passed_seen = passed;
@@ -137,10 +173,13 @@ impl Tap {
             r.tail = head.wrapping_sub(safe);
         }
         while r.tail != head {
-            let at = (r.tail & (self.capacity - 1)) as usize * WORDS;
-            let s = &self.slots[at..at + WORDS];
+            let at = (r.tail & (self.capacity - 1)) as usize * self.words;
+            let s = &self.slots[at..at + self.words];
             let w = |i: usize| u64::from(s[i].load(Ordering::Relaxed));
             let (intended, latency) = (w(0) | w(1) << 32, w(2) | w(3) << 32);
+            let tid = s
+                .get(WORDS)
+                .map_or(writer, |t| t.load(Ordering::Relaxed) as i32);
             // The writer may have lapped this slot while it was copied.
             std::sync::atomic::fence(Ordering::Acquire);
             let now = self.head.load(Ordering::Relaxed);
@@ -150,7 +189,7 @@ impl Tap {
                 head = now;
                 continue;
             }
-            f(intended, latency);
+            f(intended, latency, tid);
             r.tail = r.tail.wrapping_add(1);
         }
     }
@@ -216,6 +255,25 @@ mod tests {
         t.set_writer(42);
         t.close();
         assert!(t.is_closed() && t.writer() == Some(42));
+    }
+
+    #[test]
+    fn a_tap_of_threads_names_each_records_thread() {
+        let t = Tap::of_threads(16);
+        let plain = Tap::new(16);
+        plain.set_writer(9);
+        let (mut r, mut p) = (TapReader::default(), TapReader::default());
+        t.push_of(1, 10, 5);
+        t.push_of(2, 20, 7);
+        t.set_floor(15);
+        t.push_of(3, 14, 8);
+        plain.push(4, 40);
+        let mut got = Vec::new();
+        t.drain_of(&mut r, |a, b, c| got.push((a, b, c)));
+        plain.drain_of(&mut p, |a, b, c| got.push((a, b, c)));
+        // The floor holds for them too; a plain tap's records are its writer's.
+        assert_eq!(got, vec![(1, 10, 5), (2, 20, 7), (4, 40, 9)]);
+        assert_eq!(r.passed, 1);
     }
 
     #[test]

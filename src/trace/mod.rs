@@ -30,13 +30,14 @@ pub trait Pages: Send {
 }
 
 /// Up to `per_cpu` waiting pages of each CPU of `pipes`, every item that
-/// `decode` keeps pushed onto `out` with its time (0 for a record of lost
-/// events); the first read error ends it.
+/// `decode` keeps (given the CPU's index in `pipes`) pushed onto `out`
+/// with its time (0 for a record of lost events); the first read error
+/// ends it.
 pub fn read_pages<E>(
     pipes: &mut dyn Pages,
     page: &ringpage::Page,
     per_cpu: usize,
-    mut decode: impl FnMut(ringpage::Item<'_>) -> Option<E>,
+    mut decode: impl FnMut(usize, ringpage::Item<'_>) -> Option<E>,
     out: &mut Vec<(u64, E)>,
 ) -> std::io::Result<()> {
     for i in 0..pipes.len() {
@@ -49,7 +50,7 @@ pub fn read_pages<E>(
                     ringpage::Item::Event { ts_ns, .. } => ts_ns,
                     ringpage::Item::Lost(_) => 0,
                 };
-                if let Some(ev) = decode(item) {
+                if let Some(ev) = decode(i, item) {
                     out.push((ts, ev));
                 }
             });

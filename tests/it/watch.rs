@@ -524,6 +524,24 @@ case!(
             .count();
         eprintln!("the hog held the CPU in {named} of the 10 worst wake-ups");
         assert!(named >= 9, "{cases:?}");
+        // Explain's reader split them on the application's CPU, into parts
+        // that add up to each wake-up's latency; none kept only its culprit.
+        assert!(n(&r["details"]["explain"]["explained"]) >= 10, "{r}");
+        for c in &cases {
+            assert_eq!(c["cpu"], 1, "{c}");
+            let parts: u64 = c["parts"]
+                .as_array()
+                .expect("parts")
+                .iter()
+                .map(|p| n(&p["ns"]))
+                .sum();
+            assert_eq!(parts, n(&c["latency_ns"]), "{c}");
+        }
+        let notes = r["notes"].to_string();
+        assert!(
+            !notes.contains("have only the task that held the CPU"),
+            "{notes}"
+        );
     }
 );
 

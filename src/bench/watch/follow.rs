@@ -40,9 +40,10 @@ pub trait Figures {
     fn admit(&mut self, tid: i32, comm: &str) -> Option<usize>;
     /// A figure of the thread in `slot`, at `ts` (the trace's clock).
     fn figure(&mut self, slot: usize, figure: Quantity, ts: u64, ns: u64);
-    /// The thread in `slot` ran at `ts` after waiting `ns` since its
-    /// wake-up; `by` held the CPU until then (pid 0: it was idle).
-    fn late(&mut self, slot: usize, ts: u64, ns: u64, by: &Tracked);
+    /// The thread in `slot` ran at `ts` on the `cpu`th CPU read after
+    /// waiting `ns` since its wake-up; `by` held the CPU until then (pid 0:
+    /// it was idle).
+    fn late(&mut self, slot: usize, ts: u64, ns: u64, by: &Tracked, cpu: usize);
     /// The thread in `slot` was preempted by `by` for `ns` mid-activation.
     fn interfered(&mut self, slot: usize, by: &Tracked, ns: u64);
     /// An activation of the thread in `slot` overran, seen at `ts`.
@@ -80,8 +81,8 @@ pub struct Follow {
     /// The sleepers' timer callback; `None`: every timer a thread starts counts.
     callback: Option<u64>,
     threads: IdMap<Thread>,
-    /// Tracked ids seen and not taken (outside the selection, or no room).
-    refused: IdMap<()>,
+    /// Tracked ids seen and not taken, at most [`REFUSED`].
+    refused: IdMap<Refused>,
     /// Timer address → the thread that armed it.
     armed_by: HashMap<u64, i32>,
     pub lost_events: u64,
@@ -90,6 +91,23 @@ pub struct Follow {
     pub switches_missing: u64,
     /// The longest an activation may take (`--deadline`, else `--period`).
     pub limit: Option<u64>,
+    /// The CPU (its index among those read) of the event being followed.
+    pub cpu: usize,
+}
+
+/// Ids refused kept at most. Every task that ran beside a watched thread
+/// is asked once, so a machine that starts processes all day would fill
+/// the list: past this, the ids outside the selection are forgotten (asked
+/// again if seen again); those of the selection are kept.
+const REFUSED: usize = 4096;
+
+/// Why an id is not followed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Refused {
+    /// The selection does not want it.
+    Outside,
+    /// Of the selection, but no series was left for it, or it ended.
+    Kept,
 }
 
 /// A task's state in `sched_switch`: blocked (any state bit of the low
@@ -109,6 +127,7 @@ impl Follow {
             lost_events: 0,
             switches_missing: 0,
             limit: None,
+            cpu: 0,
         }
     }
 
@@ -133,21 +152,30 @@ impl Follow {
             return false;
         }
         let name = comm_text(comm);
-        match self
-            .select
-            .admits(&name, prio)
-            .then(|| out.admit(tid, &name))
-            .flatten()
-        {
+        if !self.select.admits(&name, prio) {
+            self.refuse(tid, Refused::Outside);
+            return false;
+        }
+        match out.admit(tid, &name) {
             Some(slot) => {
                 self.watch(tid, slot);
                 true
             }
             None => {
-                self.refused.insert(tid, ());
+                self.refuse(tid, Refused::Kept);
                 false
             }
         }
+    }
+
+    fn refuse(&mut self, tid: i32, why: Refused) {
+        if self.refused.len() >= REFUSED {
+            self.refused.retain(|_, w| *w == Refused::Kept);
+            if self.refused.len() >= REFUSED {
+                self.refused.clear();
+            }
+        }
+        self.refused.insert(tid, why);
     }
 
     /// One event at `ts`, in time order.
@@ -183,7 +211,7 @@ impl Follow {
                 }
                 if self.followed(next.pid, &next.comm, next.prio, out) {
                     if let Some(t) = self.threads.get_mut(&next.pid) {
-                        switch_in(t, ts, &prev, out);
+                        switch_in(t, ts, &prev, self.cpu, out);
                     }
                 }
             }
@@ -259,7 +287,7 @@ impl Follow {
                     out.ended(t.slot, ts);
                     // Its events another CPU's pages bring later are not
                     // a new thread's.
-                    self.refused.insert(pid, ());
+                    self.refuse(pid, Refused::Kept);
                 } else {
                     // The id may be given to a thread of the selection.
                     self.refused.remove(&pid);
@@ -297,7 +325,7 @@ fn switch_out(
     }
 }
 
-fn switch_in(t: &mut Thread, ts: u64, prev: &Tracked, out: &mut impl Figures) {
+fn switch_in(t: &mut Thread, ts: u64, prev: &Tracked, cpu: usize, out: &mut impl Figures) {
     t.running = Some(ts);
     if let Some((since, by)) = t.preempted.take() {
         out.interfered(t.slot, &by, ts.saturating_sub(since));
@@ -307,7 +335,7 @@ fn switch_in(t: &mut Thread, ts: u64, prev: &Tracked, out: &mut impl Figures) {
         return;
     };
     out.figure(t.slot, Quantity::Wake, ts, ts.saturating_sub(w));
-    out.late(t.slot, ts, ts.saturating_sub(w), prev);
+    out.late(t.slot, ts, ts.saturating_sub(w), prev, cpu);
     let due = due.filter(|&d| d <= ts);
     if let Some(d) = due {
         out.figure(t.slot, Quantity::Timer, ts, ts - d);
@@ -348,7 +376,7 @@ mod tests {
         fn figure(&mut self, slot: usize, figure: Quantity, ts: u64, ns: u64) {
             self.figures.push((slot, figure, ts, ns));
         }
-        fn late(&mut self, slot: usize, _ts: u64, ns: u64, by: &Tracked) {
+        fn late(&mut self, slot: usize, _ts: u64, ns: u64, by: &Tracked, _cpu: usize) {
             self.late.push((slot, ns, by.pid));
         }
         fn interfered(&mut self, slot: usize, by: &Tracked, ns: u64) {
@@ -468,6 +496,29 @@ mod tests {
         f.event(30, waking(5), &mut got);
         f.event(37, switch(0, 0, 5, 19, "app"), &mut got);
         assert_eq!(got.figures, [(0, Quantity::Wake, 37, 7)]);
+    }
+
+    #[test]
+    fn the_ids_refused_stay_bounded_and_keep_the_selections() {
+        let mut f = Follow::new(Selection::RealTime, None);
+        let mut got = Got {
+            room: 1,
+            ..Got::default()
+        };
+        f.event(1, switch(0, 0, 9, 49, "irq/9"), &mut got);
+        f.event(2, Happening::Exit { pid: 9 }, &mut got);
+        // A day of short processes beside the watched thread.
+        for pid in 100..100 + 3 * REFUSED as i32 {
+            f.event(3, switch(9, 0, pid, 120, "true"), &mut got);
+        }
+        assert!(f.refused.len() <= REFUSED, "{}", f.refused.len());
+        // The ended thread is still refused: its late events take no slot.
+        got.room = 2;
+        f.event(4, switch(0, 0, 9, 49, "irq/9"), &mut got);
+        assert_eq!(got.admitted, [(9, "irq/9".to_string())]);
+        // A forgotten id outside the selection is asked again, and refused again.
+        f.event(5, switch(0, 0, 100, 120, "true"), &mut got);
+        assert_eq!(got.admitted.len(), 1);
     }
 
     #[test]

@@ -12,17 +12,19 @@ use crate::engine::channel::{LateName, MaxBy};
 use crate::engine::{Channel, RunSpec, StopFlag};
 use crate::error::{Error, Outcome, Result};
 use crate::explain::attribute::policy_of;
+use crate::explain::setup::Explain;
 use crate::result::details::watch::{Preemptor, WatchDetails, WatchFigures, WatchedThread};
 use crate::result::details::Details;
 use crate::result::explained::{Explained, Part};
 use crate::result::{Benchmark, BreakEvent, RunResult};
 use crate::stats::recorder::{self, Recorder};
+use crate::stats::tap::Tap;
 use crate::sys::clock::Clock;
 use crate::sys::sched::{self, Sched};
 use crate::sys::tracefs::Capabilities;
 use crate::trace::instance::{self, tracefs_error};
 use crate::trace::tracefs::{self, RawPipes, Session};
-use crate::trace::{Finish, Pages, Round, Tracer, Tracing};
+use crate::trace::{Finish, Round, Tracer, Tracing};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -33,6 +35,13 @@ const GRACE_NS: u64 = 100_000_000;
 const LAST_READS_NS: u64 = 2_000_000_000;
 /// The most tasks kept per thread as preempting it mid-activation.
 const INTERFERERS: usize = 8;
+/// The thread's own time in a wake-up explained.
+const OWN: &str = "own wake-up path";
+/// The most cases explain's reader keeps per CPU.
+const MOST_CASES: usize = 4096;
+/// Wake-ups handed to explain's reader per CPU between two of its rounds:
+/// only those that enter a thread's worst are.
+const TAP_ROOM: usize = 1024;
 
 /// Watch the threads `cfg` selects until the run ends.
 pub fn run(cfg: &WatchConfig, command_line: Vec<String>) -> Result<Outcome> {
@@ -58,11 +67,12 @@ pub fn run(cfg: &WatchConfig, command_line: Vec<String>) -> Result<Outcome> {
     let callback =
         events::sleeper_callback(&std::fs::read_to_string("/proc/kallsyms").unwrap_or_default());
     let mut notes = Vec::new();
-    let (session, inst, pipes) = trace_setup(cfg, &root, &found, callback, &mut notes)?;
+    let (session, inst, pipes, cpus) = trace_setup(cfg, &root, &found, callback, &mut notes)?;
     let interval = cfg.control.interval_ns;
     let reserve = if cfg.select.grows() { RESERVE } else { 0 };
     let mut sink = Slots {
         worst: cfg.explain_worst.unwrap_or(0),
+        cpus: cpus.clone(),
         ..Slots::default()
     };
     let mut channels = Vec::new();
@@ -84,11 +94,23 @@ pub fn run(cfg: &WatchConfig, command_line: Vec<String>) -> Result<Outcome> {
     }
     sink.used = found.len();
     let mut tracing = Tracing::default();
-    tracing.keep(session);
+    match cfg.explain_worst {
+        Some(worst) => {
+            let mut e = explained_by(session, &cpus, worst * sink.slots.len())?;
+            spec.notes.append(&mut e.notes);
+            sink.taps = cpus
+                .iter()
+                .map(|&c| e.watch_threads(&format!("cpu{c}"), c, TAP_ROOM))
+                .collect();
+            // Its finisher goes first: the watch's puts its parts on the cases.
+            e.add_to(&mut tracing);
+        }
+        None => tracing.keep(session),
+    }
     tracing.add(Box::new(Reader {
         follow,
         sink,
-        cpus: (0..pipes.len()).collect(),
+        cpus,
         pipes,
         layout,
         instance: inst,
@@ -108,14 +130,31 @@ pub fn run(cfg: &WatchConfig, command_line: Vec<String>) -> Result<Outcome> {
     Ok(finished.outcome)
 }
 
-/// rtlat's instance with its filters and events, and every CPU's pipe.
+/// `--explain`: the events of every CPU in a second instance of the watch's
+/// session, read by explain's reader for the worst wake-ups the watch
+/// hands over (up to `cases` at a time per CPU).
+fn explained_by(session: Session, cpus: &[usize], cases: usize) -> Result<Explain> {
+    let mut e = Explain::beside(session, cpus, cases.clamp(1, MOST_CASES), None, OWN)?;
+    // Its note of how many intervals it explains is about rtlat's own
+    // threads; the watch says its own.
+    e.notes.retain(|n| !n.starts_with("--explain: the worst"));
+    e.notes.push(format!(
+        "--explain: each watched thread's worst wake-ups split into their causes on the CPU where it ran, from the scheduling, IRQ, softirq, irq_vectors, idle and NMI events of CPU(s) {} in tracefs instance rtlat-{}-explain; a case whose trace was not read keeps the task that held the CPU",
+        crate::units::format_cpu_list(cpus),
+        std::process::id()
+    ));
+    Ok(e)
+}
+
+/// rtlat's instance with its filters and events, every CPU's pipe and
+/// those CPUs.
 fn trace_setup(
     cfg: &WatchConfig,
     root: &Path,
     found: &[Candidate],
     callback: Option<u64>,
     notes: &mut Vec<String>,
-) -> Result<(Session, PathBuf, RawPipes)> {
+) -> Result<(Session, PathBuf, RawPipes, Vec<usize>)> {
     let (mut session, restored) =
         Session::begin(root, tracefs::Uses::Instances).map_err(Error::env)?;
     notes.extend(restored);
@@ -145,15 +184,16 @@ fn trace_setup(
             "the kernel hides its symbols' addresses (/proc/kallsyms): every timer a watched thread starts is taken as its sleep's".into(),
         );
     }
-    Ok((session, inst, pipes))
+    Ok((session, inst, pipes, online))
 }
 
 /// One thread's series and what the details say of it.
 struct Slot {
     names: [LateName; 4],
     thread: WatchedThread,
-    /// Its worst wake-ups: (latency, wake-up after the start, who held the CPU).
-    worst: Vec<(u64, u64, Tracked)>,
+    /// Its worst wake-ups: (latency, wake-up after the start, who held the
+    /// CPU, the CPU).
+    worst: Vec<(u64, u64, Tracked, usize)>,
     /// The least of them once they are as many as kept.
     floor: u64,
     /// Who preempted it mid-activation: (task, times, ns).
@@ -176,6 +216,11 @@ struct Slots {
     /// The run's start on the trace's clock.
     start: u64,
     unwatched: u64,
+    /// The CPUs read, by their index.
+    cpus: Vec<usize>,
+    /// `--explain`: per CPU read, the tap of explain's reader that the
+    /// worst wake-ups of the threads that ran there go to.
+    taps: Vec<Arc<Tap>>,
 }
 
 impl Slots {
@@ -257,8 +302,10 @@ impl Figures for Slots {
         self.recs[4 * slot + part].record(ns, at, 0);
     }
 
-    fn late(&mut self, slot: usize, ts: u64, ns: u64, by: &Tracked) {
-        let at = ts.saturating_sub(ns).saturating_sub(self.start);
+    fn late(&mut self, slot: usize, ts: u64, ns: u64, by: &Tracked, cpu: usize) {
+        let woken = ts.saturating_sub(ns);
+        let at = woken.saturating_sub(self.start);
+        let id = self.cpus.get(cpu).copied().unwrap_or(cpu);
         let (keep, s) = (self.worst, &mut self.slots[slot]);
         if let Ok(mut max) = s.max_by.lock() {
             if max.as_ref().is_none_or(|m| ns > m.0) {
@@ -266,15 +313,18 @@ impl Figures for Slots {
             }
         }
         if s.worst.len() < keep {
-            s.worst.push((ns, at, *by));
+            s.worst.push((ns, at, *by, id));
         } else if ns > s.floor {
             // Full: the least of the kept gives way, and the next least
             // is the floor a wake-up must pass.
             if let Some(least) = s.worst.iter_mut().min_by_key(|c| c.0) {
-                *least = (ns, at, *by);
+                *least = (ns, at, *by, id);
             }
         } else {
             return;
+        }
+        if let Some(tap) = self.taps.get(cpu) {
+            tap.push_of(woken, ns, s.thread.tid);
         }
         if s.worst.len() == keep {
             s.floor = s.worst.iter().map(|c| c.0).min().unwrap_or(0);
@@ -321,8 +371,9 @@ struct Reader {
     duration_ns: Option<u64>,
     /// The end on the trace's clock: the duration's, or when the run was stopped.
     end: Option<u64>,
-    /// A round's events of every CPU, put in time order.
-    events: Vec<(u64, Happening)>,
+    /// A round's events of every CPU (by its index among those read), put
+    /// in time order.
+    events: Vec<(u64, (usize, Happening))>,
     read_error: Option<String>,
     selection: String,
 }
@@ -336,7 +387,7 @@ impl Reader {
             &mut self.pipes,
             &layout.page,
             64,
-            |item| layout.decode(&item),
+            |cpu, item| layout.decode(&item).map(|h| (cpu, h)),
             &mut self.events,
         );
         if let Err(e) = got {
@@ -365,9 +416,10 @@ impl Tracer for Reader {
         let busy = !self.events.is_empty();
         self.events.sort_by_key(|&(ts, _)| ts);
         let (start, end) = (self.sink.start, self.end.unwrap_or(u64::MAX));
-        for &(ts, ev) in &self.events {
+        for &(ts, (cpu, ev)) in &self.events {
             let lost = matches!(ev, Happening::Lost(_));
             if lost || (ts >= start && ts < end) {
+                self.follow.cpu = cpu;
                 self.follow.event(ts, ev, &mut self.sink);
             }
         }
@@ -388,6 +440,10 @@ impl Tracer for Reader {
     fn end(mut self: Box<Self>) -> (Option<BreakEvent>, Finish) {
         for r in &mut self.sink.recs {
             r.finish();
+        }
+        // No wake-up follows: explain's reader ends once it has these.
+        for t in &self.sink.taps {
+            t.close();
         }
         let mut f = WatchFigures {
             selection: std::mem::take(&mut self.selection),
@@ -446,14 +502,14 @@ fn worst_cases(slots: &[Slot]) -> Vec<Explained> {
     let mut cases: Vec<Explained> = slots
         .iter()
         .flat_map(|s| {
-            s.worst.iter().map(|&(ns, at, ref by)| {
+            s.worst.iter().map(|&(ns, at, ref by, cpu)| {
                 let (kind, name) = match by.pid {
                     0 => ("idle", "idle-state exit".to_string()),
                     _ => ("thread", task_label(by)),
                 };
                 Explained {
                     thread: s.thread.name.clone(),
-                    cpu: None,
+                    cpu: Some(cpu),
                     at_ns: at,
                     latency_ns: ns,
                     parts: vec![Part {
@@ -470,11 +526,35 @@ fn worst_cases(slots: &[Slot]) -> Vec<Explained> {
     cases
 }
 
+/// The watch's `cases` with the parts explain's reader found for the same
+/// wake-ups (same CPU, time and latency) in `split`; how many have none.
+fn with_causes(mut cases: Vec<Explained>, split: &[Explained]) -> (Vec<Explained>, usize) {
+    let mut alone = 0;
+    for c in &mut cases {
+        let same = split
+            .iter()
+            .find(|e| (e.cpu, e.at_ns, e.latency_ns) == (c.cpu, c.at_ns, c.latency_ns));
+        match same {
+            Some(e) => c.parts.clone_from(&e.parts),
+            None => alone += 1,
+        }
+    }
+    (cases, alone)
+}
+
 /// At the end of the run: each thread's period (the median of its
 /// intervals), the notes of threads that ended, and the details.
 fn finisher(mut f: WatchFigures, cases: Vec<Explained>) -> Finish {
     Box::new(move |result: &mut RunResult, problems: &[String]| {
         f.restore_problems.extend_from_slice(problems);
+        let split = std::mem::take(&mut result.explained);
+        let (cases, alone) = with_causes(cases, &split);
+        if alone > 0 {
+            result.notes.push(format!(
+                "--explain: {alone} of the {} worst wake-ups kept have only the task that held the CPU: explain's reader did not split them (their trace was not read in time, or more of them waited than it keeps)",
+                cases.len()
+            ));
+        }
         result.explained = cases;
         for t in &mut f.threads {
             let interval = format!("{}/interval", t.name);
@@ -552,11 +632,11 @@ mod tests {
         });
         sink.used = 1;
         // Three wake-ups: the two longest stay, each with who held the CPU.
-        sink.late(0, 2_000, 300, &task(7, "hog"));
-        sink.late(0, 3_000, 100, &task(0, "swapper/1"));
-        sink.late(0, 4_000, 500, &task(8, "other"));
+        sink.late(0, 2_000, 300, &task(7, "hog"), 1);
+        sink.late(0, 3_000, 100, &task(0, "swapper/1"), 1);
+        sink.late(0, 4_000, 500, &task(8, "other"), 1);
         // Not above the least kept (300): left out.
-        sink.late(0, 4_500, 300, &task(9, "late"));
+        sink.late(0, 4_500, 300, &task(9, "late"), 1);
         // The maximum's culprit, for the metrics.
         let max = sink.slots[0].max_by.lock().unwrap().clone();
         assert_eq!(max, Some((500, "other 8 nice 0".to_string())));
