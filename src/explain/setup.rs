@@ -43,6 +43,8 @@ pub struct Explain {
     inst: PathBuf,
     /// `--explain-stacks`: the trigger that records the kernel stacks.
     trigger: Option<Trigger>,
+    /// Where the reader runs, when not on the CPUs not traced.
+    reader_cpus: Option<Vec<usize>>,
     pub notes: Vec<String>,
     /// Declared last, so dropped after the pipes: tracefs refuses to
     /// remove an instance while its `trace_pipe_raw` is open (EBUSY).
@@ -171,6 +173,7 @@ impl Explain {
             remote: None,
             inst,
             trigger: None,
+            reader_cpus: None,
             notes,
         })
     }
@@ -204,6 +207,12 @@ impl Explain {
     /// is read, not only its own CPU's.
     pub fn read_across(&mut self) {
         self.across = true;
+    }
+
+    /// Run the reader on `cpus` (all traced: the threads it explains keep
+    /// to others).
+    pub fn reader_on(&mut self, cpus: Vec<usize>) {
+        self.reader_cpus = Some(cpus);
     }
 
     /// Attribute every interval the threads hand over, not only the worst,
@@ -298,12 +307,15 @@ impl Explain {
             pending,
             remote,
             trigger,
+            reader_cpus,
             ..
         } = self;
-        let others: Vec<usize> = crate::sysinfo::online_cpus()
-            .into_iter()
-            .filter(|c| !cpus.contains(c))
-            .collect();
+        let others: Vec<usize> = reader_cpus.unwrap_or_else(|| {
+            crate::sysinfo::online_cpus()
+                .into_iter()
+                .filter(|c| !cpus.contains(c))
+                .collect()
+        });
         let sums = totals.then(|| cpus.iter().map(|&c| CpuTotals::new(c)).collect());
         let mut r = TraceReader::new(
             Box::new(pipes),

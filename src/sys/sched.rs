@@ -111,6 +111,14 @@ pub fn confine_current(cpus: &[usize]) -> io::Result<()> {
     Ok(rustix::thread::sched_setaffinity(None, &set)?)
 }
 
+/// The CPUs thread `tid` may run on (`None`: no such thread, or not
+/// readable).
+pub fn affinity_of(tid: i32) -> Option<Vec<usize>> {
+    let pid = rustix::process::Pid::from_raw(tid)?;
+    let set = rustix::thread::sched_getaffinity(Some(pid)).ok()?;
+    Some((0..CpuSet::MAX_CPU).filter(|&c| set.is_set(c)).collect())
+}
+
 /// The CPU the calling thread runs on now.
 /// (libc's sched_getcpu: it may fail, where rustix's asserts that it does not.)
 pub fn current_cpu() -> Option<usize> {

@@ -93,10 +93,20 @@ pub fn run(cfg: &WatchConfig, command_line: Vec<String>) -> Result<Outcome> {
         follow.watch(c.tid, k);
     }
     sink.used = found.len();
+    let keep_to = readers_off(&found, &cpus);
+    if !keep_to.is_empty() {
+        spec.notes.push(format!(
+            "watch: its readers keep to CPU(s) {}, off those the watched threads are pinned to",
+            crate::units::format_cpu_list(&keep_to)
+        ));
+    }
     let mut tracing = Tracing::default();
     match cfg.explain_worst {
         Some(worst) => {
             let mut e = explained_by(session, &cpus, worst * sink.slots.len())?;
+            if !keep_to.is_empty() {
+                e.reader_on(keep_to.clone());
+            }
             spec.notes.append(&mut e.notes);
             sink.taps = cpus
                 .iter()
@@ -119,6 +129,7 @@ pub fn run(cfg: &WatchConfig, command_line: Vec<String>) -> Result<Outcome> {
         events: Vec::with_capacity(1 << 14),
         read_error: None,
         selection: cfg.select.describe(),
+        keep_to,
     }));
     let finished = tracing.execute(spec, channels, Vec::new(), Clock::Monotonic.id())?;
     if finished.result.threads.is_empty() {
@@ -128,6 +139,26 @@ pub fn run(cfg: &WatchConfig, command_line: Vec<String>) -> Result<Outcome> {
         )));
     }
     Ok(finished.outcome)
+}
+
+/// The CPUs of `online` that none of the `found` threads pinned to fewer
+/// than all of them may run on: where the readers go, whose kernel time
+/// (reading the trace) would otherwise delay those threads. Empty when
+/// there is no such CPU, or no thread is pinned.
+fn readers_off(found: &[Candidate], online: &[usize]) -> Vec<usize> {
+    let mut busy: Vec<usize> = found
+        .iter()
+        .filter_map(|c| sched::affinity_of(c.tid))
+        .map(|a| a.into_iter().filter(|c| online.contains(c)).collect::<Vec<_>>())
+        .filter(|a| a.len() < online.len())
+        .flatten()
+        .collect();
+    busy.sort_unstable();
+    busy.dedup();
+    if busy.is_empty() {
+        return Vec::new();
+    }
+    online.iter().copied().filter(|c| !busy.contains(c)).collect()
 }
 
 /// `--explain`: the events of every CPU in a second instance of the watch's
@@ -376,6 +407,8 @@ struct Reader {
     events: Vec<(u64, (usize, Happening))>,
     read_error: Option<String>,
     selection: String,
+    /// The CPUs the reader keeps to (empty: any).
+    keep_to: Vec<usize>,
 }
 
 impl Reader {
@@ -404,6 +437,9 @@ impl Tracer for Reader {
     fn begin(&mut self, start: u64) {
         // The reader must not compete with the threads it watches.
         let _ = sched::set_current(Sched::Other);
+        if !self.keep_to.is_empty() {
+            let _ = sched::confine_current(&self.keep_to);
+        }
         self.sink.start = start;
         self.end = self.duration_ns.map(|d| start + d);
     }
