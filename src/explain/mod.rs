@@ -10,6 +10,7 @@
 //! [`Tap`]: crate::stats::tap::Tap
 
 pub mod attribute;
+pub mod best;
 pub mod details;
 pub mod events;
 pub mod pace;

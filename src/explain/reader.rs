@@ -10,6 +10,7 @@
 //! events, trimmed to what a coming interval can still need.
 
 use super::attribute::{attribute_heard, runtime_steal, Interval, NOT_READ, OVERWRITTEN};
+use super::best::Best;
 pub use super::details::ExplainDetails;
 use super::events::{Decoder, Ev, RUNTIME};
 use super::pace::{self, RoundPace, MARGIN_NS};
@@ -88,8 +89,8 @@ struct Thread {
     /// The end of the latest interval taken: no later interval starts
     /// before it.
     frontier: u64,
-    /// Its worst intervals explained, worst first.
-    best: Vec<Explained>,
+    /// Its worst intervals explained.
+    best: Best,
     /// When every interval is attributed: its latest intervals (start,
     /// end), its busy loop's stalls as a witness of other CPUs'.
     stalls: Vec<(u64, u64)>,
@@ -504,13 +505,15 @@ impl TraceReader {
             let n = &mut self.details.intervals;
             let ci = self.cpus.iter().position(|&c| c == w.cpu);
             let mut total = ci.and_then(|i| self.totals.get_mut(i));
+            // The threads of a tap that names them are chosen by its writer.
+            let chosen = w.tap.names_threads();
             w.tap.drain_of(&mut t.reader, |s, lat, tid| {
                 *n += 1;
                 t.frontier = t.frontier.max(s + lat);
-                let floor = if t.best.len() + t.waiting.len() < worst {
+                let floor = if chosen || t.best.len() + t.waiting.len() < worst {
                     0
                 } else {
-                    t.best.last().map_or(0, |b| b.latency_ns)
+                    t.best.least()
                 };
                 if total.is_some() {
                     if t.stalls.len() == STALLS {
@@ -528,8 +531,8 @@ impl TraceReader {
             // Once its worst are known, the thread need hand over only what
             // could be among them or above the break threshold: the cost
             // of the rest is a compare in the thread, none here.
-            if total.is_none() && t.best.len() >= worst {
-                let floor = t.best.last().map_or(0, |b| b.latency_ns);
+            if total.is_none() && !chosen && t.best.len() >= worst {
+                let floor = t.best.least();
                 w.tap.set_floor(floor.min(threshold).saturating_add(1));
             }
             let n = self.details.intervals - before;
@@ -574,7 +577,9 @@ impl TraceReader {
 
     fn explain_one(&mut self, k: usize, ci: usize, tid: i32, s: u64, lat: u64) {
         let t = &self.threads[k];
-        let keep = t.best.len() < self.worst || t.best.last().is_some_and(|b| b.latency_ns < lat);
+        // A tap naming its threads keeps the worst of each of them.
+        let each = self.watches[k].tap.names_threads();
+        let keep = t.best.wants(tid, lat, self.worst, each);
         let brk = lat > self.threshold && self.breaks.len() < BREAKS;
         if !keep && !brk && self.totals.is_empty() {
             return;
@@ -630,10 +635,7 @@ impl TraceReader {
             self.breaks.push(case.clone());
         }
         if keep {
-            let best = &mut self.threads[k].best;
-            let at = best.partition_point(|b| b.latency_ns >= lat);
-            best.insert(at, case);
-            best.truncate(self.worst);
+            self.threads[k].best.keep(case, tid, self.worst, each);
         }
     }
 
@@ -661,7 +663,7 @@ impl TraceReader {
     pub(super) fn finish(mut self) -> (Vec<Explained>, ExplainDetails) {
         let mut all: Vec<Explained> = Vec::new();
         for t in &mut self.threads {
-            all.append(&mut t.best);
+            all.append(&mut t.best.take());
         }
         for b in self.breaks {
             if !all
@@ -731,6 +733,46 @@ mod tests {
             pages_of(&root, cpu).len() / rustix::param::page_size()
         );
         assert_eq!(r.details.lost_events, 0);
+    }
+
+    /// A tap naming its threads (`rtlat watch`'s) keeps the worst of each
+    /// thread, not the CPU's: a thread whose wake-ups are all shorter than
+    /// another's on the same CPU keeps its own.
+    #[test]
+    fn a_tap_of_threads_keeps_the_worst_of_each_thread() {
+        let (root, cpu) = fixture("busy");
+        let pipes = RawPipes::open(&root, &[cpu]).expect("pages");
+        let tap = Arc::new(Tap::of_threads(64));
+        let watch = Watch {
+            name: format!("cpu{cpu}"),
+            cpu,
+            tap: Arc::clone(&tap),
+            period_ns: None,
+        };
+        let dec = Decoder::load(&root);
+        let mut r = TraceReader::new(
+            Box::new(pipes),
+            dec,
+            vec![cpu],
+            vec![watch],
+            (2, None, "own", None),
+        );
+        r.started(0);
+        for (k, lat) in [900u64, 800, 700, 600].into_iter().enumerate() {
+            tap.push_of(1_000 + k as u64 * 10_000, lat, 5);
+        }
+        for (k, lat) in [90u64, 80, 70].into_iter().enumerate() {
+            tap.push_of(50_000 + k as u64 * 10_000, lat, 7);
+        }
+        tap.close();
+        // Long after them: each has waited its patience.
+        let now = 10 * PATIENCE_NS;
+        r.round(now);
+        r.round(now + 2 * PATIENCE_NS);
+        let (cases, _) = r.finish();
+        let mut got: Vec<u64> = cases.iter().map(|c| c.latency_ns).collect();
+        got.sort_unstable_by(|a, b| b.cmp(a));
+        assert_eq!(got, [900, 800, 90, 80]);
     }
 
     /// The kernel's own count of an overwritten buffer: the CPU's `overrun`.

@@ -80,6 +80,11 @@ impl Tap {
         }
     }
 
+    /// Its records name their thread ([`Tap::of_threads`]).
+    pub fn names_threads(&self) -> bool {
+        self.words > WORDS
+    }
+
     /// Records it holds before the oldest is overwritten.
     pub fn capacity(&self) -> usize {
         self.capacity as usize

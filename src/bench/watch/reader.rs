@@ -37,8 +37,6 @@ const LAST_READS_NS: u64 = 2_000_000_000;
 const INTERFERERS: usize = 8;
 /// The thread's own time in a wake-up explained.
 const OWN: &str = "own wake-up path";
-/// The most cases explain's reader keeps per CPU.
-const MOST_CASES: usize = 4096;
 /// Wake-ups handed to explain's reader per CPU between two of its rounds:
 /// only those that enter a thread's worst are.
 const TAP_ROOM: usize = 1024;
@@ -103,7 +101,7 @@ pub fn run(cfg: &WatchConfig, command_line: Vec<String>) -> Result<Outcome> {
     let mut tracing = Tracing::default();
     match cfg.explain_worst {
         Some(worst) => {
-            let mut e = explained_by(session, &cpus, worst * sink.slots.len())?;
+            let mut e = explained_by(session, &cpus, worst)?;
             if !keep_to.is_empty() {
                 e.reader_on(keep_to.clone());
             }
@@ -149,7 +147,11 @@ fn readers_off(found: &[Candidate], online: &[usize]) -> Vec<usize> {
     let mut busy: Vec<usize> = found
         .iter()
         .filter_map(|c| sched::affinity_of(c.tid))
-        .map(|a| a.into_iter().filter(|c| online.contains(c)).collect::<Vec<_>>())
+        .map(|a| {
+            a.into_iter()
+                .filter(|c| online.contains(c))
+                .collect::<Vec<_>>()
+        })
         .filter(|a| a.len() < online.len())
         .flatten()
         .collect();
@@ -158,14 +160,18 @@ fn readers_off(found: &[Candidate], online: &[usize]) -> Vec<usize> {
     if busy.is_empty() {
         return Vec::new();
     }
-    online.iter().copied().filter(|c| !busy.contains(c)).collect()
+    online
+        .iter()
+        .copied()
+        .filter(|c| !busy.contains(c))
+        .collect()
 }
 
 /// `--explain`: the events of every CPU in a second instance of the watch's
 /// session, read by explain's reader for the worst wake-ups the watch
-/// hands over (up to `cases` at a time per CPU).
-fn explained_by(session: Session, cpus: &[usize], cases: usize) -> Result<Explain> {
-    let mut e = Explain::beside(session, cpus, cases.clamp(1, MOST_CASES), None, OWN)?;
+/// hands over (the `worst` of each thread kept).
+fn explained_by(session: Session, cpus: &[usize], worst: usize) -> Result<Explain> {
+    let mut e = Explain::beside(session, cpus, worst, None, OWN)?;
     // Its note of how many intervals it explains is about rtlat's own
     // threads; the watch says its own.
     e.notes.retain(|n| !n.starts_with("--explain: the worst"));
