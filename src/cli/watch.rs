@@ -17,8 +17,9 @@ comm:tid/interval (between wake-ups; the median is the detected period).
 Overruns: a sleep until a time already past (the next activation came
 before this one ended), or an activation longer than --deadline (else
 --period). Who preempted each thread mid-activation is in the details;
---explain names, for each thread's worst wake-ups, the task that held the
-CPU until it ran. With --comm and by default, threads that start during
+--explain splits each thread's worst wake-ups into their causes on the CPU
+it ran on: the tasks, handlers, idle exits and hypervisor time that kept it
+waiting. With --comm and by default, threads that start during
 the run are watched too; a run that saw none of the selected threads ends
 with exit 3.
 
