@@ -184,9 +184,10 @@ pub fn comm_text(c: &Comm) -> String {
 
 /// The address of `hrtimer_wakeup`, the callback of every sleeper's timer
 /// (clock_nanosleep, nanosleep, futex and poll timeouts), from a kallsyms
-/// text; `None` where addresses are hidden (they read as zero).
-pub fn sleeper_callback(kallsyms: &str) -> Option<u64> {
-    kallsyms.lines().find_map(|l| {
+/// text read line by line (the whole is megabytes); `None` where addresses
+/// are hidden (they read as zero).
+pub fn sleeper_callback(kallsyms: impl std::io::BufRead) -> Option<u64> {
+    kallsyms.lines().map_while(Result::ok).find_map(|l| {
         let mut w = l.split_whitespace();
         let (addr, kind, name) = (w.next()?, w.next()?, w.next()?);
         (name == "hrtimer_wakeup" && matches!(kind, "t" | "T"))
@@ -330,9 +331,12 @@ mod tests {
     #[test]
     fn the_sleepers_callback_is_found_unless_addresses_are_hidden() {
         let text = "ffffffff8142de20 t __pfx_hrtimer_wakeup\nffffffff8142de30 t hrtimer_wakeup\n";
-        assert_eq!(sleeper_callback(text), Some(0xffff_ffff_8142_de30));
+        assert_eq!(
+            sleeper_callback(text.as_bytes()),
+            Some(0xffff_ffff_8142_de30)
+        );
         let hidden = "0000000000000000 t hrtimer_wakeup\n";
-        assert_eq!(sleeper_callback(hidden), None);
-        assert_eq!(sleeper_callback(""), None);
+        assert_eq!(sleeper_callback(hidden.as_bytes()), None);
+        assert_eq!(sleeper_callback(&b""[..]), None);
     }
 }

@@ -62,8 +62,9 @@ pub fn run(cfg: &WatchConfig, command_line: Vec<String>) -> Result<Outcome> {
             root.display()
         ))
     })?;
-    let callback =
-        events::sleeper_callback(&std::fs::read_to_string("/proc/kallsyms").unwrap_or_default());
+    let callback = std::fs::File::open("/proc/kallsyms")
+        .ok()
+        .and_then(|f| events::sleeper_callback(std::io::BufReader::new(f)));
     let mut notes = Vec::new();
     let (session, inst, pipes, cpus) = trace_setup(cfg, &root, &found, callback, &mut notes)?;
     let interval = cfg.control.interval_ns;
