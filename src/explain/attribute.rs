@@ -99,9 +99,11 @@ pub fn attribute_heard(
     (cpu, witnesses): (usize, &[Witness]),
 ) -> Vec<Part> {
     // The events of the interval were pushed out before it was read (the
-    // state the ring holds is of a later time), or not read yet: past what
-    // was read, a CPU's state and its silence are unknown.
-    let lost = if ring.full_to.is_some_and(|t| t >= iv.start) {
+    // state the ring holds is of a later time), or the kernel overwrote
+    // some of them before they were read (what ran then is unknown), or
+    // they were not read yet: past what was read, a CPU's state and its
+    // silence are unknown.
+    let lost = if ring.full_to.is_some_and(|t| t >= iv.start) || ring.lost_in(iv.start, iv.end) {
         Some(OVERWRITTEN)
     } else {
         (ring.known_to() < iv.end).then_some(NOT_READ)
@@ -1013,6 +1015,29 @@ pub(super) mod tests {
         assert_eq!((parts[0].name.as_str(), parts[0].ns), (OVERWRITTEN, 3_000));
         // A later interval is whole.
         let parts = attribute(&r, &Decoder::default(), iv(3_500, 4_000), 0);
+        assert!(parts.iter().all(|p| p.kind != "unexplained"), "{parts:?}");
+    }
+
+    #[test]
+    fn an_interval_the_kernel_lost_events_of_is_not_guessed() {
+        // The thread itself seen last; the hog's switch in was lost.
+        let r = ring(&[
+            (0, sw(5, 19)),
+            (1_000, Ev::Lost(40)),
+            (4_000, Ev::Wakeup { pid: 5, prio: 19 }),
+            (5_000, sw(5, 19)),
+        ]);
+        let parts = attribute(&r, &Decoder::default(), iv(2_000, 5_000), 0);
+        assert_eq!(parts.len(), 1, "{parts:?}");
+        assert_eq!((parts[0].name.as_str(), parts[0].ns), (OVERWRITTEN, 3_000));
+        // Lost before the interval's last event before it: whole.
+        let r = ring(&[
+            (0, Ev::Lost(40)),
+            (1_000, sw(88, 120)),
+            (4_000, Ev::Wakeup { pid: 5, prio: 19 }),
+            (5_000, sw(5, 19)),
+        ]);
+        let parts = attribute(&r, &Decoder::default(), iv(2_000, 5_000), 0);
         assert!(parts.iter().all(|p| p.kind != "unexplained"), "{parts:?}");
     }
 

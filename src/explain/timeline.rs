@@ -288,6 +288,21 @@ impl Ring {
             .find(|s| s.pid != 0 && s.pid != not)
     }
 
+    /// Whether the kernel lost events (overwritten before they were read)
+    /// that may fall in (`from`, `to`): a loss recorded at or after the
+    /// last event before `from` (a loss is recorded at the newest event
+    /// read before it), and before `to`.
+    pub fn lost_in(&self, from: u64, to: u64) -> bool {
+        let at = self
+            .events
+            .partition_point(|e| e.0 < from)
+            .saturating_sub(1);
+        self.events
+            .range(at..)
+            .take_while(|e| e.0 < to)
+            .any(|e| matches!(e.1, Ev::Lost(_)))
+    }
+
     /// Forget the events before `t` (folded into the base state), but the
     /// newest of them: it tells since when nothing was recorded.
     pub fn trim_before(&mut self, t: u64) {
