@@ -28,15 +28,19 @@
 #              PowerPC tests under qemu-user
 #   e2e        scripts/gpio-e2e.sh: real kernels in QEMU (downloads and module
 #              builds first, then the boots, with the artifacts lane's static
-#              binary), then scripts/lava-e2e.sh: a real LAVA job on that binary
+#              binary; all but the responder's), then scripts/lava-e2e.sh: a
+#              real LAVA job on that binary
 # and, once every lane has ended (also when one failed), the quiet stage
 # `attribution`: the integration tests that assert which cause leads the
 # worst cases (modules explain, explain_wakes and noise_explain of binary
 # it), that a known source's share is found among the noise, or that a
 # watch's tail matches cyclictest's own, alone on the
-# machine, then the host-stall boot of scripts/gpio-e2e.sh (part `stall`). Beside the lanes they would lose to other work on
-# its CPUs (the compiler's preempt-off sections, QEMU guests), so the native
-# lane leaves them out.
+# machine, then the host-stall boot of scripts/gpio-e2e.sh (part `stall`) and
+# its responder boots (part `kmod`, whose kspin checks name the section that
+# held the CPU and its kernel stack). Beside the lanes they would lose to
+# other work on its CPUs (the compiler's preempt-off sections, QEMU guests,
+# a host that delays the emulated CPUs' timer interrupts), so the lanes leave
+# them out.
 # Ends with a table of stage times and the tests passed, failed and skipped
 # (each skip with its reason); the very last line is
 # `N passed, N failed, N skipped`.
@@ -328,7 +332,7 @@ lane_e2e() {
         say "the artifacts lane built no static binary: no e2e boots"
         return 1
     }
-    RTLAT_E2E_PARTS="irq kmod timerlat small" RTLAT_E2E_BIN="$cross_dir/x86_64-unknown-linux-musl/release/rtlat" \
+    RTLAT_E2E_PARTS="irq timerlat small" RTLAT_E2E_BIN="$cross_dir/x86_64-unknown-linux-musl/release/rtlat" \
         stage e2e-boots run e2e scripts/gpio-e2e.sh
     RTLAT_LAVA_BIN="$cross_dir/x86_64-unknown-linux-musl/release/rtlat" stage lava-e2e run lava-e2e scripts/lava-e2e.sh
 }
@@ -392,6 +396,9 @@ stage attribution tests attribution --profile ci --no-tests fail -E "$attributio
 if [ $e2e = true ] && [ -x "$cross_dir/x86_64-unknown-linux-musl/release/rtlat" ]; then
     RTLAT_E2E_PARTS=stall RTLAT_E2E_BIN="$cross_dir/x86_64-unknown-linux-musl/release/rtlat" \
         stage host-stall run host-stall scripts/gpio-e2e.sh || rc=$?
+    # The responder's kspin load: which section led, and its stack.
+    RTLAT_E2E_PARTS=kmod RTLAT_E2E_BIN="$cross_dir/x86_64-unknown-linux-musl/release/rtlat" \
+        stage kmod-boots run kmod-boots scripts/gpio-e2e.sh || rc=$?
 fi
 [ -z "$failed" ] || {
     say "lanes that failed:$failed"
