@@ -49,12 +49,10 @@ impl Best {
             .partition_point(|b| b.latency_ns >= case.latency_ns);
         self.cases.insert(at, case);
         self.tids.insert(at, tid);
-        let mine: Vec<usize> = (0..self.tids.len())
-            .filter(|&i| !each || self.tids[i] == tid)
-            .collect();
+        let mine = |&id: &i32| !each || id == tid;
         // Worst first: the last of them is the least.
-        if mine.len() > worst {
-            if let Some(&last) = mine.last() {
+        if self.tids.iter().filter(|id| mine(id)).count() > worst {
+            if let Some(last) = self.tids.iter().rposition(mine) {
                 self.cases.remove(last);
                 self.tids.remove(last);
             }
