@@ -145,7 +145,7 @@ pub fn run(cfg: &WatchConfig, command_line: Vec<String>) -> Result<Outcome> {
 /// (reading the trace) would otherwise delay those threads. Empty when
 /// there is no such CPU, or no thread is pinned.
 fn readers_off(found: &[Candidate], online: &[usize]) -> Vec<usize> {
-    let mut busy: Vec<usize> = found
+    let busy: Vec<usize> = found
         .iter()
         .filter_map(|c| sched::affinity_of(c.tid))
         .map(|a| {
@@ -156,8 +156,6 @@ fn readers_off(found: &[Candidate], online: &[usize]) -> Vec<usize> {
         .filter(|a| a.len() < online.len())
         .flatten()
         .collect();
-    busy.sort_unstable();
-    busy.dedup();
     if busy.is_empty() {
         return Vec::new();
     }
