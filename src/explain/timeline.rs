@@ -361,23 +361,13 @@ mod tests {
         assert_eq!((s.task, s.prio, s.known), (42, 9, true));
     }
 
-    /// The process's anonymous resident memory, in kB.
-    fn rss_anon_kb() -> u64 {
-        std::fs::read_to_string("/proc/self/status")
-            .expect("status")
-            .lines()
-            .find_map(|l| l.strip_prefix("RssAnon:"))
-            .and_then(|v| v.split_whitespace().next()?.parse().ok())
-            .expect("RssAnon")
-    }
-
     #[test]
     fn a_ring_is_resident_from_the_start() {
         // 8 MiB of events: resident before the first push (other tests'
         // memory may add to the figure, never take from it).
-        let before = rss_anon_kb();
+        let before = crate::sys::mem::rss_anon_kb();
         let r = Ring::new(1 << 18);
-        let grown = rss_anon_kb().saturating_sub(before);
+        let grown = crate::sys::mem::rss_anon_kb().saturating_sub(before);
         assert!(grown >= 7 * 1024, "{grown} kB resident");
         assert_eq!(r.events().count(), 0);
     }

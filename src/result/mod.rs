@@ -249,7 +249,14 @@ impl crate::stats::SeriesBuilder {
     pub fn series_in(&self, mut points: Vec<SeriesPoint>, window: (u64, u64)) -> Series {
         let interval_ns = self.interval_ns();
         points.clear();
-        points.reserve_exact(self.capacity());
+        if points.capacity() < self.capacity() {
+            // Written once, as the builder's own points are: the copy is
+            // resident from the first save on, rather than growing the
+            // process by a point per interval for the whole run.
+            points.reserve_exact(self.capacity());
+            points.resize(self.capacity(), SeriesPoint::default());
+            points.clear();
+        }
         points.extend(
             self.points()
                 .iter()

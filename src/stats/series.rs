@@ -112,4 +112,26 @@ mod tests {
             (1, 4, 8)
         );
     }
+
+    #[test]
+    fn a_series_copy_keeps_its_buffer_from_save_to_save() {
+        let mut s = SeriesBuilder::new(1000);
+        s.reserve_points(usize::MAX);
+        let iv = |index| IntervalStats {
+            index,
+            samples: 1,
+            min: 1,
+            max: 1,
+            sum: 1,
+            overruns: 0,
+        };
+        s.push(&iv(0));
+        let first = s.series_in(Vec::new(), (0, u64::MAX)).points;
+        assert_eq!(first.capacity(), SERIES_POINTS + 1);
+        // The next save writes into the same buffer.
+        s.push(&iv(1));
+        let at = first.as_ptr();
+        let second = s.series_in(first, (0, u64::MAX)).points;
+        assert_eq!((second.as_ptr(), second.len()), (at, 2));
+    }
 }

@@ -104,3 +104,15 @@ pub fn reserve_heap(bytes: usize) {
     #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
     let _ = bytes;
 }
+
+/// The process's anonymous resident memory, in kB (for tests that a buffer
+/// is resident from when it is made).
+#[cfg(test)]
+pub fn rss_anon_kb() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .expect("status")
+        .lines()
+        .find_map(|l| l.strip_prefix("RssAnon:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .expect("RssAnon")
+}
