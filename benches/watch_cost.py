@@ -22,10 +22,12 @@ watched/plain ratios, e.g.
 
 Then one long watch (--flat-seconds, default 600) beside a cyclictest of the
 same length, whose VmRSS is read from /proc every --flat-every seconds
-(default 60): memory flat means the last reading is the first one, give or
-take a few pages.
+(default 60). The first reading is taken as the watch starts, before its
+set-up; the growth that counts is from the third reading (its second
+interval) on: memory flat means the last reading is that one, give or take
+a few pages.
 
-    FLAT VmRSS kB over 600 s: 5120 5124 ... 5124 (growth 4 kB)
+    FLAT VmRSS kB over 600 s: 11064 11832 11920 ... 11948 (growth 884 kB, 28 kB after the first 120 s)
 
 How to run
 ----------
@@ -174,8 +176,11 @@ def main() -> int:
             if not r:
                 print("watch_cost: no VmRSS reading", file=sys.stderr)
                 return 1
+            settled = r[min(2, len(r) - 1)]
             print(
-                f"FLAT VmRSS kB over {a.flat_seconds} s: {' '.join(map(str, r))} (growth {r[-1] - r[0]} kB)"
+                f"FLAT VmRSS kB over {a.flat_seconds} s: {' '.join(map(str, r))} "
+                f"(growth {r[-1] - r[0]} kB, {r[-1] - settled} kB after the first "
+                f"{2 * a.flat_every} s)"
             )
     return 0
 
