@@ -14,7 +14,6 @@ use crate::result::{
     self, Benchmark, BreakEvent, EndReason, Phase, RunResult, SeriesPoint, ThreadResult,
     Thresholds, Tool, Tuning,
 };
-use crate::stats::histogram::Bucket;
 use crate::stats::recorder::Totals;
 use crate::stats::{Collector, Histogram, Summary};
 use crate::sys::signals::{SignalWatch, StopFlag};
@@ -32,7 +31,7 @@ fn thread_results<'a>(
     channels: &'a [Channel],
     view: impl Fn(&'a Collector) -> (&'a Totals, &'a Histogram),
     window: (u64, u64),
-    spare: &mut Spare,
+    spare: &mut Vec<Vec<SeriesPoint>>,
 ) -> (Vec<ThreadResult>, Summary) {
     let mut total_hist = Histogram::new();
     let mut totals = Totals::default();
@@ -45,15 +44,12 @@ fn thread_results<'a>(
                 total_hist.merge(h);
                 totals.merge(t);
             }
-            let series = c
-                .series
-                .series_in(spare.points.pop().unwrap_or_default(), window);
-            let buckets = spare.buckets.pop().unwrap_or_default();
+            let series = c.series.series_in(spare.pop().unwrap_or_default(), window);
             ThreadResult {
                 name: c.name.clone(),
                 cpu: c.cpu,
                 summary: Summary::from_parts(t, h),
-                histogram: h.record_in(buckets, RECORD_HEADROOM),
+                histogram: h.to_record(),
                 series,
                 forecast: None,
             }
@@ -65,36 +61,21 @@ fn thread_results<'a>(
     (threads, Summary::from_parts(&totals, &total_hist))
 }
 
-/// Room a histogram record rewritten during a run is given when it grows,
-/// in 1024ths of its buckets.
-const RECORD_HEADROOM: usize = 256;
-
-/// The buffers of the previous copy of a result's threads, which hold the
-/// new one (the reporter's heap holds one copy of the series, see
-/// `rt::reporter_heap`): rewrites during a run leave the heap as the first
-/// one left it, however long the run.
-#[derive(Default)]
-struct Spare {
-    points: Vec<Vec<SeriesPoint>>,
-    buckets: Vec<Vec<Bucket>>,
-}
-
 /// Fill `result.threads`, `result.total` and, when the run is split at
 /// `phase_at` ns (`--idle-first`), `result.phases` from the channels.
 pub fn fill_result(result: &mut RunResult, channels: &[Channel], phase_at: Option<u64>) {
-    let mut spare = Spare::default();
-    let old = std::mem::take(&mut result.threads).into_iter().chain(
-        std::mem::take(&mut result.phases)
-            .into_iter()
-            .flat_map(|p| p.threads),
-    );
-    for t in old {
-        spare.points.push(t.series.points);
-        spare.buckets.push(t.histogram.buckets);
-    }
-    // Taken from the end: each thread gets its own buffers back.
-    spare.points.reverse();
-    spare.buckets.reverse();
+    // The series' buffers of the previous copy hold the new one (the
+    // reporter's heap holds one copy of the series, see `rt::reporter_heap`):
+    // rewrites during a run leave the heap as the first one left it.
+    let mut spare: Vec<Vec<SeriesPoint>> = std::mem::take(&mut result.threads)
+        .into_iter()
+        .chain(
+            std::mem::take(&mut result.phases)
+                .into_iter()
+                .flat_map(|p| p.threads),
+        )
+        .map(|t| t.series.points)
+        .collect();
     let (threads, total) = thread_results(
         channels,
         |c| (c.totals(), c.histogram()),
@@ -746,13 +727,13 @@ mod tests {
         fn all(c: &Collector) -> (&Totals, &Histogram) {
             (c.totals(), c.histogram())
         }
-        let (threads, total) = thread_results(&channels, all, (0, u64::MAX), &mut Spare::default());
+        let (threads, total) = thread_results(&channels, all, (0, u64::MAX), &mut Vec::new());
         assert_eq!(threads.len(), 2);
         drop(threads);
         assert_eq!(total.samples, 10, "only the thread series");
         assert_eq!(total.min_ns, 5_000);
         channels[0].in_total = true;
-        let (_, total) = thread_results(&channels, all, (0, u64::MAX), &mut Spare::default());
+        let (_, total) = thread_results(&channels, all, (0, u64::MAX), &mut Vec::new());
         assert_eq!(total.samples, 20);
         assert_eq!(total.min_ns, 1_000);
     }

@@ -205,28 +205,16 @@ impl Histogram {
 
     /// The serialisable form: non-empty buckets only.
     pub fn to_record(&self) -> HistogramRecord {
-        self.record_in(Vec::new(), 0)
-    }
-
-    /// The serialisable form in `buckets`' buffer (a previous record's),
-    /// grown only when the non-empty buckets outgrow it, and then with room
-    /// for `headroom` in 1024 more (a record rewritten as a run goes is
-    /// reallocated now and then, not at each new bucket), so that rewriting
-    /// it leaves the heap as it was.
-    pub fn record_in(&self, mut buckets: Vec<Bucket>, headroom: usize) -> HistogramRecord {
-        buckets.clear();
-        let n = self.nonzero().count();
-        if n > buckets.capacity() {
-            buckets.reserve_exact(n + n * headroom / 1024);
-        }
-        buckets.extend(self.nonzero().map(|(i, c)| Bucket {
-            low_ns: lower_bound(i),
-            high_ns: upper_bound(i),
-            count: c,
-        }));
         HistogramRecord {
             scheme: SCHEME.to_string(),
-            buckets,
+            buckets: self
+                .nonzero()
+                .map(|(i, c)| Bucket {
+                    low_ns: lower_bound(i),
+                    high_ns: upper_bound(i),
+                    count: c,
+                })
+                .collect(),
             overflow: None,
         }
     }
@@ -304,25 +292,6 @@ pub struct Bucket {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_record_rewritten_keeps_its_buffer_until_its_buckets_outgrow_it() {
-        let mut h = Histogram::new();
-        for v in [1, 2, 3, 1000] {
-            h.record(v);
-        }
-        let first = h.record_in(Vec::new(), 256);
-        assert_eq!(first.buckets.len(), 4);
-        assert_eq!(first.buckets.capacity(), 5, "a quarter more room");
-        let at = first.buckets.as_ptr();
-        h.record(4);
-        let second = h.record_in(first.buckets, 256);
-        assert_eq!((second.buckets.as_ptr(), second.buckets.len()), (at, 5));
-        assert_eq!(second, h.to_record());
-        h.record(5);
-        let third = h.record_in(second.buckets, 256);
-        assert_eq!((third.buckets.len(), third.buckets.capacity()), (6, 7));
-    }
     use crate::stats::xorshift;
 
     #[test]
