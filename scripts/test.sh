@@ -225,7 +225,7 @@ digest() {
     done | sort -u
     for log in "$work"/lane-*.log "$work"/run-*.log; do
         [ -f "$log" ] || continue
-        grep -E ': FAIL[: ]' "$log" | grep -v 'FAIL: see the lines above' |
+        grep -E ': FAIL(ED)?[: ]' "$log" | grep -v 'FAIL: see the lines above' |
             sed "s|^|  $(basename "$log" .log): |" | head -n 20
     done
 }
