@@ -34,8 +34,9 @@
 # `attribution`: the integration tests that assert which cause leads the
 # worst cases (modules explain, explain_wakes and noise_explain of binary
 # it), that a known source's share is found among the noise, that a
-# watch's tail matches cyclictest's own, or that a watch names the hog of a
-# FIFO application's worst wake-ups, alone on the
+# watch's tail matches cyclictest's own and its wake-ups perf's, that a
+# watch names the hog of a FIFO application's worst wake-ups or serves a
+# maximum's culprit as an exemplar, alone on the
 # machine, then the host-stall boot of scripts/gpio-e2e.sh (part `stall`) and
 # its responder boots (part `kmod`, whose kspin checks name the section that
 # held the CPU and its kernel stack). Beside the lanes they would lose to
@@ -344,7 +345,7 @@ wait_for() { # what, seconds: true once the artifacts lane made it
     return 1
 }
 # The attribution tests, left to the quiet stage after the lanes.
-attribution='binary(it) & test(/^(explain|explain_wakes|noise_explain)::|^noise::a_known_noise_source_is_found|^watch::watch_of_cyclictest_agrees|^watch::watch_finds_the_period_overruns_and_culprit/)'
+attribution='binary(it) & test(/^(explain|explain_wakes|noise_explain)::|^noise::a_known_noise_source_is_found|^watch::watch_of_cyclictest_agrees|^watch::watch_finds_the_period_overruns_and_culprit|^watch::watch_wake_ups_agree_with_perf|^metrics::a_watch_serves_the_culprit/)'
 lane_native() {
     stage native-tests tests native --profile ci -E "not test(/^(deb|cross)::/) & not ($attribution)"
     stage docs-help run docs-help python3 scripts/docs-help.py --check "$target_dir/debug/rtlat"
