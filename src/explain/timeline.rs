@@ -171,8 +171,8 @@ impl Ring {
     /// is resident from the start, so that a long run's memory does not
     /// grow as the ring fills, and the reader never faults on it.
     pub fn new(cap: usize) -> Ring {
-        let mut buffer = vec![(u64::MAX, Ev::Idle(u32::MAX)); cap.max(1)];
-        std::hint::black_box(&mut buffer).clear();
+        let mut buffer = Vec::new();
+        crate::sys::mem::room_written(&mut buffer, cap.max(1), (u64::MAX, Ev::Idle(u32::MAX)));
         Ring {
             base: CpuState::default(),
             now: CpuState::default(),

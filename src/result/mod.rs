@@ -253,9 +253,7 @@ impl crate::stats::SeriesBuilder {
             // Written once, as the builder's own points are: the copy is
             // resident from the first save on, rather than growing the
             // process by a point per interval for the whole run.
-            points.reserve_exact(self.capacity());
-            points.resize(self.capacity(), SeriesPoint::default());
-            points.clear();
+            crate::sys::mem::room_written(&mut points, self.capacity(), SeriesPoint::default());
         }
         points.extend(
             self.points()

@@ -57,12 +57,7 @@ impl SeriesBuilder {
     /// neither reallocates nor faults in new pages during the run.
     pub fn reserve_points(&mut self, points: usize) {
         let n = points.min(SERIES_POINTS + 1);
-        let len = self.points.len();
-        if n > len {
-            self.points.reserve_exact(n - len);
-            self.points.resize(n, IntervalStats::default());
-            self.points.truncate(len);
-        }
+        crate::sys::mem::room_written(&mut self.points, n, IntervalStats::default());
     }
 
     /// The points this builder holds without reallocating.

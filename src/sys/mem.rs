@@ -105,6 +105,19 @@ pub fn reserve_heap(bytes: usize) {
     let _ = bytes;
 }
 
+/// Make room in `v` for `n` elements and write every slot of it once (with
+/// `fill`, dropped again), keeping what `v` holds: the buffer is resident
+/// from now on, so that filling it later neither reallocates nor faults in
+/// new pages, and a long run's memory does not grow as it fills.
+pub fn room_written<T: Clone>(v: &mut Vec<T>, n: usize, fill: T) {
+    let len = v.len();
+    if n > len {
+        v.reserve_exact(n - len);
+        v.resize(n, fill);
+        std::hint::black_box(&mut *v).truncate(len);
+    }
+}
+
 /// The process's anonymous resident memory, in kB (for tests that a buffer
 /// is resident from when it is made).
 #[cfg(test)]
